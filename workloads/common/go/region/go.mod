@@ -1,0 +1,3 @@
+module perflab/region
+
+go 1.21
