@@ -1,0 +1,396 @@
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CyclicBarrier;
+
+/**
+ * perflab workload eh/java: the cost of throwing and catching a Java exception through DEPTH
+ * non-inlined frames (after dotnet/runtime#77568).
+ *
+ * <p>Kinds: software (new exception with a stack trace), notrace (writableStackTrace=false),
+ * prealloc (one preallocated exception), hardware (an implicit NullPointerException from a real
+ * null dereference: compiled code takes the SIGSEGV path), error (an error code returned through
+ * the same frames: the baseline). The manifest runs the JVM with -XX:-OmitStackTraceInFastThrow
+ * (so C2 does not swap a hot implicit NPE for a preallocated, trace-less one) and
+ * -XX:CompileCommand=dontinline on the chain, so every frame is real.
+ */
+public final class Eh {
+    static final String[] KINDS = {"software", "notrace", "prealloc", "hardware", "error"};
+
+    /** An ordinary exception: the constructor walks the stack (fillInStackTrace). */
+    static final class TraceEx extends RuntimeException {
+        TraceEx(String msg) {
+            super(msg);
+        }
+    }
+
+    /** No stack trace, no suppression: the cheapest exception a library can make. */
+    static final class NoTraceEx extends RuntimeException {
+        NoTraceEx(String msg) {
+            super(msg, null, false, false);
+        }
+    }
+
+    static final class Holder {
+        int value = 1;
+    }
+
+    static final NoTraceEx PREALLOCATED = new NoTraceEx("preallocated");
+    // Written by every catch so the exception object escapes: escape analysis cannot remove the
+    // allocation and turn the throw into a plain branch.
+    static volatile Object sink;
+
+    interface Op {
+        /** One throw+catch through depth frames; returns 1 when something was caught. */
+        int once(int depth, Holder h);
+
+        /** Frames in the stack trace of one exception thrown through depth frames (0 if none). */
+        int traceFrames(int depth);
+    }
+
+    // ---- the chains: one method per kind so each call site stays monomorphic ----
+    static int chainSoftware(int n) {
+        if (n <= 1) {
+            throw new TraceEx("depth");
+        }
+        return chainSoftware(n - 1) + 1;
+    }
+
+    static int chainNoTrace(int n) {
+        if (n <= 1) {
+            throw new NoTraceEx("depth");
+        }
+        return chainNoTrace(n - 1) + 1;
+    }
+
+    static int chainPrealloc(int n) {
+        if (n <= 1) {
+            throw PREALLOCATED;
+        }
+        return chainPrealloc(n - 1) + 1;
+    }
+
+    static int chainHardware(int n, Holder h) {
+        if (n <= 1) {
+            return h.value; // h is null: an implicit NullPointerException
+        }
+        return chainHardware(n - 1, h) + 1;
+    }
+
+    static int chainError(int n, int fail) {
+        if (n <= 1) {
+            return fail != 0 ? -1 : 0;
+        }
+        int r = chainError(n - 1, fail);
+        if (r < 0) {
+            return r; // propagate the error value, as a caller checking a result would
+        }
+        return r + 1;
+    }
+
+    static final class Software implements Op {
+        public int once(int depth, Holder h) {
+            try {
+                if (depth == 0) {
+                    throw new TraceEx("depth");
+                }
+                chainSoftware(depth);
+                return 0;
+            } catch (TraceEx e) {
+                sink = e;
+                return 1;
+            }
+        }
+
+        public int traceFrames(int depth) {
+            try {
+                if (depth == 0) {
+                    throw new TraceEx("depth");
+                }
+                chainSoftware(depth);
+                return -1;
+            } catch (TraceEx e) {
+                return e.getStackTrace().length;
+            }
+        }
+    }
+
+    static final class NoTrace implements Op {
+        public int once(int depth, Holder h) {
+            try {
+                if (depth == 0) {
+                    throw new NoTraceEx("depth");
+                }
+                chainNoTrace(depth);
+                return 0;
+            } catch (NoTraceEx e) {
+                sink = e;
+                return 1;
+            }
+        }
+
+        public int traceFrames(int depth) {
+            return 0;
+        }
+    }
+
+    static final class Prealloc implements Op {
+        public int once(int depth, Holder h) {
+            try {
+                if (depth == 0) {
+                    throw PREALLOCATED;
+                }
+                chainPrealloc(depth);
+                return 0;
+            } catch (NoTraceEx e) {
+                sink = e;
+                return 1;
+            }
+        }
+
+        public int traceFrames(int depth) {
+            return 0;
+        }
+    }
+
+    static final class Hardware implements Op {
+        public int once(int depth, Holder h) {
+            try {
+                if (depth == 0) {
+                    return h.value;
+                }
+                chainHardware(depth, h);
+                return 0;
+            } catch (NullPointerException e) {
+                sink = e;
+                return 1;
+            }
+        }
+
+        public int traceFrames(int depth) {
+            try {
+                if (depth == 0) {
+                    return NULL_HOLDER.value;
+                }
+                chainHardware(depth, NULL_HOLDER);
+                return -1;
+            } catch (NullPointerException e) {
+                return e.getStackTrace().length;
+            }
+        }
+    }
+
+    static final class ErrorValue implements Op {
+        public int once(int depth, Holder h) {
+            int r = depth == 0 ? failFlag : chainError(depth, failFlag);
+            if (r < 0) {
+                sink = h;
+                return 1;
+            }
+            return 0;
+        }
+
+        public int traceFrames(int depth) {
+            return 0;
+        }
+    }
+
+    // Not final and not a constant: the JIT must load them every time.
+    static Holder NULL_HOLDER = null;
+    static int failFlag = -1;
+
+    static Op opFor(String kind) {
+        switch (kind) {
+            case "software": return new Software();
+            case "notrace": return new NoTrace();
+            case "prealloc": return new Prealloc();
+            case "hardware": return new Hardware();
+            default: return new ErrorValue();
+        }
+    }
+
+    static long loop(Op op, int depth, long n) {
+        long caught = 0;
+        Holder h = NULL_HOLDER;
+        for (long i = 0; i < n; i++) {
+            caught += op.once(depth, h);
+        }
+        return caught;
+    }
+
+    // ---- flags ----
+    static void usage(String msg) {
+        System.err.println("eh/java: " + msg);
+        System.exit(2);
+    }
+
+    static long intFlag(Map<String, String> f, String name, long def, long min, long max) {
+        String v = f.remove(name);
+        if (v == null) {
+            return def;
+        }
+        long x;
+        try {
+            x = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            usage("--" + name + "=" + v + " is not an integer; give a whole number in ["
+                    + min + ", " + max + "]");
+            return def;
+        }
+        if (x < min || x > max) {
+            usage("--" + name + "=" + v + " is out of range; give a value in [" + min + ", "
+                    + max + "]");
+        }
+        return x;
+    }
+
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> f = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--") || a.length() < 3) {
+                usage("unexpected argument '" + a + "'; parameters are --name=value");
+            }
+            String body = a.substring(2);
+            int eq = body.indexOf('=');
+            if (eq >= 0) {
+                f.put(body.substring(0, eq), body.substring(eq + 1));
+            } else if (i + 1 < args.length) {
+                f.put(body, args[++i]);
+            } else {
+                usage("--" + body + " needs a value; write --" + body + "=VALUE");
+            }
+        }
+        return f;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> f = parse(args);
+        int depth = (int) intFlag(f, "depth", 0, 0, 100000);
+        int threads = (int) intFlag(f, "threads", 1, 1, 1024);
+        long iterations = intFlag(f, "iterations", 0, 0, 1_000_000_000L);
+        long warmup = intFlag(f, "warmup", 20000, 0, 100_000_000L);
+        String kind = f.containsKey("kind") ? f.remove("kind") : "software";
+        if (!List.of(KINDS).contains(kind)) {
+            usage("--kind=" + kind + " is unknown; choose one of " + String.join(", ", KINDS));
+        }
+        String mode = f.containsKey("mode") ? f.remove("mode") : "sync";
+        if (!mode.equals("sync")) {
+            usage("--mode=" + mode + " is not supported in Java; use --mode=sync");
+        }
+        if (!f.isEmpty()) {
+            usage("unknown parameter --" + f.keySet().iterator().next()
+                    + "; known: depth, kind, mode, threads, iterations, warmup");
+        }
+        // Deep stacks need room: 100000 frames do not fit a default 1 MiB thread stack.
+        long stackBytes = Math.max(8L << 20, (long) depth * 256L + (1L << 20));
+
+        final Op op = opFor(kind);
+        final int d = depth;
+        // Warm-up: enough calls for C2 to compile the loop and the chain, capped at one second
+        // so a deep, slow variant does not spend a minute warming up.
+        long[] warmRes = new long[2];
+        Thread warm = new Thread(null, () -> {
+            long t0 = System.nanoTime();
+            long done = 0;
+            while (done < warmup && System.nanoTime() - t0 < 1_000_000_000L) {
+                long batch = Math.min(1000, warmup - done);
+                loop(op, d, batch);
+                done += batch;
+            }
+            warmRes[0] = done;
+            // Calibration: grow a batch until it lasts 50 ms, then scale to about 0.5 s.
+            if (iterations == 0) {
+                long n = 100;
+                while (true) {
+                    long s = System.nanoTime();
+                    loop(op, d, n);
+                    long el = System.nanoTime() - s;
+                    if (el >= 50_000_000L || n >= 1_000_000_000L) {
+                        double per = (double) el / n;
+                        warmRes[1] = Math.max(100, Math.min(50_000_000L,
+                                (long) (500_000_000.0 / Math.max(per, 0.1))));
+                        break;
+                    }
+                    n *= 2;
+                }
+            }
+        }, "warmup", stackBytes);
+        warm.start();
+        warm.join();
+        final long n = iterations == 0 ? warmRes[1] : iterations;
+
+        final long[] ns = new long[threads];
+        final long[] caught = new long[threads];
+        final CyclicBarrier ready = new CyclicBarrier(threads + 1);
+        final CyclicBarrier go = new CyclicBarrier(threads + 1);
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int id = t;
+            Thread th = new Thread(null, () -> {
+                try {
+                    ready.await();
+                    go.await();
+                    long s = System.nanoTime();
+                    long c = loop(op, d, n);
+                    ns[id] = System.nanoTime() - s;
+                    caught[id] = c;
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            }, "eh-" + t, stackBytes);
+            th.start();
+            ts.add(th);
+        }
+        ready.await();
+        perflab.Region.begin();
+        go.await();
+        for (Thread th : ts) {
+            th.join();
+        }
+        perflab.Region.end();
+
+        int[] frames = new int[1];
+        Thread probe = new Thread(null, () -> frames[0] = op.traceFrames(d), "probe", stackBytes);
+        probe.start();
+        probe.join();
+
+        long checksum = 0;
+        double sumNsPerOp = 0;
+        long maxNs = 0;
+        StringBuilder per = new StringBuilder("[");
+        for (int t = 0; t < threads; t++) {
+            checksum += caught[t];
+            sumNsPerOp += (double) ns[t] / n;
+            maxNs = Math.max(maxNs, ns[t]);
+            per.append(t == 0 ? "" : ", ").append(ns[t]);
+        }
+        per.append(']');
+        long ops = n * threads;
+        double opsPerS = maxNs > 0 ? ops * 1e9 / maxNs : 0;
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("depth", depth);
+        params.put("kind", kind);
+        params.put("mode", mode);
+        params.put("threads", threads);
+        params.put("iterations", n);
+        StringBuilder ps = new StringBuilder("{");
+        for (Map.Entry<String, Object> e : params.entrySet()) {
+            ps.append(ps.length() > 1 ? ", " : "").append('"').append(e.getKey()).append("\": ");
+            Object v = e.getValue();
+            ps.append(v instanceof String ? "\"" + v + "\"" : String.valueOf(v));
+        }
+        ps.append('}');
+        System.out.println(String.format(Locale.ROOT,
+                "{\"workload\": \"eh/java\", \"ops\": %d, \"threads\": %d, \"per_thread_ns\": %s, "
+                        + "\"ns_per_op\": %.3f, \"ops_per_s\": %.1f, \"checksum\": %d, "
+                        + "\"iterations_per_thread\": %d, \"warmup_iterations\": %d, "
+                        + "\"trace_frames\": %d, \"parallelism\": \"threads\", "
+                        + "\"runtime\": \"%s\", \"params\": %s}",
+                ops, threads, per, sumNsPerOp / threads, opsPerS, checksum, n, warmRes[0],
+                frames[0], System.getProperty("java.vm.version"), ps));
+    }
+}
