@@ -33,7 +33,7 @@ static __thread jmp_buf *t_env;      /* kind=software */
 static __thread sigjmp_buf *t_senv;  /* kind=hardware */
 static __thread unsigned long long t_thrown, t_signals;
 static volatile int *volatile g_null = NULL; /* volatile: the fault cannot be proved or dropped */
-static volatile int g_zero = 0;
+static volatile int g_zero = 0, g_one = 1; /* g_one: GCC folds 1/x without a divide */
 static unsigned long long g_thrown, g_signals;
 static int g_mismatch;
 
@@ -45,7 +45,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
 
 static void fault(int fpe) {
     if (fpe) {
-        volatile int x = 1 / g_zero; /* #DE: SIGFPE */
+        volatile int x = g_one / g_zero; /* #DE: SIGFPE */
         (void)x;
     } else {
         int v = *g_null; /* #PF: SIGSEGV */
