@@ -119,10 +119,14 @@ class Configuration:
     env: dict[str, str] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
     id: int | None = None
+    # The cell of the matrix this configuration belongs to: configurations in one cell are
+    # compared with each other.  Defaults to its parameters; `compare` puts all its commands in
+    # one cell even when their parameters differ (depth=0 vs depth=10 as A and B).
+    cell: str = ""
 
-    @property
-    def cell(self) -> str:
-        return canonical_params(self.params)
+    def __post_init__(self) -> None:
+        if not self.cell:
+            self.cell = canonical_params(self.params)
 
     def measured_runs(self) -> list[Run]:
         return [r for r in self.runs if not r.warmup and r.status == "ok"]

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, OperationalError
 
 from perflab.errors import PerflabError
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, canonical_params
+from perflab.model import Configuration, MetricInfo, ResultSet, Run
 
 metadata = sa.MetaData()
 
@@ -206,7 +206,7 @@ class Store:
             res = conn.execute(configurations.insert().values(
                 result_id=result_id, name=cfg.name, command=cfg.command, shell=cfg.shell,
                 env=cfg.env, benchmark=cfg.benchmark or " ".join(cfg.command), params=cfg.params,
-                cell=canonical_params(cfg.params), is_baseline=cfg.is_baseline,
+                cell=cfg.cell, is_baseline=cfg.is_baseline,
                 commit=cfg.commit))
             return int(res.inserted_primary_key[0])
 
@@ -285,7 +285,8 @@ class Store:
                 cfg = Configuration(
                     name=c["name"], command=list(c["command"]), benchmark=c["benchmark"],
                     params=c["params"] or {}, is_baseline=bool(c["is_baseline"]),
-                    commit=c["commit"], shell=bool(c["shell"]), env=c["env"] or {}, id=c["id"])
+                    commit=c["commit"], shell=bool(c["shell"]), env=c["env"] or {}, id=c["id"],
+                    cell=c["cell"])
                 by_id[c["id"]] = cfg
                 rs.configurations.append(cfg)
             if by_id:

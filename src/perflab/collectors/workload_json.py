@@ -1,0 +1,39 @@
+"""The workload's own figures: the JSON object on the last non-empty line of its stdout."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+class WorkloadJSONError(ValueError):
+    pass
+
+
+def parse_last_json(stdout: str) -> dict[str, float] | None:
+    """Numeric top-level keys of the trailing JSON object, or None when the output has none.
+
+    Output whose last line starts with '{' but does not parse is an error (a workload that meant
+    to report and broke), not silence.
+    """
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    last = lines[-1].strip()
+    if not last.startswith("{"):
+        return None
+    try:
+        obj: Any = json.loads(last)
+    except json.JSONDecodeError as e:
+        raise WorkloadJSONError(f"malformed JSON on the last line of stdout ({e.msg} at column "
+                                f"{e.colno}): {last[:120]}") from e
+    if not isinstance(obj, dict):
+        raise WorkloadJSONError("the last line of stdout is JSON but not an object")
+    out: dict[str, float] = {}
+    for k, v in obj.items():
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int | float) and math.isfinite(v):
+            out[str(k)] = float(v)
+    return out

@@ -1,0 +1,97 @@
+"""The environment a result was measured in: what makes two results comparable or not."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from perflab import __version__
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _bracketed(text: str | None) -> str | None:
+    """'always [madvise] never' -> 'madvise' (the sysfs way of marking the active choice)."""
+    if text is None:
+        return None
+    m = re.search(r"\[(\w+)\]", text)
+    return m.group(1) if m else text
+
+
+def cpu_model() -> str:
+    info = _read("/proc/cpuinfo") or ""
+    for key in ("model name", "Model", "cpu model", "Hardware"):
+        m = re.search(rf"^{key}\s*:\s*(.+)$", info, re.MULTILINE)
+        if m:
+            return m.group(1).strip()
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def pmu_status() -> dict[str, Any]:
+    """Which perf events this machine can count (probed once per process)."""
+    from perflab.collectors.perf_events import (
+        HARDWARE_EVENTS,
+        SOFTWARE_EVENTS,
+        KernelBackend,
+    )
+
+    probe = KernelBackend().probe(list(SOFTWARE_EVENTS) + list(HARDWARE_EVENTS))
+    hw = {k: v for k, v in probe.items() if k in HARDWARE_EVENTS}
+    sw = {k: v for k, v in probe.items() if k in SOFTWARE_EVENTS}
+    return {
+        "hardware": [k for k, v in hw.items() if v is None],
+        "software": [k for k, v in sw.items() if v is None],
+        "hardware_reason": next((v for v in hw.values() if v), None),
+        "software_reason": next((v for v in sw.values() if v), None),
+    }
+
+
+def machine_fingerprint(probe_pmu: bool = True) -> dict[str, Any]:
+    uname = platform.uname()
+    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    smt = _read("/sys/devices/system/cpu/smt/active")
+    fp: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "kernel": uname.release,
+        "arch": uname.machine,
+        "os": _os_name(),
+        "governor": governor or "none (no cpufreq: VM or fixed frequency)",
+        "smt": {"1": "on", "0": "off"}.get(smt or "", "unknown"),
+        "thp": _bracketed(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
+        "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
+        "load_at_start": list(os.getloadavg()),
+        "python": platform.python_version(),
+        "perflab_version": __version__,
+    }
+    if probe_pmu:
+        st = pmu_status()
+        fp["pmu"] = bool(st["hardware"])
+        fp["pmu_events"] = st["hardware"]
+        fp["pmu_reason"] = st["hardware_reason"]
+    return fp
+
+
+def _os_name() -> str:
+    text = _read("/etc/os-release") or ""
+    m = re.search(r'^PRETTY_NAME="?([^"\n]+)"?', text, re.MULTILINE)
+    return m.group(1) if m else platform.system()
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Identity keys on which two fingerprints disagree (load and versions are not identity)."""
+    from perflab.storage import MACHINE_IDENTITY_KEYS
+
+    return {k: (a.get(k), b.get(k)) for k in MACHINE_IDENTITY_KEYS if a.get(k) != b.get(k)}
