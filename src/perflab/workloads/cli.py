@@ -1,0 +1,145 @@
+"""`perflab workloads list | build | show`."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from perflab.errors import PerflabError
+from perflab.workloads.manifest import format_value
+from perflab.workloads.registry import Workload, discover, get, parse_assignments
+
+group = typer.Typer(help="List, build and inspect the benchmark workloads.",
+                    no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _params_text(wl: Workload) -> str:
+    parts = []
+    for p in wl.params.values():
+        extra = (" [" + "|".join(format_value(c) for c in p.choices) + "]"
+                 if p.choices is not None else "")
+        parts.append(f"{p.name}={format_value(p.default)}{extra}")
+    return "\n".join(parts)
+
+
+@group.command("list")
+def list_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Every workload: runtime, parameters (defaults), built or not and why not."""
+    d = discover()
+    rows = []
+    for wl in sorted(d.workloads.values(), key=lambda w: w.name):
+        ok, why = wl.available()
+        rows.append((wl, ok, why, wl.is_built()))
+    if as_json:
+        out = [{"name": wl.name, "runtime": wl.runtime, "family": wl.family,
+                "description": wl.description, "dir": str(wl.dir), "primary": wl.primary,
+                "region_symbol": wl.region_symbol, "available": ok, "why_not": why,
+                "built": built,
+                "params": {p.name: {"type": p.type, "default": p.default, "values": list(p.values),
+                                    "choices": None if p.choices is None else list(p.choices),
+                                    "min": p.min, "max": p.max, "help": p.help}
+                           for p in wl.params.values()}}
+               for wl, ok, why, built in rows]
+        typer.echo(json.dumps({"root": str(d.root), "workloads": out,
+                               "errors": [e.line() for e in d.errors]}, indent=2))
+    else:
+        table = Table(title=f"workloads in {d.root}", show_lines=True)
+        for col in ("name", "runtime", "description", "parameters (defaults)", "built",
+                    "why not"):
+            table.add_column(col, overflow="fold")
+        for wl, ok, why, built in rows:
+            why_not = why if not ok else ("" if built else f"run `perflab workloads build "
+                                                          f"{wl.name}`")
+            table.add_row(wl.name, wl.runtime, wl.description, _params_text(wl),
+                          "[green]yes[/]" if built and ok else "[red]no[/]", why_not)
+        console.print(table)
+    for e in d.errors:
+        err.print(f"[bold red]perflab:[/] {e.line()}", highlight=False, soft_wrap=True)
+    if d.errors:
+        raise typer.Exit(1)
+
+
+@group.command("build")
+def build_cmd(
+    names: list[str] = typer.Argument(None, help="Workloads to build (default: all)."),
+) -> None:
+    """Build all workloads or the named ones; a missing runtime is skipped with one line.
+
+    Exit status 0 when every available workload built, 1 when one failed to build."""
+    d = discover()
+    for e in d.errors:
+        err.print(f"[bold red]perflab:[/] {e.line()}", highlight=False, soft_wrap=True)
+    if names:
+        targets = [get(n) for n in names]  # unknown name: PerflabError, nothing built
+    else:
+        targets = sorted(d.workloads.values(), key=lambda w: w.name)
+    failed: list[str] = []
+    built: list[str] = []
+    skipped: list[str] = []
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  console=err, transient=True) as progress:
+        task = progress.add_task("building", total=len(targets))
+        for wl in targets:
+            progress.update(task, description=f"building {wl.name}")
+            ok, why = wl.available()
+            if not ok:
+                progress.console.print(f"skipped {wl.name}: {why}", highlight=False)
+                skipped.append(wl.name)
+            else:
+                try:
+                    r = wl.build()
+                    built.append(wl.name)
+                    progress.console.print(f"built {wl.name} ({r.seconds:.1f} s)",
+                                           highlight=False)
+                except PerflabError as e:
+                    failed.append(wl.name)
+                    progress.console.print(f"[bold red]failed[/] {e.line()}", highlight=False,
+                                           soft_wrap=True)
+            progress.advance(task)
+    err.print(f"{len(built)} built, {len(skipped)} skipped (runtime missing), "
+              f"{len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""),
+              highlight=False)
+    if failed or d.errors:
+        raise typer.Exit(1)
+
+
+@group.command("show")
+def show_cmd(
+    name: str = typer.Argument(..., help="Workload name, e.g. eh/cpp."),
+    param: list[str] = typer.Option(None, "--param", "-p", help="NAME=VALUE (repeatable)."),
+) -> None:
+    """A workload's manifest, parameters and the exact command perflab would run."""
+    wl = get(name)
+    ok, why = wl.available()
+    argv: list[str] | None = None
+    problem = ""
+    try:
+        argv, _ = wl.command(parse_assignments(param))
+    except PerflabError as e:
+        if param:  # a bad --param is the user's mistake: one line, nothing else
+            raise
+        problem = e.line()
+    console.print(f"[bold]{wl.name}[/] - {wl.description}", highlight=False)
+    console.print(f"directory: {wl.dir}\nprimary metric: {wl.primary}\n"
+                  f"region symbol: {wl.region_symbol or '-'}\n"
+                  f"requires: {', '.join(wl.requires) or '-'} "
+                  f"({'available' if ok else why})\nbuilt: {'yes' if wl.is_built() else 'no'}",
+                  highlight=False)
+    table = Table("parameter", "type", "default", "allowed", "sweep values", "help")
+    for p in wl.params.values():
+        table.add_row(p.name, p.type, format_value(p.default), p.allowed(),
+                      ", ".join(format_value(v) for v in p.values), p.help)
+    console.print(table)
+    if argv is not None:
+        console.print("command: " + " ".join(argv), highlight=False, soft_wrap=True)
+    else:
+        console.print(f"command: not runnable yet: {problem}", highlight=False, soft_wrap=True)
