@@ -1,0 +1,502 @@
+"""Record a profile with `perf record`, read it back with `perf script`, and store it.
+
+Sampling event: ``cycles`` where the machine has a hardware PMU, else ``cpu-clock`` (a software
+timer that samples the task's CPU time; it works in VMs without a PMU).  The timed region: perf
+record's ``-D -1 --control fifo:CTL,ACK`` starts with sampling off and lets the workload switch it
+on and off through the very fifos perflab's region protocol names (PERFLAB_CTL_FIFO /
+PERFLAB_ACK_FIFO), so the profile covers the hot loop only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import sqlalchemy as sa
+
+from perflab.errors import PerflabError
+from perflab.profiles.analysis import Aggregate, aggregate, folded_text
+from perflab.profiles.perfscript import parse_perf_script
+from perflab.region import ACK_ENV, CTL_ENV
+from perflab.storage import Store, machines
+from perflab.storage import profiles as profiles_table
+
+CALL_GRAPHS = ("fp", "dwarf", "none")
+DEFAULT_FREQUENCY = 4999  # Hz; a prime, so sampling does not beat in step with periodic work
+DWARF_FREQUENCY = 999  # dwarf copies ~8 KB of stack per sample: sample less often
+SCRIPT_FIELDS = "comm,pid,tid,time,period,event,ip,sym,dso"
+# The machine identity a diff compares (the fingerprint's stable part, load excluded).
+IDENTITY_KEYS = ("hostname", "cpu_model", "cpu_count", "kernel", "arch")
+TOP_KEEP = 500  # symbols kept in the stored summary (the folded stacks keep everything)
+PARANOID_PATH = "/proc/sys/kernel/perf_event_paranoid"
+
+
+# -- probing ------------------------------------------------------------------------------------
+def perf_binary() -> str:
+    name = os.environ.get("PERFLAB_PERF", "perf")
+    path = shutil.which(name)
+    if path is None:
+        raise PerflabError(
+            f"perf is not installed ('{name}' not found on PATH)",
+            "install it: sudo apt-get install linux-perf (Debian), "
+            "linux-tools-$(uname -r) (Ubuntu), perf (Fedora)")
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
+                              check=False)
+    except OSError as e:
+        raise PerflabError(f"perf ({path}) cannot run: {e}",
+                           "reinstall perf for this kernel") from e
+    if proc.returncode != 0 or "perf version" not in proc.stdout:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        raise PerflabError(f"perf ({path}) does not work here: {said[0] if said else ''}",
+                           "install the perf matching this kernel (linux-perf / linux-tools)")
+    return path
+
+
+def _privileged() -> bool:
+    """Root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) in the effective set."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                caps = int(line.split()[1], 16)
+                return bool(caps & (1 << 38) or caps & (1 << 21))
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def user_only_modifier() -> str:
+    """":u" when only user space may be sampled; raise when sampling is forbidden outright."""
+    try:
+        level = int(Path(PARANOID_PATH).read_text().strip())
+    except (OSError, ValueError):
+        return ""
+    if _privileged() or level < 2:
+        return ""
+    if level >= 3:
+        raise PerflabError(
+            f"perf_event_paranoid is {level}: this kernel forbids profiling to unprivileged users",
+            "run as root, or allow it: sudo sysctl kernel.perf_event_paranoid=2 (user space "
+            "only) or =1 (with the kernel)")
+    return ":u"  # level 2: user space only; say so in the profile's warnings
+
+
+@functools.lru_cache(maxsize=1)
+def default_event() -> str:
+    """``cycles`` where a hardware PMU counts it, else ``cpu-clock``."""
+    try:
+        from perflab.fingerprint import pmu_status
+
+        if "cycles" in pmu_status().get("hardware", []):
+            return "cycles"
+    except Exception:  # noqa: BLE001 - a failed probe means: use the software clock
+        pass
+    return "cpu-clock"
+
+
+def machine_identity() -> dict[str, Any]:
+    try:
+        from perflab.fingerprint import machine_fingerprint
+
+        fp = machine_fingerprint(probe_pmu=False)
+    except Exception:  # noqa: BLE001 - the fingerprint is a nicety for the warning only
+        import platform
+        import socket
+
+        fp = {"hostname": socket.gethostname(), "cpu_count": os.cpu_count(),
+              "kernel": platform.release(), "arch": platform.machine()}
+    return fp
+
+
+# -- storage ------------------------------------------------------------------------------------
+def profiles_dir(store: Store) -> Path:
+    """Profile data lives next to the SQLite file; for a server store, in the user data dir."""
+    if "://" in store.location:
+        return Path(platformdirs.user_data_dir("perflab")) / "profiles"
+    return Path(store.location).resolve().parent / "profiles"
+
+
+@dataclass
+class ProfileRecord:
+    id: int
+    name: str
+    command: list[str]
+    sampler: str
+    call_graph: str
+    data_path: Path
+    summary: dict[str, Any]
+    created_at: float
+    result_id: int | None
+    configuration_id: int | None
+    machine: dict[str, Any]
+
+    @property
+    def folded_path(self) -> Path:
+        return self.data_path / "stacks.folded"
+
+    @property
+    def svg_path(self) -> Path:
+        return self.data_path / "flame.svg"
+
+    @property
+    def perf_data(self) -> Path:
+        return self.data_path / "perf.data"
+
+
+def load_profile(store: Store, profile_id: int) -> ProfileRecord:
+    def go(conn: sa.Connection) -> ProfileRecord:
+        row = conn.execute(sa.select(profiles_table).where(
+            profiles_table.c.id == profile_id)).mappings().first()
+        if row is None:
+            raise PerflabError(f"no profile with id {profile_id} in {store.location}",
+                               "list the stored profiles with 'perflab profile list'")
+        mach: dict[str, Any] = {}
+        if row["machine_id"] is not None:
+            m = conn.execute(sa.select(machines.c.fingerprint).where(
+                machines.c.id == row["machine_id"])).scalar()
+            mach = dict(m or {})
+        summary = dict(row["summary"] or {})
+        mach = {**mach, **summary.get("machine", {})}
+        return ProfileRecord(
+            id=row["id"], name=row["name"] or "", command=list(row["command"] or []),
+            sampler=row["sampler"] or "", call_graph=row["call_graph"] or "",
+            data_path=Path(row["data_path"] or ""), summary=summary,
+            created_at=row["created_at"], result_id=row["result_id"],
+            configuration_id=row["configuration_id"], machine=mach)
+
+    result: ProfileRecord = store._read(go)
+    return result
+
+
+def list_profiles(store: Store, limit: int = 50) -> list[dict[str, Any]]:
+    def go(conn: sa.Connection) -> list[dict[str, Any]]:
+        q = (sa.select(profiles_table.c.id, profiles_table.c.name, profiles_table.c.created_at,
+                       profiles_table.c.sampler, profiles_table.c.call_graph,
+                       profiles_table.c.command, profiles_table.c.result_id,
+                       profiles_table.c.summary)
+             .order_by(profiles_table.c.id.desc()).limit(limit))
+        out = []
+        for row in conn.execute(q).mappings():
+            d = dict(row)
+            s = d.pop("summary") or {}
+            d["samples"] = s.get("samples", 0)
+            d["top"] = (s.get("symbols") or [{}])[0].get("symbol", "")
+            out.append(d)
+        return out
+
+    result: list[dict[str, Any]] = store._read(go)
+    return result
+
+
+def _insert(store: Store, values: dict[str, Any], fp: dict[str, Any]) -> int:
+    def go(conn: sa.Connection) -> int:
+        mid = store.machine_id(conn, fp)
+        res = conn.execute(profiles_table.insert().values(machine_id=mid, **values))
+        return int(res.inserted_primary_key[0])
+
+    pid: int = store._write(go)
+    return pid
+
+
+# -- recording ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _fifos(where: Path) -> Iterator[tuple[str, str]]:
+    ctl, ack = where / "ctl.fifo", where / "ack.fifo"
+    os.mkfifo(ctl, 0o600)
+    os.mkfifo(ack, 0o600)
+    try:
+        yield str(ctl), str(ack)
+    finally:
+        for p in (ctl, ack):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+@dataclass
+class _PerfRun:
+    returncode: int
+    stderr: str
+    stdout: str
+    seconds: float
+    stopped: bool  # perflab ended it after `duration`
+    enabled: bool  # perf reported "Events enabled" (the region was announced)
+
+
+def _call_graph_args(call_graph: str) -> list[str]:
+    if call_graph == "fp":
+        return ["--call-graph", "fp"]
+    if call_graph == "dwarf":
+        return ["--call-graph", "dwarf"]
+    return []
+
+
+def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path, event: str,
+                 frequency: int, call_graph: str, region: bool,
+                 duration: float | None) -> _PerfRun:
+    argv = [perf, "record", "-o", str(out), "-e", event, "-F", str(frequency),
+            # No BPF side-band thread: it keeps perf record alive for its 1 s poll timeout
+            # after the command ends (perf 6.1), and perflab does not profile BPF programs.
+            "--no-bpf-event", *_call_graph_args(call_graph)]
+    run_env = {**os.environ, **env}
+    with contextlib.ExitStack() as stack:
+        if region:
+            ctl, ack = stack.enter_context(_fifos(out.parent))
+            argv += ["-D", "-1", "--control", f"fifo:{ctl},{ack}"]
+            run_env[CTL_ENV], run_env[ACK_ENV] = ctl, ack
+        else:
+            run_env.pop(CTL_ENV, None)
+            run_env.pop(ACK_ENV, None)
+        argv += ["--", *command]
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, env=run_env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+        except OSError as e:
+            raise PerflabError(f"cannot start perf record: {e}", "check the perf install") from e
+        stopped = False
+        try:
+            stdout, stderr = proc.communicate(timeout=duration)
+        except subprocess.TimeoutExpired:
+            # SIGINT makes perf record write its data and SIGTERM the command.
+            stopped = True
+            proc.send_signal(signal.SIGINT)
+            try:
+                stdout, stderr = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                stdout, stderr = proc.communicate()
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    err = stderr.decode(errors="replace")
+    return _PerfRun(returncode=proc.returncode, stderr=err,
+                    stdout=stdout.decode(errors="replace"), seconds=time.monotonic() - t0,
+                    stopped=stopped, enabled="Events enabled" in err)
+
+
+_PERF_NOISE = re.compile(r"^(\[ perf record:|Events (enabled|disabled)|WARNING: |Warning:|"
+                         r"Couldn't|\s*$|failed to mmap|perf: )")
+
+
+def _perf_error(run: _PerfRun, event: str, command: list[str]) -> PerflabError | None:
+    err = run.stderr
+    if "perf_event_paranoid" in err or "Permission denied" in err and "perf_event" in err:
+        m = re.search(r"perf_event_paranoid setting is (-?\d+)", err)
+        level = m.group(1) if m else "too high"
+        return PerflabError(
+            f"perf record was refused: perf_event_paranoid is {level}",
+            "run as root, or: sudo sysctl kernel.perf_event_paranoid=2 (user space only)")
+    wrote = "[ perf record: Captured and wrote" in err
+    if not wrote:
+        lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+        if any("not supported" in ln or "event syntax error" in ln for ln in lines):
+            return PerflabError(f"perf cannot sample the event '{event}' on this machine",
+                                "use --event cpu-clock (software sampling works everywhere)")
+        if any("failed: No such file or directory" in ln or "execvp" in ln for ln in lines):
+            return PerflabError(f"cannot run the command '{command[0]}': not found",
+                                "check the command's path")
+        said = next((ln for ln in lines if ln.lower().startswith("error")), lines[-1:] or [""])
+        said_s = said if isinstance(said, str) else (said[0] if said else "")
+        return PerflabError(f"perf record failed (status {run.returncode}): {said_s}",
+                            "run the same 'perf record' by hand to see its full message")
+    if run.returncode != 0 and not run.stopped:
+        own = [ln for ln in err.splitlines() if not _PERF_NOISE.match(ln)]
+        tail = own[-1].strip() if own else ""
+        return PerflabError(
+            f"the profiled command exited with status {run.returncode}"
+            + (f": {tail}" if tail else ""),
+            "run the command alone to see why it fails; perflab keeps no profile of a failure")
+    return None
+
+
+def _perf_script(perf: str, data: Path) -> str:
+    proc = subprocess.run([perf, "script", "-i", str(data), "-F", SCRIPT_FIELDS],
+                          capture_output=True, text=True, errors="replace", check=False)
+    if proc.returncode != 0:
+        said = proc.stderr.strip().splitlines()
+        raise PerflabError(f"perf script could not read {data}: {said[-1] if said else ''}",
+                           "check the perf install (perf script must match perf record)")
+    return proc.stdout
+
+
+def symbol_warnings(agg: Aggregate, threshold: float = 0.2) -> list[str]:
+    """One line per module where perf found no symbols for a large part of the samples."""
+    out = []
+    for module, share in agg.unresolved_by_module.items():
+        if share < threshold:
+            continue
+        if module == "[unknown]":
+            out.append(f"{share:.0%} of the samples are in code perf could not map to any file "
+                       "(JIT-generated code?): shown as addresses -- JIT runtimes can write "
+                       "/tmp/perf-PID.map (e.g. node --perf-basic-prof)")
+        else:
+            out.append(f"{share:.0%} of the samples are in {module}, which has no symbols "
+                       "(stripped?): shown as addresses -- rebuild it with -g and without "
+                       "strip, or install its debug symbols (-dbgsym package)")
+    return out
+
+
+def _workload_json(stdout: str) -> dict[str, Any] | None:
+    for line in reversed(stdout.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                val = json.loads(line)
+            except ValueError:
+                return None
+            return val if isinstance(val, dict) else None
+    return None
+
+
+def store_profile(store: Store, agg: Aggregate, data_dir: Path, *, name: str,
+                  command: list[str], sampler: str, call_graph: str,
+                  result_id: int | None = None, configuration_id: int | None = None,
+                  warnings: list[str] | None = None, extra: dict[str, Any] | None = None,
+                  flame_graph: bool = True, machine: dict[str, Any] | None = None) -> int:
+    """Write the folded stacks (and the flame graph) into ``data_dir`` and insert the row."""
+    warnings = list(warnings or [])
+    if agg.samples < 50:
+        warnings.append(f"only {agg.samples} samples: shares are rough (+-"
+                        f"{100 / max(agg.samples, 1) ** 0.5:.0f} points); run longer")
+    warnings += symbol_warnings(agg)
+    folded = folded_text(agg.folded)
+    (data_dir / "stacks.folded").write_text(folded)
+    if flame_graph:
+        try:
+            from perflab.profiles.flamegraph import flame_graph as draw
+
+            draw(folded, data_dir / "flame.svg", title=(name or " ".join(command))[:120],
+                 subtitle=f"{sampler}, {agg.samples} samples, call graph {call_graph}",
+                 countname="ns" if sampler.startswith("cpu-clock") else "events")
+        except PerflabError as e:
+            warnings.append(f"no flame graph: {e.line()}")
+    fp = machine or machine_identity()
+    summary = {
+        "samples": agg.samples, "weight": agg.weight, "events": dict(agg.events),
+        **(extra or {}),
+        "symbols": [s.to_dict() for s in agg.symbols[:TOP_KEEP]],
+        "symbols_total": len(agg.symbols), "warnings": warnings,
+        "machine": {k: fp.get(k) for k in IDENTITY_KEYS},
+    }
+    return _insert(store, dict(
+        result_id=result_id, configuration_id=configuration_id, created_at=time.time(),
+        name=name, command=list(command), sampler=sampler, call_graph=call_graph,
+        data_path=str(data_dir), summary=summary), fp)
+
+
+def new_data_dir(store: Store) -> Path:
+    base = profiles_dir(store)
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base))
+
+
+def import_perf_script(path: Path, *, store: Store | None = None, name: str = "",
+                       call_graph: str = "fp", machine: dict[str, Any] | None = None,
+                       flame_graph: bool = True) -> int:
+    """Store a profile from `perf script` text (recorded elsewhere, or a test fixture)."""
+    store = store or Store()
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    agg = aggregate(parse_perf_script(text.splitlines()))
+    if agg.samples == 0:
+        raise PerflabError(f"{path} holds no perf script samples",
+                           "produce it with: perf script -F " + SCRIPT_FIELDS)
+    data_dir = new_data_dir(store)
+    try:
+        sampler = agg.events.most_common(1)[0][0]
+        shutil.copyfile(path, data_dir / "perf.script")
+        return store_profile(store, agg, data_dir, name=name or Path(path).name,
+                             command=[], sampler=sampler, call_graph=call_graph,
+                             extra={"imported_from": str(path)}, flame_graph=flame_graph,
+                             machine=machine)
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
+
+
+def record_profile(command: list[str], *, env: dict[str, str] | None = None, name: str = "",
+                   store: Store | None = None, result_id: int | None = None,
+                   configuration_id: int | None = None, call_graph: str = "fp",
+                   region: bool = True, duration: float | None = None,
+                   event: str | None = None, frequency: int | None = None,
+                   flame_graph: bool = True) -> int:
+    """Profile ``command`` with perf record and store it; return the profile id.
+
+    ``region``: sample only the timed region when the command announces one (falls back to the
+    whole process, with a warning, when it does not).  ``duration``: stop after that many
+    seconds (the command is terminated).  ``event``: the perf event (default: cycles with a PMU,
+    cpu-clock without).  ``frequency``: samples per second.
+    """
+    if not command:
+        raise PerflabError("no command to profile", "give a command, or --workload NAME")
+    if call_graph not in CALL_GRAPHS:
+        raise PerflabError(f"unknown call graph mode '{call_graph}'",
+                           "use --call-graph fp, dwarf or none")
+    if duration is not None and duration <= 0:
+        raise PerflabError(f"duration must be positive, not {duration}", "pass seconds > 0")
+    env = dict(env or {})
+    exe = command[0]
+    if shutil.which(exe, path=env.get("PATH", os.environ.get("PATH"))) is None:
+        raise PerflabError(f"cannot run the command '{exe}': not found or not executable",
+                           "check the command's path (and that it was built)")
+    perf = perf_binary()
+    modifier = user_only_modifier()
+    ev = event or default_event()
+    if modifier and ":" not in ev:
+        ev += modifier
+    freq = frequency or (DWARF_FREQUENCY if call_graph == "dwarf" else DEFAULT_FREQUENCY)
+    store = store or Store()
+    data_dir = new_data_dir(store)
+    warnings: list[str] = []
+    if modifier:
+        warnings.append("perf_event_paranoid is 2: user space only (kernel time not sampled)")
+    try:
+        data = data_dir / "perf.data"
+        run = _perf_record(perf, command, env, data, ev, freq, call_graph, region, duration)
+        if region and not run.enabled and _perf_error(run, ev, command) is None:
+            # The command never announced a timed region, so perf never sampled: profile the
+            # whole process instead (one more run, only for commands without the protocol).
+            warnings.append("the command did not announce a timed region: profiled the whole "
+                            "process (start-up included)")
+            run = _perf_record(perf, command, env, data, ev, freq, call_graph, False, duration)
+            region = False
+        err = _perf_error(run, ev, command)
+        if err is not None:
+            raise err
+        agg = aggregate(parse_perf_script(_perf_script(perf, data).splitlines()))
+        if agg.samples == 0:
+            raise PerflabError(
+                f"the profile is empty: no samples in {run.seconds:.2f} s"
+                + (" (timed region only)" if region else ""),
+                "the command ran too briefly: give it more work (more iterations) or raise "
+                "--frequency")
+        (data_dir / "command.out").write_text(run.stdout)
+        extra = {"frequency": freq, "region": region, "seconds": round(run.seconds, 3),
+                 "stopped_after": duration if run.stopped else None,
+                 "workload": _workload_json(run.stdout)}
+        return store_profile(store, agg, data_dir, name=name or os.path.basename(command[0]),
+                             command=command, sampler=ev, call_graph=call_graph,
+                             result_id=result_id, configuration_id=configuration_id,
+                             warnings=warnings, extra=extra, flame_graph=flame_graph)
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise

@@ -1,0 +1,161 @@
+"""Counter stories: one sentence per candidate configuration saying which counters moved.
+
+The way the 2009 lat_mmap thread reasoned: "about 200 more instructions per mm syscall, cache
+misses almost unchanged" -- per operation where the workload reports its operation count (the
+JSON key ``ops``), with the test's verdict deciding what counts as moved.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from perflab.model import Configuration, ResultSet
+
+# The counters a story talks about, in the order it names them, with the words it uses.
+STORY_COUNTERS: tuple[tuple[str, str], ...] = (
+    ("instructions", "instructions"),
+    ("cycles", "cycles"),
+    ("branches", "branches"),
+    ("cache_references", "cache references"),
+    ("cache_misses", "cache misses"),
+    ("branch_misses", "branch misses"),
+    ("page_faults", "page faults"),
+    ("minor_faults", "minor faults"),
+    ("major_faults", "major faults"),
+    ("context_switches", "context switches"),
+    ("cpu_migrations", "CPU migrations"),
+    ("task_clock", "task_clock"),
+)
+_WORDS = dict(STORY_COUNTERS)
+MOVED = ("faster", "slower")
+
+
+class ComparisonLike(Protocol):
+    metric: str
+    baseline: str
+    candidate: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float | None
+    verdict: str
+    cell: str
+
+    @property
+    def change_pct(self) -> float: ...
+
+
+def _name(x: Any) -> str:
+    return str(getattr(x, "name", x))
+
+
+def _find(rs: ResultSet, name: str, cell: str) -> Configuration | None:
+    for c in rs.configurations:
+        if c.name == name and c.cell == cell:
+            return c
+    for c in rs.configurations:  # a comparison made outside a cell
+        if c.name == name:
+            return c
+    return None
+
+
+def per_op(cfg: Configuration, metric: str) -> tuple[float, bool]:
+    """The median of the metric per operation (per run: value / ops), or its plain median when
+    the workload reports no ``ops``.  Returns (value, is_per_op)."""
+    ratios = [r.values[metric] / r.values["ops"] for r in cfg.measured_runs()
+              if metric in r.values and r.values.get("ops")]
+    if ratios:
+        return statistics.median(ratios), True
+    samples = cfg.samples(metric)
+    return (statistics.median(samples) if samples else math.nan), False
+
+
+def _amount(metric: str, delta: float, per: str) -> str:
+    """'+203 instructions per op', '+1.2 us of task_clock per op'."""
+    sign = "+" if delta >= 0 else "-"
+    mag = abs(delta)
+    if metric == "task_clock":  # stored in ms
+        ns = mag * 1e6
+        if ns >= 1e6:
+            text = f"{ns / 1e6:.3g} ms"
+        elif ns >= 1e3:
+            text = f"{ns / 1e3:.3g} us"
+        else:
+            text = f"{ns:.3g} ns"
+        return f"{sign}{text} of task_clock{per}"
+    text = f"{mag:,.0f}" if mag >= 100 else f"{mag:.3g}"
+    return f"{sign}{text} {_WORDS.get(metric, metric)}{per}"
+
+
+def _pct(c: ComparisonLike) -> str:
+    if any(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)):
+        return ""
+    return (f"{c.change_pct:+.1f}% [{(c.ci_low - 1) * 100:+.1f}, "
+            f"{(c.ci_high - 1) * 100:+.1f}]")
+
+
+def counter_story(rs: ResultSet, comparisons: Iterable[ComparisonLike]) -> list[str]:
+    """One line per non-baseline configuration (per cell) whose comparisons include counters:
+    what moved (with the change per operation and in percent) and what did not."""
+    groups: dict[tuple[str, str, str], dict[str, ComparisonLike]] = {}
+    for c in comparisons:
+        if c.metric not in _WORDS:
+            continue
+        key = (c.cell, _name(c.baseline), _name(c.candidate))
+        groups.setdefault(key, {})[c.metric] = c
+    lines: list[str] = []
+    for (cell, base_name, cand_name), by_metric in groups.items():
+        base, cand = _find(rs, base_name, cell), _find(rs, cand_name, cell)
+        moved: list[str] = []
+        still: list[str] = []
+        unclear: list[str] = []
+        for metric, _ in STORY_COUNTERS:
+            comp = by_metric.get(metric)
+            if comp is None:
+                continue
+            pct = _pct(comp)
+            if base is not None and cand is not None:
+                b, b_per = per_op(base, metric)
+                a, a_per = per_op(cand, metric)
+                per = " per op" if (a_per and b_per) else ""
+                amount = (_amount(metric, a - b, per)
+                          if not (math.isnan(a) or math.isnan(b)) else "")
+            else:
+                amount = ""
+            word = _WORDS[metric]
+            if comp.verdict in MOVED:
+                moved.append(f"{amount or word} ({pct})" if pct else (amount or word))
+            elif comp.verdict == "equivalent":
+                still.append(f"{word} ({comp.change_pct:+.1f}%)" if pct else word)
+            else:
+                unclear.append(f"{word} ({pct})" if pct else word)
+        parts = []
+        parts.append("moved: " + ", ".join(moved) if moved else "nothing moved")
+        if still:
+            parts.append("unchanged: " + ", ".join(still))
+        if unclear:
+            parts.append("undecided: " + ", ".join(unclear))
+        where = _cell_text(cell)
+        lines.append(f"{cand_name} vs {base_name}{where}: " + "; ".join(parts))
+    return lines
+
+
+def _cell_text(cell: str) -> str:
+    import json
+
+    try:
+        params = json.loads(cell)
+    except (TypeError, ValueError):
+        return ""
+    if not params:
+        return ""
+    return " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+
+
+def story_metrics(metrics: Sequence[str]) -> list[str]:
+    """The counters among ``metrics`` a story would talk about (for callers choosing what to
+    compare)."""
+    return [m for m, _ in STORY_COUNTERS if m in metrics]
