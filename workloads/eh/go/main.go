@@ -1,0 +1,241 @@
+// eh/go: the cost of a Go panic recovered by a deferred recover through `depth` real frames
+// (after dotnet/runtime#77568).
+//
+//	kind=software  panic(value) + deferred recover()
+//	kind=hardware  a nil pointer dereference: a real SIGSEGV the runtime turns into a panic
+//	kind=error     the baseline: an error value returned through the same frames
+//
+// depth 0 = the panic is in the function whose deferred call recovers; depth N = N
+// perflabFrame calls (//go:noinline, so every frame is real).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"perflab/region"
+)
+
+const (
+	calibrateNs   = 5e8 // iterations=0: aim for about 0.5 s per thread
+	minIterations = 100
+	maxIterations = 200_000_000
+)
+
+type smallError struct{ code int }
+
+func (e *smallError) Error() string { return "perflab eh" }
+
+var (
+	errValue = &smallError{1} // preallocated: the panic value costs no allocation
+	nilPtr   *smallError      // a package variable: the compiler cannot prove it nil
+	gThrown  atomic.Uint64
+	mismatch atomic.Bool
+)
+
+type config struct {
+	depth int
+	kind  string
+}
+
+// perflabFrame is one frame between recover and panic.
+//
+//go:noinline
+func perflabFrame(depth int, hardware bool, thrown *uint64) int {
+	if depth <= 1 {
+		*thrown++
+		if hardware {
+			return nilPtr.code // SIGSEGV -> runtime error panic
+		}
+		panic(errValue)
+	}
+	r := perflabFrame(depth-1, hardware, thrown)
+	return r + 1 // work after the call: no tail call
+}
+
+//go:noinline
+func perflabFrameError(depth int, thrown *uint64) (int, error) {
+	if depth <= 1 {
+		*thrown++
+		return 0, errValue
+	}
+	r, err := perflabFrameError(depth-1, thrown)
+	if err != nil { // how error values propagate: every frame checks
+		return 0, err
+	}
+	return r + 1, nil
+}
+
+// catchOne runs one throw and reports whether it was recovered.
+//
+//go:noinline
+func catchOne(c *config, hardware bool, thrown *uint64) (caught bool) {
+	defer func() {
+		if recover() != nil {
+			caught = true
+		}
+	}()
+	if c.depth == 0 {
+		*thrown++
+		if hardware {
+			_ = nilPtr.code
+		} else {
+			panic(errValue)
+		}
+	}
+	perflabFrame(c.depth, hardware, thrown)
+	return false
+}
+
+func ehLoop(n int, c *config) uint64 {
+	var caught, thrown uint64
+	switch c.kind {
+	case "error":
+		for i := 0; i < n; i++ {
+			var err error
+			if c.depth == 0 {
+				thrown++
+				err = errValue
+			} else {
+				_, err = perflabFrameError(c.depth, &thrown)
+			}
+			if err != nil {
+				caught++
+			}
+		}
+	default:
+		hw := c.kind == "hardware"
+		for i := 0; i < n; i++ {
+			if catchOne(c, hw, &thrown) {
+				caught++
+			}
+		}
+	}
+	if thrown != caught || caught != uint64(n) {
+		mismatch.Store(true)
+	}
+	gThrown.Add(thrown)
+	return caught
+}
+
+// perflab_timed_region is a named frame so callgrind --toggle-collect can find it.
+//
+//go:noinline
+func perflab_timed_region(n int, c *config) uint64 { //nolint:revive // the name is the contract
+	return ehLoop(n, c)
+}
+
+func die(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "eh: "+format+"\n", a...)
+	os.Exit(2)
+}
+
+func main() {
+	fs := flag.NewFlagSet("eh", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // one line of our own instead of the usage text
+	depth := fs.Int("depth", 0, "frames between recover and panic")
+	kind := fs.String("kind", "software", "software|hardware|error")
+	threads := fs.Int("threads", 1, "threads")
+	iterations := fs.Int("iterations", 0, "throws per thread (0 = calibrate)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		die("%v; known: --depth --kind --threads --iterations", err)
+	}
+	if fs.NArg() > 0 {
+		die("unexpected argument '%s'; flags are --name=value", fs.Arg(0))
+	}
+	if *depth < 0 || *depth > 100000 {
+		die("--depth=%d is out of range; allowed: 0..100000", *depth)
+	}
+	if *kind != "software" && *kind != "hardware" && *kind != "error" {
+		die("--kind=%s is not allowed; choose one of software|hardware|error", *kind)
+	}
+	if *threads < 1 || *threads > 1024 {
+		die("--threads=%d is out of range; allowed: 1..1024", *threads)
+	}
+	if *iterations < 0 || *iterations > maxIterations {
+		die("--iterations=%d is out of range; allowed: 0..%d", *iterations, maxIterations)
+	}
+	c := &config{depth: *depth, kind: *kind}
+
+	n := *iterations
+	calibrated := n == 0
+	if calibrated {
+		// Double until one batch takes >= 20 ms, then scale to the target (also a warm-up).
+		k := 16
+		var ns float64
+		for {
+			t0 := time.Now()
+			ehLoop(k, c)
+			ns = float64(time.Since(t0).Nanoseconds())
+			if ns >= 2e7 || k >= maxIterations {
+				break
+			}
+			k *= 2
+		}
+		per := ns / float64(k)
+		if per < 1 {
+			per = 1
+		}
+		n = min(max(int(calibrateNs/per), minIterations), maxIterations)
+	}
+	warmup := min(max(n/10, 10), 1000)
+
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	perThread := make([]int64, *threads)
+	caught := make([]uint64, *threads)
+	ready.Add(*threads)
+	done.Add(*threads)
+	for t := 0; t < *threads; t++ {
+		go func(t int) {
+			runtime.LockOSThread() // one OS thread per worker, like the other runtimes
+			defer done.Done()
+			ehLoop(warmup, c)
+			ready.Done()
+			<-start // the barrier: every worker is released by one close
+			t0 := time.Now()
+			caught[t] = perflab_timed_region(n, c)
+			perThread[t] = time.Since(t0).Nanoseconds()
+		}(t)
+	}
+	ready.Wait()
+	gThrown.Store(0) // count only the timed region
+	region.Begin()
+	w0 := time.Now()
+	close(start)
+	done.Wait()
+	wall := time.Since(w0).Nanoseconds()
+	region.End()
+
+	var checksum uint64
+	var sum float64
+	var slowest int64
+	for t := range perThread {
+		checksum += caught[t]
+		sum += float64(perThread[t]) / float64(n)
+		slowest = max(slowest, perThread[t])
+	}
+	if mismatch.Load() || gThrown.Load() != checksum {
+		fmt.Fprintf(os.Stderr, "eh: thrown %d, caught %d: the counts disagree\n", gThrown.Load(), checksum)
+		os.Exit(1)
+	}
+	ops := uint64(n) * uint64(*threads)
+	out := map[string]any{
+		"ops": ops, "threads": *threads, "iterations": n, "calibrated": calibrated,
+		"per_thread_ns": perThread, "ns_per_op": sum / float64(*threads),
+		"ops_per_s": float64(ops) * 1e9 / float64(max(slowest, 1)), "wall_ns": wall,
+		"checksum": checksum, "thrown": gThrown.Load(),
+		"compiler": strings.TrimPrefix(runtime.Version(), "go"), "gomaxprocs": runtime.GOMAXPROCS(0),
+		"params": map[string]any{"depth": *depth, "kind": *kind, "threads": *threads, "iterations": *iterations},
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+}
