@@ -8,7 +8,7 @@
  *   - --iterations=N (0 = calibrate to about 0.5 s, clamped) and --threads=N are always there;
  *   - warm-up in every thread, then all threads released from one barrier; each times itself
  *     with CLOCK_MONOTONIC; the timed region is announced (include/perflab_region.h) around it;
- *   - one JSON object on the last stdout line: ops, threads, iterations, per_thread_ns,
+ *   - one JSON object on the last stdout line: ops, threads, iterations, warmup, per_thread_ns,
  *     ns_per_op (per-thread average), ops_per_s (aggregate), checksum, params (+ extra keys).
  *
  * The timed loop runs inside perflab_timed_region() so callgrind can count just that region with
@@ -170,6 +170,7 @@ typedef void (*pw_before_timed_fn)(void *arg);
 
 typedef struct {
     long long iterations; /* per thread */
+    long long warmup;     /* untimed operations per thread before the timed region */
     int threads;
     int calibrated;
     long long per_thread_ns[PW_MAX_THREADS];
@@ -241,6 +242,7 @@ PW_UNUSED static void pw_run_ex(pw_loop_fn loop, pw_thread_init_fn init, pw_befo
     r->iterations = n;
     long long warmup = n / 10 < 1000 ? n / 10 : 1000;
     if (warmup < 10) warmup = 10;
+    r->warmup = warmup;
 
     pthread_barrier_t ready, go;
     pthread_barrier_init(&ready, NULL, (unsigned)r->threads + 1);
@@ -291,8 +293,9 @@ PW_UNUSED static void pw_print_json(const pw_result *r, const pw_param *ps, int 
         if ((double)r->per_thread_ns[i] > slowest) slowest = (double)r->per_thread_ns[i];
     }
     long long ops = r->iterations * r->threads;
-    printf("{\"ops\":%lld,\"threads\":%d,\"iterations\":%lld,\"calibrated\":%s,\"per_thread_ns\":[",
-           ops, r->threads, r->iterations, r->calibrated ? "true" : "false");
+    printf("{\"ops\":%lld,\"threads\":%d,\"iterations\":%lld,\"warmup\":%lld,\"calibrated\":%s,"
+           "\"per_thread_ns\":[",
+           ops, r->threads, r->iterations, r->warmup, r->calibrated ? "true" : "false");
     for (int i = 0; i < r->threads; i++) printf("%s%lld", i ? "," : "", r->per_thread_ns[i]);
     printf("],\"ns_per_op\":%.3f,\"ops_per_s\":%.1f,\"wall_ns\":%lld,\"checksum\":%llu",
            sum / r->threads, slowest > 0 ? (double)ops * 1e9 / slowest : 0.0, r->wall_ns,

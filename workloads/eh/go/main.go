@@ -38,6 +38,7 @@ var (
 	errValue = &smallError{1} // preallocated: the panic value costs no allocation
 	nilPtr   *smallError      // a package variable: the compiler cannot prove it nil
 	gThrown  atomic.Uint64
+	gFaults  atomic.Uint64 // recovered runtime errors (kind=hardware)
 	mismatch atomic.Bool
 )
 
@@ -77,10 +78,13 @@ func perflabFrameError(depth int, thrown *uint64) (int, error) {
 // catchOne runs one throw and reports whether it was recovered.
 //
 //go:noinline
-func catchOne(c *config, hardware bool, thrown *uint64) (caught bool) {
+func catchOne(c *config, hardware bool, thrown *uint64, faults *uint64) (caught bool) {
 	defer func() {
-		if recover() != nil {
+		if r := recover(); r != nil {
 			caught = true
+			if _, ok := r.(runtime.Error); ok { // the runtime's panic for the SIGSEGV
+				*faults++
+			}
 		}
 	}()
 	if c.depth == 0 {
@@ -96,7 +100,7 @@ func catchOne(c *config, hardware bool, thrown *uint64) (caught bool) {
 }
 
 func ehLoop(n int, c *config) uint64 {
-	var caught, thrown uint64
+	var caught, thrown, faults uint64
 	switch c.kind {
 	case "error":
 		for i := 0; i < n; i++ {
@@ -114,15 +118,16 @@ func ehLoop(n int, c *config) uint64 {
 	default:
 		hw := c.kind == "hardware"
 		for i := 0; i < n; i++ {
-			if catchOne(c, hw, &thrown) {
+			if catchOne(c, hw, &thrown, &faults) {
 				caught++
 			}
 		}
 	}
-	if thrown != caught || caught != uint64(n) {
+	if thrown != caught || caught != uint64(n) || (c.kind == "hardware" && faults != caught) {
 		mismatch.Store(true)
 	}
 	gThrown.Add(thrown)
+	gFaults.Add(faults)
 	return caught
 }
 
@@ -208,6 +213,7 @@ func main() {
 	}
 	ready.Wait()
 	gThrown.Store(0) // count only the timed region
+	gFaults.Store(0)
 	region.Begin()
 	w0 := time.Now()
 	close(start)
@@ -229,10 +235,10 @@ func main() {
 	}
 	ops := uint64(n) * uint64(*threads)
 	out := map[string]any{
-		"ops": ops, "threads": *threads, "iterations": n, "calibrated": calibrated,
+		"ops": ops, "threads": *threads, "iterations": n, "warmup": warmup, "calibrated": calibrated,
 		"per_thread_ns": perThread, "ns_per_op": sum / float64(*threads),
 		"ops_per_s": float64(ops) * 1e9 / float64(max(slowest, 1)), "wall_ns": wall,
-		"checksum": checksum, "thrown": gThrown.Load(),
+		"checksum": checksum, "thrown": gThrown.Load(), "signals": gFaults.Load(),
 		"compiler": strings.TrimPrefix(runtime.Version(), "go"), "gomaxprocs": runtime.GOMAXPROCS(0),
 		"params": map[string]any{"depth": *depth, "kind": *kind, "threads": *threads, "iterations": *iterations},
 	}

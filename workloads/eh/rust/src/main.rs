@@ -267,7 +267,8 @@ fn main() {
     let ops = n * threads as u64;
     let per_list: Vec<String> = per_thread.iter().map(|t| t.to_string()).collect();
     println!(
-        "{{\"ops\":{ops},\"threads\":{threads},\"iterations\":{n},\"calibrated\":{calibrated},\
+        "{{\"ops\":{ops},\"threads\":{threads},\"iterations\":{n},\"warmup\":{warmup},\
+\"calibrated\":{calibrated},\
 \"per_thread_ns\":[{}],\"ns_per_op\":{ns_per_op:.3},\"ops_per_s\":{:.1},\"wall_ns\":{wall_ns},\
 \"checksum\":{checksum},\"thrown\":{thrown},\"compiler\":\"rustc\",\
 \"params\":{{\"depth\":{},\"kind\":\"{}\",\"mode\":\"{}\",\"threads\":{threads},\"iterations\":{}}}}}",
