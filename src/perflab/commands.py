@@ -1,9 +1,480 @@
-"""Verbs of the measurement core: stat, compare, results."""
+"""Verbs of the measurement core: `stat`, `compare`, `results list|show`."""
 
 from __future__ import annotations
 
+import shlex
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.console import Console
+
+from perflab.errors import PerflabError
+from perflab.fingerprint import differences, machine_fingerprint, pmu_status
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.reports.export import (
+    result_to_csv,
+    result_to_json,
+    result_to_markdown,
+    write_json,
+)
+from perflab.reports.format import fmt_seconds
+from perflab.reports.terminal import (
+    compare_table,
+    correction_line,
+    metrics_to_show,
+    stat_table,
+    warnings,
+)
+from perflab.runner import MeasureOptions, measure
+from perflab.stats import Comparison, compare_result
+from perflab.storage import Store
+
+console = Console()
+err = Console(stderr=True)
+
+# Shared option types, so stat and compare spell them the same way.
+Warmup = Annotated[int, typer.Option("--warmup", "-w", min=0, help="Warm-up runs per command.")]
+Runs = Annotated[int | None, typer.Option("--runs", "-r", min=1,
+                                          help="Exactly N measured runs (no adaptive stop).")]
+MinRuns = Annotated[int, typer.Option("--min-runs", min=2, help="Adaptive: at least N runs.")]
+MaxRuns = Annotated[int, typer.Option("--max-runs", min=2, help="Adaptive: at most N runs.")]
+Budget = Annotated[float | None, typer.Option("--budget", help="Stop after SECONDS in all.")]
+Precision = Annotated[float, typer.Option(
+    "--precision", help="Stop when the 95% CI of the median is within +-P (0.01 = 1%).")]
+Metric = Annotated[str | None, typer.Option(
+    "--metric", "-m", help="Primary metric (wall_time, task_clock, instructions, a workload key; "
+    "default: the workload's primary, else wall_time).")]
+Pin = Annotated[str | None, typer.Option("--pin", help="CPUs for the command: 0 | 0,1 | 0-3.")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Kill a run after SECONDS.")]
+Env = Annotated[list[str] | None, typer.Option("--env", help="K=V for the command (repeatable).")]
+Shell = Annotated[bool, typer.Option("--shell", help="Run commands through /bin/sh -c.")]
+IgnoreFailure = Annotated[bool, typer.Option("--ignore-failure", help="Keep going when a run "
+                                             "exits non-zero; failed runs are left out.")]
+NoCounters = Annotated[bool, typer.Option("--no-counters", help="Do not open perf counters.")]
+RegionSymbol = Annotated[str | None, typer.Option(
+    "--region-symbol", help="callgrind: count only inside this function (glob).")]
+ExportJson = Annotated[Path | None, typer.Option("--export-json", help="Write the JSON schema.")]
+ExportCsv = Annotated[Path | None, typer.Option("--export-csv", help="Write summaries as CSV.")]
+ExportMd = Annotated[Path | None, typer.Option("--export-markdown", help="Write a Markdown table.")]
+Db = Annotated[Path | None, typer.Option("--db", envvar="PERFLAB_DB",
+                                         help="Result database (default: user data dir).")]
+Workload = Annotated[list[str] | None, typer.Option(
+    "--workload", "-W", help="A workload by name, optionally with k=v parameters: "
+    "'eh/cpp depth=10' (repeatable).")]
+Param = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", help="k=v for every workload given (repeatable).")]
+Label = Annotated[str, typer.Option("--label", help="A note stored with the result.")]
+CommitOpt = Annotated[str | None, typer.Option("--commit", help="Commit of the code measured "
+                                               "(default: the working directory's).")]
+RepoOpt = Annotated[Path | None, typer.Option("--repo", help="Git repository of the code "
+                                              "measured (default: the working directory).")]
+Seed = Annotated[int | None, typer.Option("--seed", help="Seed for the run order.")]
+
+
+def parse_cpus(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    cpus: list[int] = []
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                a, b = part.split("-", 1)
+                cpus += list(range(int(a), int(b) + 1))
+            else:
+                cpus.append(int(part))
+    except ValueError:
+        raise PerflabError(f"--pin {text!r} is not a CPU list", "write e.g. --pin 0 or --pin 0-1") \
+            from None
+    import os
+
+    have = os.sched_getaffinity(0)
+    bad = [c for c in cpus if c not in have]
+    if bad:
+        raise PerflabError(f"--pin names CPUs {bad} that this process cannot use",
+                           f"choose among {sorted(have)}")
+    return cpus
+
+
+def parse_env(items: list[str] | None) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise PerflabError(f"--env {item!r} is not K=V", "write e.g. --env OMP_NUM_THREADS=1")
+        out[k] = v
+    return out
+
+
+def workload_config(spec: str, common: dict[str, str], name: str | None,
+                    valgrind: bool) -> tuple[Configuration, Any]:
+    """'eh/cpp depth=10 threads=2' -> a Configuration running that workload."""
+    from perflab.workloads.registry import get, parse_assignments
+
+    parts = shlex.split(spec)
+    w = get(parts[0])
+    params = {**common, **parse_assignments(parts[1:])}
+    if valgrind and "iterations" in w.params and str(params.get("iterations", "0")) == "0":
+        # A calibrated iteration count depends on timing, which would make instruction counts
+        # differ from run to run: pin it for counting.
+        params["iterations"] = "20000"
+    argv, typed = w.command(params)
+    label = name or " ".join([w.name] + [f"{k}={v}" for k, v in parse_assignments(parts[1:])
+                                         .items()])
+    return Configuration(name=label, command=argv, benchmark=w.name, params=typed), w
+
+
+def _git(repo: Path | None, commit: str | None) -> tuple[str | None, bool | None, str | None]:
+    try:
+        from perflab.history.git import git_state
+    except ImportError:  # the history stage is optional at import time
+        return commit, None, str(repo) if repo else None
+    c, dirty, r = git_state(repo)
+    return commit or c, (None if commit else dirty), r
+
+
+def build_options(*, warmup: int, runs: int | None, min_runs: int, max_runs: int,
+                  budget: float | None, precision: float, metric: str | None, pin: str | None,
+                  timeout: float | None, env: list[str] | None, ignore_failure: bool,
+                  no_counters: bool, region_symbol: str | None, seed: int | None,
+                  default_primary: str = "wall_time") -> MeasureOptions:
+    primary = metric or default_primary
+    instructions = None
+    if primary in ("instructions", "instructions_per_op") and "instructions" not in \
+            pmu_status()["hardware"]:
+        instructions = "valgrind"
+    return MeasureOptions(
+        warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs),
+        budget=budget, precision=precision, primary_metric=primary, pin=parse_cpus(pin),
+        timeout=timeout, ignore_failure=ignore_failure,
+        counters="none" if no_counters else "auto", instructions=instructions,
+        region_symbol=region_symbol, seed=seed, env=parse_env(env))
+
+
+def _export(rs: ResultSet, comps: list[Comparison], correction: str, threshold: float,
+            export_json: Path | None, export_csv: Path | None, export_md: Path | None) -> None:
+    if export_json:
+        write_json(export_json, result_to_json(rs, comps, correction, threshold))
+    if export_csv:
+        export_csv.write_text(result_to_csv(rs, comps))
+    if export_md:
+        export_md.write_text(result_to_markdown(rs, comps))
+    for p in (export_json, export_csv, export_md):
+        if p:
+            err.print(f"wrote {p}")
+
+
+def _print_notes(rs: ResultSet) -> None:
+    for n in rs.notes:
+        console.print(f"[dim]note:[/] {n}", highlight=False)
+    for w in warnings(rs):
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
+def _header(rs: ResultSet, store: Store) -> None:
+    state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
+             "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
+    console.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
+
+
+def stat(
+    command: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")]
+    = None,
+    workload: Workload = None, param: Param = None, warmup: Warmup = 1, runs: Runs = None,
+    min_runs: MinRuns = 5, max_runs: MaxRuns = 1000, budget: Budget = None,
+    precision: Precision = 0.01, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
+    env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
+    no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
+    export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
+    db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
+    seed: Seed = None,
+) -> None:
+    """Run a command (or a workload) repeatedly and report every metric, like perf stat -r."""
+    if bool(command) == bool(workload):
+        raise PerflabError("give either a COMMAND or --workload NAME",
+                           "e.g. perflab stat -- ./prog arg, or perflab stat -W eh/cpp")
+    if workload and len(workload) > 1:
+        raise PerflabError("stat measures one workload", "use `perflab compare` for several")
+    default_primary, rsym = "wall_time", region_symbol
+    if workload:
+        probe_valgrind = (metric or "") in ("instructions", "instructions_per_op") and \
+            "instructions" not in pmu_status()["hardware"]
+        cfg, w = workload_config(workload[0], _assign(param), None, probe_valgrind)
+        default_primary, rsym = w.primary or "wall_time", rsym or w.region_symbol
+    else:
+        assert command is not None
+        cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
+                            benchmark=" ".join(command))
+    opts = build_options(warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max_runs,
+                         budget=budget, precision=precision, metric=metric, pin=pin,
+                         timeout=timeout, env=env, ignore_failure=ignore_failure,
+                         no_counters=no_counters, region_symbol=rsym, seed=seed,
+                         default_primary=default_primary)
+    cfg.is_baseline = True
+    store = Store(db)
+    c, dirty, r = _git(repo, commit)
+    rs = ResultSet(kind="stat", fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
+                   repo=r, label=label, created_at=time.time(),
+                   settings={"options": _opts_dict(opts)})
+    t0 = time.monotonic()
+    measure(rs, [cfg], opts, store=store)
+    _header(rs, store)
+    console.print(stat_table(rs, cfg, metrics_to_show(rs)))
+    console.print(f"[dim]{len(cfg.runs)} runs in {fmt_seconds(time.monotonic() - t0)}[/]")
+    _print_notes(rs)
+    _export(rs, [], "holm", 0.01, export_json, export_csv, export_markdown)
+    if rs.status == "interrupted":
+        raise typer.Exit(130)
+
+
+def _assign(items: list[str] | None) -> dict[str, str]:
+    from perflab.workloads.registry import parse_assignments
+
+    return parse_assignments(items)
+
+
+def _opts_dict(o: MeasureOptions) -> dict[str, Any]:
+    return {k: v for k, v in vars(o).items() if k not in ("backend",)}
+
+
+def compare(
+    commands: Annotated[list[str] | None, typer.Argument(
+        help="Commands, each ONE argument (quote it): 'prog -x' 'prog -y'.")] = None,
+    name: Annotated[list[str] | None, typer.Option("--name", "-n", help="Name per command, "
+                                                   "in order (repeatable).")] = None,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline by name "
+                                                 "(default: the first).")] = None,
+    threshold: Annotated[float, typer.Option("--threshold", help="Equivalence band: +-T "
+                                             "(0.01 = 1%).")] = 0.01,
+    correction: Annotated[str, typer.Option("--correction", help="holm | bh | none: control "
+                                            "of false discoveries across all cells.")] = "holm",
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit 1 when the primary metric of any is 'slower'.")]
+    = False,
+    from_db: Annotated[list[int] | None, typer.Option(
+        "--from-db", help="Compare stored results by id instead of running (repeatable).")]
+    = None,
+    force: Annotated[bool, typer.Option("--force", help="Compare stored results measured on "
+                                        "different machines anyway.")] = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Also record a perf profile of "
+                                          "each configuration and diff them.")] = False,
+    workload: Workload = None, param: Param = None, warmup: Warmup = 1, runs: Runs = None,
+    min_runs: MinRuns = 5, max_runs: MaxRuns = 1000, budget: Budget = None,
+    precision: Precision = 0.01, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
+    env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
+    no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
+    export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
+    db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
+    seed: Seed = None,
+) -> None:
+    """Compare commands or workloads side by side: % change with CI and a verdict per metric."""
+    if correction not in ("holm", "bh", "none"):
+        raise PerflabError(f"--correction {correction!r} is unknown", "use holm, bh or none")
+    store = Store(db)
+    if from_db:
+        rs = _from_db(store, from_db, name, force)
+    else:
+        rs = _run_compare(store, commands or [], name, workload, param, shell, warmup=warmup,
+                          runs=runs, min_runs=min_runs, max_runs=max_runs, budget=budget,
+                          precision=precision, metric=metric, pin=pin, timeout=timeout, env=env,
+                          ignore_failure=ignore_failure, no_counters=no_counters,
+                          region_symbol=region_symbol, seed=seed, label=label, commit=commit,
+                          repo=repo)
+    _set_baseline(rs, baseline)
+    if from_db is None:
+        _header(rs, store)
+    shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
+    comps = compare_result(rs, shown, threshold=threshold, correction=correction)
+    console.print(compare_table(rs, comps, shown, rs.cells()[0]))
+    n_tests = sum(c.p_value is not None for c in comps)
+    console.print(f"[dim]{correction_line(correction, n_tests, threshold)}[/]", highlight=False)
+    _print_stories(rs, comps)
+    _print_notes(rs)
+    rs.settings["comparison"] = {"threshold": threshold, "correction": correction}
+    if rs.id is not None and from_db is None:
+        store.update_result(rs)
+    _export(rs, comps, correction, threshold, export_json, export_csv, export_markdown)
+    if profile:
+        _profiles(rs, store)
+    primary = rs.settings.get("primary_metric", "wall_time")
+    if rs.status == "interrupted":
+        raise typer.Exit(130)
+    if fail_on_regression and any(c.metric == primary and c.verdict == "slower" for c in comps):
+        err.print(f"[red]regression:[/] {primary} is slower")
+        raise typer.Exit(1)
+
+
+def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
+    try:
+        from perflab.profiles import counter_story
+    except ImportError:
+        return
+    for line in counter_story(rs, comps):
+        console.print(f"[bold]story:[/] {line}", highlight=False)
+
+
+def _profiles(rs: ResultSet, store: Store) -> None:
+    from perflab.profiles import diff_profiles, record_profile
+    from perflab.profiles.cli import print_diff
+
+    ids = []
+    for cfg in rs.configurations:
+        pid = record_profile(cfg.command, env=cfg.env or None, name=cfg.name, store=store,
+                             result_id=rs.id, configuration_id=cfg.id)
+        err.print(f"profile {pid}: {cfg.name}")
+        ids.append(pid)
+    for other in ids[1:]:
+        print_diff(diff_profiles(ids[0], other, store))
+
+
+def _run_compare(store: Store, commands: list[str], names: list[str] | None,
+                 workloads: list[str] | None, param: list[str] | None, shell: bool,
+                 label: str, commit: str | None, repo: Path | None, **kw: Any) -> ResultSet:
+    names = list(names or [])
+    configs: list[Configuration] = []
+    default_primary, rsym = "wall_time", kw["region_symbol"]
+    metric = kw["metric"]
+    valgrind = (metric or "") in ("instructions", "instructions_per_op") and \
+        "instructions" not in pmu_status()["hardware"]
+    for i, spec in enumerate(workloads or []):
+        cfg, w = workload_config(spec, _assign(param), names[i] if i < len(names) else None,
+                                 valgrind)
+        default_primary, rsym = w.primary or default_primary, rsym or w.region_symbol
+        configs.append(cfg)
+    offset = len(configs)
+    for j, text in enumerate(commands):
+        argv = [text] if shell else shlex.split(text)
+        if not argv:
+            raise PerflabError("an empty command was given", "quote each command as one argument")
+        i = offset + j
+        configs.append(Configuration(name=names[i] if i < len(names) else text, command=argv,
+                                     shell=shell, benchmark=text))
+    if len(configs) < 2:
+        raise PerflabError(f"compare needs at least two commands or workloads, got {len(configs)}",
+                           "give each command as one quoted argument: perflab compare 'a' 'b'")
+    seen: set[str] = set()
+    for c in configs:
+        if c.name in seen:
+            raise PerflabError(f"two configurations are named {c.name!r}",
+                               "name them with -n/--name")
+        seen.add(c.name)
+        c.cell = "{}"  # one comparison: every configuration against the baseline
+    configs[0].is_baseline = True
+    kw["region_symbol"] = rsym
+    opts = build_options(default_primary=default_primary, **kw)
+    c, dirty, r = _git(repo, commit)
+    rs = ResultSet(kind="compare", fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
+                   repo=r, label=label, created_at=time.time(),
+                   settings={"options": _opts_dict(opts)})
+    measure(rs, configs, opts, store=store)
+    return rs
+
+
+def _set_baseline(rs: ResultSet, baseline: str | None) -> None:
+    if baseline is None:
+        return
+    names = [c.name for c in rs.configurations]
+    if baseline not in names:
+        raise PerflabError(f"--baseline {baseline!r} is not one of the configurations",
+                           f"choose one of: {', '.join(names)}")
+    for c in rs.configurations:
+        c.is_baseline = c.name == baseline
+
+
+def _from_db(store: Store, ids: list[int], names: list[str] | None, force: bool) -> ResultSet:
+    """A new in-memory comparison of configurations from stored results (nothing re-run)."""
+    if len(ids) < 2:
+        raise PerflabError("--from-db needs at least two result ids",
+                           "e.g. --from-db 3 --from-db 7")
+    loaded = [store.load(i) for i in ids]
+    first = loaded[0]
+    for other in loaded[1:]:
+        diff = differences(first.fingerprint, other.fingerprint)
+        if diff:
+            what = "; ".join(f"{k}: {a!r} vs {b!r}" for k, (a, b) in diff.items())
+            if not force:
+                raise PerflabError(
+                    f"results {first.id} and {other.id} were measured on different machines "
+                    f"({what})", "compare results from one machine, or pass --force")
+            err.print(f"[bold red]WARNING:[/] results {first.id} and {other.id} come from "
+                      f"different machines ({what}): the comparison mixes machines")
+    rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=dict(first.settings),
+                   status="complete")
+    names = list(names or [])
+    for i, src in enumerate(loaded):
+        for cfg in src.configurations:
+            cfg.cell = "{}"
+            cfg.is_baseline = False
+            label = names[i] if i < len(names) else f"#{src.id} {cfg.name}"
+            if len(src.configurations) > 1:
+                label = f"#{src.id} {cfg.name}"
+            cfg.name = label
+            rs.configurations.append(cfg)
+        for m, info in src.metrics.items():
+            rs.metrics.setdefault(m, info)
+        rs.notes += [n for n in src.notes if n not in rs.notes]
+    rs.settings["interleaved"] = False  # different sessions: no pairing
+    rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
+                    "different times, so drift between them is not controlled")
+    rs.configurations[0].is_baseline = True
+    return rs
+
+
+results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help=True)
+
+
+@results_app.command("list")
+def results_list(db: Db = None, limit: Annotated[int, typer.Option("--limit")] = 30) -> None:
+    """List stored results, newest first."""
+    from rich.table import Table
+
+    store = Store(db)
+    t = Table(header_style="bold")
+    for col in ("id", "kind", "when", "status", "configurations", "runs", "commit", "label"):
+        t.add_column(col)
+    for r in store.list_results(limit):
+        t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
+                                                         time.localtime(r["created_at"])),
+                  r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
+                  (r["commit"] or "")[:10], r["label"] or "")
+    console.print(t)
+
+
+@results_app.command("show")
+def results_show(
+    result_id: Annotated[int, typer.Argument(help="Result id (see `results list`).")],
+    db: Db = None,
+    threshold: Annotated[float, typer.Option("--threshold")] = 0.01,
+    correction: Annotated[str, typer.Option("--correction")] = "holm",
+    export_json: ExportJson = None, export_csv: ExportCsv = None,
+    export_markdown: ExportMd = None,
+) -> None:
+    """Show a stored result: its tables, environment and notes."""
+    store = Store(db)
+    rs = store.load(result_id)
+    _header(rs, store)
+    fp = rs.fingerprint
+    console.print(f"[dim]{fp.get('cpu_model')} x{fp.get('cpu_count')}, kernel {fp.get('kernel')}, "
+                  f"PMU: {'yes' if fp.get('pmu') else 'no'}, commit {rs.commit or '-'}[/]",
+                  highlight=False)
+    shown = metrics_to_show(rs)
+    comps = compare_result(rs, shown, threshold=threshold, correction=correction)
+    for cell in rs.cells():
+        if len(rs.configurations_in(cell)) == 1:
+            cfg = rs.configurations_in(cell)[0]
+            console.print(stat_table(rs, cfg, shown))
+        else:
+            console.print(compare_table(rs, comps, shown, cell))
+    _print_notes(rs)
+    _export(rs, comps, correction, threshold, export_json, export_csv, export_markdown)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    ctx = {"allow_interspersed_args": False}
+    app.command("stat", context_settings=ctx)(stat)
+    app.command("compare")(compare)
+    app.add_typer(results_app, name="results")
+
+
+__all__ = ["register", "BUILTIN_METRICS"]

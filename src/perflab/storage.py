@@ -155,7 +155,8 @@ class Store:
         if "not a database" in text or "malformed" in text or "corrupt" in text:
             return PerflabError(
                 f"the result database {self.location} is corrupt ({text})",
-                "move it aside (mv it to a .bak file) and run again, or pass --db with another file",
+                "move it aside (mv it to a .bak file) and run again, or pass --db with another "
+                "file",
             )
         return PerflabError(f"the result database {self.location} failed: {text}",
                             "check the path and its permissions, or pass --db")
@@ -267,7 +268,8 @@ class Store:
 
     def load(self, result_id: int) -> ResultSet:
         def go(conn: sa.Connection) -> ResultSet:
-            row = conn.execute(sa.select(results).where(results.c.id == result_id)).mappings().first()
+            q = sa.select(results).where(results.c.id == result_id)
+            row = conn.execute(q).mappings().first()
             if row is None:
                 raise PerflabError(f"no result with id {result_id} in {self.location}",
                                    "list the stored results with 'perflab results list'")

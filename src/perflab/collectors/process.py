@@ -1,21 +1,27 @@
 """Run one command once and measure it: this is where a measurement is taken.
 
-The child is forked, put in its own process group (so a timeout kills everything it started),
-pinned, and then *waits on a pipe* until the parent has opened its perf counters; only then does
-it exec.  Wall time runs from that release to wait4's return; CPU times, peak RSS, faults and
-context switches come from wait4's rusage, which covers the child and every descendant it
-waited for.
+A tiny C launcher (data/perflab-launch.c) forks the command into its own process group (so a
+timeout kills everything it started), pins it, and holds it before exec until perflab has
+opened its perf counters on it.  The launcher then releases it and times it from release to
+wait4's return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
+covers the command and every descendant it waited for.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
 
 from perflab.collectors.perf_events import CounterBackend, CounterSet, Reading
 from perflab.collectors.region import RegionChannel
@@ -67,13 +73,46 @@ def _tail(data: bytes, limit: int = 1 << 20) -> str:
     return data[-limit:].decode(errors="replace")
 
 
+@functools.lru_cache(maxsize=1)
+def launcher_path() -> str:
+    """Build (once, cached by source hash) the small C launcher in perflab-launch.c."""
+    src = resources.files("perflab").joinpath("data/perflab-launch.c").read_bytes()
+    digest = hashlib.sha256(src).hexdigest()[:12]
+    cache = Path(os.environ.get("PERFLAB_CACHE") or platformdirs.user_cache_dir("perflab"))
+    exe = cache / f"perflab-launch-{digest}"
+    if exe.exists():
+        return str(exe)
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise PerflabError("perflab needs a C compiler once, to build its small launcher",
+                           "install one (apt-get install gcc) or set CC")
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        c_file = Path(tmp) / "perflab-launch.c"
+        c_file.write_bytes(src)
+        out = Path(tmp) / "launch"
+        # Static when possible: fewer pages mapped before the command's exec.
+        for extra in (["-static"], []):
+            r = subprocess.run([cc, "-O2", *extra, "-o", str(out), str(c_file)],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                break
+        else:
+            raise PerflabError(f"building perflab's launcher with {cc} failed: "
+                               f"{r.stderr.strip().splitlines()[-1:]}",
+                               "check the C compiler installation")
+        os.replace(out, exe)  # atomic: concurrent perflabs race harmlessly
+    return str(exe)
+
+
 def execute(req: RunRequest) -> RunOutcome:
     """Run ``req.argv`` once; never raises for the command's own failures (they are outcomes)."""
     path = resolve_executable(req.argv[0], req.env)
+    launcher = launcher_path()
     out_f = tempfile.TemporaryFile()
     err_f = tempfile.TemporaryFile()
-    go_r, go_w = os.pipe()
-    exec_err_r, exec_err_w = os.pipe2(os.O_CLOEXEC)
+    ctl_r, ctl_w = os.pipe()
+    rep_r, rep_w = os.pipe()
     region: RegionChannel | None = None
     counters: CounterSet | None = None
     counter_error = ""
@@ -96,36 +135,27 @@ def execute(req: RunRequest) -> RunOutcome:
     if req.region:
         region = RegionChannel(on_enable, on_disable)
         env.update(region.env())
-
-    pid = os.fork()
-    if pid == 0:  # child: as little as possible before exec
-        try:
-            os.close(go_w)
-            os.close(exec_err_r)
-            os.setpgid(0, 0)
-            if req.pin:
-                os.sched_setaffinity(0, req.pin)
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
-            os.dup2(out_f.fileno(), 1)
-            os.dup2(err_f.fileno(), 2)
-            if req.cwd:
-                os.chdir(req.cwd)
-            os.read(go_r, 1)
-            os.execve(path, req.argv, env)
-        except BaseException as e:  # noqa: BLE001 - report anything to the parent, then die
-            try:
-                os.write(exec_err_w, f"{type(e).__name__}: {e}".encode())
-            finally:
-                os._exit(127)
-    os.close(go_r)
-    os.close(exec_err_w)
+    cpus = ",".join(map(str, req.pin)) if req.pin else "-"
+    proc = subprocess.Popen(
+        [launcher, str(ctl_r), str(rep_w), cpus, path, *req.argv], stdin=subprocess.DEVNULL,
+        stdout=out_f, stderr=err_f, env=env, cwd=req.cwd, pass_fds=(ctl_r, rep_w))
+    os.close(ctl_r)
+    os.close(rep_w)
+    report = os.fdopen(rep_r, "r")
     timed_out = threading.Event()
     timer: threading.Timer | None = None
+    child = 0
     try:
+        first = report.readline().split()
+        if len(first) != 2 or first[0] != "pid":
+            proc.wait()
+            raise PerflabError(f"perflab's launcher failed to start {req.argv[0]} "
+                               f"({' '.join(first) or 'no report'})",
+                               "check --pin and the command")
+        child = int(first[1])
         if req.counters and req.backend is not None:
             try:
-                counters = req.backend.open(pid, req.counters)
+                counters = req.backend.open(child, req.counters)
             except OSError as e:
                 counter_error = str(e)
         if region is not None:
@@ -133,40 +163,45 @@ def execute(req: RunRequest) -> RunOutcome:
         if req.timeout:
             def kill() -> None:
                 timed_out.set()
-                _kill_group(pid)
+                _kill_group(child)
 
             timer = threading.Timer(req.timeout, kill)
             timer.daemon = True
-        t0 = time.monotonic_ns()
-        os.write(go_w, b"g")
-        os.close(go_w)
-        if timer:
             timer.start()
-        try:
-            _, status, ru = os.wait4(pid, 0)
-        except BaseException:
-            # Ctrl-C or anything else: never leave the child running.
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            raise
-        t1 = time.monotonic_ns()
+        os.write(ctl_w, b"g")
+        done = report.readline().split()
+        proc.wait()
+    except BaseException:
+        # Ctrl-C or anything else: never leave the command running.
+        if child:
+            _kill_group(child)
+        proc.kill()
+        proc.wait()
+        raise
     finally:
         if timer:
             timer.cancel()
-    _kill_group(pid)  # anything the command left behind in its group
-    exec_error = os.read(exec_err_r, 4096).decode(errors="replace")
-    os.close(exec_err_r)
+        os.close(ctl_w)
+        report.close()
+    if child:
+        _kill_group(child)  # anything the command left behind in its group
+    if len(done) != 11 or done[0] != "done":
+        raise PerflabError(f"perflab's launcher ended without a report ({' '.join(done)})",
+                           "run again; if it persists, report a bug")
+    status, wall_ns, utime_us, stime_us = (int(x) for x in done[1:5])
+    maxrss, minflt, majflt, nvcsw, nivcsw, exec_errno = (int(x) for x in done[5:11])
 
     values: dict[str, float] = {
-        "wall_time": (t1 - t0) / 1e9,
-        "user_time": ru.ru_utime,
-        "sys_time": ru.ru_stime,
-        "max_rss": float(ru.ru_maxrss),
-        "minor_faults": float(ru.ru_minflt),
-        "major_faults": float(ru.ru_majflt),
-        "voluntary_switches": float(ru.ru_nvcsw),
-        "involuntary_switches": float(ru.ru_nivcsw),
+        "wall_time": wall_ns / 1e9,
+        "user_time": utime_us / 1e6,
+        "sys_time": stime_us / 1e6,
+        "max_rss": float(maxrss),
+        "minor_faults": float(minflt),
+        "major_faults": float(majflt),
+        "voluntary_switches": float(nvcsw),
+        "involuntary_switches": float(nivcsw),
     }
+    exec_error = os.strerror(exec_errno) if exec_errno else ""
     running_fraction: dict[str, float] = {}
     region_used = False
     if region is not None:

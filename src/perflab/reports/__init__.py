@@ -1,0 +1,1 @@
+"""Reports: terminal tables, exports (JSON/CSV/Markdown), plots and HTML."""

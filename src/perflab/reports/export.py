@@ -1,0 +1,155 @@
+"""Exports of a result set: JSON (the documented schema), CSV and Markdown.
+
+JSON schema (version 1), see docs/export-schema.md:
+{
+  "schema": "perflab-result/1", "perflab_version", "id", "kind", "status", "created_at",
+  "commit", "dirty", "environment": {...fingerprint...}, "settings", "notes", "warnings",
+  "configurations": [{"name", "command", "benchmark", "params", "cell", "is_baseline",
+     "runs", "failed_runs",
+     "metrics": {NAME: {"samples": [...], "median", "ci_low", "ci_high", "mean", "stdev", "cv",
+                         "min", "max", "n", "unit", "source", "deterministic"}}}],
+  "comparisons": [{"baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high",
+                   "change_pct", "p_value", "raw_p_value", "verdict", "runs_needed",
+                   "deterministic", "paired"}],
+  "correction": "holm" | "bh" | "none", "threshold": 0.01
+}
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perflab import __version__
+from perflab.model import ResultSet
+from perflab.reports.format import fmt_change, fmt_value
+from perflab.reports.terminal import metrics_to_show, warnings
+from perflab.stats import Comparison, summarize
+
+SCHEMA = "perflab-result/1"
+
+
+def _clean(x: Any) -> Any:
+    """NaN/inf are not JSON: they become null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x
+
+
+def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
+                   correction: str = "holm", threshold: float = 0.01) -> dict[str, Any]:
+    configs = []
+    for cfg in rs.configurations:
+        metrics: dict[str, Any] = {}
+        for m, info in rs.metrics.items():
+            xs = cfg.samples(m)
+            if not xs:
+                continue
+            s = summarize(xs, info.deterministic)
+            metrics[m] = {"samples": xs, "median": s.median, "ci_low": s.ci_low,
+                          "ci_high": s.ci_high, "mean": s.mean, "stdev": s.stdev, "cv": s.cv,
+                          "min": s.min, "max": s.max, "n": s.n, "unit": info.unit,
+                          "source": info.source, "deterministic": info.deterministic}
+        configs.append({
+            "name": cfg.name, "command": cfg.command, "benchmark": cfg.benchmark,
+            "params": cfg.params, "cell": cfg.cell, "is_baseline": cfg.is_baseline,
+            "commit": cfg.commit, "runs": len(cfg.measured_runs()),
+            "failed_runs": sum(1 for r in cfg.runs if r.status != "ok"), "metrics": metrics})
+    comps = []
+    for c in comparisons:
+        d = c.to_dict()
+        comps.append({k: d[k] for k in (
+            "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
+            "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
+            "base_median", "cand_median")})
+    return _clean({
+        "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
+        "status": rs.status, "created_at": rs.created_at, "label": rs.label,
+        "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
+        "settings": rs.settings, "notes": rs.notes, "warnings": warnings(rs),
+        "configurations": configs, "comparisons": comps, "correction": correction,
+        "threshold": threshold})
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
+              "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
+              "ratio_ci_high", "p_value", "verdict"]
+
+
+def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
+    by_key = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    for cfg in rs.configurations:
+        for m, info in rs.metrics.items():
+            xs = cfg.samples(m)
+            if not xs:
+                continue
+            s = summarize(xs, info.deterministic)
+            row: dict[str, Any] = {
+                "configuration": cfg.name, "cell": cfg.cell, "metric": m, "unit": info.unit,
+                "n": s.n, "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
+                "cv": s.cv, "min": s.min, "max": s.max, "source": info.source}
+            c = by_key.get((cfg.cell, cfg.name, m))
+            if c is not None:
+                row.update(baseline=c.baseline, ratio=c.ratio, ratio_ci_low=c.ci_low,
+                           ratio_ci_high=c.ci_high, p_value=c.p_value, verdict=c.verdict)
+            w.writerow(_clean(row))
+    return buf.getvalue()
+
+
+def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
+                       metrics: Sequence[str] | None = None) -> str:
+    """The side-by-side table (one per cell) as GitHub Markdown."""
+    shown = metrics_to_show(rs, metrics)
+    by_key = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    lines: list[str] = []
+    for cell in rs.cells():
+        configs = rs.configurations_in(cell)
+        base = rs.baseline_in(cell)
+        if base is None:
+            continue
+        others = [c for c in configs if c is not base]
+        if cell != "{}":
+            lines.append(f"**cell {cell}**\n")
+        head = ["metric", f"{base.name} (baseline)"]
+        for c in others:
+            head += [c.name, "change [95% CI]", "verdict"]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for m in shown:
+            info = rs.metrics[m]
+            bs = base.samples(m)
+            if not bs:
+                continue
+            row = [m, fmt_value(summarize(bs).median, info.unit)]
+            for c in others:
+                comp = by_key.get((cell, c.name, m))
+                cs = c.samples(m)
+                if not cs or comp is None:
+                    row += ["-", "-", "-"]
+                    continue
+                row += [fmt_value(summarize(cs).median, info.unit),
+                        fmt_change(comp.ratio, comp.ci_low, comp.ci_high, comp.deterministic),
+                        comp.verdict]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    for w in warnings(rs):
+        lines.append(f"- warning: {w}")
+    for n in rs.notes:
+        lines.append(f"- note: {n}")
+    return "\n".join(lines) + "\n"
