@@ -1,0 +1,406 @@
+"""Noise-aware bisect: ``git bisect`` driven by A/B comparisons against the good commit.
+
+Each step builds the commit git proposes and measures it interleaved with the good commit's
+build (built once and copied to a temporary directory), then asks the core for a verdict:
+"slower" -> bad; "faster" or "equivalent" -> good; "inconclusive" -> measure more, up to
+--max-rounds, then ``git bisect skip`` rather than guess.  A build or run that fails is a skip.
+Every step's runs are stored (one result set of kind "bisect"; one configuration per commit).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from perflab.errors import PerflabError
+from perflab.history import git
+from perflab.model import Configuration, ResultSet
+
+console = Console(stderr=True)
+
+
+@dataclass
+class BisectSpec:
+    repo: Path
+    good: str
+    bad: str
+    build: str
+    command: list[str] = field(default_factory=list)  # the -- COMMAND form
+    workload: str | None = None  # or a workload of the repository (workloads/<name>/)
+    params: dict[str, str] = field(default_factory=dict)
+    metric: str | None = None  # default: the workload's primary, else wall_time
+    artifacts: list[str] = field(default_factory=list)  # what to keep of the good build
+    runs: int = 10
+    max_rounds: int = 3
+    threshold: float = 0.01
+    timeout: float | None = None
+    build_timeout: float = 900.0
+    check: bool = True  # first confirm that bad is slower than good
+    seed: int | None = None
+
+
+@dataclass
+class Step:
+    commit: str
+    decision: str  # good | bad | skip
+    reason: str
+    change_pct: float = math.nan
+    ci: tuple[float, float] = (math.nan, math.nan)
+    base_median: float = math.nan
+    cand_median: float = math.nan
+    runs: int = 0
+
+
+@dataclass
+class BisectOutcome:
+    first_bad: str | None
+    candidates: list[str]  # when skips leave several possible first bad commits
+    steps: list[Step]
+    result_id: int | None
+    metric: str
+    unit: str = ""
+    size: Step | None = None  # the comparison of the first bad commit against good
+
+
+def _run_build(spec: BisectSpec, cwd: Path) -> tuple[bool, str]:
+    try:
+        proc = subprocess.run(spec.build, shell=True, cwd=cwd, capture_output=True, text=True,
+                              timeout=spec.build_timeout)
+    except subprocess.TimeoutExpired:
+        return False, f"build timed out after {spec.build_timeout:g} s"
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        return False, f"build failed (exit {proc.returncode}): {tail[-1] if tail else ''}"
+    return True, ""
+
+
+def _bisect_git(top: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(top), "bisect", *args], capture_output=True,
+                          text=True)
+    out = proc.stdout + proc.stderr
+    if proc.returncode not in (0, 2) and "first bad commit" not in out \
+            and "only 'skip'ped commits" not in out:
+        raise PerflabError(f"git bisect {' '.join(args)} failed: {out.strip().splitlines()[-1:]}",
+                           "run 'git bisect reset' in the repository and try again")
+    return out
+
+
+class _Target:
+    """What to run at a commit: argv for the tree at ``root`` (the repo or the good copy)."""
+
+    def __init__(self, spec: BisectSpec, top: Path) -> None:
+        self.spec, self.top = spec, top
+        self.manifest: dict[str, Any] = {}
+        self.wdir: Path | None = None
+        if spec.workload:
+            self.wdir = top / "workloads" / spec.workload
+            mpath = self.wdir / "workload.toml"
+            if not mpath.is_file():
+                raise PerflabError(f"no workload '{spec.workload}' in {top}/workloads",
+                                   "give the <family>/<runtime> name 'perflab workloads list' "
+                                   "shows, or use -- COMMAND")
+            try:
+                self.manifest = tomllib.loads(mpath.read_text())
+            except tomllib.TOMLDecodeError as e:
+                raise PerflabError(f"{mpath} is not valid TOML ({e})",
+                                   "fix the manifest at the good commit") from e
+            if not self.manifest.get("run"):
+                raise PerflabError(f"{mpath} has no 'run'", "add run = [...] to the manifest")
+        elif not spec.command:
+            raise PerflabError("nothing to measure at each step",
+                               "give --workload NAME or a command after --")
+
+    @property
+    def benchmark(self) -> str:
+        return self.spec.workload or " ".join(self.spec.command)
+
+    @property
+    def primary(self) -> str:
+        return str(self.manifest.get("primary") or "wall_time")
+
+    def argv(self, root: Path) -> list[str]:
+        """The command with the repository's relative paths resolved in ``root``.
+
+        Why: the good build lives in a copy, and the core runs commands without a cwd, so a
+        path such as ./prog must point into the tree being measured.
+        """
+        if self.wdir is not None:
+            wdir = root / self.wdir.relative_to(self.top)
+            argv = [str(a).replace("{dir}", str(wdir)) for a in self.manifest["run"]]
+            return argv + [f"--{k}={v}" for k, v in self.spec.params.items()]
+        out = []
+        for a in self.spec.command:
+            p = Path(a)
+            if not p.is_absolute() and a not in (".", "..") and (self.top / p).exists():
+                out.append(str(root / p))
+            else:
+                out.append(a)
+        return out
+
+
+def _copy_good(spec: BisectSpec, top: Path, target: _Target, dest: Path) -> None:
+    if spec.artifacts:
+        for rel in spec.artifacts:
+            src = top / rel
+            if not src.exists():
+                raise PerflabError(f"--artifact {rel} does not exist after building the good "
+                                   "commit", "name a file the build produces, relative to "
+                                   "the repository")
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dest / rel, symlinks=True)
+            else:
+                shutil.copy2(src, dest / rel)
+        return
+    src = target.wdir if target.wdir is not None else top
+    rel = src.relative_to(top)
+    shutil.copytree(src, dest / rel, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".git"))
+
+
+def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> BisectOutcome:
+    from perflab.runner import MeasureOptions, RunFailed, measure
+    from perflab.stats import compare_samples
+
+    say = (out or console).print
+    top = git.toplevel(spec.repo)
+    if top is None:
+        raise PerflabError(f"{spec.repo} is not a git work tree",
+                           "run bisect inside the repository or pass --repo")
+    if spec.runs < 1 or spec.max_rounds < 1:
+        raise PerflabError("--runs and --max-rounds must be at least 1", "use e.g. --runs 10")
+    good = git.resolve(top, spec.good)
+    bad = git.resolve(top, spec.bad)
+    if good == bad or not git.is_ancestor(top, good, bad):
+        raise PerflabError(f"--good {spec.good} is not an ancestor of --bad {spec.bad}",
+                           "give an older good commit and a newer bad one on the same history")
+    if git._git(top, "status", "--porcelain", "--untracked-files=no").stdout.strip():
+        raise PerflabError(f"{top} has uncommitted changes, and bisect checks out other commits",
+                           "commit or stash them first")
+    in_progress = subprocess.run(["git", "-C", str(top), "bisect", "log"], capture_output=True)
+    if in_progress.returncode == 0:
+        raise PerflabError(f"a git bisect is already in progress in {top}",
+                           "finish it or run 'git bisect reset' first")
+
+    from perflab.fingerprint import machine_fingerprint
+
+    metric = spec.metric
+    target: _Target | None = None
+    rs = ResultSet(kind="bisect", fingerprint=machine_fingerprint(), repo=str(top), commit=bad,
+                   dirty=False, created_at=time.time(),
+                   label=f"bisect {git.short(good)}..{git.short(bad)}",
+                   settings={"good": good, "bad": bad, "build": spec.build,
+                             "threshold": spec.threshold, "runs": spec.runs,
+                             "max_rounds": spec.max_rounds})
+    steps: list[Step] = []
+    tmp = Path(tempfile.mkdtemp(prefix="perflab-bisect-good-"))
+    started = False
+    try:
+        subprocess.run(["git", "-C", str(top), "bisect", "start"], capture_output=True,
+                       check=True)
+        started = True
+        git._git(top, "checkout", "-q", "--detach", good)
+        target = _Target(spec, top)
+        metric = metric or target.primary
+        rs.settings["metric"] = metric
+        say(f"building the good commit {git.short(good)} once ...")
+        ok, why = _run_build(spec, top)
+        if not ok:
+            raise PerflabError(f"the good commit {git.short(good)}: {why}",
+                               "fix --build, or choose a good commit that builds")
+        _copy_good(spec, top, target, tmp)
+        valgrind = metric in ("instructions", "instructions_per_op")
+        opts = MeasureOptions(
+            warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
+            timeout=spec.timeout, counters="none" if valgrind else "auto",
+            instructions="valgrind" if valgrind else None,
+            valgrind_runs=2,
+            region_symbol=target.manifest.get("region_symbol") if valgrind else None,
+            seed=spec.seed)
+        base_argv = target.argv(tmp)
+        step_no = 0
+
+        def judge(commit: str) -> Step:
+            """Build ``commit`` (checked out) and compare it with the good build."""
+            nonlocal step_no
+            step_no += 1
+            assert target is not None
+            if commit != good:
+                ok, why = _run_build(spec, top)
+                if not ok:
+                    return Step(commit, "skip", why)
+            base_s: list[float] = []
+            cand_s: list[float] = []
+            cmp = None
+            for rnd in range(spec.max_rounds):
+                cell = {**spec.params, "bisect_step": step_no, "round": rnd}
+                base = Configuration(name=f"good {git.short(good)}", command=base_argv,
+                                     benchmark=target.benchmark, params=cell, is_baseline=True,
+                                     commit=good)
+                cand = Configuration(name=git.short(commit), command=target.argv(top),
+                                     benchmark=target.benchmark, params=cell, commit=commit)
+                try:
+                    measure(rs, [base, cand], opts, store=store)
+                except RunFailed as e:
+                    if any(r.status != "ok" for r in base.runs):
+                        raise PerflabError(f"the good build failed to run: {e.problem}",
+                                           "check the command at the good commit") from e
+                    return Step(commit, "skip", f"the command failed: {e.problem}")
+                if metric not in rs.metrics:
+                    raise PerflabError(f"the runs produced no metric '{metric}'",
+                                       f"choose one of {', '.join(sorted(rs.metrics)) or '-'}")
+                base_s += base.samples(metric)
+                cand_s += cand.samples(metric)
+                info = rs.metrics[metric]
+                cmp = compare_samples(base_s, cand_s, threshold=spec.threshold,
+                                      deterministic=info.deterministic,
+                                      higher_is_better=info.higher_is_better, metric=metric)
+                verdict = cmp.verdict
+                if cmp.deterministic and abs(cmp.ratio - 1.0) <= spec.threshold:
+                    # Exact counts still move by a few instructions with the binary's path
+                    # (argv and auxv on the stack): within the threshold is "equivalent".
+                    verdict = "equivalent"
+                st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
+                          cmp.base_median, cmp.cand_median, len(cand_s))
+                if verdict == "slower":
+                    st.decision, st.reason = "bad", "slower"
+                    return st
+                if verdict in ("faster", "equivalent"):
+                    st.decision, st.reason = "good", verdict
+                    return st
+                say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
+                    f"({cmp.change_pct:+.2f}%), measuring again")
+            assert cmp is not None
+            return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs",
+                        cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_median,
+                        cmp.cand_median, len(cand_s))
+
+        def show(st: Step) -> None:
+            size = "" if math.isnan(st.change_pct) else f" {st.change_pct:+.2f}%"
+            if not math.isnan(st.ci[0]) and st.ci[0] != st.ci[1]:
+                size += f" [{(st.ci[0] - 1) * 100:+.2f}, {(st.ci[1] - 1) * 100:+.2f}]"
+            say(f"  {git.short(st.commit)} {git.subject(top, st.commit)[:50]!r}: "
+                f"[bold]{st.decision}[/] ({st.reason}{size})")
+
+        if spec.check:
+            git._git(top, "checkout", "-q", "--detach", bad)
+            say(f"checking that {git.short(bad)} is slower than {git.short(good)} ...")
+            st = judge(bad)
+            steps.append(st)
+            show(st)
+            if st.decision != "bad":
+                pct = "" if math.isnan(st.change_pct) else f", {st.change_pct:+.2f}%"
+                raise PerflabError(
+                    f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
+                    f"({st.reason}{pct})",
+                    "check the range and the metric, or raise --runs / --max-rounds")
+        _bisect_git(top, "bad", bad)
+        text = _bisect_git(top, "good", good)
+        while True:
+            done = re.search(r"^([0-9a-f]{40}) is the first bad commit", text, re.M)
+            if done:
+                first, cands = done.group(1), [done.group(1)]
+                break
+            if "only 'skip'ped commits left" in text:
+                cands = re.findall(r"^([0-9a-f]{40})\b", text, re.M)
+                first = None
+                break
+            commit = git._git(top, "rev-parse", "HEAD").stdout.strip()
+            st = judge(commit)
+            steps.append(st)
+            show(st)
+            text = _bisect_git(top, st.decision, commit)
+        size = next((s for s in steps if s.commit == first and s.decision == "bad"), None)
+        if first is not None and size is None:
+            # git named it without a step measuring it (a neighbour of good, or the bad end)
+            if first == bad and steps and steps[0].commit == bad:
+                size = steps[0]
+            else:
+                git._git(top, "checkout", "-q", "--detach", first)
+                size = judge(first)
+                steps.append(size)
+        rs.status = "complete"
+        rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
+        rs.settings["first_bad"] = first
+        rs.settings["steps"] = [{"commit": s.commit, "decision": s.decision, "reason": s.reason,
+                                 "change_pct": None if math.isnan(s.change_pct) else s.change_pct}
+                                for s in steps]
+        unit = rs.metrics[metric].unit if metric in rs.metrics else ""
+        return BisectOutcome(first, cands, steps, rs.id, metric, unit, size)
+    finally:
+        if rs.id is not None:
+            if rs.status == "running":
+                rs.status = "failed"
+            store.update_result(rs)
+        if started:
+            subprocess.run(["git", "-C", str(top), "bisect", "reset"], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bisect_cmd(
+    command: list[str] = typer.Argument(None, help="After --: the command to measure; its "
+                                                   "relative paths are resolved in the tree."),
+    good: str = typer.Option(..., "--good", help="A commit without the regression."),
+    bad: str = typer.Option(..., "--bad", help="A later commit with it."),
+    build: str = typer.Option(..., "--build", help="Shell command building the checked-out "
+                                                   "commit, run in the repository."),
+    workload: str = typer.Option(None, "--workload", "-w",
+                                 help="Measure workloads/NAME of the repository instead."),
+    param: list[str] = typer.Option(None, "--param", "-p", help="Workload parameter k=v."),
+    metric: str = typer.Option(None, "--metric", "-m",
+                               help="wall_time (default), instructions (valgrind, exact), or a "
+                                    "workload metric such as ns_per_op."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The repository (default: here)."),
+    artifact: list[str] = typer.Option(None, "--artifact",
+                                       help="Build output to keep from the good commit "
+                                            "(repeat; default: a copy of the whole tree)."),
+    runs: int = typer.Option(10, "--runs", help="Runs per side per round."),
+    max_rounds: int = typer.Option(3, "--max-rounds",
+                                   help="Rounds for an inconclusive step before skipping it."),
+    threshold: float = typer.Option(0.01, "--threshold",
+                                    help="Relative change that counts (0.01 = 1%)."),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds per run."),
+    build_timeout: float = typer.Option(900.0, "--build-timeout", help="Seconds per build."),
+    check: bool = typer.Option(True, "--check/--no-check",
+                               help="First confirm that bad is slower than good."),
+    db: str = typer.Option(None, "--db", help="Result database (default: $PERFLAB_DB)."),
+) -> None:
+    """Find the commit that made a benchmark slower: git bisect with A/B verdicts."""
+    from perflab.history.series import parse_params
+    from perflab.storage import Store
+
+    if workload and command:
+        raise PerflabError("give either --workload or a command after --, not both",
+                           "drop one of them")
+    spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
+                      workload=workload, params=parse_params(param), metric=metric,
+                      artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
+                      threshold=threshold, timeout=timeout, build_timeout=build_timeout,
+                      check=check)
+    store = Store(db)
+    res = run_bisect(spec, store)
+    top = git.toplevel(repo) or repo
+    out = Console()
+    if res.first_bad:
+        out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
+        s = res.size
+        if s is not None and not math.isnan(s.change_pct):
+            out.print(f"{res.metric}: {s.base_median:.6g} -> {s.cand_median:.6g} {res.unit} "
+                      f"({s.change_pct:+.2f}%, {s.cand_median - s.base_median:+.6g} {res.unit})")
+    else:
+        out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
+                  + ", ".join(git.short(c) for c in res.candidates))
+    out.print(f"{len(res.steps)} step(s) stored as result {res.result_id}; replay: "
+              f"{shlex.join(['perflab', 'results', 'show', str(res.result_id)])}")

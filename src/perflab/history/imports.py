@@ -1,0 +1,294 @@
+"""Import other tools' results as stored result sets (kind "import").
+
+Formats (read from the files these tools write, not from their docs alone):
+- hyperfine ``--export-json``: {"results": [{"command", "times": [s...], "exit_codes", ...}]};
+  every element of ``times`` is one run's wall time in seconds -> metric wall_time.
+- pyperf JSON (``-o``): {"version", "metadata", "benchmarks": [{"metadata", "runs": [{"values",
+  "warmups": [[loops, value]]}]}]}; a value is the time of ONE loop iteration in the unit
+  of ``metadata.unit`` -> ns_per_op (seconds x 1e9), as perflab's workloads report.
+- ``perf stat -j``: one JSON object per event and line (counter-value, unit, event,
+  pcnt-running...); a repeated event starts a new run, so several perf stat outputs appended
+  to one file become several runs.  Event names map to perflab's metric names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+from perflab.model import (
+    BUILTIN_METRICS,
+    HARDWARE_COUNTERS,
+    PERF_HW,
+    PERF_SW,
+    Configuration,
+    MetricInfo,
+    ResultSet,
+    Run,
+)
+
+FORMATS = ("hyperfine", "pyperf", "perf-stat")
+
+# perf event -> (perflab metric, factor to perflab's unit)
+PERF_EVENTS: dict[str, tuple[str, float]] = {
+    "task-clock": ("task_clock", 1.0),  # perf reports msec; perflab's task_clock is ms
+    "cpu-clock": ("cpu_clock", 1.0),
+    "page-faults": ("page_faults", 1.0),
+    "faults": ("page_faults", 1.0),
+    "minor-faults": ("minor_faults", 1.0),
+    "major-faults": ("major_faults", 1.0),
+    "context-switches": ("context_switches", 1.0),
+    "cs": ("context_switches", 1.0),
+    "cpu-migrations": ("cpu_migrations", 1.0),
+    "migrations": ("cpu_migrations", 1.0),
+    "cycles": ("cycles", 1.0),
+    "cpu-cycles": ("cycles", 1.0),
+    "instructions": ("instructions", 1.0),
+    "branches": ("branches", 1.0),
+    "branch-instructions": ("branches", 1.0),
+    "branch-misses": ("branch_misses", 1.0),
+    "cache-references": ("cache_references", 1.0),
+    "cache-misses": ("cache_misses", 1.0),
+    "duration_time": ("wall_time", 1e-9),  # ns -> s
+    "user_time": ("user_time", 1e-9),
+    "system_time": ("sys_time", 1e-9),
+}
+
+
+def _bad(path: Path, fmt: str, why: str) -> PerflabError:
+    return PerflabError(f"{path} is not a {fmt} result file ({why})",
+                        f"give the file {fmt} wrote, or the right --format ({', '.join(FORMATS)})")
+
+
+def _read_json(path: Path, fmt: str) -> Any:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    except UnicodeDecodeError as e:
+        raise _bad(path, fmt, "binary data") from e
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise _bad(path, fmt, f"invalid JSON at line {e.lineno}") from e
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
+    data = _read_json(path, "hyperfine")
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list) \
+            or not data["results"]:
+        raise _bad(path, "hyperfine", "no 'results' list")
+    rs = ResultSet(kind="import", created_at=_mtime(path), label=f"hyperfine {path.name}",
+                   settings={"import_format": "hyperfine", "file": str(path)})
+    rs.metrics["wall_time"] = BUILTIN_METRICS["wall_time"]
+    seq = 0
+    for i, res in enumerate(data["results"]):
+        times = res.get("times") if isinstance(res, dict) else None
+        if not isinstance(times, list) or not all(_num(t) for t in times) or not times:
+            raise _bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
+                       "(hyperfine older than 1.8, or not --export-json)")
+        command = str(res.get("command", f"command {i + 1}"))
+        codes = res.get("exit_codes") or [0] * len(times)
+        params = res.get("parameters") or {}
+        cfg = Configuration(name=command, command=[command], shell=True,
+                            benchmark=benchmark or command,
+                            params=dict(params) if isinstance(params, dict) else {},
+                            is_baseline=(i == 0))
+        for t, code in zip(times, codes, strict=False):
+            ok = code in (0, None)
+            cfg.runs.append(Run(seq=seq, values={"wall_time": float(t)},
+                                status="ok" if ok else "failed", exit_code=code))
+            seq += 1
+        rs.configurations.append(cfg)
+        if _num(res.get("user")) and _num(res.get("system")):
+            rs.notes.append(f"hyperfine mean CPU time of '{command}': user {res['user']:.6g} s, "
+                            f"system {res['system']:.6g} s (per-run values not exported)")
+    rs.notes.append("imported from hyperfine: per-run wall time only; no machine fingerprint")
+    return rs
+
+
+def _pyperf_fingerprint(meta: dict[str, Any]) -> dict[str, Any]:
+    fp: dict[str, Any] = {}
+    if meta.get("hostname"):
+        fp["hostname"] = meta["hostname"]
+    if meta.get("cpu_model_name"):
+        fp["cpu_model"] = meta["cpu_model_name"]
+    if _num(meta.get("cpu_count")):
+        fp["cpu_count"] = int(meta["cpu_count"])
+    m = re.match(r"Linux-([^-]+(?:-[^-]+)*?)-(x86_64|aarch64|arm64|i686)",
+                 str(meta.get("platform", "")))
+    if m:
+        fp["kernel"], fp["arch"] = m.group(1), m.group(2)
+    return fp
+
+
+def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
+    data = _read_json(path, "pyperf")
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list) \
+            or not data["benchmarks"]:
+        raise _bad(path, "pyperf", "no 'benchmarks' list")
+    meta = data.get("metadata") or {}
+    rs = ResultSet(kind="import", created_at=_mtime(path), label=f"pyperf {path.name}",
+                   fingerprint=_pyperf_fingerprint(meta),
+                   settings={"import_format": "pyperf", "file": str(path),
+                             "pyperf_version": data.get("version")})
+    seq = 0
+    first_date: float | None = None
+    for i, bench in enumerate(data["benchmarks"]):
+        if not isinstance(bench, dict) or not isinstance(bench.get("runs"), list):
+            raise _bad(path, "pyperf", f"benchmark {i + 1} has no 'runs'")
+        bmeta = {**meta, **(bench.get("metadata") or {})}
+        name = str(bmeta.get("name") or f"benchmark {i + 1}")
+        unit = bmeta.get("unit", "second")
+        if unit == "second":
+            metric, factor = "ns_per_op", 1e9
+            rs.metrics[metric] = MetricInfo(metric, "ns", "pyperf",
+                                            description="time of one loop iteration")
+        else:
+            metric, factor = f"pyperf_{unit}", 1.0
+            rs.metrics[metric] = MetricInfo(metric, str(unit), "pyperf")
+        cfg = Configuration(name=name, command=[name], benchmark=benchmark or name,
+                            is_baseline=(i == 0))
+        for run in bench["runs"]:
+            rmeta = run.get("metadata") or {}
+            started = _date(rmeta.get("date"))
+            if started and first_date is None:
+                first_date = started
+            for w in run.get("warmups") or []:
+                if isinstance(w, list) and len(w) == 2 and _num(w[1]):
+                    cfg.runs.append(Run(seq=seq, values={metric: w[1] * factor}, warmup=True,
+                                        started_at=started or 0.0))
+                    seq += 1
+            for v in run.get("values") or []:
+                if not _num(v):
+                    raise _bad(path, "pyperf", f"non-numeric value {v!r} in '{name}'")
+                cfg.runs.append(Run(seq=seq, values={metric: v * factor},
+                                    started_at=started or 0.0,
+                                    load1=rmeta.get("load_avg_1min")))
+                seq += 1
+        if not cfg.measured_runs():
+            raise _bad(path, "pyperf", f"benchmark '{name}' has no measured values")
+        rs.configurations.append(cfg)
+    if first_date:
+        rs.created_at = first_date
+    rs.notes.append("imported from pyperf: values are per loop iteration (ns_per_op)")
+    return rs
+
+
+def _date(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    except UnicodeDecodeError as e:
+        raise _bad(path, "perf stat -j", "binary data") from e
+    name = benchmark or path.stem
+    rs = ResultSet(kind="import", created_at=_mtime(path), label=f"perf stat {path.name}",
+                   settings={"import_format": "perf-stat", "file": str(path)})
+    cfg = Configuration(name=name, command=[name], benchmark=name, is_baseline=True)
+    current: dict[str, float] = {}
+    unsupported: set[str] = set()
+    multiplexed: dict[str, float] = {}
+    repeated = False
+    events_seen = 0
+
+    def flush() -> None:
+        if current:
+            cfg.runs.append(Run(seq=len(cfg.runs), values=dict(current)))
+            current.clear()
+
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue  # the measured program's own stderr is interleaved with perf's
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict) or "event" not in obj or "counter-value" not in obj:
+            continue
+        events_seen += 1
+        event = str(obj["event"])
+        base = event.split(":")[0]  # instructions:u -> instructions
+        pmu = re.fullmatch(r"[\w-]+/([\w-]+)/\w*", base)  # cpu_core/instructions/ -> instructions
+        if pmu:
+            base = pmu.group(1)
+        metric, factor = PERF_EVENTS.get(base, (re.sub(r"[^a-z0-9]+", "_", base.lower())
+                                                .strip("_"), 1.0))
+        raw = obj["counter-value"]
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            unsupported.add(event)  # "<not supported>" / "<not counted>"
+            continue
+        if metric in current:
+            flush()  # the same event again: the next perf stat run starts here
+        current[metric] = value * factor
+        if "variance" in obj:
+            repeated = True
+        pr = obj.get("pcnt-running")
+        if _num(pr) and pr < 100:
+            multiplexed[metric] = min(pr, multiplexed.get(metric, 100.0))
+        if metric not in rs.metrics:
+            if metric in BUILTIN_METRICS:
+                rs.metrics[metric] = BUILTIN_METRICS[metric]
+            else:
+                src = PERF_HW if metric in HARDWARE_COUNTERS else PERF_SW
+                rs.metrics[metric] = MetricInfo(metric, str(obj.get("unit") or "count"), src)
+    flush()
+    if events_seen == 0:
+        raise _bad(path, "perf stat -j", "no JSON event lines")
+    if not cfg.runs:
+        raise _bad(path, "perf stat -j", "every event was <not supported> or <not counted>")
+    rs.configurations.append(cfg)
+    if unsupported:
+        rs.notes.append(f"perf stat could not count: {', '.join(sorted(unsupported))} "
+                        "(no hardware PMU on the measured machine?)")
+    if multiplexed:
+        rs.notes.append("multiplexed counters (perf scaled them; % of time counted): " + ", ".join(
+            f"{m} {p:.0f}%" for m, p in sorted(multiplexed.items())))
+    if repeated:
+        rs.notes.append("perf stat -r: each imported run is the MEAN of perf's repeats")
+    if "wall_time" not in rs.metrics:
+        rs.notes.append("no duration_time event: no wall_time (add -e duration_time)")
+    return rs
+
+
+IMPORTERS = {"hyperfine": import_hyperfine, "pyperf": import_pyperf,
+             "perf-stat": import_perf_stat}
+
+
+def import_file(path: Path, fmt: str, benchmark: str | None = None) -> ResultSet:
+    if fmt not in IMPORTERS:
+        raise PerflabError(f"unknown import format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise PerflabError(f"{path} does not exist or is not a file", "check the path")
+    if os.path.getsize(path) == 0:
+        raise _bad(path, fmt, "empty file")
+    return IMPORTERS[fmt](path, benchmark)

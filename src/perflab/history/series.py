@@ -1,0 +1,215 @@
+"""Stored results as series over commits: one point per (result set, configuration).
+
+A series is keyed by benchmark, cell (canonical parameters), configuration name, machine and
+metric.  Its points are in commit order: the store's time order, or git's topological order
+when a repository is given.  Bisect result sets are left out: they measure commits out of
+order and would read as spurious changes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from perflab.errors import PerflabError
+from perflab.history import git
+from perflab.storage import Store, configurations, results, runs
+
+EXCLUDED_KINDS = ("bisect",)
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    benchmark: str
+    cell: str
+    config: str
+    machine_id: int | None
+    metric: str
+
+    def label(self) -> str:
+        params = json.loads(self.cell) if self.cell else {}
+        p = " ".join(f"{k}={v}" for k, v in params.items())
+        parts = [self.benchmark, p, f"[{self.config}]" if self.config != self.benchmark else "",
+                 f"machine {self.machine_id}", self.metric]
+        return " ".join(x for x in parts if x)
+
+    def params_text(self) -> str:
+        params = json.loads(self.cell) if self.cell else {}
+        return " ".join(f"{k}={v}" for k, v in params.items())
+
+    def slug(self) -> str:
+        """A file-name-safe identifier, stable for the same key."""
+        text = json.dumps([self.benchmark, self.cell, self.config, self.machine_id, self.metric])
+        h = hashlib.sha1(text.encode()).hexdigest()[:8]
+        base = "".join(ch if ch.isalnum() else "-" for ch in f"{self.benchmark}-{self.metric}")
+        return f"{base.strip('-')[:60]}-{h}"
+
+
+@dataclass
+class Point:
+    result_id: int
+    created_at: float
+    kind: str
+    commit: str | None
+    dirty: bool | None
+    samples: list[float]
+    median: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    mean: float = math.nan
+    stdev: float = math.nan
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+
+@dataclass
+class Series:
+    key: SeriesKey
+    unit: str = ""
+    deterministic: bool = False
+    higher_is_better: bool = False
+    points: list[Point] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def medians(self) -> list[float]:
+        return [p.median for p in self.points]
+
+
+def _summarize_point(p: Point, deterministic: bool) -> None:
+    """Median with its 95% CI from the core's statistics (one place to change if it moves)."""
+    from perflab.stats import summarize
+
+    s = summarize(p.samples, deterministic=deterministic)
+    p.median, p.ci_low, p.ci_high = s.median, s.ci_low, s.ci_high
+    p.mean, p.stdev = s.mean, s.stdev
+
+
+def parse_params(items: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise PerflabError(f"--param '{item}' is not k=v", "write it as --param depth=10")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _params_match(cell_params: dict[str, Any], want: dict[str, str]) -> bool:
+    # Compare as text so --param depth=10 matches a stored int 10.
+    return all(k in cell_params and str(cell_params[k]) == v for k, v in want.items())
+
+
+def load_series(
+    store: Store,
+    benchmark: str | None = None,
+    params: dict[str, str] | None = None,
+    metric: str | None = None,
+    config: str | None = None,
+    machine: int | None = None,
+    repo: Path | None = None,
+) -> list[Series]:
+    """Every stored series matching the filters (``benchmark`` may be a glob), in commit order."""
+
+    def go(conn: sa.Connection) -> list[dict[str, Any]]:
+        q = (sa.select(results.c.id.label("rid"), results.c.kind, results.c.created_at,
+                       results.c.commit.label("rcommit"), results.c.dirty, results.c.machine_id,
+                       results.c.metrics, configurations.c.id.label("cid"),
+                       configurations.c.name, configurations.c.benchmark,
+                       configurations.c.params, configurations.c.cell,
+                       configurations.c.commit.label("ccommit"), runs.c["values"])
+             .select_from(results.join(configurations).join(runs))
+             .where(runs.c.warmup.is_(False), runs.c.status == "ok",
+                    results.c.kind.notin_(EXCLUDED_KINDS))
+             .order_by(results.c.created_at, results.c.id, configurations.c.id, runs.c.seq))
+        if benchmark and not any(ch in benchmark for ch in "*?["):
+            q = q.where(configurations.c.benchmark == benchmark)
+        if config:
+            q = q.where(configurations.c.name == config)
+        if machine is not None:
+            q = q.where(results.c.machine_id == machine)
+        return [dict(r) for r in conn.execute(q).mappings()]
+
+    rows = store._read(go)
+    want = params or {}
+    by_key: dict[SeriesKey, Series] = {}
+    points: dict[tuple[SeriesKey, int], Point] = {}
+    for r in rows:
+        if benchmark and not fnmatch.fnmatchcase(r["benchmark"], benchmark):
+            continue
+        if want and not _params_match(r["params"] or {}, want):
+            continue
+        minfo = r["metrics"] or {}
+        for m, v in (r["values"] or {}).items():
+            if metric and m != metric:
+                continue
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+                continue
+            key = SeriesKey(r["benchmark"], r["cell"], r["name"], r["machine_id"], m)
+            s = by_key.get(key)
+            if s is None:
+                info = minfo.get(m, {})
+                s = by_key[key] = Series(key, unit=info.get("unit", ""),
+                                         deterministic=bool(info.get("deterministic", False)),
+                                         higher_is_better=bool(info.get("higher_is_better", False)))
+            pk = (key, r["cid"])
+            p = points.get(pk)
+            if p is None:
+                p = points[pk] = Point(r["rid"], r["created_at"], r["kind"],
+                                       r["ccommit"] or r["rcommit"], r["dirty"], [])
+                s.points.append(p)
+            p.samples.append(float(v))
+    out = list(by_key.values())
+    if repo is not None:
+        top = git.toplevel(repo)
+        if top is None:
+            raise PerflabError(f"{repo} is not a git work tree",
+                               "pass --repo with the repository the results were measured from")
+        order = git.topo_index(top)
+        for s in out:
+            known = [p for p in s.points if _lookup(order, p.commit) is not None]
+            if len(known) < len(s.points):
+                s.notes.append(f"{len(s.points) - len(known)} point(s) left out: their commit "
+                               f"is not in {top}")
+            # Stable sort: several results of one commit keep their time order.
+            known.sort(key=lambda p: _lookup(order, p.commit) or 0)
+            s.points = known
+    for s in out:
+        for p in s.points:
+            _summarize_point(p, s.deterministic)
+    out = [s for s in out if s.points]
+    out.sort(key=lambda s: (s.key.benchmark, s.key.cell, s.key.config,
+                            s.key.machine_id or 0, s.key.metric))
+    return out
+
+
+def _lookup(order: dict[str, int], commit: str | None) -> int | None:
+    if not commit:
+        return None
+    if commit in order:
+        return order[commit]
+    # Stored ids may be abbreviated (imports, --commit): match a unique prefix.
+    hits = [i for c, i in order.items() if c.startswith(commit)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def known_benchmarks(store: Store) -> list[str]:
+    def go(conn: sa.Connection) -> list[str]:
+        q = sa.select(configurations.c.benchmark).distinct().order_by(configurations.c.benchmark)
+        return [str(x) for x in conn.execute(q).scalars()]
+
+    return store._read(go)
+
+
+def finite(values: list[float]) -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    return a[np.isfinite(a)]
