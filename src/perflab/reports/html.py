@@ -1,0 +1,114 @@
+"""A self-contained HTML report: one directory, no network (images are files next to it).
+
+Hand-written HTML with ``html.escape`` rather than a template engine: the page is a handful of
+sections and this avoids a dependency.  CSS is inline; there is no JavaScript and no CDN.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perflab.model import ResultSet
+from perflab.reports.matrix import Warning_
+from perflab.reports.plots import PlotFile
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
+max-width:1200px;padding:0 1em;color:#222;background:#fff}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+.faster{color:#0a7d2c;font-weight:600}.slower{color:#b3261e;font-weight:600}
+.equivalent{color:#0b6e99}.inconclusive{color:#9a6700}
+figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.85em;color:#555}
+pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.8em;overflow:auto;font-size:.85em}
+ul.w li{margin:.2em 0}.muted{color:#666;font-size:.9em}
+"""
+
+
+def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict") -> str:
+    if not rows:
+        return "<p class='muted'>(no data)</p>"
+    keys = list(rows[0])
+    head = "".join(f"<th class='{'l' if i == 0 else ''}'>{html.escape(str(k))}</th>"
+                   for i, k in enumerate(keys))
+    body = []
+    for r in rows:
+        tds = []
+        for i, k in enumerate(keys):
+            v = str(r.get(k, ""))
+            cls = "l" if i == 0 or k == "configuration" else ""
+            if k == verdict_col:
+                cls += " " + v.split(" ")[0]
+            tds.append(f"<td class='{cls.strip()}'>{html.escape(v)}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
+                plots: Sequence[PlotFile], warnings: Sequence[Warning_], suite_text: str,
+                out_dir: Path, correction: str, threshold: float,
+                exports: Sequence[Path] = ()) -> Path:
+    """Write ``out_dir/index.html``; plots must already be files under ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
+    esc = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
+        f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
+        f"configuration series &middot; verdicts at &plusmn;{threshold:.1%}, p-values adjusted "
+        f"across the whole run ({esc(correction)})</p>",
+        "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "
+        "<a href='#warnings'>Warnings</a> &middot; <a href='#environment'>Environment</a> "
+        "&middot; <a href='#suite'>Suite</a></nav>",
+    ]
+    if exports:
+        links = " &middot; ".join(
+            f"<a href='{esc(os.path.relpath(p, out_dir))}'>{esc(p.name)}</a>" for p in exports)
+        parts.append(f"<p class='muted'>Exports: {links}</p>")
+    parts.append("<h2 id='warnings'>Warnings</h2>")
+    if warnings:
+        parts.append("<ul class='w'>" + "".join(
+            f"<li><b>{esc(w.kind)}</b>: {esc(w.text)}</li>" for w in warnings) + "</ul>")
+    else:
+        parts.append("<p>None: no noisy cells, no inconclusive verdicts, no failed runs.</p>")
+    parts.append("<h2 id='tables'>Tables</h2>")
+    for name, rows in tables:
+        parts.append(f"<h3>{esc(name)}</h3>{_table(rows)}")
+    parts.append("<h2 id='plots'>Plots</h2>")
+    for p in plots:
+        png = os.path.relpath(p.png, out_dir)
+        svg = os.path.relpath(p.svg, out_dir)
+        parts.append(
+            f"<figure><img src='{esc(png)}' alt='{esc(p.title)}'>"
+            f"<figcaption>{esc(p.title)} &mdash; {esc(p.caption)} "
+            f"(<a href='{esc(svg)}'>SVG</a>)</figcaption></figure>")
+    if not plots:
+        parts.append("<p class='muted'>(nothing to plot)</p>")
+    parts.append("<h2 id='environment'>Environment</h2>")
+    fp_rows = [{"key": k, "value": _short(v)} for k, v in sorted((rs.fingerprint or {}).items())]
+    parts.append(_table(fp_rows))
+    if rs.notes:
+        parts.append("<p>Collector notes:</p><ul>" + "".join(
+            f"<li>{esc(n)}</li>" for n in rs.notes) + "</ul>")
+    parts.append("<h2 id='suite'>Suite</h2>")
+    parts.append(f"<pre>{esc(suite_text or '(not a suite run)')}</pre>")
+    parts.append("</body></html>")
+    path = out_dir / "index.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _short(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= 300 else s[:297] + "..."

@@ -1,0 +1,260 @@
+"""Tables of a matrix run: per cell the median and CI of each configuration, and the
+regression-report layout (rows = cells, columns = base, diff, ratio, verdict).
+
+Everything is built as plain rows (lists of dicts) first, then rendered as rich tables, Markdown
+or CSV, so every output says the same thing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rich.table import Table
+
+from perflab.model import ResultSet
+from perflab.stats import Comparison, Summary, summarize
+
+NOISY_CV = 0.05  # a configuration whose runs vary more than 5% is flagged
+
+
+def suite_view(rs: ResultSet) -> ResultSet:
+    """The result without configurations a resumed suite superseded (interrupted cells)."""
+    sup = set((rs.settings.get("suite") or {}).get("superseded", []))
+    if not sup:
+        return rs
+    return replace(rs, configurations=[c for c in rs.configurations if c.id not in sup])
+
+
+def unit_of(rs: ResultSet, metric: str) -> str:
+    info = rs.metrics.get(metric)
+    if info is not None and info.unit:
+        return info.unit
+    return "ns" if metric.startswith("ns_") or metric.endswith("_ns") else ""
+
+
+def _scale(v: float, unit: str) -> tuple[float, str]:
+    """A divisor and unit that make ``v`` readable (seconds and nanoseconds get rescaled)."""
+    if unit == "s":
+        for scale, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+            if abs(v) >= scale:
+                return scale, u
+        return 1e-9, "ns"
+    if unit == "ns":
+        for scale, u in ((1e9, "s"), (1e6, "ms"), (1e4, "us")):
+            if abs(v) >= scale:
+                return (1e3 if u == "us" else scale), u
+    return 1.0, unit
+
+
+def _num(v: float) -> str:
+    if math.isnan(v):
+        return "-"
+    if abs(v) >= 1e4:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def fmt_value(v: float | None, unit: str = "") -> str:
+    """Four significant figures (thousands grouped), seconds and nanoseconds rescaled."""
+    if v is None or math.isnan(v):
+        return "-"
+    scale, u = _scale(v, unit)
+    return f"{_num(v / scale)} {u}".strip()
+
+
+def fmt_ci(s: Summary, unit: str) -> str:
+    """``median [low, high] unit`` with one unit for all three numbers."""
+    if s.n == 0:
+        return "-"
+    scale, u = _scale(s.median, unit)
+    med = _num(s.median / scale)
+    if math.isnan(s.ci_low):
+        return f"{med} {u} (n={s.n}, no CI)".replace("  ", " ")
+    return f"{med} [{_num(s.ci_low / scale)}, {_num(s.ci_high / scale)}] {u}".strip()
+
+
+def cell_label(cell: str) -> str:
+    params = json.loads(cell)
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "(single cell)"
+
+
+def config_names(rs: ResultSet) -> list[str]:
+    seen: dict[str, None] = {}
+    for c in rs.configurations:
+        seen.setdefault(c.name, None)
+    return list(seen)
+
+
+def summaries(rs: ResultSet, metric: str) -> dict[tuple[str, str], Summary]:
+    info = rs.metrics.get(metric)
+    det = bool(info and info.deterministic)
+    out: dict[tuple[str, str], Summary] = {}
+    for c in rs.configurations:
+        x = c.samples(metric)
+        if x:
+            out[(c.cell, c.name)] = summarize(x, deterministic=det)
+    return out
+
+
+def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
+    """One row per cell: the cell's parameters, then median [CI] per configuration."""
+    unit = unit_of(rs, metric)
+    sums = summaries(rs, metric)
+    names = config_names(rs)
+    rows = []
+    for cell in rs.cells():
+        row: dict[str, str] = {"cell": cell_label(cell)}
+        for n in names:
+            s = sums.get((cell, n))
+            row[n] = fmt_ci(s, unit) if s else "-"
+        rows.append(row)
+    return rows
+
+
+def fmt_ratio(c: Comparison) -> str:
+    if math.isnan(c.ci_low):
+        return f"{c.ratio:.3f}"
+    return f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+
+
+def fmt_verdict(c: Comparison) -> str:
+    v = c.verdict
+    if v == "inconclusive" and c.runs_needed:
+        v += f" (~{c.runs_needed} runs)"
+    return v
+
+
+def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
+                    metric: str) -> list[dict[str, str]]:
+    """The regression-report layout: one row per (cell, candidate) for ``metric``."""
+    unit = unit_of(rs, metric)
+    sums = summaries(rs, metric)
+    rows = []
+    for c in comparisons:
+        if c.metric != metric:
+            continue
+        b = sums.get((c.cell, c.baseline))
+        d = sums.get((c.cell, c.candidate))
+        rows.append({
+            "cell": cell_label(c.cell),
+            "configuration": c.candidate,
+            "base": fmt_ci(b, unit) if b else "-",
+            "diff": fmt_ci(d, unit) if d else "-",
+            "ratio": fmt_ratio(c),
+            "change": f"{c.change_pct:+.1f}%",
+            "p": "-" if c.p_value is None else f"{c.p_value:.3g}",
+            "verdict": fmt_verdict(c),
+        })
+    return rows
+
+
+def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
+             metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Machine-readable rows (CSV): numbers, not formatted text."""
+    comp = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    rows: list[dict[str, Any]] = []
+    for metric in metrics:
+        sums = summaries(rs, metric)
+        for c in rs.configurations:
+            s = sums.get((c.cell, c.name))
+            if s is None:
+                continue
+            cmp_ = comp.get((c.cell, c.name, metric))
+            row: dict[str, Any] = {"metric": metric, "unit": unit_of(rs, metric)}
+            row.update(json.loads(c.cell))
+            row.update({"configuration": c.name, "baseline": c.is_baseline, "n": s.n,
+                        "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
+                        "cv": s.cv})
+            if cmp_ is not None:
+                row.update({"ratio": cmp_.ratio, "ratio_ci_low": cmp_.ci_low,
+                            "ratio_ci_high": cmp_.ci_high, "p_adjusted": cmp_.p_value,
+                            "verdict": cmp_.verdict, "runs_needed": cmp_.runs_needed})
+            rows.append(row)
+    return rows
+
+
+VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan",
+                 "inconclusive": "yellow"}
+
+
+def rich_table(rows: list[dict[str, str]], title: str) -> Table:
+    t = Table(title=title, title_justify="left", show_lines=False)
+    if not rows:
+        t.add_column("(no data)")
+        return t
+    for k in rows[0]:
+        t.add_column(k, overflow="fold", justify="left" if k in ("cell", "configuration")
+                     else "right")
+    for r in rows:
+        cells = []
+        for k, v in r.items():
+            style = VERDICT_STYLE.get(v.split(" ")[0]) if k == "verdict" else None
+            cells.append(f"[{style}]{v}[/]" if style else v)
+        t.add_row(*cells)
+    return t
+
+
+def to_markdown(rows: list[dict[str, str]], title: str = "") -> str:
+    out = [f"### {title}", ""] if title else []
+    if not rows:
+        return "\n".join(out + ["(no data)", ""])
+    keys = list(rows[0])
+    out.append("| " + " | ".join(keys) + " |")
+    out.append("|" + "|".join("---" if k in ("cell", "configuration") else "---:"
+                              for k in keys) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(str(r[k]).replace("|", "\\|") for k in keys) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+@dataclass
+class Warning_:
+    kind: str  # noisy | inconclusive | failed | skipped | note
+    text: str
+
+
+def warnings_for(rs: ResultSet, comparisons: Sequence[Comparison],
+                 metric: str) -> list[Warning_]:
+    out: list[Warning_] = []
+    for msg in (rs.settings.get("suite") or {}).get("skipped", []):
+        out.append(Warning_("skipped", msg))
+    for n in dict.fromkeys(rs.notes):
+        out.append(Warning_("note", n))
+    sums = summaries(rs, metric)
+    for (cell, name), s in sums.items():
+        if s.n > 1 and not math.isnan(s.cv) and s.cv > NOISY_CV:
+            out.append(Warning_("noisy", f"{cell_label(cell)} / {name}: runs vary by "
+                                f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
+    for c in comparisons:
+        if c.metric == metric and c.verdict == "inconclusive":
+            need = f"; about {c.runs_needed} runs per configuration would decide it" \
+                if c.runs_needed else ""
+            out.append(Warning_("inconclusive", f"{cell_label(c.cell)} / {c.candidate} vs "
+                                f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
+    for cfg in rs.configurations:
+        bad = [r for r in cfg.runs if r.status != "ok"]
+        if bad:
+            out.append(Warning_("failed", f"{cell_label(cfg.cell)} / {cfg.name}: {len(bad)} "
+                                f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
+    return out

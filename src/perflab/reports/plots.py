@@ -1,0 +1,350 @@
+"""Plots of a matrix run (matplotlib, Agg, PNG and SVG), after the dotnet/runtime#77568 graphs.
+
+- the metric against a numeric parameter, one line per configuration, the 95% CI as a band,
+  one panel per combination of the other parameters (log scales where the data spans decades);
+- the ratio to the baseline against the same parameter, CI as error bars, a line at 1;
+- scaling: the metric at the largest ``threads`` over the smallest, per configuration;
+- kind A vs kind B (hardware vs software exceptions): the ratio of the two per configuration.
+
+``matplotlib.figure.Figure`` is used directly, not pyplot: no global state and no display.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from perflab.model import ResultSet
+from perflab.reports.matrix import config_names, summaries, unit_of
+from perflab.stats import Comparison, compare_samples
+
+MARKERS = "osD^v<>ph*"
+
+
+@dataclass
+class PlotFile:
+    name: str  # file stem
+    title: str
+    png: Path
+    svg: Path
+    caption: str
+
+
+def caption_for(rs: ResultSet) -> str:
+    fp = rs.fingerprint or {}
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
+    cpu = fp.get("cpu_model") or "unknown CPU"
+    host = fp.get("hostname") or "unknown host"
+    n = fp.get("cpu_count")
+    cores = f", {n} CPUs" if n else ""
+    return f"run {rs.id} - {when} - {host} ({cpu}{cores})"
+
+
+def _params_of(rs: ResultSet) -> dict[str, list[Any]]:
+    """Each parameter's values in the order the cells first use them."""
+    vals: dict[str, list[Any]] = {}
+    for cell in rs.cells():
+        for k, v in json.loads(cell).items():
+            lst = vals.setdefault(k, [])
+            if v not in lst:
+                lst.append(v)
+    return vals
+
+
+def _numeric(vs: Sequence[Any]) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in vs)
+
+
+def choose_x(rs: ResultSet, preferred: str | None = None) -> str | None:
+    params = _params_of(rs)
+    if preferred and preferred in params and _numeric(params[preferred]):
+        return preferred
+    cands = [(len(v), k) for k, v in params.items() if _numeric(v) and len(v) > 1
+             and k != "threads"]
+    if not cands:
+        cands = [(len(v), k) for k, v in params.items() if _numeric(v) and len(v) > 1]
+    return max(cands)[1] if cands else None
+
+
+def choose_kinds(rs: ResultSet, spec: dict[str, str] | None) -> tuple[str, str, str] | None:
+    params = _params_of(rs)
+    if spec:
+        p = spec["param"]
+        if p in params and spec["a"] in params[p] and spec["b"] in params[p]:
+            return p, spec["a"], spec["b"]
+        return None
+    for k, v in params.items():
+        if "hardware" in v and "software" in v:
+            return k, "hardware", "software"
+    return None
+
+
+def _spans_decades(values: Sequence[float]) -> bool:
+    pos = [v for v in values if v > 0 and math.isfinite(v)]
+    return len(pos) > 1 and max(pos) / min(pos) >= 10
+
+
+def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
+                log_y: Any) -> None:
+    if log_x is True or (log_x == "auto" and _spans_decades(xs)):
+        if min(xs) <= 0:
+            # Depth 0 is a real point: symlog keeps it while spacing 1..100 by decades.
+            ax.set_xscale("symlog", linthresh=1)
+        else:
+            ax.set_xscale("log")
+    if log_y is True or (log_y == "auto" and _spans_decades(ys)):
+        ax.set_yscale("log")
+
+
+def _panels(rs: ResultSet, fixed: Sequence[str]) -> list[dict[str, Any]]:
+    """Combinations of the parameters not on the x axis (one panel each)."""
+    params = _params_of(rs)
+    others = [k for k in params if k not in fixed]
+    combos = []
+    for combo in itertools.product(*(params[k] for k in others)):
+        d = dict(zip(others, combo, strict=True))
+        if any(all(json.loads(c).get(k) == v for k, v in d.items()) for c in rs.cells()):
+            combos.append(d)
+    return combos or [{}]
+
+
+def _cell_of(rs: ResultSet, params: dict[str, Any]) -> str | None:
+    for c in rs.cells():
+        if json.loads(c) == params:
+            return c
+    return None
+
+
+def _grid(n: int) -> tuple[int, int]:
+    cols = 1 if n == 1 else 2 if n <= 4 else 3
+    return math.ceil(n / cols), cols
+
+
+def _figure(n: int, title: str, caption: str) -> tuple[Figure, list[Axes]]:
+    rows, cols = _grid(n)
+    fig = Figure(figsize=(5.2 * cols, 3.8 * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    fig.supxlabel(caption, fontsize=8, color="0.35")
+    return fig, axes[:n]
+
+
+def _label(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items())
+
+
+def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> PlotFile:
+    out.mkdir(parents=True, exist_ok=True)
+    png, svg = out / f"{name}.png", out / f"{name}.svg"
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption)
+
+
+def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "auto",
+                log_y: Any = "auto") -> PlotFile | None:
+    sums = summaries(rs, metric)
+    if not sums:
+        return None
+    unit = unit_of(rs, metric)
+    panels = _panels(rs, [x])
+    cap = caption_for(rs)
+    title = f"{metric} vs {x} (median, 95% CI band)"
+    fig, axes = _figure(len(panels), title, cap)
+    xvals = _params_of(rs)[x]
+    for ax, panel in zip(axes, panels, strict=True):
+        ys_all: list[float] = []
+        for i, name in enumerate(config_names(rs)):
+            pts = []
+            for xv in sorted(xvals):
+                cell = _cell_of(rs, {**panel, x: xv})
+                s = sums.get((cell, name)) if cell else None
+                if s is not None:
+                    pts.append((xv, s.median, s.ci_low, s.ci_high))
+            if not pts:
+                continue
+            xs = [p[0] for p in pts]
+            med = [p[1] for p in pts]
+            lo = [p[2] if math.isfinite(p[2]) else p[1] for p in pts]
+            hi = [p[3] if math.isfinite(p[3]) else p[1] for p in pts]
+            line = ax.plot(xs, med, marker=MARKERS[i % len(MARKERS)], label=name)[0]
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
+            ys_all += med
+        if not ys_all:
+            continue
+        _set_scales(ax, xvals, ys_all, log_x, log_y)
+        ax.set_xlabel(x)
+        ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+        ax.set_title(_label(panel) or metric, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, out, f"{_safe(metric)}-vs-{_safe(x)}", title, cap)
+
+
+def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, float, float,
+                float]]]], x: str, ylabel: str, title: str, out: Path, name: str,
+                log_x: Any) -> PlotFile | None:
+    """series: panel label -> line label -> [(x, ratio, lo, hi)]."""
+    if not any(series.values()):
+        return None
+    cap = caption_for(rs)
+    panels = [k for k, v in series.items() if v]
+    fig, axes = _figure(len(panels), title, cap)
+    xvals = _params_of(rs)[x]
+    for ax, panel in zip(axes, panels, strict=True):
+        ys: list[float] = []
+        for i, (label, pts) in enumerate(series[panel].items()):
+            pts = sorted(pts)
+            xs = [p[0] for p in pts]
+            r = [p[1] for p in pts]
+            lo = [p[1] - p[2] if math.isfinite(p[2]) else 0.0 for p in pts]
+            hi = [p[3] - p[1] if math.isfinite(p[3]) else 0.0 for p in pts]
+            ax.errorbar(xs, r, yerr=[lo, hi], marker=MARKERS[i % len(MARKERS)], capsize=3,
+                        label=label)
+            ys += r
+        ax.axhline(1.0, color="0.4", linestyle="--", linewidth=1)
+        _set_scales(ax, xvals, ys + [1.0], log_x, "auto")
+        ax.set_xlabel(x)
+        ax.set_ylabel(ylabel)
+        ax.set_title(panel, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, out, name, title, cap)
+
+
+def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], metric: str,
+                           x: str, out: Path, *, log_x: Any = "auto") -> PlotFile | None:
+    series: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {}
+    base = ""
+    for c in comparisons:
+        if c.metric != metric:
+            continue
+        params = json.loads(c.cell)
+        if x not in params:
+            continue
+        xv = params.pop(x)
+        base = c.baseline
+        series.setdefault(_label(params) or metric, {}).setdefault(c.candidate, []).append(
+            (xv, c.ratio, c.ci_low, c.ci_high))
+    return _ratio_plot(rs, series, x, f"{metric} ratio to {base} (x)",
+                       f"{metric}: ratio to the baseline {base} (95% CI)", out,
+                       f"{_safe(metric)}-ratio-to-baseline", log_x)
+
+
+def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any,
+                 ) -> dict[str, dict[str, list[tuple[float, float, float, float]]]]:
+    """Per configuration, metric at param=a over metric at param=b, against x."""
+    info = rs.metrics.get(metric)
+    det = bool(info and info.deterministic)
+    series: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {}
+    by: dict[tuple[str, str], list[float]] = {}
+    for c in rs.configurations:
+        by[(c.cell, c.name)] = c.samples(metric)
+    for panel in _panels(rs, [x, param]):
+        for xv in _params_of(rs).get(x, []):
+            ca = _cell_of(rs, {**panel, x: xv, param: a})
+            cb = _cell_of(rs, {**panel, x: xv, param: b})
+            if ca is None or cb is None:
+                continue
+            for name in config_names(rs):
+                sa_, sb = by.get((ca, name)), by.get((cb, name))
+                if not sa_ or not sb:
+                    continue
+                cmp_ = compare_samples(sb, sa_, deterministic=det)
+                series.setdefault(_label(panel) or metric, {}).setdefault(name, []).append(
+                    (xv, cmp_.ratio, cmp_.ci_low, cmp_.ci_high))
+    return series
+
+
+def plot_scaling(rs: ResultSet, metric: str, x: str, out: Path, *, param: str = "threads",
+                 log_x: Any = "auto") -> PlotFile | None:
+    vals = _params_of(rs).get(param)
+    if not vals or len(vals) < 2 or not _numeric(vals):
+        return None
+    lo, hi = min(vals), max(vals)
+    series = _cross_ratio(rs, metric, x, param, hi, lo)
+    return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
+                       f"{metric}: {param}={hi} over {param}={lo} per configuration (95% CI)",
+                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x)
+
+
+def plot_kinds(rs: ResultSet, metric: str, x: str, out: Path, kinds: tuple[str, str, str],
+               *, log_x: Any = "auto") -> PlotFile | None:
+    param, a, b = kinds
+    series = _cross_ratio(rs, metric, x, param, a, b)
+    return _ratio_plot(rs, series, x, f"{metric} {param}={a} / {param}={b} (x)",
+                       f"{metric}: {a} over {b} per configuration (95% CI)", out,
+                       f"{_safe(metric)}-{_safe(a)}-vs-{_safe(b)}", log_x)
+
+
+def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
+    """Without a numeric parameter: grouped bars of the median per cell, CI as error bars."""
+    sums = summaries(rs, metric)
+    if not sums:
+        return None
+    cap = caption_for(rs)
+    title = f"{metric} per cell (median, 95% CI)"
+    fig, axes = _figure(1, title, cap)
+    ax = axes[0]
+    cells = rs.cells()
+    names = config_names(rs)
+    width = 0.8 / max(1, len(names))
+    for i, name in enumerate(names):
+        xs, ys, err_lo, err_hi = [], [], [], []
+        for j, cell in enumerate(cells):
+            s = sums.get((cell, name))
+            if s is None:
+                continue
+            xs.append(j + i * width)
+            ys.append(s.median)
+            err_lo.append(s.median - s.ci_low if math.isfinite(s.ci_low) else 0.0)
+            err_hi.append(s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0)
+        ax.bar(xs, ys, width=width, yerr=[err_lo, err_hi], capsize=3, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cells))])
+    ax.set_xticklabels([_label(json.loads(c)) or "(single)" for c in cells], rotation=30,
+                       ha="right", fontsize=8)
+    unit = unit_of(rs, metric)
+    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+    ax.legend(fontsize=8)
+    return _save(fig, out, f"{_safe(metric)}-bars", title, cap)
+
+
+def _safe(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(s))
+
+
+def all_plots(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Sequence[str],
+              out: Path, report: dict[str, Any] | None = None) -> list[PlotFile]:
+    """Every plot that the result's parameters allow, for each metric."""
+    report = report or {}
+    log_x = report.get("log_x", "auto")
+    log_y = report.get("log_y", "auto")
+    x = choose_x(rs, report.get("x"))
+    kinds = choose_kinds(rs, report.get("kinds"))
+    scaling = report.get("scaling", "threads")
+    files: list[PlotFile] = []
+    for metric in metrics:
+        if x is None:
+            p = plot_bars(rs, metric, out)
+            if p:
+                files.append(p)
+            continue
+        for p in (plot_metric(rs, metric, x, out, log_x=log_x, log_y=log_y),
+                  plot_ratio_to_baseline(rs, comparisons, metric, x, out, log_x=log_x),
+                  plot_scaling(rs, metric, x, out, param=scaling, log_x=log_x)
+                  if scaling != x else None,
+                  plot_kinds(rs, metric, x, out, kinds, log_x=log_x) if kinds else None):
+            if p is not None:
+                files.append(p)
+    return files

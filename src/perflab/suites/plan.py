@@ -1,0 +1,312 @@
+"""From a validated suite to a plan: the matrix cells, and per cell the commands to measure.
+
+Workload configurations are resolved through the workload registry (``perflab.workloads``).
+A configuration whose workload is not available on this machine (not registered, or a tool it
+requires is missing) is *skipped with one line* when ``[suite] unavailable = "skip"`` (the
+default) and refused when it is ``"error"``; a value a workload rejects (``kind = "hardware"``
+for a runtime that has no hardware kind) skips that (configuration, cell) pair the same way.
+Bad suite text, by contrast, is always an error: a suite never runs half-valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import math
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from perflab.errors import PerflabError
+from perflab.model import canonical_params
+from perflab.suites.spec import ConfigSpec, Suite, substitute
+
+
+@dataclass
+class PlannedConfig:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    shell: bool
+    benchmark: str
+    is_baseline: bool
+
+
+@dataclass
+class Cell:
+    params: dict[str, Any]
+    configs: list[PlannedConfig]
+
+    @property
+    def key(self) -> str:
+        return canonical_params(self.params)
+
+
+@dataclass
+class Plan:
+    suite: Suite
+    cells: list[Cell]
+    skipped: list[str] = field(default_factory=list)  # one line per skipped configuration
+
+    @property
+    def n_configs(self) -> int:
+        return sum(len(c.configs) for c in self.cells)
+
+    def fingerprint(self) -> str:
+        """Identity of the plan (cells and commands), to refuse resuming a different suite."""
+        blob = [(c.key, [(p.name, p.argv) for p in c.configs]) for c in self.cells]
+        return hashlib.sha256(json.dumps(blob).encode()).hexdigest()[:16]
+
+    def runs_per_config(self) -> int:
+        m = self.suite.measure
+        if "runs" in m:
+            return int(m["runs"])
+        return int(m.get("min_runs", 5))
+
+    def estimate_seconds(self, per_run: dict[str, float] | None = None) -> float:
+        """Seconds the plan should take: runs x time per run, capped by each cell's budget."""
+        m = self.suite.measure
+        default = float(m.get("expected_run_s", 1.0))
+        warm = int(m.get("warmup", 1))
+        n = self.runs_per_config() + warm
+        total = 0.0
+        for cell in self.cells:
+            t = sum(n * (per_run or {}).get(_hist_key(p.benchmark, cell.key), default)
+                    for p in cell.configs)
+            if "budget" in m:
+                t = min(t, float(m["budget"]))
+            total += t
+        return total
+
+
+def _hist_key(benchmark: str, cell: str) -> str:
+    return f"{benchmark}|{cell}"
+
+
+# -- the workload registry, through the documented entry point ----------------------------------
+class WorkloadUnavailable(Exception):
+    pass
+
+
+def resolve_workload(name: str) -> Any:
+    """The registry's workload object, or WorkloadUnavailable with a one-line reason."""
+    try:
+        from perflab import workloads as reg
+    except ImportError as e:  # pragma: no cover - the package always exists
+        raise WorkloadUnavailable(f"the workload registry cannot be imported ({e})") from e
+    get = getattr(reg, "get", None)
+    if get is None:
+        raise WorkloadUnavailable("the workload registry is not available in this perflab")
+    try:
+        wl = get(name)
+    except (PerflabError, KeyError, LookupError) as e:
+        msg = e.line() if isinstance(e, PerflabError) else str(e)
+        names = _known_workloads(reg)
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise WorkloadUnavailable(f"workload {name} is not registered: {msg}{hint}") from e
+    # A manifest declares the tools it needs; the registry knows whether they are here.
+    avail = getattr(wl, "available", None)
+    if callable(avail):
+        got = avail()
+        if not bool(got):
+            why = getattr(got, "reason", "")
+            raise WorkloadUnavailable(f"workload {name} is not available here"
+                                      + (f": {why}" if why else ""))
+    return wl
+
+
+def _known_workloads(reg: Any) -> list[str]:
+    for attr in ("names", "list_names", "all_workloads", "discover"):
+        fn = getattr(reg, attr, None)
+        if callable(fn):
+            try:
+                got = fn()
+            except Exception:  # noqa: BLE001 - only used for a suggestion
+                return []
+            return [getattr(w, "name", w) for w in got if isinstance(getattr(w, "name", w), str)]
+    return []
+
+
+def manifest_values(wl: Any, param: str) -> list[Any] | None:
+    """The sweep values a workload manifest lists for ``param`` (``values = [...]``)."""
+    params = getattr(wl, "params", None)
+    if params is None:
+        manifest = getattr(wl, "manifest", None)
+        params = getattr(manifest, "params", None) if manifest is not None else None
+    if not params:
+        return None
+    spec = params.get(param) if isinstance(params, dict) else None
+    if spec is None:
+        return None
+    vals = spec.get("values") if isinstance(spec, dict) else getattr(spec, "values", None)
+    return list(vals) if vals else None
+
+
+# -- the matrix --------------------------------------------------------------------------------
+def expand_matrix(suite: Suite, config: str | None) -> Iterator[dict[str, Any]]:
+    """Every cell of the matrix (product of the axes) that no exclusion removes."""
+    axes = [a for a in suite.axes if not a.from_manifest or a.values]
+    names = [a.name for a in axes]
+    for combo in itertools.product(*(a.values for a in axes)):
+        params = dict(zip(names, combo, strict=True))
+        if any(e.excludes(config, params) for e in suite.exclusions
+               if (e.configurations is None) or config is not None):
+            continue
+        yield params
+
+
+def _fill_manifest_axes(suite: Suite, workloads: dict[str, Any]) -> None:
+    for axis in suite.axes:
+        if not axis.from_manifest or axis.values:
+            continue
+        for wl in workloads.values():
+            vals = manifest_values(wl, axis.name)
+            if vals:
+                axis.values = vals
+                break
+        if not axis.values:
+            raise suite.error(f"matrix parameter '{axis.name}' asks for the manifest values, but "
+                              "no workload of the suite lists values for it",
+                              f"list the values: {axis.name} = [...]", "matrix", axis.name)
+
+
+def _command_for(cfg: ConfigSpec, params: dict[str, Any], wl: Any) -> tuple[list[str], str]:
+    values = {**cfg.params, **params, "config": cfg.name}
+    if cfg.binary:
+        values["binary"] = cfg.binary
+    if wl is not None:
+        if wl.is_built():
+            argv, _typed = wl.command({**cfg.params, **params})
+            argv = list(argv)
+        else:
+            # Not built yet (dry run): check the values and show the command's shape.
+            typed = wl.typed_params({**cfg.params, **params})
+            argv = [f"<{cfg.workload}, not built>"] + [f"--{k}={v}" for k, v in typed.items()]
+        if cfg.binary:
+            argv[0] = cfg.binary
+        benchmark = str(cfg.workload)
+    else:
+        assert cfg.command is not None
+        argv = substitute(cfg.command, values)
+        benchmark = " ".join(cfg.command)
+    argv = cfg.prefix + argv + substitute(cfg.flags, values)
+    return argv, benchmark
+
+
+def make_plan(suite: Suite, *, build: bool = False) -> Plan:
+    """Resolve configurations and expand the matrix; raises PerflabError on what cannot run.
+
+    With ``build``, every configuration's build step and every workload's build run first (an
+    unbuildable configuration is an error, before anything is measured)."""
+    skipped: list[str] = []
+    workloads: dict[str, Any] = {}
+    usable: list[ConfigSpec] = []
+    for cfg in suite.configurations:
+        if cfg.workload is None:
+            usable.append(cfg)
+            continue
+        try:
+            workloads[cfg.name] = resolve_workload(cfg.workload)
+            usable.append(cfg)
+        except WorkloadUnavailable as e:
+            if suite.unavailable == "error" or cfg.name == suite.baseline:
+                fix = ("build or register it (perflab workloads list), or drop the configuration"
+                       if cfg.name != suite.baseline else
+                       "make an available configuration the baseline, or make this one available")
+                raise suite.error(f"configuration '{cfg.name}': {e}", fix,
+                                  "configurations", cfg.name, "workload") from None
+            skipped.append(f"skipped configuration '{cfg.name}': {e}")
+    _fill_manifest_axes(suite, workloads)
+    if build:
+        build_configs(suite, [c for c in usable if c.build])
+        for cfg in usable:
+            if cfg.name in workloads:
+                build_workload(suite, cfg, workloads[cfg.name])
+
+    cells: dict[str, Cell] = {}
+    rejected: dict[str, list[str]] = {}
+    for cfg in usable:
+        wl = workloads.get(cfg.name)
+        for params in expand_matrix(suite, cfg.name):
+            try:
+                argv, bench = _command_for(cfg, params, wl)
+            except PerflabError as e:
+                if suite.unavailable == "error":
+                    raise suite.error(f"configuration '{cfg.name}' rejects {params}: {e.line()}",
+                                      "exclude that cell for this configuration: exclude = "
+                                      f'[{{ configuration = "{cfg.name}", ... }}]',
+                                      "configurations", cfg.name) from None
+                rejected.setdefault(cfg.name, []).append(
+                    f"{canonical_params(params)} ({e.problem})")
+                continue
+            key = canonical_params(params)
+            cell = cells.setdefault(key, Cell(params=params, configs=[]))
+            cell.configs.append(PlannedConfig(
+                name=cfg.name, argv=argv, env=dict(cfg.env), shell=cfg.shell, benchmark=bench,
+                is_baseline=(cfg.name == suite.baseline)))
+    for name, cells_ in rejected.items():
+        skipped.append(f"skipped {len(cells_)} cell(s) of configuration '{name}' its workload "
+                       f"rejects: {cells_[0]}" + (" ..." if len(cells_) > 1 else ""))
+    if not cells:
+        raise suite.error("the plan is empty: no configuration can run any cell",
+                          "check the matrix, the exclusions and that the workloads are built",
+                          "matrix")
+    if not any(
+            any(p.is_baseline for p in c.configs) for c in cells.values()):
+        raise suite.error(f"the baseline '{suite.baseline}' runs in no cell",
+                          "choose a baseline that runs in the matrix", "suite", "baseline")
+    return Plan(suite=suite, cells=list(cells.values()), skipped=skipped)
+
+
+def build_configs(suite: Suite, configs: list[ConfigSpec]) -> None:
+    """Run each configuration's own build step in the suite's directory; fail before measuring."""
+    for cfg in configs:
+        argv = cfg.build or []
+        try:
+            proc = subprocess.run(argv, cwd=suite.path.parent, capture_output=True, text=True,
+                                  timeout=600, env={**os.environ, **cfg.env},
+                                  stdin=subprocess.DEVNULL)
+        except (FileNotFoundError, PermissionError):
+            raise suite.error(f"configuration '{cfg.name}' cannot be built: {argv[0]} not found",
+                              "install it or fix the build command",
+                              "configurations", cfg.name, "build") from None
+        except subprocess.TimeoutExpired:
+            raise suite.error(f"the build of configuration '{cfg.name}' took over 600 s",
+                              "build it beforehand and drop the build step",
+                              "configurations", cfg.name, "build") from None
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()
+            last = tail[-1] if tail else ""
+            raise suite.error(f"configuration '{cfg.name}' cannot be built: "
+                              f"'{' '.join(argv)}' exited {proc.returncode}"
+                              + (f" ({last})" if last else ""),
+                              "fix the build command or the sources it builds",
+                              "configurations", cfg.name, "build")
+
+
+def build_workload(suite: Suite, cfg: ConfigSpec, wl: Any) -> None:
+    """Build a configuration's workload if its outputs are missing (incremental)."""
+    if wl.is_built():
+        return
+    try:
+        wl.build()
+    except PerflabError as e:
+        raise suite.error(f"configuration '{cfg.name}' cannot be built: {e.problem}",
+                          e.fix or "fix the workload's build", "configurations", cfg.name,
+                          "workload") from None
+
+
+def format_seconds(s: float) -> str:
+    if not math.isfinite(s):
+        return "?"
+    s = int(round(s))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"

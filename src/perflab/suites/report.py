@@ -1,0 +1,122 @@
+"""Everything ``perflab report RUN_ID`` produces from a stored run: terminal tables, plots,
+an HTML page, Markdown, CSV and JSON, in one directory."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from rich.console import Console
+
+from perflab.model import ResultSet
+from perflab.reports import matrix
+from perflab.reports.html import render_html
+from perflab.reports.plots import PlotFile, all_plots
+from perflab.stats import Comparison, compare_result
+
+
+@dataclass
+class Report:
+    rs: ResultSet
+    comparisons: list[Comparison]
+    metrics: list[str]
+    out_dir: Path
+    html: Path | None = None
+    files: list[Path] = field(default_factory=list)
+    plots: list[PlotFile] = field(default_factory=list)
+
+
+def default_out_dir(result_id: int | None) -> Path:
+    return Path(platformdirs.user_data_dir("perflab")) / "reports" / f"run-{result_id}"
+
+
+def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[str]:
+    """The metrics to report: asked for, else the suite's, else the primary and wall time."""
+    info = rs.settings.get("suite") or {}
+    wanted = list(requested or info.get("metrics") or [])
+    primary = info.get("primary") or rs.settings.get("primary_metric")
+    if not wanted:
+        wanted = [m for m in (primary, "wall_time") if m]
+    present = set()
+    for c in rs.configurations:
+        for r in c.measured_runs():
+            present.update(r.values)
+    out = [m for m in dict.fromkeys(wanted) if m in present]
+    if not out and present:
+        out = ["wall_time"] if "wall_time" in present else [sorted(present)[0]]
+    return out
+
+
+def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[str] | None = None,
+                 console: Console | None = None, plots: bool = True) -> Report:
+    """Analyse a stored result (FDR control across the whole run) and write every output."""
+    view = matrix.suite_view(rs)
+    info = view.settings.get("suite") or {}
+    threshold = float(info.get("threshold", 0.02))
+    correction = str(info.get("correction", "holm"))
+    mets = report_metrics(view, metrics)
+    comps = compare_result(view, mets, threshold=threshold, correction=correction)
+    out = out_dir or default_out_dir(rs.id)
+    out.mkdir(parents=True, exist_ok=True)
+    rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
+
+    primary = mets[0] if mets else "wall_time"
+    base = info.get("baseline") or ""
+    tables: list[tuple[str, list[dict[str, str]]]] = []
+    for m in mets:
+        unit = matrix.unit_of(view, m)
+        u = f" ({unit})" if unit else ""
+        tables.append((f"{m}{u}: median [95% CI] per configuration",
+                       matrix.medians_rows(view, m)))
+        if any(c.metric == m for c in comps):
+            tables.append((f"{m}: each configuration (diff) against the baseline {base} (base); "
+                           f"ratio = diff / base; p adjusted ({correction}) across all "
+                           f"{len(comps)} comparisons of the run",
+                           matrix.comparison_rows(view, comps, m)))
+
+    warns = matrix.warnings_for(view, comps, primary)
+    if console is not None:
+        # The terminal gets the primary metric; every metric is in the HTML and Markdown.
+        for title, rows in tables:
+            if title.startswith(f"{primary}:") or title.startswith(f"{primary} ("):
+                console.print(matrix.rich_table(rows, title))
+        if len(mets) > 1:
+            console.print(f"(tables for {', '.join(mets[1:])} are in the HTML and Markdown)",
+                          highlight=False)
+        for w in warns[:30]:
+            console.print(f"[yellow]{w.kind}[/]: {w.text}", highlight=False)
+        if len(warns) > 30:
+            console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
+
+    md = out / "tables.md"
+    md.write_text(f"# {view.label or 'perflab'} (result {view.id})\n\n" + "\n".join(
+        matrix.to_markdown(rows, title) for title, rows in tables), encoding="utf-8")
+    csv_path = out / "results.csv"
+    csv_path.write_text(matrix.to_csv(matrix.raw_rows(view, comps, mets)), encoding="utf-8")
+    cmp_csv = out / "comparisons.csv"
+    cmp_rows: list[dict[str, Any]] = []
+    for m in mets:
+        cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(view, comps, m)]
+    cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
+    rep.files += [md, csv_path, cmp_csv]
+    try:
+        from perflab.reports.export import result_to_json
+    except ImportError:  # the core's JSON export is optional for this report
+        result_to_json = None
+    if result_to_json is not None:
+        js = out / "result.json"
+        js.write_text(json.dumps(result_to_json(view, comps), indent=1, default=str),
+                      encoding="utf-8")
+        rep.files.append(js)
+    if plots:
+        rcfg = info.get("report") or {}
+        plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
+        rep.plots = all_plots(view, comps, plot_metrics, out / "img", rcfg)
+    title = (info.get("report") or {}).get("title") or f"perflab: {view.label or 'result'}"
+    rep.html = render_html(view, title=title, tables=tables, plots=rep.plots, warnings=warns,
+                           suite_text=info.get("text", ""), out_dir=out, correction=correction,
+                           threshold=threshold, exports=rep.files)
+    return rep

@@ -1,0 +1,663 @@
+"""The suite file: parse a TOML suite, validate every key, and say where a mistake is.
+
+tomllib gives values without positions, so :class:`LineIndex` scans the text once and maps each
+key path (``configurations.rust.workload``) to the line that defines it; every problem is then
+reported as ``FILE:LINE: problem -- fix``.  A suite with any problem never runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+
+# The keys each table accepts; anything else is a typo we can name.
+SUITE_KEYS = {"name", "description", "baseline", "metrics", "primary", "threshold",
+              "correction", "unavailable"}
+MEASURE_KEYS = {"warmup", "runs", "min_runs", "max_runs", "precision", "budget", "timeout",
+                "pin", "counters", "instructions", "seed", "expected_run_s", "region",
+                "ignore_failure"}
+BENCHMARK_KEYS = {"workload", "command", "params", "shell"}
+CONFIG_KEYS = {"workload", "command", "prefix", "binary", "env", "flags", "build", "params",
+               "description", "shell"}
+REPORT_KEYS = {"x", "scaling", "kinds", "log_x", "log_y", "metrics", "title"}
+KINDS_KEYS = {"param", "a", "b"}
+RANGE_KEYS = {"start", "stop", "step", "factor"}
+TOP_KEYS = {"suite", "measure", "benchmark", "matrix", "configurations", "report"}
+
+PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+BUILTIN_PLACEHOLDERS = {"binary", "config"}
+
+Scalar = int | float | str | bool
+
+
+@dataclass
+class Problem:
+    line: int
+    problem: str
+    fix: str
+
+
+class LineIndex:
+    """Map dotted key paths to the line defining them (1-based), by scanning the TOML text.
+
+    Hand-written because tomllib keeps no positions and tomlkit's positions are not public; it
+    understands table headers, arrays of tables, dotted and quoted keys, which is what suites use.
+    Keys inside inline tables resolve to the line of the enclosing key.
+    """
+
+    _header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+    _key = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+                      r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+
+    def __init__(self, text: str) -> None:
+        self.paths: dict[tuple[str, ...], int] = {}
+        current: tuple[str, ...] = ()
+        for no, line in enumerate(text.splitlines(), start=1):
+            m = self._header.match(line)
+            if m and not self._key.match(line):
+                current = self._split(m.group(1))
+                self.paths.setdefault(current, no)
+                continue
+            k = self._key.match(line)
+            if k:
+                path = current + self._split(k.group(1))
+                for i in range(len(current) + 1, len(path) + 1):
+                    self.paths.setdefault(path[:i], no)
+                # Inline tables on one line: record their keys at this line too.
+                rest = line[k.end():]
+                for inner in re.finditer(r"([A-Za-z0-9_-]+)\s*=", rest):
+                    self.paths.setdefault(path + (inner.group(1),), no)
+
+    @staticmethod
+    def _split(dotted: str) -> tuple[str, ...]:
+        parts = re.findall(r'"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)', dotted)
+        return tuple(a or b or c for a, b, c in parts)
+
+    def line(self, *path: str) -> int:
+        """The line of the longest known prefix of ``path`` (1 when nothing matches)."""
+        p = tuple(path)
+        while p:
+            if p in self.paths:
+                return self.paths[p]
+            p = p[:-1]
+        return 1
+
+
+@dataclass
+class ParamAxis:
+    name: str
+    values: list[Scalar]
+    line: int
+    from_manifest: bool = False
+
+
+@dataclass
+class ConfigSpec:
+    name: str
+    line: int
+    workload: str | None = None
+    command: list[str] | None = None  # template tokens with {param} placeholders
+    shell: bool = False
+    prefix: list[str] = field(default_factory=list)
+    binary: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    build: list[str] | None = None
+    params: dict[str, Scalar] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass
+class Exclusion:
+    match: dict[str, list[Scalar]]
+    configurations: list[str] | None
+    line: int
+
+    def excludes(self, config: str | None, params: dict[str, Any]) -> bool:
+        if self.configurations is not None and (config is None or config not in
+                                                self.configurations):
+            return False
+        return all(params.get(k) in vs for k, vs in self.match.items())
+
+
+@dataclass
+class Suite:
+    path: Path
+    text: str
+    lines: LineIndex
+    name: str
+    description: str = ""
+    baseline: str = ""
+    metrics: list[str] = field(default_factory=list)
+    primary: str | None = None
+    threshold: float = 0.02
+    correction: str = "holm"
+    unavailable: str = "skip"
+    measure: dict[str, Any] = field(default_factory=dict)
+    axes: list[ParamAxis] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    configurations: list[ConfigSpec] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def where(self, *path: str) -> str:
+        return f"{self.path}:{self.lines.line(*path)}"
+
+    def error(self, problem: str, fix: str, *path: str) -> PerflabError:
+        return PerflabError(f"{self.where(*path)}: {problem}", fix)
+
+    def config(self, name: str) -> ConfigSpec:
+        for c in self.configurations:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+# --------------------------------------------------------------------------------------------
+class _Checker:
+    """Collects every problem of a suite file so the user sees them all in one go."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = LineIndex(text)
+        self.problems: list[Problem] = []
+
+    def add(self, path: tuple[str, ...], problem: str, fix: str) -> None:
+        self.problems.append(Problem(self.lines.line(*path), problem, fix))
+
+    def keys(self, table: dict[str, Any], allowed: set[str], path: tuple[str, ...],
+             where: str) -> None:
+        for k in table:
+            if k not in allowed:
+                close = difflib.get_close_matches(k, sorted(allowed), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else "remove it"
+                self.add(path + (k,), f"unknown key '{k}' in {where}",
+                         f"{hint} (allowed: {', '.join(sorted(allowed))})")
+
+    def typed(self, table: dict[str, Any], key: str, types: tuple[type, ...], what: str,
+              path: tuple[str, ...]) -> Any:
+        if key not in table:
+            return None
+        v = table[key]
+        # bool is an int in Python; a suite saying runs = true is a mistake.
+        if isinstance(v, bool) and bool not in types:
+            ok = False
+        else:
+            ok = isinstance(v, types)
+        if not ok:
+            self.add(path + (key,), f"'{key}' must be {what}, not {_tname(v)} ({v!r})",
+                     f"write {key} = <{what}>")
+            return None
+        return v
+
+
+def _tname(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _argv(v: Any) -> list[str] | None:
+    if isinstance(v, str):
+        return shlex.split(v)
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return list(v)
+    return None
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and validate a suite file; raises PerflabError naming FILE:LINE and the fix."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PerflabError(f"suite file {p} not found",
+                           "pass the path of a suite TOML file (examples in suites/)") from None
+    except OSError as e:
+        raise PerflabError(f"cannot read suite file {p}: {e.strerror}",
+                           "check the path and its permissions") from None
+    return parse_suite(text, p)
+
+
+def parse_suite(text: str, path: Path) -> Suite:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        line = m.group(1) if m else "1"
+        raise PerflabError(f"{path}:{line}: not valid TOML ({e})",
+                           "fix the syntax at that line (strings need quotes, tables [name])"
+                           ) from None
+    ck = _Checker(path, text)
+    suite = _build(data, ck, path, text)
+    if ck.problems:
+        ck.problems.sort(key=lambda pr: pr.line)
+        first = ck.problems[0]
+        more = len(ck.problems) - 1
+        extra = ""
+        if more:
+            rest = "; ".join(f"line {pr.line}: {pr.problem}" for pr in ck.problems[1:4])
+            extra = f" (and {more} more: {rest})"
+        raise PerflabError(f"{path}:{first.line}: {first.problem}{extra}", first.fix)
+    return suite
+
+
+def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
+    ck.keys(data, TOP_KEYS, (), "the suite file")
+    meta = data.get("suite", {})
+    if not isinstance(meta, dict):
+        ck.add(("suite",), "'suite' must be a table", "write [suite] with name = ...")
+        meta = {}
+    ck.keys(meta, SUITE_KEYS, ("suite",), "[suite]")
+    name = ck.typed(meta, "name", (str,), "a string", ("suite",)) or path.stem
+    suite = Suite(path=path, text=text, lines=ck.lines, name=name)
+    suite.description = ck.typed(meta, "description", (str,), "a string", ("suite",)) or ""
+    suite.baseline = ck.typed(meta, "baseline", (str,), "a configuration name", ("suite",)) or ""
+    metrics = ck.typed(meta, "metrics", (list,), "a list of metric names", ("suite",))
+    if metrics is not None:
+        if not all(isinstance(m, str) for m in metrics):
+            ck.add(("suite", "metrics"), "'metrics' must list metric names as strings",
+                   'write metrics = ["ns_per_op", "wall_time"]')
+        else:
+            suite.metrics = list(metrics)
+    suite.primary = ck.typed(meta, "primary", (str,), "a metric name", ("suite",))
+    thr = ck.typed(meta, "threshold", (int, float), "a number (0.02 = 2%)", ("suite",))
+    if thr is not None:
+        if not 0 < thr < 1:
+            ck.add(("suite", "threshold"), f"threshold {thr} is outside (0, 1)",
+                   "give a fraction: threshold = 0.02 means +-2%")
+        else:
+            suite.threshold = float(thr)
+    corr = ck.typed(meta, "correction", (str,), "'holm' or 'bh'", ("suite",))
+    if corr is not None:
+        if corr not in ("holm", "bh"):
+            ck.add(("suite", "correction"), f"unknown correction '{corr}'",
+                   "use 'holm' (family-wise) or 'bh' (Benjamini-Hochberg)")
+        else:
+            suite.correction = corr
+    una = ck.typed(meta, "unavailable", (str,), "'skip' or 'error'", ("suite",))
+    if una is not None:
+        if una not in ("skip", "error"):
+            ck.add(("suite", "unavailable"), f"unavailable = '{una}' is not a policy",
+                   "use 'skip' (report and skip) or 'error' (refuse to run)")
+        else:
+            suite.unavailable = una
+
+    suite.measure = _measure(data.get("measure", {}), ck)
+    bench = data.get("benchmark", {})
+    if not isinstance(bench, dict):
+        ck.add(("benchmark",), "'benchmark' must be a table",
+               'write [benchmark] with workload = "eh/cpp" or command = "..."')
+        bench = {}
+    ck.keys(bench, BENCHMARK_KEYS, ("benchmark",), "[benchmark]")
+    suite.axes, suite.exclusions = _matrix(data.get("matrix", {}), ck)
+    suite.configurations = _configs(data.get("configurations"), bench, ck)
+    suite.report = _report(data.get("report", {}), ck)
+    _cross_check(suite, ck)
+    return suite
+
+
+def _measure(m: Any, ck: _Checker) -> dict[str, Any]:
+    if not isinstance(m, dict):
+        ck.add(("measure",), "'measure' must be a table", "write [measure] with runs = 5")
+        return {}
+    ck.keys(m, MEASURE_KEYS, ("measure",), "[measure]")
+    out: dict[str, Any] = {}
+    path = ("measure",)
+    for key in ("warmup", "runs", "min_runs", "max_runs", "seed"):
+        v = ck.typed(m, key, (int,), "an integer", path)
+        if v is not None:
+            if v < 0 or (key in ("runs", "min_runs", "max_runs") and v < 1):
+                ck.add(path + (key,), f"'{key}' = {v} is out of range",
+                       f"give {key} a positive integer")
+            else:
+                out[key] = v
+    for key in ("precision", "budget", "timeout", "expected_run_s"):
+        v = ck.typed(m, key, (int, float), "a number", path)
+        if v is not None:
+            if v <= 0:
+                ck.add(path + (key,), f"'{key}' = {v} must be positive",
+                       f"give {key} a positive number")
+            else:
+                out[key] = float(v)
+    pin = ck.typed(m, "pin", (list,), "a list of CPU numbers", path)
+    if pin is not None:
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in pin):
+            ck.add(path + ("pin",), "'pin' must list CPU numbers",
+                   "write pin = [0] or pin = [0, 1]")
+        else:
+            out["pin"] = pin
+    counters = ck.typed(m, "counters", (str,), "'auto' or 'none'", path)
+    if counters is not None:
+        if counters not in ("auto", "none"):
+            ck.add(path + ("counters",), f"counters = '{counters}' is unknown",
+                   "use 'auto' or 'none'")
+        else:
+            out["counters"] = counters
+    instr = ck.typed(m, "instructions", (str,), "'valgrind'", path)
+    if instr is not None:
+        if instr != "valgrind":
+            ck.add(path + ("instructions",), f"instructions = '{instr}' is unknown",
+                   "use instructions = 'valgrind' or leave it out")
+        else:
+            out["instructions"] = instr
+    for key in ("region", "ignore_failure"):
+        v = ck.typed(m, key, (bool,), "true or false", path)
+        if v is not None:
+            out[key] = v
+    if "min_runs" in out and "max_runs" in out and out["min_runs"] > out["max_runs"]:
+        ck.add(path + ("min_runs",), "min_runs is larger than max_runs",
+               "make min_runs <= max_runs")
+    return out
+
+
+def _scalar_list(v: Any) -> bool:
+    if not isinstance(v, list) or not v:
+        return False
+    if not all(isinstance(x, int | float | str | bool) for x in v):
+        return False
+    kinds = {"num" if isinstance(x, int | float) and not isinstance(x, bool) else type(x)
+             for x in v}
+    return len(kinds) == 1
+
+
+def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | None:
+    path = ("matrix", name)
+    ck.keys(r, RANGE_KEYS, path, f"the range of '{name}'")
+    start, stop = r.get("start"), r.get("stop")
+    nums = (int, float)
+    if not isinstance(start, nums) or not isinstance(stop, nums) or isinstance(start, bool):
+        ck.add(path, f"range '{name}' needs numeric start and stop",
+               f"write {name} = {{ start = 1, stop = 10, step = 1 }}")
+        return None
+    if "step" in r and "factor" in r:
+        ck.add(path, f"range '{name}' has both step and factor", "keep one of them")
+        return None
+    values: list[Scalar] = []
+    if "factor" in r:
+        f = r["factor"]
+        if not isinstance(f, nums) or f <= 1 or start <= 0:
+            ck.add(path, f"geometric range '{name}' needs factor > 1 and start > 0",
+                   f"write {name} = {{ start = 1, stop = 1024, factor = 2 }}")
+            return None
+        x = start
+        while x <= stop * (1 + 1e-9):
+            values.append(x)
+            x = x * f
+    else:
+        step = r.get("step", 1)
+        if not isinstance(step, nums) or step <= 0:
+            ck.add(path, f"range '{name}' needs a positive step",
+                   f"write {name} = {{ start = {start}, stop = {stop}, step = 1 }}")
+            return None
+        n = int((stop - start) / step + 1e-9)
+        values = [start + i * step for i in range(n + 1)]
+        if all(isinstance(x, int) for x in (start, stop, step)):
+            values = [int(x) for x in values]
+    if not values:
+        ck.add(path, f"range '{name}' is empty (stop < start)",
+               "make stop >= start")
+        return None
+    if len(values) > 10000:
+        ck.add(path, f"range '{name}' has {len(values)} values", "use a larger step or factor")
+        return None
+    return values
+
+
+def _matrix(m: Any, ck: _Checker) -> tuple[list[ParamAxis], list[Exclusion]]:
+    if not isinstance(m, dict):
+        ck.add(("matrix",), "'matrix' must be a table", "write [matrix] with depth = [0, 1]")
+        return [], []
+    axes: list[ParamAxis] = []
+    for name, v in m.items():
+        if name == "exclude":
+            continue
+        line = ck.lines.line("matrix", name)
+        if isinstance(v, dict) and v.get("manifest") is True and len(v) == 1:
+            axes.append(ParamAxis(name, [], line, from_manifest=True))
+        elif isinstance(v, dict):
+            vals = _range_values(name, v, ck)
+            if vals is not None:
+                axes.append(ParamAxis(name, vals, line))
+        elif isinstance(v, list) and not v:
+            ck.add(("matrix", name), f"matrix parameter '{name}' has no values",
+                   f"list at least one value: {name} = [1, 2]")
+        elif _scalar_list(v):
+            if len(set(map(repr, v))) != len(v):
+                ck.add(("matrix", name), f"matrix parameter '{name}' repeats a value",
+                       "list each value once")
+            axes.append(ParamAxis(name, list(v), line))
+        elif isinstance(v, int | float | str | bool):
+            axes.append(ParamAxis(name, [v], line))
+        else:
+            ck.add(("matrix", name),
+                   f"matrix parameter '{name}' must be a list of values of one type, a range "
+                   f"or {{ manifest = true }}, not {_tname(v)}",
+                   f"write {name} = [0, 1, 2] or {name} = {{ start = 0, stop = 10 }}")
+    excl: list[Exclusion] = []
+    ex = m.get("exclude", [])
+    if not isinstance(ex, list) or not all(isinstance(e, dict) for e in ex):
+        ck.add(("matrix", "exclude"), "'exclude' must be a list of tables",
+               'write exclude = [{ kind = "hardware", threads = 2 }]')
+        ex = []
+    names = {a.name for a in axes}
+    for e in ex:
+        line = ck.lines.line("matrix", "exclude")
+        match: dict[str, list[Scalar]] = {}
+        cfgs: list[str] | None = None
+        for k, v in e.items():
+            vals = v if isinstance(v, list) else [v]
+            if k == "configuration":
+                if not all(isinstance(x, str) for x in vals):
+                    ck.add(("matrix", "exclude"), "an exclusion's 'configuration' must be a name",
+                           'write { configuration = "rust", kind = "hardware" }')
+                cfgs = [str(x) for x in vals]
+            elif k not in names:
+                close = difflib.get_close_matches(k, sorted(names), n=1)
+                ck.add(("matrix", "exclude"),
+                       f"exclusion names '{k}', which is not a matrix parameter",
+                       (f"did you mean '{close[0]}'?" if close else
+                        f"use one of: {', '.join(sorted(names)) or '(none)'}, configuration"))
+            else:
+                match[k] = list(vals)
+        excl.append(Exclusion(match, cfgs, line))
+    return axes, excl
+
+
+def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
+    default_cmd = _argv(bench.get("command")) if "command" in bench else None
+    if "command" in bench and default_cmd is None:
+        ck.add(("benchmark", "command"), "'command' must be a string or a list of strings",
+               'write command = "python3 -c pass --n {n}"')
+    default_wl = bench.get("workload")
+    if default_wl is not None and not isinstance(default_wl, str):
+        ck.add(("benchmark", "workload"), "'workload' must be a workload name",
+               'write workload = "eh/cpp" (see perflab workloads list)')
+        default_wl = None
+    if default_wl and default_cmd:
+        ck.add(("benchmark",), "[benchmark] has both workload and command", "keep one of them")
+    bparams = bench.get("params", {})
+    if not isinstance(bparams, dict):
+        ck.add(("benchmark", "params"), "'params' must be a table", "write params = { n = 1 }")
+        bparams = {}
+    bshell = bool(bench.get("shell", False))
+    if c is None:
+        # One implicit configuration: the benchmark as it is.
+        if not (default_wl or default_cmd):
+            ck.add((), "the suite has no benchmark and no configurations",
+                   'add [benchmark] with workload = "eh/cpp", or [configurations.NAME] tables')
+            return []
+        return [ConfigSpec(name="default", line=ck.lines.line("benchmark"), workload=default_wl,
+                           command=default_cmd, shell=bshell, params=dict(bparams))]
+    if not isinstance(c, dict) or not c:
+        ck.add(("configurations",), "'configurations' must hold at least one table",
+               'write [configurations.cpp] with workload = "eh/cpp"')
+        return []
+    out: list[ConfigSpec] = []
+    for name, t in c.items():
+        path = ("configurations", name)
+        if not isinstance(t, dict):
+            ck.add(path, f"configuration '{name}' must be a table",
+                   f'write [configurations.{name}] with workload = "..."')
+            continue
+        ck.keys(t, CONFIG_KEYS, path, f"[configurations.{name}]")
+        cfg = ConfigSpec(name=name, line=ck.lines.line(*path))
+        wl = ck.typed(t, "workload", (str,), "a workload name", path)
+        cmd = None
+        if "command" in t:
+            cmd = _argv(t["command"])
+            if cmd is None or not cmd:
+                ck.add(path + ("command",), "'command' must be a non-empty string or list",
+                       'write command = "python3 -c pass {n}"')
+        if wl and cmd:
+            ck.add(path, f"configuration '{name}' has both workload and command",
+                   "keep one of them")
+        if not wl and not cmd:
+            wl, cmd = default_wl, default_cmd
+        if not wl and not cmd:
+            ck.add(path, f"configuration '{name}' has nothing to run",
+                   'give it workload = "eh/cpp" or command = "...", or add a [benchmark]')
+        cfg.workload, cfg.command = wl, cmd
+        cfg.shell = bool(t.get("shell", bshell))
+        for key in ("prefix", "flags", "build"):
+            if key in t:
+                v = _argv(t[key])
+                if v is None:
+                    ck.add(path + (key,), f"'{key}' must be a string or a list of strings",
+                           f'write {key} = ["..."]')
+                elif key == "prefix":
+                    cfg.prefix = v
+                elif key == "flags":
+                    cfg.flags = v
+                else:
+                    cfg.build = v
+        cfg.binary = ck.typed(t, "binary", (str,), "a path", path)
+        cfg.description = ck.typed(t, "description", (str,), "a string", path) or ""
+        env = t.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            ck.add(path + ("env",), "'env' must be a table of strings",
+                   'write env = { NAME = "value" } (quote numbers)')
+        else:
+            cfg.env = dict(env)
+        params = t.get("params", {})
+        if not isinstance(params, dict):
+            ck.add(path + ("params",), "'params' must be a table", "write params = { n = 1 }")
+        else:
+            cfg.params = {**bparams, **params}
+        out.append(cfg)
+    return out
+
+
+def _report(r: Any, ck: _Checker) -> dict[str, Any]:
+    if not isinstance(r, dict):
+        ck.add(("report",), "'report' must be a table", 'write [report] with x = "depth"')
+        return {}
+    ck.keys(r, REPORT_KEYS, ("report",), "[report]")
+    out: dict[str, Any] = {}
+    for key in ("x", "scaling", "title"):
+        v = ck.typed(r, key, (str,), "a string", ("report",))
+        if v is not None:
+            out[key] = v
+    for key in ("log_x", "log_y"):
+        if key in r:
+            v = r[key]
+            if v not in (True, False, "auto"):
+                ck.add(("report", key), f"'{key}' must be true, false or \"auto\"",
+                       f'write {key} = "auto"')
+            else:
+                out[key] = v
+    if "metrics" in r:
+        v = r["metrics"]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            ck.add(("report", "metrics"), "'metrics' must be a list of metric names",
+                   'write metrics = ["ns_per_op"]')
+        else:
+            out["metrics"] = v
+    if "kinds" in r:
+        k = r["kinds"]
+        if not isinstance(k, dict):
+            ck.add(("report", "kinds"), "'kinds' must be a table",
+                   'write kinds = { param = "kind", a = "hardware", b = "software" }')
+        else:
+            ck.keys(k, KINDS_KEYS, ("report", "kinds"), "[report.kinds]")
+            if not all(isinstance(k.get(x), str) for x in ("param", "a", "b")):
+                ck.add(("report", "kinds"), "'kinds' needs param, a and b as strings",
+                       'write kinds = { param = "kind", a = "hardware", b = "software" }')
+            else:
+                out["kinds"] = dict(k)
+    return out
+
+
+def _cross_check(suite: Suite, ck: _Checker) -> None:
+    names = [c.name for c in suite.configurations]
+    if suite.baseline:
+        if suite.baseline not in names:
+            close = difflib.get_close_matches(suite.baseline, names, n=1)
+            ck.add(("suite", "baseline"), f"baseline '{suite.baseline}' is not a configuration",
+                   f"did you mean '{close[0]}'?" if close else
+                   f"name one of: {', '.join(names)}")
+    elif len(names) > 1:
+        ck.add(("suite",), "the suite has several configurations but no baseline",
+               f'add baseline = "{names[0]}" to [suite]')
+    elif names:
+        suite.baseline = names[0]
+    axis_names = {a.name for a in suite.axes}
+    for e in suite.exclusions:
+        for c in e.configurations or []:
+            if c not in names:
+                ck.add(("matrix", "exclude"), f"exclusion names configuration '{c}', "
+                       "which the suite does not define", f"use one of: {', '.join(names)}")
+    for cfg in suite.configurations:
+        overlap = axis_names & set(cfg.params)
+        for p in sorted(overlap):
+            ck.add(("configurations", cfg.name, "params"),
+                   f"parameter '{p}' is both a matrix axis and a fixed parameter of "
+                   f"'{cfg.name}'", f"remove '{p}' from one of them")
+        if cfg.command is None:
+            continue
+        known = axis_names | set(cfg.params) | BUILTIN_PLACEHOLDERS
+        texts = list(cfg.command) + list(cfg.flags) + list(cfg.env.values())
+        for t in texts:
+            for ph in PLACEHOLDER.findall(t):
+                if ph not in known:
+                    close = difflib.get_close_matches(ph, sorted(known), n=1)
+                    key = "command" if any(ph in x for x in cfg.command) else "flags"
+                    where = (("configurations", cfg.name, key)
+                             if cfg.line != ck.lines.line("benchmark") else ("benchmark",))
+                    if _defined_in_benchmark(cfg, ck):
+                        where = ("benchmark", "command")
+                    ck.add(where,
+                           f"placeholder {{{ph}}} in the command of '{cfg.name}' is not a "
+                           "matrix parameter or fixed parameter",
+                           (f"did you mean {{{close[0]}}}? " if close else "") +
+                           f"add {ph} to [matrix] or params (write {{{{ }}}} for a literal brace)")
+        if cfg.binary and "{binary}" not in " ".join(cfg.command):
+            ck.add(("configurations", cfg.name, "binary"),
+                   f"configuration '{cfg.name}' sets binary but its command has no {{binary}}",
+                   "put {binary} in the command template where the program goes")
+    if suite.configurations and suite.axes:
+        from perflab.suites.plan import expand_matrix
+
+        if not any(True for _ in expand_matrix(suite, None)) and not any(
+                a.from_manifest for a in suite.axes):
+            ck.add(("matrix",), "the matrix is empty: the exclusions remove every cell",
+                   "loosen or remove entries of exclude")
+
+
+def _defined_in_benchmark(cfg: ConfigSpec, ck: _Checker) -> bool:
+    return ("configurations", cfg.name, "command") not in ck.lines.paths
+
+
+def substitute(tokens: list[str], values: dict[str, Any]) -> list[str]:
+    """Fill {name} placeholders in each token; {{ and }} are literal braces."""
+    out = []
+    for t in tokens:
+        t2 = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values
+                             else m.group(0), t)
+        out.append(t2.replace("{{", "{").replace("}}", "}"))
+    return out
