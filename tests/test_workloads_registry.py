@@ -1,0 +1,297 @@
+"""The workload registry: discovery, manifest validation, parameters, availability, build, CLI."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from perflab import workloads
+from perflab.cli import app
+from perflab.errors import PerflabError
+from perflab.workloads import discover, get, load_manifest, parse_assignments
+
+GOOD = """\
+name        = "{family}/{runtime}"
+family      = "{family}"
+runtime     = "{runtime}"
+description = "a test workload"
+requires    = {requires}
+build       = {build}
+outputs     = {outputs}
+run         = ["{{dir}}/build/x", "--fixed"]
+primary     = "ns_per_op"
+region_symbol = "*perflab_timed_region*"
+
+[params.depth]
+type    = "int"
+default = 0
+values  = [0, 1, 2, 10, 100]
+min     = 0
+max     = 100
+
+[params.kind]
+type    = "str"
+default = "software"
+choices = ["software", "hardware", "error"]
+
+[params.ratio]
+type    = "float"
+default = 0.5
+min     = 0.0
+max     = 1.0
+
+[params.verbose]
+type    = "bool"
+default = false
+"""
+
+# A build that really makes the declared output (a tiny shell script).
+MAKE_X = ('["sh", "-c", "mkdir -p build && printf \'#!/bin/sh\\\\necho ok\\\\n\' > build/x '
+          '&& chmod +x build/x"]')
+
+
+def write(root: Path, family: str, runtime: str, text: str | None = None, *,
+          requires: str = '["sh"]', build: str = MAKE_X, outputs: str = '["build/x"]') -> Path:
+    d = root / family / runtime
+    d.mkdir(parents=True, exist_ok=True)
+    body = text if text is not None else GOOD.format(
+        family=family, runtime=runtime, requires=requires, build=build, outputs=outputs)
+    (d / "workload.toml").write_text(textwrap.dedent(body))
+    return d / "workload.toml"
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PERFLAB_WORKLOADS_DIR", str(tmp_path))
+    return tmp_path
+
+
+# -- discovery -----------------------------------------------------------------------------------
+def test_the_repository_manifests_are_valid() -> None:
+    d = discover(Path(__file__).resolve().parents[1] / "workloads")
+    assert not d.errors, [e.line() for e in d.errors]
+    for name in ("eh/cpp", "eh/c", "eh/rust", "eh/go"):
+        wl = d.workloads[name]
+        assert wl.primary == "ns_per_op"
+        assert wl.region_symbol == "*perflab_timed_region*"
+        assert list(wl.params["depth"].values) == [0, 1, 2, 10, 100]
+        assert {"depth", "kind", "threads", "iterations"} <= set(wl.params)
+
+
+def test_discovery_uses_the_env_root(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "other")
+    assert workloads.names() == ["fam/other", "fam/sh"]
+    wl = get("fam/sh")
+    assert wl.dir == root / "fam" / "sh"
+    assert wl.defaults() == {"depth": 0, "kind": "software", "ratio": 0.5, "verbose": False}
+
+
+def test_unknown_workload_suggests_a_close_name(root: Path) -> None:
+    write(root, "eh", "cpp")
+    with pytest.raises(PerflabError) as e:
+        get("eh/cp")
+    assert "unknown workload 'eh/cp'" in e.value.problem and "eh/cpp" in e.value.fix
+
+
+HEAD = 'name="f/r"\nfamily="f"\nruntime="r"\ndescription="d"\nrun=["a"]\n'
+BAD_CASES = {
+    "toml": ('name = "x', "invalid TOML"),
+    "missing_run": ('name="f/r"\nfamily="f"\nruntime="r"\ndescription="d"\n', "missing key 'run'"),
+    "name": ('name="f/x"\nfamily="f"\nruntime="r"\ndescription="d"\nrun=["a"]\n',
+             "must be '<family>/<runtime>'"),
+    "unknown_key": (HEAD + 'biuld=["x"]\n', "unknown key 'biuld'"),
+    "param_type": (HEAD +
+                   '[params.depth]\ntype="integer"\ndefault=0\n', "is not a parameter type"),
+    "default_type": (HEAD +
+                     '[params.depth]\ntype="int"\ndefault="zero"\n', "is not of type int"),
+    "default_range": (HEAD +
+                      '[params.depth]\ntype="int"\ndefault=7\nmin=0\nmax=5\n',
+                      "params.depth.default = 7 is not allowed"),
+    "value_choice": (HEAD +
+                     '[params.kind]\ntype="str"\ndefault="a"\nchoices=["a","b"]\nvalues=["c"]\n',
+                     "params.kind.values = c is not allowed"),
+    "no_default": (HEAD +
+                   '[params.depth]\ntype="int"\n', "has no default"),
+    "outputs_escape": (HEAD +
+                       'build=["true"]\noutputs=["../x"]\n', "outside the workload's directory"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_a_malformed_manifest_is_one_clear_line(root: Path, case: str) -> None:
+    text, expected = BAD_CASES[case]
+    path = write(root, "f", "r", text)
+    write(root, "ok", "sh")
+    d = discover()
+    assert list(d.workloads) == ["ok/sh"]  # the good one is still there
+    assert len(d.errors) == 1
+    err = d.errors[0]
+    assert str(path) in err.problem and expected in err.problem
+    assert err.fix and "\n" not in err.line()
+    with pytest.raises(PerflabError) as e:  # asking for it by name gives the same reason
+        get("f/r")
+    assert expected in e.value.problem
+    with pytest.raises(PerflabError):
+        load_manifest(path)
+
+
+def test_family_runtime_must_match_the_directory(root: Path) -> None:
+    write(root, "eh", "cpp", GOOD.format(family="eh", runtime="c", requires='["sh"]',
+                                         build=MAKE_X, outputs='["build/x"]'))
+    (err,) = discover().errors
+    assert "do not match the directory eh/cpp" in err.problem
+
+
+# -- parameters ----------------------------------------------------------------------------------
+def test_command_fills_defaults_and_types_values(root: Path) -> None:
+    write(root, "fam", "sh")
+    wl = get("fam/sh")
+    wl.build()
+    argv, typed = wl.command({"depth": "10", "verbose": "yes", "ratio": "0.25"})
+    assert typed == {"depth": 10, "kind": "software", "ratio": 0.25, "verbose": True}
+    assert argv == [str(wl.dir / "build/x"), "--fixed", "--depth=10", "--kind=software",
+                    "--ratio=0.25", "--verbose=true"]
+    # Already typed values (from a suite's matrix) are accepted as they are.
+    _, typed = wl.command({"depth": 2, "kind": "error"})
+    assert typed["depth"] == 2 and typed["kind"] == "error"
+
+
+@pytest.mark.parametrize(("params", "problem", "fix"), [
+    ({"depth": "101"}, "depth=101 is out of range", "[0, 100]"),
+    ({"depth": "-1"}, "depth=-1 is out of range", "[0, 100]"),
+    ({"depth": "ten"}, "depth='ten' is not an integer", "[0, 100]"),
+    ({"depth": "1.5"}, "depth='1.5' is not an integer", "[0, 100]"),
+    ({"depth": True}, "is not an integer", "[0, 100]"),
+    ({"kind": "soft"}, "kind=soft is not allowed", "software, hardware, error"),
+    ({"ratio": "2"}, "ratio=2.0 is out of range", "[0.0, 1.0]"),
+    ({"ratio": "nan"}, "is not a number", "[0.0, 1.0]"),
+    ({"verbose": "maybe"}, "is not a boolean", "true or false"),
+    ({"depht": "1"}, "has no parameter 'depht'", "depth, kind, ratio, verbose"),
+])
+def test_bad_parameters_name_the_parameter_and_the_allowed_values(
+        root: Path, params: dict[str, object], problem: str, fix: str) -> None:
+    write(root, "fam", "sh")
+    wl = get("fam/sh")
+    wl.build()
+    with pytest.raises(PerflabError) as e:
+        wl.command(params)
+    assert problem in e.value.problem
+    assert fix in e.value.fix
+
+
+def test_parse_assignments() -> None:
+    assert parse_assignments(["depth=10", "kind = error", "x=a=b"]) == {
+        "depth": "10", "kind": "error", "x": "a=b"}
+    with pytest.raises(PerflabError):
+        parse_assignments(["depth"])
+
+
+# -- availability and build ----------------------------------------------------------------------
+def test_a_missing_runtime_is_reported_not_run(root: Path) -> None:
+    write(root, "fam", "ghost", requires='["sh", "perflab-no-such-runtime-xyz"]')
+    wl = get("fam/ghost")
+    ok, why = wl.available()
+    assert not ok and "perflab-no-such-runtime-xyz not found" in why
+    assert not wl.is_available()
+    with pytest.raises(PerflabError) as e:
+        wl.command({})
+    assert "cannot run here" in e.value.problem
+    with pytest.raises(PerflabError):
+        wl.build()
+
+
+def test_not_built_says_how_to_build(root: Path) -> None:
+    write(root, "fam", "sh")
+    wl = get("fam/sh")
+    assert not wl.is_built()
+    with pytest.raises(PerflabError) as e:
+        wl.command({})
+    assert "perflab workloads build fam/sh" in e.value.fix
+    r = wl.build()
+    assert wl.is_built() and r.log.exists()
+    assert (wl.dir / "build" / "x").exists()
+
+
+def test_a_failing_build_is_one_line_with_the_log(root: Path) -> None:
+    write(root, "fam", "broken", build='["sh", "-c", "echo compiling; echo error: boom >&2; '
+                                      'exit 3"]')
+    wl = get("fam/broken")
+    with pytest.raises(PerflabError) as e:
+        wl.build()
+    assert "failed (exit 3)" in e.value.problem and "error: boom" in e.value.problem
+    assert str(wl.dir / "build" / "perflab-build.log") in e.value.fix
+    assert e.value.exit_code == 1
+
+
+def test_a_build_without_its_output_fails(root: Path) -> None:
+    write(root, "fam", "lazy", build='["true"]')
+    with pytest.raises(PerflabError) as e:
+        get("fam/lazy").build()
+    assert "did not produce build/x" in e.value.problem
+
+
+def test_nothing_to_build_is_always_built(root: Path) -> None:
+    text = ('name="fam/script"\nfamily="fam"\nruntime="script"\ndescription="d"\n'
+            'requires=["sh"]\nrun=["sh", "{dir}/x.sh"]\n')
+    write(root, "fam", "script", text)
+    wl = get("fam/script")
+    assert wl.is_built()
+    argv, typed = wl.command({})
+    assert argv == ["sh", str(wl.dir / "x.sh")] and typed == {}
+
+
+# -- the command line ----------------------------------------------------------------------------
+def test_cli_build_skips_missing_runtimes_and_builds_the_rest(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "ghost", requires='["perflab-no-such-runtime-xyz"]')
+    r = CliRunner().invoke(app, ["workloads", "build"])
+    assert r.exit_code == 0, r.output
+    assert "skipped fam/ghost: perflab-no-such-runtime-xyz not found" in r.output
+    assert "built fam/sh" in r.output
+    assert get("fam/sh").is_built()
+
+
+def test_cli_build_fails_when_an_available_workload_fails(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "broken", build='["false"]')
+    r = CliRunner().invoke(app, ["workloads", "build"])
+    assert r.exit_code == 1
+    assert "building fam/broken failed" in r.output
+    assert get("fam/sh").is_built()  # the others still built
+
+
+def test_cli_build_named_only(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "other")
+    r = CliRunner().invoke(app, ["workloads", "build", "fam/other"])
+    assert r.exit_code == 0, r.output
+    assert get("fam/other").is_built() and not get("fam/sh").is_built()
+
+
+def test_cli_list_shows_built_and_why_not(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "ghost", requires='["perflab-no-such-runtime-xyz"]')
+    get("fam/sh").build()
+    r = CliRunner().invoke(app, ["workloads", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    rows = {w["name"]: w for w in json.loads(r.output)["workloads"]}
+    assert rows["fam/sh"]["built"] and rows["fam/sh"]["available"]
+    assert not rows["fam/ghost"]["available"]
+    assert "not found" in rows["fam/ghost"]["why_not"]
+    assert rows["fam/sh"]["params"]["depth"]["values"] == [0, 1, 2, 10, 100]
+    r = CliRunner().invoke(app, ["workloads", "list"])
+    assert r.exit_code == 0 and "fam/ghost" in r.output
+
+
+def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
+    write(root, "fam", "sh")
+    write(root, "fam", "bad", 'name = "x')
+    r = CliRunner().invoke(app, ["workloads", "list"])
+    assert r.exit_code == 1
+    assert "invalid TOML" in r.output and "fam/sh" in r.output
