@@ -120,22 +120,19 @@ class DiffRow:
 
 def diff_symbols(a: list[SymbolStat], b: list[SymbolStat]) -> list[DiffRow]:
     """Per symbol its self share in A and in B, sorted by the absolute change of self share
-    (then of total share, so callers whose children moved come next)."""
-    rows: dict[tuple[str, str], DiffRow] = {}
+    (then of total share, so callers whose children moved come next).
+
+    Symbols match by name alone: two builds of one program usually live at different paths
+    (and may be named differently), and a name in two modules of one profile is rare enough
+    to add up."""
+    rows: dict[str, DiffRow] = {}
     for st in a:
-        rows[(st.symbol, _module_key(st.module))] = DiffRow(
-            st.symbol, st.module, st.self_share, 0.0, st.total_share, 0.0)
+        row = rows.setdefault(st.symbol, DiffRow(st.symbol, st.module, 0.0, 0.0, 0.0, 0.0))
+        row.a_share += st.self_share
+        row.a_total += st.total_share
     for st in b:
-        k = (st.symbol, _module_key(st.module))
-        row = rows.get(k)
-        if row is None:
-            rows[k] = DiffRow(st.symbol, st.module, 0.0, st.self_share, 0.0, st.total_share)
-        else:
-            row.b_share, row.b_total = st.self_share, st.total_share
+        row = rows.setdefault(st.symbol, DiffRow(st.symbol, st.module, 0.0, 0.0, 0.0, 0.0))
+        row.b_share += st.self_share
+        row.b_total += st.total_share
     return sorted(rows.values(),
                   key=lambda r: (-abs(r.delta), -abs(r.total_delta), r.symbol))
-
-
-def _module_key(module: str) -> str:
-    # Two builds of one program live at different paths (A/prog, B/prog): match by file name.
-    return module if module.startswith("[") else module.rsplit("/", 1)[-1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from perflab.errors import PerflabError
@@ -33,6 +34,11 @@ def _store(db: Path | None) -> Store:
     return Store(db) if db else Store()
 
 
+def _module(module: str) -> str:
+    # escape: "[kernel.kallsyms]" would otherwise be read as rich markup and vanish.
+    return escape(module if module.startswith("[") else Path(module).name)
+
+
 def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
@@ -44,14 +50,13 @@ def symbols_table(stats: list[SymbolStat], title: str) -> Table:
     t.add_column("Symbol", overflow="fold")
     t.add_column("Module", overflow="fold")
     for s in stats:
-        t.add_row(_pct(s.self_share), _pct(s.total_share), s.symbol,
-                  Path(s.module).name if not s.module.startswith("[") else s.module)
+        t.add_row(_pct(s.self_share), _pct(s.total_share), escape(s.symbol), _module(s.module))
     return t
 
 
 def _warn(lines: list[str]) -> None:
     for w in lines:
-        err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
 
 
 def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -> None:
@@ -62,7 +67,7 @@ def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -
     s = rec.summary
     stats = top_symbols(profile_id, store, limit=top, sort=sort)
     scope = "timed region" if s.get("region") else "whole process"
-    title = (f"profile {rec.id} {rec.name}: {s.get('samples', 0)} samples of {rec.sampler} "
+    title = (f"profile {rec.id} {escape(rec.name)}: {s.get('samples', 0)} samples of {rec.sampler} "
              f"({scope}, call graph {rec.call_graph})")
     console.print(symbols_table(stats, title))
     _warn(list(s.get("warnings", [])))
@@ -82,13 +87,18 @@ def list_cmd(store: Store, limit: int) -> None:
     if not rows:
         console.print(f"no profiles in {store.location} -- record one: perflab profile COMMAND")
         return
-    t = Table(title=f"profiles in {store.location}", title_justify="left")
-    for col in ("id", "when", "name", "event", "call graph", "samples", "top symbol", "result"):
-        t.add_column(col)
+    t = Table(title=f"profiles in {escape(store.location)}", title_justify="left")
+    t.add_column("id", justify="right", no_wrap=True)
+    t.add_column("when", no_wrap=True)
+    t.add_column("name", overflow="fold")
+    t.add_column("event", no_wrap=True)
+    t.add_column("graph", no_wrap=True)
+    t.add_column("samples", justify="right", no_wrap=True)
+    t.add_column("top symbol", overflow="fold")
     for r in rows:
-        t.add_row(str(r["id"]), time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created_at"])),
-                  r["name"] or "", r["sampler"] or "", r["call_graph"] or "",
-                  str(r["samples"]), r["top"], str(r["result_id"] or ""))
+        t.add_row(str(r["id"]), time.strftime("%m-%d %H:%M", time.localtime(r["created_at"])),
+                  escape(r["name"] or ""), escape(r["sampler"] or ""), r["call_graph"] or "",
+                  str(r["samples"]), escape(r["top"]))
     console.print(t)
 
 
@@ -96,7 +106,8 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
     from perflab.profiles.api import diff_profiles
 
     d = diff_profiles(a, b, store)
-    t = Table(title=f"profile {b} ({d.b.name}) vs {a} ({d.a.name}): self share per symbol",
+    t = Table(title=f"profile {b} ({escape(d.b.name)}) vs {a} ({escape(d.a.name)}): "
+              "self share per symbol",
               title_justify="left")
     for col, just in (("A", "right"), ("B", "right"), ("Delta", "right"),
                       ("Total A", "right"), ("Total B", "right"), ("Symbol", "left"),
@@ -106,8 +117,7 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
         color = "red" if r.delta > 0 else "green" if r.delta < 0 else ""
         delta = f"{r.delta * 100:+.1f} pt"
         t.add_row(_pct(r.a_share), _pct(r.b_share), f"[{color}]{delta}[/]" if color else delta,
-                  _pct(r.a_total), _pct(r.b_total), r.symbol,
-                  Path(r.module).name if not r.module.startswith("[") else r.module)
+                  _pct(r.a_total), _pct(r.b_total), escape(r.symbol), _module(r.module))
     console.print(t)
     _warn(d.warnings)
     if d.svg is not None:

@@ -22,7 +22,7 @@ UNKNOWN = "[unknown]"
 
 _HEADER = re.compile(
     r"^(?P<comm>\S.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>[^\s:][^\s]*?):\s*(?P<rest>.*)$"
+    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>[^\s:]\S*?):(?:\s+|$)(?P<rest>.*)$"
 )
 # The module is the last parenthesised group that starts like a path or a [pseudo-module]:
 # C++ symbols carry parentheses of their own.
@@ -96,15 +96,14 @@ def parse_perf_script(lines: Iterable[str]) -> Iterator[Sample]:
                 yield current
                 current = None
             continue
-        if line[0].isspace():
+        # perf right-aligns the command name, so a header may start with blanks too.
+        m = _HEADER.match(line.lstrip()) if not line.startswith("#") else None
+        if m is None and line[0].isspace():
             if current is not None:
                 fr = parse_frame(line)
                 if fr is not None:
                     current.frames.append(_inlined(fr, current.frames))
             continue
-        if line.startswith("#"):
-            continue
-        m = _HEADER.match(line)
         if m is None:
             continue  # perf's own notices ("Warning: ...") are not samples
         if current is not None:
