@@ -1,0 +1,159 @@
+"""Recording real profiles with perf: a C program whose shares are known by construction
+(tests/fixtures/profiles/shares.c), the timed region, a diff of two builds, and bad input.
+Each recording samples about 0.3 s of work."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perflab.errors import PerflabError
+from perflab.profiles import diff_profiles, record_profile, top_symbols
+from perflab.profiles import record as rec_mod
+from perflab.profiles.record import _perf_error, _PerfRun, load_profile, user_only_modifier
+from perflab.storage import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "tests" / "fixtures" / "profiles" / "shares.c"
+
+pytestmark = pytest.mark.skipif(shutil.which("perf") is None or shutil.which("gcc") is None,
+                                reason="needs perf and gcc (make setup installs linux-perf)")
+
+# Units per iteration of work_alpha / work_beta / work_gamma: 50% / 30% / 20% of the region.
+ITER, UNITS = "250", ["5", "3", "2"]
+
+
+def _build(out: Path, *flags: str) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["gcc", "-O1", "-fno-omit-frame-pointer", "-g", *flags,
+                    f"-I{ROOT / 'include'}", str(SRC), "-o", str(out)], check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("shares")
+    return {
+        "base": _build(d / "a" / "shares"),
+        # the second build: work_beta does twice the work
+        "double": _build(d / "b" / "shares", "-DBETA_FACTOR=2"),
+        "stripped": _build(d / "s" / "shares-stripped", "-s"),
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "results.sqlite")
+
+
+def _shares(pid: int, store: Store) -> dict[str, float]:
+    return {s.symbol: s.self_share for s in top_symbols(pid, store, limit=None)}
+
+
+def test_profile_names_the_functions_with_their_designed_shares(
+        builds: dict[str, Path], store: Store) -> None:
+    # 300 units of start-up work before the timed region: it must not appear
+    pid = record_profile([str(builds["base"]), ITER, *UNITS, "300"], store=store, name="base")
+    shares = _shares(pid, store)
+    assert shares["work_alpha"] == pytest.approx(0.50, abs=0.05)
+    assert shares["work_beta"] == pytest.approx(0.30, abs=0.05)
+    assert shares["work_gamma"] == pytest.approx(0.20, abs=0.05)
+    assert shares.get("startup", 0.0) < 0.01
+    rec = load_profile(store, pid)
+    assert rec.summary["region"] is True and rec.summary["samples"] > 200
+    assert rec.summary["workload"]["ops"] == 250
+    assert rec.perf_data.is_file() and rec.svg_path.is_file()
+    assert "work_beta" in rec.svg_path.read_text()
+
+
+def test_whole_process_profile_includes_startup(builds: dict[str, Path], store: Store) -> None:
+    pid = record_profile([str(builds["base"]), "100", *UNITS, "1000"], store=store,
+                         region=False)
+    # startup: 1000 units against 100 * 10 in the loop: about half
+    assert _shares(pid, store)["startup"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_diff_of_two_builds_puts_the_doubled_function_on_top(
+        builds: dict[str, Path], store: Store) -> None:
+    a = record_profile([str(builds["base"]), ITER, *UNITS], store=store, name="base")
+    b = record_profile([str(builds["double"]), "170", *UNITS], store=store, name="double",
+                       call_graph="none")
+    d = diff_profiles(a, b, store)
+    top = d.rows[0]
+    # beta: 3/10 -> 6/13 of the samples, +16 points; alpha and gamma lose share
+    assert top.symbol == "work_beta" and top.delta == pytest.approx(0.162, abs=0.05)
+    others = {r.symbol: r.delta for r in d.rows[1:3]}
+    assert others["work_alpha"] < 0 and others["work_gamma"] < 0
+    assert d.svg is not None and "work_beta" in d.svg.read_text()
+    assert not any("different machines" in w for w in d.warnings)
+    assert any("call-graph" in w for w in d.warnings)
+
+
+def test_binary_without_symbols_is_shown_by_address(builds: dict[str, Path],
+                                                    store: Store) -> None:
+    pid = record_profile([str(builds["stripped"]), "100", *UNITS], store=store)
+    rec = load_profile(store, pid)
+    top = top_symbols(pid, store, limit=1)[0]
+    assert not top.resolved and top.symbol.startswith("shares-stripped+0x")
+    assert any("shares-stripped, which has no symbols" in w for w in rec.summary["warnings"])
+
+
+def test_empty_profile_is_one_clear_error(builds: dict[str, Path], store: Store) -> None:
+    with pytest.raises(PerflabError, match="the profile is empty") as e:
+        record_profile([str(builds["base"]), "0", *UNITS], store=store)
+    assert "too briefly" in e.value.fix
+    assert not list((Path(store.location).parent / "profiles").iterdir())
+
+
+def test_command_without_region_is_profiled_whole(store: Store, tmp_path: Path) -> None:
+    script = tmp_path / "busy.sh"
+    script.write_text("#!/bin/sh\ni=0\nwhile [ $i -lt 20000 ]; do i=$((i+1)); done\n")
+    script.chmod(0o755)
+    pid = record_profile([str(script)], store=store)
+    rec = load_profile(store, pid)
+    assert rec.summary["region"] is False
+    assert any("did not announce a timed region" in w for w in rec.summary["warnings"])
+
+
+def test_failing_and_missing_commands(store: Store, tmp_path: Path) -> None:
+    fail = tmp_path / "fail.sh"
+    fail.write_text("#!/bin/sh\necho 'bad input file' >&2\nexit 3\n")
+    fail.chmod(0o755)
+    with pytest.raises(PerflabError, match="exited with status 3: bad input file"):
+        record_profile([str(fail)], store=store, region=False)
+    with pytest.raises(PerflabError, match="not found"):
+        record_profile([str(tmp_path / "nope")], store=store)
+    with pytest.raises(PerflabError, match="call graph mode"):
+        record_profile(["true"], store=store, call_graph="lbr")
+
+
+def test_no_perf_installed(monkeypatch: pytest.MonkeyPatch, store: Store) -> None:
+    monkeypatch.setenv("PERFLAB_PERF", "/nonexistent/perf")
+    with pytest.raises(PerflabError, match="perf is not installed") as e:
+        record_profile(["true"], store=store)
+    assert "apt-get install linux-perf" in e.value.fix
+
+
+def test_paranoid_levels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                         store: Store) -> None:
+    level = tmp_path / "paranoid"
+    monkeypatch.setattr(rec_mod, "PARANOID_PATH", str(level))
+    monkeypatch.setattr(rec_mod, "_privileged", lambda: False)
+    level.write_text("3\n")
+    with pytest.raises(PerflabError, match="perf_event_paranoid is 3") as e:
+        record_profile(["true"], store=store)
+    assert "sysctl kernel.perf_event_paranoid=2" in e.value.fix
+    level.write_text("2\n")
+    assert user_only_modifier() == ":u"
+    level.write_text("1\n")
+    assert user_only_modifier() == ""
+    # perf's own refusal (a kernel stricter than the file said) maps to the same one line
+    refused = _PerfRun(returncode=255, stdout="", seconds=0.1, stopped=False, enabled=False,
+                       stderr="Error:\nAccess to performance monitoring and observability "
+                              "operations is limited.\nperf_event_paranoid setting is 4:\n")
+    err = _perf_error(refused, "cpu-clock", ["x"])
+    assert err is not None and "perf_event_paranoid is 4" in err.line()
+    assert "\n" not in err.line()
