@@ -175,7 +175,8 @@ def _fill_manifest_axes(suite: Suite, workloads: dict[str, Any]) -> None:
                               f"list the values: {axis.name} = [...]", "matrix", axis.name)
 
 
-def _command_for(cfg: ConfigSpec, params: dict[str, Any], wl: Any) -> tuple[list[str], str]:
+def _command_for(cfg: ConfigSpec, params: dict[str, Any],
+                 wl: Any) -> tuple[list[str], str, dict[str, str]]:
     values = {**cfg.params, **params, "config": cfg.name}
     if cfg.binary:
         values["binary"] = cfg.binary
@@ -195,7 +196,8 @@ def _command_for(cfg: ConfigSpec, params: dict[str, Any], wl: Any) -> tuple[list
         argv = substitute(cfg.command, values)
         benchmark = " ".join(cfg.command)
     argv = cfg.prefix + argv + substitute(cfg.flags, values)
-    return argv, benchmark
+    env = {k: substitute([v], values)[0] for k, v in cfg.env.items()}
+    return argv, benchmark, env
 
 
 def make_plan(suite: Suite, *, build: bool = False) -> Plan:
@@ -234,7 +236,7 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
         wl = workloads.get(cfg.name)
         for params in expand_matrix(suite, cfg.name):
             try:
-                argv, bench = _command_for(cfg, params, wl)
+                argv, bench, env = _command_for(cfg, params, wl)
             except PerflabError as e:
                 if suite.unavailable == "error":
                     raise suite.error(f"configuration '{cfg.name}' rejects {params}: {e.line()}",
@@ -247,7 +249,7 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
             key = canonical_params(params)
             cell = cells.setdefault(key, Cell(params=params, configs=[]))
             cell.configs.append(PlannedConfig(
-                name=cfg.name, argv=argv, env=dict(cfg.env), shell=cfg.shell, benchmark=bench,
+                name=cfg.name, argv=argv, env=env, shell=cfg.shell, benchmark=bench,
                 is_baseline=(cfg.name == suite.baseline)))
     for name, cells_ in rejected.items():
         skipped.append(f"skipped {len(cells_)} cell(s) of configuration '{name}' its workload "

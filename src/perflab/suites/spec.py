@@ -645,7 +645,7 @@ def _cross_check(suite: Suite, ck: _Checker) -> None:
 
         if not any(True for _ in expand_matrix(suite, None)) and not any(
                 a.from_manifest for a in suite.axes):
-            ck.add(("matrix",), "the matrix is empty: the exclusions remove every cell",
+            ck.add(("matrix", "exclude"), "the matrix is empty: the exclusions remove every cell",
                    "loosen or remove entries of exclude")
 
 

@@ -1,0 +1,272 @@
+"""Suite parsing and validation: every bad input names FILE:LINE and the fix; plans expand the
+matrix with ranges and exclusions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from perflab.errors import PerflabError
+from perflab.suites.execute import describe_plan
+from perflab.suites.plan import make_plan
+from perflab.suites.spec import LineIndex, load_suite, parse_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GOOD = """\
+[suite]
+name = "t"
+baseline = "a"
+
+[measure]
+runs = 3
+warmup = 0
+
+[matrix]
+n = [1, 2, 3]
+size = { start = 1, stop = 8, factor = 2 }
+exclude = [{ n = 3, size = 8 }, { configuration = "b", n = 1 }]
+
+[configurations.a]
+command = "echo {n} {size}"
+
+[configurations.b]
+command = ["echo", "{n}", "{size}", "{{literal}}"]
+env = { X = "{n}" }
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "suite.toml"
+    p.write_text(text)
+    return p
+
+
+def error_of(tmp_path: Path, text: str, *, plan: bool = False, build: bool = False) -> str:
+    p = write(tmp_path, text)
+    with pytest.raises(PerflabError) as ei:
+        s = load_suite(p)
+        if plan:
+            make_plan(s, build=build)
+    return ei.value.line()
+
+
+def line_of(text: str, needle: str) -> int:
+    for i, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return i
+    raise AssertionError(needle)
+
+
+def assert_at(msg: str, path: Path, line: int) -> None:
+    m = re.match(r"(.+?):(\d+): ", msg)
+    assert m, msg
+    assert m.group(1) == str(path), msg
+    assert int(m.group(2)) == line, msg
+
+
+def test_good_suite_parses_and_plans(tmp_path: Path) -> None:
+    s = load_suite(write(tmp_path, GOOD))
+    assert [c.name for c in s.configurations] == ["a", "b"]
+    assert s.measure == {"runs": 3, "warmup": 0}
+    plan = make_plan(s)
+    # n x size = 3 x 4 = 12 cells, minus (n=3, size=8) = 11; b also skips n=1 (4 cells).
+    keys = [c.params for c in plan.cells]
+    assert len(keys) == 11
+    assert {"n": 3, "size": 8} not in keys
+    assert sorted({c["size"] for c in keys}) == [1, 2, 4, 8]
+    per_cfg = {name: sum(1 for c in plan.cells for p in c.configs if p.name == name)
+               for name in ("a", "b")}
+    assert per_cfg == {"a": 11, "b": 7}
+    cell = next(c for c in plan.cells if c.params == {"n": 2, "size": 4})
+    b = next(p for p in cell.configs if p.name == "b")
+    assert b.argv == ["echo", "2", "4", "{literal}"]
+    assert b.env == {"X": "2"}  # placeholders are filled in environment values too
+    a = next(p for p in cell.configs if p.name == "a")
+    assert a.argv == ["echo", "2", "4"] and a.is_baseline
+
+
+def test_linear_range_and_dry_run_text(tmp_path: Path) -> None:
+    text = GOOD.replace("size = { start = 1, stop = 8, factor = 2 }",
+                        "size = { start = 0, stop = 10, step = 5 }").replace("size = 8",
+                                                                            "size = 10")
+    plan = make_plan(load_suite(write(tmp_path, text)))
+    assert sorted({c.params["size"] for c in plan.cells}) == [0, 5, 10]
+    lines = describe_plan(plan)
+    assert lines[0].startswith("suite t") and "10 cells" not in lines[0]
+    assert f"{len(plan.cells)} cells" in lines[0]
+    assert "estimated time" in lines[-1]
+    assert any("echo 2 5" in line for line in lines)
+
+
+def test_unknown_key_names_line_and_suggestion(tmp_path: Path) -> None:
+    text = GOOD.replace("warmup = 0", "warmup = 0\nbudjet = 5")
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "budjet"))
+    assert "unknown key 'budjet'" in msg and "did you mean 'budget'" in msg
+
+
+def test_unknown_key_in_configuration(tmp_path: Path) -> None:
+    text = GOOD.replace('env = { X = "{n}" }', 'env = { X = "{n}" }\nenviron = 1')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "environ = 1"))
+    assert "[configurations.b]" in msg
+
+
+def test_missing_placeholder(tmp_path: Path) -> None:
+    text = GOOD.replace('command = "echo {n} {size}"', 'command = "echo {nn} {size}"')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "echo {nn}"))
+    assert "{nn}" in msg and "did you mean {n}" in msg
+
+
+def test_type_error(tmp_path: Path) -> None:
+    text = GOOD.replace("runs = 3", 'runs = "three"')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "runs ="))
+    assert "'runs' must be an integer" in msg
+
+
+def test_mixed_types_in_matrix(tmp_path: Path) -> None:
+    text = GOOD.replace("n = [1, 2, 3]", 'n = [1, "two", 3]')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "n = [1,"))
+    assert "one type" in msg
+
+
+def test_empty_matrix_axis(tmp_path: Path) -> None:
+    text = GOOD.replace("n = [1, 2, 3]", "n = []")
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "n = []"))
+    assert "no values" in msg
+
+
+def test_exclusions_removing_everything(tmp_path: Path) -> None:
+    text = GOOD.replace('exclude = [{ n = 3, size = 8 }, { configuration = "b", n = 1 }]',
+                        "exclude = [{ n = [1, 2, 3] }]")
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "exclude ="))
+    assert "matrix is empty" in msg
+
+
+def test_exclusion_of_unknown_parameter(tmp_path: Path) -> None:
+    text = GOOD.replace("{ n = 3, size = 8 }", "{ n = 3, sise = 8 }")
+    msg = error_of(tmp_path, text)
+    assert "'sise'" in msg and "did you mean 'size'" in msg
+
+
+def test_unbuildable_configuration(tmp_path: Path) -> None:
+    text = GOOD.replace('command = "echo {n} {size}"',
+                        'command = "echo {n} {size}"\n'
+                        'build = ["sh", "-c", "echo oops >&2; exit 3"]')
+    p = write(tmp_path, text)
+    # A dry run does not build; a real run builds first and refuses.
+    make_plan(load_suite(p), build=False)
+    msg = error_of(tmp_path, text, plan=True, build=True)
+    assert_at(msg, p, line_of(text, "build ="))
+    assert "cannot be built" in msg and "exited 3" in msg and "oops" in msg
+
+
+def test_missing_build_tool(tmp_path: Path) -> None:
+    text = GOOD.replace('command = "echo {n} {size}"',
+                        'command = "echo {n} {size}"\nbuild = "no-such-tool-xyz --all"')
+    msg = error_of(tmp_path, text, plan=True, build=True)
+    assert "no-such-tool-xyz not found" in msg
+
+
+def test_toml_syntax_error(tmp_path: Path) -> None:
+    text = GOOD.replace("runs = 3", "runs = ")
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "runs ="))
+    assert "not valid TOML" in msg
+
+
+def test_bad_baseline(tmp_path: Path) -> None:
+    text = GOOD.replace('baseline = "a"', 'baseline = "aa"')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, 'baseline = "aa"'))
+    assert "did you mean 'a'" in msg
+
+
+def test_all_problems_are_counted(tmp_path: Path) -> None:
+    text = GOOD.replace("runs = 3", "runs = -1").replace("warmup = 0", "warmup = 0\nfoo = 1")
+    msg = error_of(tmp_path, text)
+    assert "and 1 more" in msg
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PerflabError, match="not found"):
+        load_suite(tmp_path / "nope.toml")
+
+
+def test_line_index_headers_and_dotted_keys() -> None:
+    text = '[a]\nx = 1\n[b.c]\n"quoted key" = 2\nd.e = { f = 3 }\n[[g]]\nh = 4\n'
+    li = LineIndex(text)
+    assert li.line("a", "x") == 2
+    assert li.line("b", "c", "quoted key") == 4
+    assert li.line("b", "c", "d", "e", "f") == 5
+    assert li.line("g", "h") == 7
+    assert li.line("b", "c", "nothing") == 3
+
+
+def test_unknown_workload_is_skipped_with_one_line(tmp_path: Path) -> None:
+    text = GOOD + '\n[configurations.ghost]\nworkload = "eh/nonexistent"\n'
+    plan = make_plan(load_suite(write(tmp_path, text)))
+    assert len(plan.skipped) == 1 and "ghost" in plan.skipped[0]
+    assert all(p.name != "ghost" for c in plan.cells for p in c.configs)
+    strict = text.replace('name = "t"', 'name = "t"\nunavailable = "error"')
+    p = write(tmp_path, strict)
+    with pytest.raises(PerflabError) as ei:
+        make_plan(load_suite(p))
+    assert_at(ei.value.line(), p, line_of(strict, '"eh/nonexistent"'))
+
+
+def test_workload_rejected_values_are_skipped(tmp_path: Path) -> None:
+    text = """\
+[suite]
+baseline = "cpp"
+[matrix]
+depth = [0, 1]
+kind = ["software", "no-such-kind"]
+[configurations.cpp]
+workload = "eh/cpp"
+params = { iterations = 10 }
+"""
+    plan = make_plan(load_suite(write(tmp_path, text)))
+    assert [c.params for c in plan.cells] == [{"depth": 0, "kind": "software"},
+                                            {"depth": 1, "kind": "software"}]
+    assert "2 cell(s)" in plan.skipped[0]
+    cfg = plan.cells[0].configs[0]
+    assert "--iterations=10" in cfg.argv and "--depth=0" in cfg.argv
+
+
+def test_shipped_suites_validate() -> None:
+    for path in sorted((ROOT / "suites").glob("*.toml")):
+        suite = load_suite(path)
+        plan = make_plan(suite)
+        assert plan.cells, path
+
+
+def test_eh_study_covers_the_matrix() -> None:
+    plan = make_plan(load_suite(ROOT / "suites" / "eh-study.toml"))
+    depths = sorted({c.params["depth"] for c in plan.cells})
+    assert depths == [0, 1, 2, 10, 100]
+    assert {c.params["threads"] for c in plan.cells} == {1, 2}
+    assert {c.params["kind"] for c in plan.cells} == {"software", "hardware"}
+    assert all(any(p.is_baseline for p in c.configs) for c in plan.cells)
+
+
+def test_parse_suite_rejects_non_table_configuration() -> None:
+    with pytest.raises(PerflabError, match="must be a table"):
+        parse_suite('[suite]\nbaseline = "a"\n[configurations]\na = 1\n', Path("x.toml"))
