@@ -86,7 +86,8 @@ def _amount(metric: str, delta: float, per: str) -> str:
         else:
             text = f"{ns:.3g} ns"
         return f"{sign}{text} of task_clock{per}"
-    text = f"{mag:,.0f}" if mag >= 100 else f"{mag:.3g}"
+    # three significant figures: "+201 instructions", "-501,000 instructions"
+    text = f"{float(f'{mag:.3g}'):,.0f}" if mag >= 100 else f"{mag:.3g}"
     return f"{sign}{text} {_WORDS.get(metric, metric)}{per}"
 
 

@@ -1,0 +1,110 @@
+"""Counter stories: what moved and what did not, per operation, against the comparison
+contract of docs/core-api.md (real comparisons from perflab.stats, and hand-made ones)."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.profiles import counter_story
+from perflab.stats import compare_result
+
+OPS = 1000
+
+
+def _cfg(name: str, per_op: dict[str, float], *, baseline: bool, seed: int,
+         ops: bool = True, cell: dict | None = None) -> Configuration:
+    rng = random.Random(seed)
+    cfg = Configuration(name=name, command=["x"], params=cell or {"size": 4096},
+                        is_baseline=baseline)
+    for i in range(12):
+        values = {m: v * OPS * (1 + rng.uniform(-0.0001, 0.0001)) for m, v in per_op.items()}
+        values["wall_time"] = 0.1 * (1 + rng.uniform(-0.01, 0.01))
+        if ops:
+            values["ops"] = OPS
+        cfg.runs.append(Run(seq=i, values=values))
+    return cfg
+
+
+def _rs(*cfgs: Configuration) -> ResultSet:
+    metrics = {m: BUILTIN_METRICS[m] for m in
+               ("wall_time", "instructions", "cache_misses", "page_faults", "task_clock")}
+    return ResultSet(kind="compare", configurations=list(cfgs), metrics=metrics)
+
+
+BASE = {"instructions": 2000.0, "cache_misses": 3.0, "page_faults": 0.5, "task_clock": 0.0015}
+
+
+def test_story_names_what_moved_per_op_and_what_did_not() -> None:
+    # the lat_mmap shape: +200 instructions per op, cache misses and faults unchanged
+    cand = {**BASE, "instructions": 2200.0, "task_clock": 0.00165}
+    rs = _rs(_cfg("native", BASE, baseline=True, seed=1),
+             _cfg("paravirt", cand, baseline=False, seed=2))
+    comps = compare_result(rs)
+    (line,) = counter_story(rs, comps)
+    assert line.startswith("paravirt vs native (size=4096): moved: ")
+    moved, unchanged = line.split("; unchanged: ")
+    assert "+200 instructions per op (+10.0%" in moved
+    assert "+150 ns of task_clock per op" in moved
+    assert "cache misses" in unchanged and "page faults" in unchanged
+    assert "cache misses" not in moved
+
+
+def test_story_without_ops_gives_plain_deltas_and_fewer_instructions() -> None:
+    cand = {**BASE, "instructions": 1500.0}
+    rs = _rs(_cfg("A", BASE, baseline=True, seed=3, ops=False),
+             _cfg("B", cand, baseline=False, seed=4, ops=False))
+    (line,) = counter_story(rs, compare_result(rs))
+    assert "-500,000 instructions (-25.0%" in line and "per op" not in line
+
+
+def test_no_counters_no_story() -> None:
+    rs = _rs(_cfg("A", BASE, baseline=True, seed=5), _cfg("B", BASE, baseline=False, seed=6))
+    assert counter_story(rs, compare_result(rs, ["wall_time"])) == []
+
+
+@dataclass
+class FakeComparison:
+    metric: str
+    baseline: str
+    candidate: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float | None
+    verdict: str
+    cell: str
+
+    @property
+    def change_pct(self) -> float:
+        return (self.ratio - 1) * 100
+
+
+def test_story_per_cell_and_undecided_counters() -> None:
+    small, big = {"size": 4096}, {"size": 1048576}
+    rs = _rs(_cfg("A", BASE, baseline=True, seed=7, cell=small),
+             _cfg("B", BASE, baseline=False, seed=8, cell=small),
+             _cfg("A", BASE, baseline=True, seed=9, cell=big),
+             _cfg("B", {**BASE, "cache_misses": 6.0}, baseline=False, seed=10, cell=big))
+    comps = [
+        FakeComparison("cache_misses", "A", "B", 1.004, 0.98, 1.03, 0.6, "inconclusive",
+                       rs.configurations[0].cell),
+        FakeComparison("cache_misses", "A", "B", 2.0, 1.9, 2.1, 0.001, "slower",
+                       rs.configurations[2].cell),
+        FakeComparison("wall_time", "A", "B", 1.0, 0.99, 1.01, 0.9, "equivalent",
+                       rs.configurations[2].cell),
+    ]
+    lines = counter_story(rs, comps)
+    assert len(lines) == 2
+    assert lines[0] == ("B vs A (size=4096): nothing moved; undecided: cache misses "
+                        "(+0.4% [-2.0, +3.0])")
+    assert lines[1].startswith("B vs A (size=1048576): moved: +3 cache misses per op (+100.0%")
+
+
+def test_story_survives_missing_configurations_and_nan() -> None:
+    rs = _rs(_cfg("A", BASE, baseline=True, seed=11))
+    comp = FakeComparison("instructions", "A", "ghost", math.nan, math.nan, math.nan, None,
+                          "slower", "{}")
+    assert counter_story(rs, [comp]) == ["ghost vs A: moved: instructions"]
