@@ -60,7 +60,7 @@ def test_handwritten_cycles_profile_weights_samples_by_period() -> None:
 def test_handwritten_folded_stacks_root_first() -> None:
     folded = aggregate(_parse("cycles-handwritten.script")).folded
     assert folded["__libc_start_call_main;main;fib;fib;fib"] == 1000
-    assert folded["__libc_start_call_main;main;run_jit;unknown+0x7f99aa001234"] == 4000
+    assert folded["__libc_start_call_main;main;run_jit;[unknown]"] == 4000
     text = folded_text(folded)
     assert parse_folded(text) == folded
     assert all(line.rsplit(" ", 1)[1].isdigit() for line in text.splitlines())
@@ -114,17 +114,19 @@ def test_stripped_binary_is_shown_by_address_with_one_warning() -> None:
     assert "shares-s" in warnings[0] and "no symbols" in warnings[0]
 
 
-def test_our_folded_stacks_match_inferno_collapse_perf() -> None:
+# (not the hand-written C++ one: inferno cuts argument lists, perflab keeps them as perf does)
+@pytest.mark.parametrize("fixture", ["cpu-clock-fp.script", "stripped-fp.script"])
+def test_our_folded_stacks_match_inferno_collapse_perf(fixture: str) -> None:
     """The hand-written parser against inferno's own perf collapser, on the same fixture."""
     tool = find_tool("inferno-collapse-perf")
     assert tool, "run scripts/setup.d/profiles.sh (make setup does)"
-    out = subprocess.run([tool, str(FIX / "cpu-clock-fp.script")], capture_output=True,
+    out = subprocess.run([tool, str(FIX / fixture)], capture_output=True,
                          text=True, check=True).stdout
     theirs: Counter[str] = Counter()
     for stack, n in parse_folded(out).items():
         theirs[stack.split(";", 1)[1]] += n  # inferno puts the command name at the root
-    ours = aggregate(_parse("cpu-clock-fp.script")).folded
-    assert len(ours) > 3  # interrupts add kernel stacks
+    ours = aggregate(_parse(fixture)).folded
+    assert len(ours) >= 3
     assert dict(ours) == dict(theirs)
 
 

@@ -46,8 +46,13 @@ class Aggregate:
 
 
 def _fold_name(fr: Frame) -> str:
+    # A frame without a symbol is named after its module ("[libgcc_s.so.1]", "[unknown]") as
+    # inferno-collapse-perf does: per-address names would split a flame graph into slivers
+    # (frame-pointer walks through code without frame pointers yield junk return addresses).
+    # The top-symbols table keeps the addresses.
+    name = fr.symbol if fr.resolved else f"[{fr.module_name.strip('[]')}]"
     # ";" separates frames in the folded format and a trailing " N" is the count.
-    return fr.symbol.replace(";", ":").replace("\n", " ")
+    return name.replace(";", ":").replace("\n", " ")
 
 
 def aggregate(samples: Iterable[Sample]) -> Aggregate:
