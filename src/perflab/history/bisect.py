@@ -2,7 +2,8 @@
 
 Each step builds the commit git proposes and measures it interleaved with the good commit's
 build (built once and copied to a temporary directory), then asks the core for a verdict:
-"slower" -> bad; "faster" or "equivalent" -> good; "inconclusive" -> measure more, up to
+"slower" -> bad; "faster" or "equivalent" -> good; "inconclusive" -> good if the whole CI of
+the ratio lies on the good side of the band ("not slower"), else measure more, up to
 --max-rounds, then ``git bisect skip`` rather than guess.  A build or run that fails is a skip.
 Every step's runs are stored (one result set of kind "bisect"; one configuration per commit).
 """
@@ -29,6 +30,7 @@ from perflab.history import git
 from perflab.model import Configuration, ResultSet
 
 console = Console(stderr=True)
+DEFAULT_THRESHOLD = 0.01
 
 
 @dataclass
@@ -44,7 +46,10 @@ class BisectSpec:
     artifacts: list[str] = field(default_factory=list)  # what to keep of the good build
     runs: int = 10
     max_rounds: int = 3
-    threshold: float = 0.01
+    # None: derived from the good->bad change the check measured (the geometric midpoint of
+    # its CI's lower end, at least 1%), so a step is judged by which end it resembles; a 1%
+    # band on a noisy 5x regression would only yield skips.
+    threshold: float | None = None
     timeout: float | None = None
     build_timeout: float = 900.0
     check: bool = True  # first confirm that bad is slower than good
@@ -231,6 +236,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
             seed=spec.seed)
         base_argv = target.argv(tmp)
         step_no = 0
+        threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
 
         def judge(commit: str) -> Step:
             """Build ``commit`` (checked out) and compare it with the good build."""
@@ -264,11 +270,19 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 base_s += base.samples(metric)
                 cand_s += cand.samples(metric)
                 info = rs.metrics[metric]
-                cmp = compare_samples(base_s, cand_s, threshold=spec.threshold,
+                cmp = compare_samples(base_s, cand_s, threshold=threshold,
                                       deterministic=info.deterministic,
-                                      higher_is_better=info.higher_is_better, metric=metric)
+                                      higher_is_better=info.higher_is_better, metric=metric,
+                                      paired=len(base_s) == len(cand_s))
                 verdict = cmp.verdict
-                if cmp.deterministic and abs(cmp.ratio - 1.0) <= spec.threshold:
+                if verdict == "inconclusive" and math.isfinite(cmp.ci_high) and (
+                        cmp.ci_low >= 1.0 - threshold if info.higher_is_better
+                        else cmp.ci_high <= 1.0 + threshold):
+                    # The step asks one-sided "slower by more than the band?": a CI wholly on
+                    # the good side of the band answers no, even when it is too wide for the
+                    # core to call the two equivalent.
+                    verdict = "not slower"
+                if cmp.deterministic and abs(cmp.ratio - 1.0) <= threshold:
                     # Exact counts still move by a few instructions with the binary's path
                     # (argv and auxv on the stack): within the threshold is "equivalent".
                     verdict = "equivalent"
@@ -277,7 +291,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 if verdict == "slower":
                     st.decision, st.reason = "bad", "slower"
                     return st
-                if verdict in ("faster", "equivalent"):
+                if verdict in ("faster", "equivalent", "not slower"):
                     st.decision, st.reason = "good", verdict
                     return st
                 say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
@@ -306,6 +320,12 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                     f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
                     f"({st.reason}{pct})",
                     "check the range and the metric, or raise --runs / --max-rounds")
+            if spec.threshold is None:
+                lo = st.ci[0] if math.isfinite(st.ci[0]) and st.ci[0] > 1.0 \
+                    else 1.0 + st.change_pct / 100.0
+                threshold = max(DEFAULT_THRESHOLD, math.sqrt(max(lo, 1.0)) - 1.0)
+                say(f"judging steps against a ±{threshold:.1%} band (midway to the change)")
+        rs.settings["threshold"] = threshold
         _bisect_git(top, "bad", bad)
         text = _bisect_git(top, "good", good)
         while True:
@@ -369,8 +389,9 @@ def bisect_cmd(
     runs: int = typer.Option(10, "--runs", help="Runs per side per round."),
     max_rounds: int = typer.Option(3, "--max-rounds",
                                    help="Rounds for an inconclusive step before skipping it."),
-    threshold: float = typer.Option(0.01, "--threshold",
-                                    help="Relative change that counts (0.01 = 1%)."),
+    threshold: float = typer.Option(None, "--threshold",
+                                    help="Relative change that counts (0.01 = 1%; default: "
+                                         "midway to the good->bad change, at least 1%)."),
     timeout: float = typer.Option(None, "--timeout", help="Seconds per run."),
     build_timeout: float = typer.Option(900.0, "--build-timeout", help="Seconds per build."),
     check: bool = typer.Option(True, "--check/--no-check",

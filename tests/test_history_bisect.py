@@ -1,0 +1,128 @@
+"""Bisect on a real temporary git repository whose C program does 5x the work from one commit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perflab import history
+from perflab.errors import PerflabError
+from perflab.history.bisect import BisectSpec, run_bisect
+from perflab.storage import Store
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None or shutil.which("git") is None,
+                                reason="needs a C compiler and git")
+
+PROG = """#include <stdio.h>
+int main(void) {
+    volatile unsigned long acc = 0;
+    for (unsigned long i = 0; i < %dUL; i++) acc += i ^ (acc >> 3);
+    printf("%%lu\\n", (unsigned long)acc);
+    return 0;
+}
+"""
+
+BUILD = "cc -O1 -o prog prog.c"
+BASE_N = 4_000_000
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def make_repo(tmp: Path, n_commits: int, slow_at: int, factor: int = 5,
+              broken_at: int | None = None) -> tuple[Path, list[str]]:
+    """Commits 0..n-1; from ``slow_at`` on the loop runs ``factor`` times longer."""
+    repo = tmp / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / ".gitignore").write_text("prog\n")
+    shas = []
+    for i in range(n_commits):
+        n = BASE_N * (factor if i >= slow_at else 1)
+        src = PROG % n
+        if broken_at is not None and i == broken_at:
+            src = "this does not compile\n"
+        (repo / "prog.c").write_text(src)
+        (repo / "notes.txt").write_text(f"commit {i}\n")  # every commit changes something
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"step {i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    return repo, shas
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_bisect_instructions_names_the_commit(tmp_path: Path) -> None:
+    repo, shas = make_repo(tmp_path, 6, slow_at=3)
+    store = Store(tmp_path / "r.sqlite")
+    spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build=BUILD, command=["./prog"],
+                      metric="instructions", runs=2, max_rounds=1)
+    out = run_bisect(spec, store)
+    assert out.first_bad == shas[3]
+    assert out.size is not None and out.size.change_pct > 300  # 5x the loop: about +400%
+    # every step is stored, each candidate configuration carries its commit
+    rs = store.load(out.result_id)
+    assert rs.kind == "bisect"
+    commits = {c.commit for c in rs.configurations if not c.is_baseline}
+    assert shas[3] in commits and shas[-1] in commits
+    assert all(c.commit == shas[0] for c in rs.configurations if c.is_baseline)
+    # the repository is back where it was, with no bisect in progress
+    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert subprocess.run(["git", "-C", str(repo), "bisect", "log"],
+                          capture_output=True).returncode != 0
+
+
+@pytest.mark.slow
+def test_bisect_wall_time_cli(tmp_path: Path) -> None:
+    repo, shas = make_repo(tmp_path, 5, slow_at=2)
+    app = typer.Typer()
+    history.register(app)
+    app.callback()(lambda: None)
+    res = CliRunner().invoke(app, [
+        "bisect", "--good", shas[0], "--bad", "main", "--build", BUILD, "--repo", str(repo),
+        "--runs", "8", "--max-rounds", "3", "--db", str(tmp_path / "r.sqlite"), "--", "./prog"])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    assert f"first bad commit: {shas[2]}" in res.output.replace("\n", " ")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_bisect_skips_a_commit_that_does_not_build(tmp_path: Path) -> None:
+    # commit 2 does not compile: it is skipped, and the slow commit 3 is still found.
+    repo, shas = make_repo(tmp_path, 6, slow_at=3, broken_at=2)
+    store = Store(tmp_path / "r.sqlite")
+    spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build=BUILD, command=["./prog"],
+                      metric="instructions", runs=2, max_rounds=1)
+    out = run_bisect(spec, store)
+    assert out.first_bad == shas[3] or shas[3] in out.candidates
+    skipped = [s for s in out.steps if s.decision == "skip"]
+    assert all("build failed" in s.reason for s in skipped)
+
+
+def test_bisect_bad_revision_is_one_clear_error(tmp_path: Path) -> None:
+    repo, shas = make_repo(tmp_path, 2, slow_at=1)
+    spec = BisectSpec(repo=repo, good="no-such-rev", bad=shas[-1], build=BUILD,
+                      command=["./prog"])
+    with pytest.raises(PerflabError, match="'no-such-rev' is not a commit"):
+        run_bisect(spec, Store(tmp_path / "r.sqlite"))
+    spec = BisectSpec(repo=repo, good=shas[1], bad=shas[0], build=BUILD, command=["./prog"])
+    with pytest.raises(PerflabError, match="not an ancestor"):
+        run_bisect(spec, Store(tmp_path / "r.sqlite"))
+
+
+def test_bisect_good_commit_that_does_not_build(tmp_path: Path) -> None:
+    repo, shas = make_repo(tmp_path, 3, slow_at=2, broken_at=0)
+    spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build=BUILD, command=["./prog"])
+    with pytest.raises(PerflabError, match="the good commit .* build failed"):
+        run_bisect(spec, Store(tmp_path / "r.sqlite"))
+    # nothing left behind: no bisect in progress, back on main
+    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
