@@ -157,3 +157,25 @@ def test_paranoid_levels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     err = _perf_error(refused, "cpu-clock", ["x"])
     assert err is not None and "perf_event_paranoid is 4" in err.line()
     assert "\n" not in err.line()
+
+
+def test_dwarf_call_graph_sees_the_caller_frame_pointers_miss(builds: dict[str, Path],
+                                                              store: Store) -> None:
+    """The documented trade-off: a leaf function without a frame of its own hides its caller
+    (main) from a frame-pointer walk; DWARF unwinding finds it."""
+    cmd = [str(builds["base"]), "100", *UNITS]
+    fp = {s.symbol: s.total_share for s in top_symbols(
+        record_profile(cmd, store=store, call_graph="fp"), store, limit=None)}
+    dwarf = {s.symbol: s.total_share for s in top_symbols(
+        record_profile(cmd, store=store, call_graph="dwarf"), store, limit=None)}
+    assert dwarf["main"] > 0.9
+    assert fp.get("main", 0.0) < 0.5
+
+
+def test_duration_stops_a_command_that_runs_on(store: Store, tmp_path: Path) -> None:
+    forever = tmp_path / "forever.sh"
+    forever.write_text("#!/bin/sh\nwhile :; do :; done\n")
+    forever.chmod(0o755)
+    pid = record_profile([str(forever)], store=store, region=False, duration=0.3)
+    rec = load_profile(store, pid)
+    assert rec.summary["stopped_after"] == 0.3 and rec.summary["samples"] > 50

@@ -261,6 +261,10 @@ def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path, 
         else:
             run_env.pop(CTL_ENV, None)
             run_env.pop(ACK_ENV, None)
+        if duration is not None:
+            # coreutils' timeout ends the command after `duration` seconds of its own life
+            # (perf's start-up does not count) and exits 124, which perf record passes on.
+            command = ["timeout", "--kill-after=5", f"{duration:g}", *command]
         argv += ["--", *command]
         t0 = time.monotonic()
         try:
@@ -269,22 +273,13 @@ def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path, 
                                     start_new_session=True)
         except OSError as e:
             raise PerflabError(f"cannot start perf record: {e}", "check the perf install") from e
-        stopped = False
         try:
-            stdout, stderr = proc.communicate(timeout=duration)
-        except subprocess.TimeoutExpired:
-            # SIGINT makes perf record write its data and SIGTERM the command.
-            stopped = True
-            proc.send_signal(signal.SIGINT)
-            try:
-                stdout, stderr = proc.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                stdout, stderr = proc.communicate()
+            stdout, stderr = proc.communicate()
         except KeyboardInterrupt:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise
+        stopped = duration is not None and proc.returncode == 124
     err = stderr.decode(errors="replace")
     return _PerfRun(returncode=proc.returncode, stderr=err,
                     stdout=stdout.decode(errors="replace"), seconds=time.monotonic() - t0,
@@ -453,6 +448,9 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
                            "use --call-graph fp, dwarf or none")
     if duration is not None and duration <= 0:
         raise PerflabError(f"duration must be positive, not {duration}", "pass seconds > 0")
+    if duration is not None and shutil.which("timeout") is None:
+        raise PerflabError("--duration needs coreutils' timeout, which is not on PATH",
+                           "install coreutils, or limit the work with the command's own flags")
     env = dict(env or {})
     exe = command[0]
     if shutil.which(exe, path=env.get("PATH", os.environ.get("PATH"))) is None:
