@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,7 +32,8 @@ from perflab.runner import MeasureOptions, measure
 from perflab.stats import Comparison, compare_result
 from perflab.storage import Store
 
-console = Console()
+# Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 # Shared option types, so stat and compare spell them the same way.

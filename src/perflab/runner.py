@@ -216,6 +216,11 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                         one(cfg, False, False)
                     rounds += 1
                     round_times.append(time.monotonic() - t_round)
+                    if opts.primary_metric not in rs.metrics:
+                        raise PerflabError(
+                            f"unknown metric {opts.primary_metric!r}: the runs produced "
+                            f"{', '.join(sorted(rs.metrics))}",
+                            "choose one of those with --metric")
                     if fixed is not None:
                         if rounds >= fixed:
                             break
@@ -231,11 +236,6 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                             break
                     if rounds >= opts.min_runs and precise_enough():
                         break
-                    if opts.primary_metric not in rs.metrics and rounds >= 2:
-                        raise PerflabError(
-                            f"unknown metric {opts.primary_metric!r}: the runs produced "
-                            f"{', '.join(sorted(rs.metrics))}",
-                            "choose one of those with --metric")
             if valgrind_mode:
                 for _ in range(max(1, opts.valgrind_runs)):
                     for cfg in rng.sample(configs, len(configs)):

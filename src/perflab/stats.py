@@ -7,7 +7,7 @@ Choices (see docs/statistics.md):
   re-evaluate after every run for adaptive stopping.
 - A comparison is the ratio of medians (candidate / baseline) with a 95% percentile-bootstrap CI
   (scipy.stats.bootstrap; resampling pairs jointly when the runs were interleaved in rounds).
-- Its p-value: Wilcoxon signed-rank on paired log-ratios when paired, else Mann-Whitney U.
+- Its p-value: a t-test on log values (paired when interleaved, else Welch); see p_value().
 - Verdict, per metric: "slower"/"faster" only when the adjusted p < alpha AND the whole CI lies
   outside the +-threshold band (criterion.rs's rule); "equivalent" when the whole CI lies inside
   the band (an equivalence test, as BenchmarkDotNet's TOST); otherwise "inconclusive", with
@@ -19,6 +19,7 @@ Choices (see docs/statistics.md):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -120,30 +121,53 @@ class Comparison:
 
 
 def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(b, axis=axis) / np.median(a, axis=axis)
+    # Counts can be zero (no migrations in most runs): 0/0 is "no change", x/0 is unbounded.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.median(b, axis=axis) / np.median(a, axis=axis)
+    return np.where(np.isnan(r), 1.0, r)
 
 
 def ratio_ci(base: np.ndarray, cand: np.ndarray, paired: bool,
              n_resamples: int = 2000, seed: int = 12345) -> tuple[float, float]:
     """95% percentile-bootstrap CI of median(cand)/median(base)."""
     if np.all(base == base[0]) and np.all(cand == cand[0]):
-        r = float(cand[0] / base[0])
+        r = float(_ratio_of_medians(base[:1], cand[:1]))
         return r, r
-    res = sps.bootstrap((base, cand), _ratio_of_medians, paired=paired, vectorized=True,
-                        n_resamples=n_resamples, confidence_level=CONFIDENCE,
-                        method="percentile", rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # scipy warns on degenerate (all-equal) resamples
+        res = sps.bootstrap((base, cand), _ratio_of_medians, paired=paired, vectorized=True,
+                            n_resamples=n_resamples, confidence_level=CONFIDENCE,
+                            method="percentile", rng=np.random.default_rng(seed))
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    # A zero median in some resamples makes the ratio unbounded: say so rather than NaN.
+    return (0.0 if math.isnan(lo) else lo), (math.inf if math.isnan(hi) else hi)
 
 
 def p_value(base: np.ndarray, cand: np.ndarray, paired: bool) -> float:
-    if paired:
-        d = np.log(cand) - np.log(base)
-        if np.all(d == 0):
-            return 1.0
-        return float(sps.wilcoxon(d).pvalue)
-    if np.all(base == base[0]) and np.all(cand == cand[0]) and base[0] == cand[0]:
-        return 1.0
-    return float(sps.mannwhitneyu(cand, base, alternative="two-sided").pvalue)
+    """Two-sided p-value for "the two configurations differ".
+
+    Timings are positive and skewed, so the test runs on their logarithms: a paired t-test of
+    the log-ratios when runs were interleaved in rounds, else Welch's t-test.  Rank tests have a
+    floor on small samples (Wilcoxon with 8 pairs cannot go below 0.008), which would make any
+    multiple-comparison correction hopeless; the CI of the ratio of medians, which the verdict
+    also requires, keeps outliers from deciding alone.  Counts that can be zero fall back to
+    rank tests on the raw values.
+    """
+    if np.all(base == base[0]) and np.all(cand == cand[0]):
+        return 1.0 if base[0] == cand[0] else 0.0
+    with np.errstate(all="ignore"):
+        if min(base.min(), cand.min()) > 0:
+            la, lb = np.log(base), np.log(cand)
+            if paired:
+                p = sps.ttest_rel(lb, la).pvalue
+            else:
+                p = sps.ttest_ind(lb, la, equal_var=False).pvalue
+        elif paired:
+            d = cand - base
+            p = 1.0 if np.all(d == 0) else sps.wilcoxon(d).pvalue
+        else:
+            p = sps.mannwhitneyu(cand, base, alternative="two-sided").pvalue
+    return 1.0 if math.isnan(p) else float(p)
 
 
 def decide(ratio: float, lo: float, hi: float, p: float | None, threshold: float,
@@ -194,7 +218,9 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *, threshold: 
                           "inconclusive", None, len(a), len(b), threshold=threshold)
     paired = paired and len(a) == len(b) and len(a) >= 2
     med_a, med_b = float(np.median(a)), float(np.median(b))
-    exact = deterministic and np.all(a == a[0]) and np.all(b == b[0])
+    # Samples that never vary (a deterministic metric, or a count the workload reports) are
+    # compared exactly.
+    exact = bool(np.all(a == a[0]) and np.all(b == b[0]) and (deterministic or len(a) >= 3))
     if med_a == 0:
         ratio = 1.0 if med_b == 0 else math.inf
     else:
@@ -202,7 +228,7 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *, threshold: 
     if exact:
         lo = hi = ratio
         p = None
-    elif len(a) < 2 or len(b) < 2 or med_a <= 0 or med_b <= 0:
+    elif len(a) < 2 or len(b) < 2 or min(a.min(), b.min()) < 0:
         lo = hi = math.nan
         p = None
     else:

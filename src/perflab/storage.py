@@ -123,7 +123,7 @@ MACHINE_IDENTITY_KEYS = (
 class Store:
     """Read and write result sets.  ``url`` is a SQLAlchemy URL or a path to a SQLite file."""
 
-    def __init__(self, url: str | Path | None = None) -> None:
+    def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0) -> None:
         if url is None:
             url = default_db_path()
         url_s = str(url)
@@ -133,7 +133,7 @@ class Store:
             self.location = str(path)
             url_s = f"sqlite:///{path}"
             # A busy timeout rides out short locks from a concurrent perflab.
-            self.engine = sa.create_engine(url_s, connect_args={"timeout": 10})
+            self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
             self.location = url_s
             self.engine = sa.create_engine(url_s)

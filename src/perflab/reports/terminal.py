@@ -45,7 +45,8 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str]) -> Tab
     t = Table(title=f"{cfg.name}: {len(cfg.measured_runs())} runs", title_justify="left",
               header_style="bold")
     for col in ("metric", "median", "95% CI", "CV", "min", "max", "source"):
-        t.add_column(col, justify="left" if col in ("metric", "source") else "right")
+        t.add_column(col, justify="left" if col in ("metric", "source") else "right",
+                     no_wrap=col != "source")
     primary = rs.settings.get("primary_metric")
     for m in metrics:
         info = rs.metrics[m]
@@ -72,7 +73,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
     by_key = {(c.candidate, c.metric): c for c in comparisons if c.cell == cell}
     t = Table(header_style="bold", title_justify="left",
               title=None if cell == "{}" else f"cell {cell}")
-    t.add_column("metric")
+    t.add_column("metric", no_wrap=True)
     t.add_column(f"{base.name} (baseline)", justify="right")
     others = [c for c in configs if c is not base]
     for c in others:

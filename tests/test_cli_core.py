@@ -1,0 +1,184 @@
+"""`perflab stat`, `compare` and `results` end to end, including every bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.cli import main
+from perflab.storage import Store
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_stat_reports_every_collector_and_exports_json(spin: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    js = tmp_path / "r.json"
+    code, out, err = run_cli(["stat", "-r", "6", "--export-json", str(js), "--", str(spin),
+                              "200000"], capsys)
+    assert code == 0, err
+    for metric in ("wall_time", "task_clock", "page_faults", "max_rss", "minor_faults",
+                   "involuntary_switches"):
+        assert metric in out
+    doc = json.loads(js.read_text())
+    assert doc["schema"] == "perflab-result/1" and doc["kind"] == "stat"
+    cfg = doc["configurations"][0]
+    wall = cfg["metrics"]["wall_time"]
+    assert len(wall["samples"]) == 6 and wall["unit"] == "s"
+    assert wall["ci_low"] <= wall["median"] <= wall["ci_high"]
+    assert wall["source"].startswith("monotonic")
+    assert cfg["metrics"]["task_clock"]["source"].endswith("timed region only")
+    assert doc["environment"]["cpu_count"] == os.cpu_count()
+
+
+def test_compare_finds_a_large_slowdown_and_gates_ci(spin: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    js, md, csv = tmp_path / "c.json", tmp_path / "c.md", tmp_path / "c.csv"
+    code, out, err = run_cli([
+        "compare", "-r", "8", "-n", "fast", "-n", "slow", "--metric", "task_clock",
+        "--fail-on-regression", "--export-json", str(js), "--export-markdown", str(md),
+        "--export-csv", str(csv), f"{spin} 2000000", f"{spin} 6000000"], capsys)
+    assert code == 1 and "regression" in err  # slow is ~3x slower: the gate trips
+    doc = json.loads(js.read_text())
+    tc = [c for c in doc["comparisons"] if c["metric"] == "task_clock"][0]
+    assert tc["baseline"] == "fast" and tc["candidate"] == "slow"
+    assert tc["verdict"] == "slower" and 2.0 < tc["ratio"] < 4.5
+    assert tc["ci_low"] <= tc["ratio"] <= tc["ci_high"] and tc["p_value"] < 0.05
+    assert doc["correction"] == "holm"
+    assert "| task_clock |" in md.read_text()
+    assert csv.read_text().startswith("configuration,cell,metric")
+    assert "slower" in out
+
+
+def test_compare_baseline_by_name(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["compare", "-r", "6", "-n", "a", "-n", "b", "--baseline", "b",
+                            "--metric", "task_clock", f"{spin} 3000000", f"{spin} 1000000"],
+                           capsys)
+    assert code == 0 and "b (baseline)" in out and "slower" in out  # a does 3x the work
+
+
+def test_instructions_without_pmu_use_valgrind_exactly(spin: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from perflab.fingerprint import pmu_status
+
+    if "instructions" in pmu_status()["hardware"]:
+        pytest.skip("this machine has a PMU: the valgrind path is not taken")
+    if not __import__("shutil").which("valgrind"):
+        pytest.skip("valgrind not installed")
+    js = tmp_path / "i.json"
+    code, out, err = run_cli([
+        "compare", "--metric", "instructions", "--region-symbol", "*perflab_timed_region*",
+        "--export-json", str(js), f"{spin} 100000", f"{spin} 101000"], capsys)
+    assert code == 0, err
+    doc = json.loads(js.read_text())
+    ins = [c for c in doc["comparisons"] if c["metric"] == "instructions"][0]
+    assert ins["p_value"] is None and ins["deterministic"] and ins["verdict"] == "slower"
+    assert ins["ratio"] == pytest.approx(1.01, abs=0.0005)
+    per_op = [c for c in doc["comparisons"] if c["metric"] == "instructions_per_op"][0]
+    assert per_op["ratio"] == pytest.approx(1.0, abs=0.001)  # same work per op
+    assert "valgrind" in doc["configurations"][0]["metrics"]["instructions"]["source"]
+    assert "(exact)" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["stat", "-r", "2", "--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+    (["stat", "-r", "2", "--metric", "bogus_metric", "--", "true"],
+     "unknown metric 'bogus_metric'"),
+    (["stat", "-r", "2", "--", "false"], "exited with status 1"),
+    (["stat", "-r", "2", "--timeout", "0.2", "--", "sleep", "3"], "timeout"),
+    (["stat", "-r", "2", "--", "sh", "-c", "kill -KILL $$"], "killed by signal SIGKILL"),
+    (["stat", "-r", "2", "--", "sh", "-c", "echo '{\"x\": '"], "malformed JSON"),
+    (["stat", "--pin", "999", "--", "true"], "--pin names CPUs [999]"),
+    (["stat", "--env", "NOEQUALS", "--", "true"], "is not K=V"),
+    (["compare", "true"], "compare needs at least two"),
+    (["compare", "-n", "x", "-n", "x", "true", "true"], "two configurations are named"),
+    (["compare", "--baseline", "zzz", "-r", "2", "true", "true -x"], "--baseline 'zzz'"),
+    (["compare", "--correction", "magic", "true", "true"], "--correction 'magic'"),
+    (["results", "show", "4242"], "no result with id 4242"),
+])
+def test_bad_input_gets_one_clear_line(args: list[str], message: str,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(args, capsys)
+    assert code != 0
+    lines = [ln for ln in err.splitlines() if ln.startswith("perflab:")]
+    assert len(lines) == 1 and message in " ".join(err.split()), err
+    assert "Traceback" not in err
+
+
+def test_a_failed_run_keeps_what_was_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["stat", "-r", "3", "--", "false"], capsys)
+    assert code != 0 and "--ignore-failure" in err
+    store = Store()
+    rs = store.load(store.result_ids()[-1])
+    assert rs.status == "failed" and rs.configurations[0].runs[0].status == "failed"
+
+
+def test_ignore_failure_keeps_measuring(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["stat", "-r", "3", "--ignore-failure", "--", "false"], capsys)
+    assert code == 0 and "failed and were left out" in " ".join(out.split())
+
+
+def test_results_list_show_and_compare_from_db(spin: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(["stat", "-r", "6", "--metric", "task_clock", "--", str(spin), "1000000"], capsys)
+    run_cli(["stat", "-r", "6", "--metric", "task_clock", "--", str(spin), "3000000"], capsys)
+    code, out, _ = run_cli(["results", "list"], capsys)
+    assert code == 0 and "stat" in out
+    ids = Store().result_ids()
+    code, out, _ = run_cli(["results", "show", str(ids[-1])], capsys)
+    assert code == 0 and "task_clock" in out
+    code, out, err = run_cli(["compare", "--from-db", str(ids[-2]), "--from-db", str(ids[-1]),
+                              "--metric", "task_clock"], capsys)
+    assert code == 0, err
+    assert "slower" in out and "measured at different times" in " ".join(out.split())
+
+
+def test_compare_from_db_refuses_other_machines(spin: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlalchemy as sa
+
+    from perflab.storage import results
+
+    run_cli(["stat", "-r", "2", "--", "true"], capsys)
+    run_cli(["stat", "-r", "2", "--", "true"], capsys)
+    store = Store()
+    a, b = store.result_ids()[-2:]
+    with store.engine.begin() as conn:  # pretend b came from another machine
+        fp = store.load(b).fingerprint
+        fp["cpu_model"] = "Another CPU"
+        conn.execute(results.update().where(results.c.id == b).values(fingerprint=fp))
+    code, _, err = run_cli(["compare", "--from-db", str(a), "--from-db", str(b)], capsys)
+    assert code == 2 and "different machines" in err and "--force" in err
+    code, out, err = run_cli(["compare", "--force", "--from-db", str(a), "--from-db", str(b)],
+                             capsys)
+    assert code == 0 and "WARNING" in err
+    assert sa  # imported for the update above
+
+
+def test_ctrl_c_saves_and_summarises_the_runs_so_far(tmp_path: Path) -> None:
+    env = {**os.environ, "PERFLAB_DB": str(tmp_path / "int.sqlite")}
+    p = subprocess.Popen([sys.executable, "-m", "perflab", "stat", "-r", "1000", "--", "sleep",
+                          "0.05"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(3.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "interrupted" in out and "wall_time" in out
+    rs = Store(tmp_path / "int.sqlite").load(1)
+    assert rs.status == "interrupted" and len(rs.configurations[0].measured_runs()) >= 3

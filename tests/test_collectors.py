@@ -1,0 +1,193 @@
+"""Every collector: wait4/rusage, perf_event_open (real software events, faked hardware PMU),
+the timed region, the workload's JSON, callgrind, and each failure a command can have."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from perflab.collectors.perf_events import (
+    HARDWARE_EVENTS,
+    SOFTWARE_EVENTS,
+    KernelBackend,
+    Reading,
+    explain_errno,
+)
+from perflab.collectors.process import RunRequest, execute
+from perflab.collectors.valgrind import execute_callgrind, parse_callgrind_total
+from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
+from perflab.errors import PerflabError
+from perflab.model import Configuration, ResultSet
+from perflab.runner import MeasureOptions, measure
+
+FIXTURES = Path(__file__).parent / "fixtures" / "core"
+
+
+def req(argv: list[str], **kw: object) -> RunRequest:
+    return RunRequest(argv=argv, env=dict(os.environ), **kw)  # type: ignore[arg-type]
+
+
+def test_rusage_metrics_of_a_real_command(spin: Path) -> None:
+    out = execute(req([str(spin), "1000", "2000"]))
+    assert out.status == "ok", out.error
+    v = out.values
+    assert v["minor_faults"] >= 2000  # it touched 2000 fresh pages
+    assert 4000 < v["max_rss"] < 64 * 1024  # about 8 MiB: the command's, not the interpreter's
+    assert v["wall_time"] > 0 and v["user_time"] >= 0
+    assert v["ops"] == 1000  # the workload's own JSON
+
+
+def test_software_counters_cover_only_the_timed_region(spin: Path) -> None:
+    backend = KernelBackend()
+    whole = execute(req([str(spin), "1000", "3000"], counters=["page_faults", "task_clock"],
+                        backend=backend, region=False))
+    region = execute(req([str(spin), "1000", "3000"], counters=["page_faults", "task_clock"],
+                         backend=backend, region=True))
+    assert whole.values["page_faults"] >= 3000
+    assert region.region_used and region.values["page_faults"] < 100
+    assert region.values["region_time"] < region.values["wall_time"]
+
+
+class FakeCounters:
+    """A PMU that multiplexes: each hardware counter ran half the time it was enabled."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.reads = 0
+
+    def read(self) -> dict[str, Reading]:
+        self.reads += 1
+        k = self.reads
+        return {n: Reading(1000 * k, 2000 * k, 1000 * k if n in HARDWARE_EVENTS else 2000 * k)
+                for n in self.names}
+
+    def close(self) -> None:
+        pass
+
+
+class FakeBackend:
+    def __init__(self, pmu: bool) -> None:
+        self.pmu = pmu
+
+    def open(self, pid: int, names: Iterable[str]) -> FakeCounters:
+        return FakeCounters(list(names))
+
+    def probe(self, names: Iterable[str]) -> dict[str, str | None]:
+        return {n: None if (self.pmu or n in SOFTWARE_EVENTS)
+                else explain_errno(errno.ENOENT, True) for n in names}
+
+
+def test_hardware_counters_are_scaled_and_multiplexing_is_reported(spin: Path) -> None:
+    rs = ResultSet(kind="stat")
+    cfg = Configuration(name="spin", command=[str(spin), "1000"])
+    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0, backend=FakeBackend(pmu=True),
+                                      region=False))
+    v = cfg.runs[0].values
+    assert v["instructions"] == 2000.0  # 1000 counted in half the time: scaled to 2000
+    assert v["page_faults"] == 1000.0  # software: not multiplexed, not scaled
+    assert rs.metrics["instructions"].source == "perf_event_open (hardware PMU)"
+    assert any("instructions was multiplexed (counted 50%" in n for n in rs.notes)
+
+
+def test_no_pmu_is_said_once_and_software_events_still_count(spin: Path) -> None:
+    rs = ResultSet(kind="stat")
+    cfg = Configuration(name="spin", command=[str(spin), "1000"])
+    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0, backend=FakeBackend(pmu=False)))
+    assert "instructions" not in rs.metrics and "task_clock" in rs.metrics
+    pmu_notes = [n for n in rs.notes if "hardware counters unavailable" in n]
+    assert len(pmu_notes) == 1 and "no hardware PMU" in pmu_notes[0]
+
+
+def test_the_real_probe_agrees_with_perf_stat() -> None:
+    """Whatever this machine is, the kernel probe and `perf stat` must tell the same story."""
+    perf = shutil.which("perf")
+    if not perf:
+        pytest.skip("perf not installed")
+    import subprocess
+
+    text = subprocess.run([perf, "stat", "-x,", "-e", "instructions", "true"],
+                          capture_output=True, text=True).stderr
+    perf_says = "<not supported>" not in text and "<not counted>" not in text
+    probe = KernelBackend().probe(["instructions"])
+    assert (probe["instructions"] is None) == perf_says, (text, probe)
+
+
+def test_refused_perf_event_open_is_explained() -> None:
+    assert "perf_event_paranoid" in explain_errno(errno.EACCES, hardware=False)
+    assert "no hardware PMU" in explain_errno(errno.ENOENT, hardware=True)
+
+
+def test_reading_arithmetic() -> None:
+    r = Reading(300, 100, 50) - Reading(100, 50, 25)
+    assert r == Reading(200, 50, 25) and r.scaled == 400 and r.running_fraction == 0.5
+    assert Reading(5, 0, 0).scaled == 0.0
+
+
+@pytest.mark.parametrize("stdout, expected", [
+    ("noise\n{\"ns_per_op\": 12.5, \"ok\": true, \"name\": \"x\"}\n", {"ns_per_op": 12.5}),
+    ("plain output\n", None),
+    ("", None),
+])
+def test_workload_json(stdout: str, expected: dict[str, float] | None) -> None:
+    assert parse_last_json(stdout) == expected
+
+
+def test_malformed_workload_json_is_an_error() -> None:
+    with pytest.raises(WorkloadJSONError, match="malformed JSON"):
+        parse_last_json('{"ns_per_op": 1,\n')
+    out = execute(req(["sh", "-c", "echo '{\"a\": 1,'"]))
+    assert out.status == "failed" and "malformed JSON" in out.error
+
+
+def test_command_failures_are_outcomes(spin: Path) -> None:
+    bad = execute(req([str(spin), "10", "0", "3"]))
+    assert bad.status == "failed" and bad.exit_code == 3 and "status 3" in bad.error
+    killed = execute(req(["sh", "-c", "kill -SEGV $$"]))
+    assert killed.status == "signal" and "SIGSEGV" in killed.error
+    slow = execute(req(["sh", "-c", "sleep 5 & sleep 5"], timeout=0.3))
+    assert slow.status == "timeout" and slow.values["wall_time"] < 3
+
+
+def test_missing_and_unexecutable_commands(tmp_path: Path) -> None:
+    with pytest.raises(PerflabError, match="command not found: no-such-cmd-xyz"):
+        execute(req(["no-such-cmd-xyz"]))
+    f = tmp_path / "script"
+    f.write_text("#!/bin/sh\n")
+    with pytest.raises(PerflabError, match="not executable"):
+        execute(req([str(f)]))
+
+
+def test_callgrind_fixture_parsing() -> None:
+    text = (FIXTURES / "callgrind.out").read_text()
+    assert parse_callgrind_total(text) == 5_012_345
+    with pytest.raises(ValueError):
+        parse_callgrind_total("events: Ir\n")
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind not installed")
+def test_callgrind_counts_are_exact_and_follow_the_work(spin: Path) -> None:
+    region = "*perflab_timed_region*"
+    a1 = execute_callgrind(req([str(spin), "10000"]), toggle_symbol=region)
+    a2 = execute_callgrind(req([str(spin), "10000"]), toggle_symbol=region)
+    b = execute_callgrind(req([str(spin), "10100"]), toggle_symbol=region)
+    assert a1.status == "ok", a1.error
+    assert a1.values["instructions"] == a2.values["instructions"]  # deterministic
+    # The region is a loop: its count is linear in N, so 1% more iterations is ~1% more
+    # instructions, exactly reproducible.
+    ratio = b.values["instructions"] / a1.values["instructions"]
+    assert 1.009 < ratio < 1.011
+    assert "wall_time" not in a1.values  # a time under valgrind means nothing
+
+
+def test_missing_valgrind_is_one_clear_error(monkeypatch: pytest.MonkeyPatch,
+                                             spin: Path) -> None:
+    import perflab.collectors.valgrind as vg
+
+    monkeypatch.setattr(vg.shutil, "which", lambda name: None)
+    with pytest.raises(PerflabError, match="valgrind is not installed"):
+        execute_callgrind(req([str(spin), "10"]))
