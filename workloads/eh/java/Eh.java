@@ -376,7 +376,7 @@ public final class Eh {
         params.put("kind", kind);
         params.put("mode", mode);
         params.put("threads", threads);
-        params.put("iterations", n);
+        params.put("iterations", iterations);
         StringBuilder ps = new StringBuilder("{");
         for (Map.Entry<String, Object> e : params.entrySet()) {
             ps.append(ps.length() > 1 ? ", " : "").append('"').append(e.getKey()).append("\": ");
@@ -387,10 +387,12 @@ public final class Eh {
         System.out.println(String.format(Locale.ROOT,
                 "{\"workload\": \"eh/java\", \"ops\": %d, \"threads\": %d, \"per_thread_ns\": %s, "
                         + "\"ns_per_op\": %.3f, \"ops_per_s\": %.1f, \"checksum\": %d, "
-                        + "\"iterations_per_thread\": %d, \"warmup_iterations\": %d, "
+                        + "\"iterations\": %d, \"calibrated\": %b, \"iterations_per_thread\": %d, "
+                        + "\"warmup_iterations\": %d, "
                         + "\"trace_frames\": %d, \"parallelism\": \"threads\", "
                         + "\"runtime\": \"%s\", \"params\": %s}",
-                ops, threads, per, sumNsPerOp / threads, opsPerS, checksum, n, warmRes[0],
+                ops, threads, per, sumNsPerOp / threads, opsPerS, checksum, n, iterations == 0, n,
+                warmRes[0],
                 frames[0], System.getProperty("java.vm.version"), ps));
     }
 }

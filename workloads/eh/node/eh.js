@@ -293,13 +293,15 @@ async function main() {
     ns_per_op: nsPerOp,
     ops_per_s: maxNs > 0 ? (ops * 1e9) / maxNs : 0,
     checksum: caught,
+    iterations: n,
+    calibrated: cfg.iterations === 0,
     iterations_per_thread: n,
     warmup_iterations: warmed,
     stack_frames: frames,
     parallelism: cfg.threads === 1 ? 'main-thread' : 'worker_threads',
     runtime: process.version,
     params: {
-      depth: cfg.depth, kind: cfg.kind, mode: cfg.mode, threads: cfg.threads, iterations: n,
+      depth: cfg.depth, kind: cfg.kind, mode: cfg.mode, threads: cfg.threads, iterations: cfg.iterations,
       stack_trace_limit: cfg.stack_trace_limit,
     },
   };

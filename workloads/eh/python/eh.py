@@ -323,13 +323,15 @@ def main(argv: list[str]) -> None:
         "ns_per_op": sum(x / n for x in per_ns) / threads,
         "ops_per_s": ops * 1e9 / max_ns if max_ns else 0.0,
         "checksum": caught,
+        "iterations": n,
+        "calibrated": iterations == 0,
         "iterations_per_thread": n,
         "warmup_iterations": warmed,
         "traceback_frames": traceback_frames(kind, mode, depth),
         "parallelism": "processes" if threads > 1 else "main-thread",
         "runtime": sys.version.split()[0],
         "params": {"depth": depth, "kind": kind, "mode": mode, "threads": threads,
-                   "iterations": n},
+                   "iterations": iterations},
     }))
 
 

@@ -169,12 +169,14 @@ func main() {
 		"created":               ops,
 		"fired":                 fired.Load(),
 		"live_cancelled":        liveStopped,
+		"iterations":            n,
+		"calibrated":            iterations == 0,
 		"iterations_per_thread": n,
 		"timeout_s":             3600,
 		"gomaxprocs":            runtime.GOMAXPROCS(0),
 		"parallelism":           "threads",
 		"runtime":               runtime.Version(),
-		"params":                map[string]any{"threads": threads, "live": live, "iterations": n},
+		"params":                map[string]any{"threads": threads, "live": live, "iterations": iterations},
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))

@@ -194,12 +194,13 @@ public final class Timers {
                         + "\"per_thread_ns\": %s, \"ns_per_op\": %.3f, \"ops_per_s\": %.1f, "
                         + "\"checksum\": %d, \"created\": %d, \"fired\": %d, "
                         + "\"queue_size\": %d, \"live_cancelled\": %d, "
-                        + "\"iterations_per_thread\": %d, \"warmup_iterations\": %d, "
+                        + "\"iterations\": %d, \"calibrated\": %b, \"iterations_per_thread\": %d, "
+                        + "\"warmup_iterations\": %d, "
                         + "\"timeout_s\": 3600, \"parallelism\": \"threads\", \"runtime\": \"%s\", "
                         + "\"params\": {\"threads\": %d, \"live\": %d, "
                         + "\"remove_on_cancel\": %b, \"iterations\": %d}}",
                 ops, threads, per, sum / threads, maxNs > 0 ? ops * 1e9 / maxNs : 0.0, checksum,
-                ops, FIRED.get(), queueSize, liveCancelled, n, warmed,
-                System.getProperty("java.vm.version"), threads, live, removeOnCancel, n));
+                ops, FIRED.get(), queueSize, liveCancelled, n, iterations == 0, n, warmed,
+                System.getProperty("java.vm.version"), threads, live, removeOnCancel, iterations));
     }
 }

@@ -171,12 +171,14 @@ async function main() {
     created: ops,
     fired: firedTotal,
     live_cancelled: liveCancelled,
+    iterations: n,
+    calibrated: cfg.iterations === 0,
     iterations_per_thread: n,
     warmup_iterations: warmed,
     timeout_s: 3600,
     parallelism: cfg.threads === 1 ? 'main-thread' : 'worker_threads',
     runtime: process.version,
-    params: { threads: cfg.threads, live: cfg.live, iterations: n },
+    params: { threads: cfg.threads, live: cfg.live, iterations: cfg.iterations },
   }) + '\n');
 }
 

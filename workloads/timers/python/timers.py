@@ -190,12 +190,14 @@ def main(argv: list[str]) -> None:
         "fired": fired_total,
         "live_cancelled": live_cancelled,
         "queue_size": queue_size,
+        "iterations": n,
+        "calibrated": iterations == 0,
         "iterations_per_thread": n,
         "timeout_s": 3600,
         "parallelism": "processes" if threads > 1 else "main-thread",
         "runtime": sys.version.split()[0],
         "params": {"threads": threads, "live": live, "yield_every": yield_every,
-                   "iterations": n},
+                   "iterations": iterations},
     }))
 
 
