@@ -221,15 +221,22 @@ def _app() -> typer.Typer:
 def test_cli_import_show_list_diff(store: Store) -> None:
     runner = CliRunner()
     db = ["--db", store.location]
-    r = runner.invoke(_app(), ["profile", *db, "import", str(FIX / "cycles-handwritten.script")])
+    app = _app()
+    r = runner.invoke(app, ["profile", "import", str(FIX / "cycles-handwritten.script"), *db])
     assert r.exit_code == 0, r.output
     assert "compute_checksum" in r.output and "[kernel.kallsyms]" in r.output
-    r = runner.invoke(_app(), ["profile", *db, "import", str(FIX / "cpu-clock-fp.script")])
+    r = runner.invoke(app, ["profile", "import", str(FIX / "cpu-clock-fp.script"), *db])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(_app(), ["profile", *db, "list"])
+    r = runner.invoke(app, ["profile", "list", *db])
     assert r.exit_code == 0 and "cycles:u" in r.output
-    r = runner.invoke(_app(), ["profile", *db, "diff", "1", "2"])
+    r = runner.invoke(app, ["profile", "show", "2", "--top", "2", *db])
+    assert r.exit_code == 0 and "work_beta" in r.output and "work_gamma" not in r.output
+    r = runner.invoke(app, ["profile", "diff", "1", "2", "-n", "5", *db])
     assert r.exit_code == 0, r.output
     assert "work_alpha" in r.output and "differential flame graph" in r.output
-    r = runner.invoke(_app(), ["profile", *db, "diff", "1"])
+    r = runner.invoke(app, ["profile", "show", "7", *db])
     assert r.exit_code != 0 and isinstance(r.exception, PerflabError)
+    # anything that is not a verb is the command to record
+    r = runner.invoke(app, ["profile", "--param", "depth=1", "./prog"])
+    assert isinstance(r.exception, PerflabError) and "--param needs --workload" in str(
+        r.exception.line())

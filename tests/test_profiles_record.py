@@ -179,3 +179,31 @@ def test_duration_stops_a_command_that_runs_on(store: Store, tmp_path: Path) -> 
     pid = record_profile([str(forever)], store=store, region=False, duration=0.3)
     rec = load_profile(store, pid)
     assert rec.summary["stopped_after"] == 0.3 and rec.summary["samples"] > 50
+
+
+def test_cli_profiles_a_workload_in_its_timed_region(tmp_path: Path) -> None:
+    """`perflab profile --workload eh/cpp`: the C++ unwinder dominates the timed region."""
+    import typer
+    from typer.testing import CliRunner
+
+    from perflab.profiles import register
+    from perflab.workloads.registry import get
+
+    wl = get("eh/cpp")
+    if not wl.is_built():
+        pytest.skip("eh/cpp is not built (make workloads)")
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    register(app)
+    db = tmp_path / "r.sqlite"
+    r = CliRunner().invoke(app, ["profile", "--workload", "eh/cpp", "--param", "depth=2",
+                                 "--param", "iterations=150000", "--db", str(db), "-n", "40"])
+    assert r.exit_code == 0, r.output
+    assert "timed region" in r.output and "_Unwind_" in r.output
+    stats = top_symbols(1, Store(db), limit=None)
+    unwinder = sum(s.self_share for s in stats if "libgcc_s" in s.module)
+    assert unwinder > 0.3

@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from perflab.errors import PerflabError
 from perflab.profiles.analysis import SymbolStat
@@ -21,14 +23,13 @@ err_console = Console(stderr=True)
 HELP = """Profile a command or a workload with perf record; show, list and diff stored profiles.
 
 \b
-  perflab profile [OPTIONS] COMMAND...          record a profile of COMMAND
-  perflab profile [OPTIONS] --workload NAME [--param k=v ...]
+  perflab profile [OPTIONS] COMMAND...          record (short for: profile record ...)
+  perflab profile --workload NAME [--param k=v ...]
   perflab profile show ID                        top symbols of a stored profile
   perflab profile list                           stored profiles
   perflab profile diff A B                       per-symbol share deltas + differential flame graph
   perflab profile import FILE                    store `perf script` output recorded elsewhere
 """
-
 
 def _store(db: Path | None) -> Store:
     return Store(db) if db else Store()
@@ -126,22 +127,30 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
         console.print(f"differential flame graph: {svg or d.svg}")
 
 
-def _ints(args: list[str], n: int, usage: str) -> list[int]:
-    if len(args) != n:
-        raise PerflabError(f"expected {usage}", f"usage: perflab profile {usage}")
-    try:
-        return [int(x) for x in args]
-    except ValueError as e:
-        raise PerflabError(f"profile ids are numbers, not {args}",
-                           "list them with 'perflab profile list'") from e
+class _DefaultRecord(TyperGroup):
+    """`perflab profile COMMAND...` means `perflab profile record COMMAND...`: anything that is
+    not a verb of this group (or a plea for help) goes to `record`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["record", *args]
+        return super().parse_args(ctx, args)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(
-        "profile", help=HELP, no_args_is_help=True,
+    group = typer.Typer(cls=_DefaultRecord, help=HELP, no_args_is_help=True,
+                        subcommand_metavar="[record|show|list|diff|import] ARGS...")
+    app.add_typer(group, name="profile")
+    db_opt = typer.Option(None, "--db", help="Result database (default: $PERFLAB_DB or the "
+                                             "user data dir).")
+    top_opt = typer.Option(20, "--top", "-n", help="Rows to show.")
+    svg_opt = typer.Option(None, "--svg", help="Also copy the flame graph to this path.")
+
+    @group.command(
+        "record", help="Profile COMMAND (or --workload NAME) with perf record and store it.",
         context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-    def profile(
-        args: list[str] = typer.Argument(None, metavar="COMMAND... | show ID | list | diff A B"),
+    def record(
+        command: list[str] = typer.Argument(None, metavar="COMMAND..."),
         workload: str | None = typer.Option(None, "--workload", "-w",
                                             help="Profile this workload (see workloads list)."),
         param: list[str] = typer.Option(None, "--param", "-p",
@@ -155,58 +164,78 @@ def register(app: typer.Typer) -> None:
                                              help="Samples per second (default 4999; "
                                                   "999 with dwarf)."),
         duration: float | None = typer.Option(None, "--duration",
-                                              help="Stop after this many seconds."),
+                                              help="Stop the command after this many seconds."),
         no_region: bool = typer.Option(False, "--no-region",
                                        help="Profile the whole process, not the timed region."),
         name: str = typer.Option("", "--name", help="A name for the profile."),
-        top: int = typer.Option(20, "--top", "-n", help="Rows to show."),
-        sort: str = typer.Option("self", "--sort", help="self or total."),
-        svg: Path | None = typer.Option(None, "--svg", help="Also copy the flame graph here."),
-        db: Path | None = typer.Option(None, "--db", help="Result database (default: "
-                                                          "$PERFLAB_DB or the user data dir)."),
+        top: int = top_opt,
+        sort: str = typer.Option("self", "--sort", help="Order rows by self or total share."),
+        svg: Path | None = svg_opt,
+        db: Path | None = db_opt,
     ) -> None:
-        args = list(args or [])
-        if args and args[0] == "diff":
-            a, b = _ints(args[1:], 2, "diff A B")
-            diff_cmd(a, b, _store(db), top, svg)
-            return
-        if args and args[0] == "show":
-            (pid,) = _ints(args[1:], 1, "show ID")
-            show(pid, _store(db), top, sort, svg)
-            return
-        if args and args[0] == "import":
-            if len(args) != 2:
-                raise PerflabError("expected import FILE", "usage: perflab profile import FILE")
-            from perflab.profiles.record import import_perf_script
-
-            store = _store(db)
-            pid = import_perf_script(Path(args[1]), store=store, name=name,
-                                     call_graph=call_graph)
-            show(pid, store, top, sort, svg)
-            console.print(f"stored as profile {pid}")
-            return
-        if args and args[0] == "list":
-            list_cmd(_store(db), top if top != 20 else 50)
-            return
         from perflab.profiles.record import record_profile
 
+        args = list(command or [])
         if workload:
             if args:
                 raise PerflabError("give either a COMMAND or --workload, not both",
                                    "drop the command, or drop --workload")
             from perflab.workloads.registry import get, parse_assignments
 
-            command, _typed = get(workload).command(parse_assignments(param))
+            args, _typed = get(workload).command(parse_assignments(param))
             name = name or workload
         else:
             if param:
                 raise PerflabError("--param needs --workload", "add --workload NAME")
             if not args:
                 raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
-            command = args
         store = _store(db)
-        pid = record_profile(command, name=name, store=store, call_graph=call_graph,
+        pid = record_profile(args, name=name, store=store, call_graph=call_graph,
                              region=not no_region, duration=duration, event=event,
                              frequency=frequency)
         show(pid, store, top, sort, svg)
+        console.print(f"stored as profile {pid}")
+
+    @group.command("show", help="Top symbols of a stored profile, and its files.")
+    def show_cmd(
+        profile_id: int = typer.Argument(..., metavar="ID"),
+        top: int = top_opt,
+        sort: str = typer.Option("self", "--sort", help="Order rows by self or total share."),
+        svg: Path | None = svg_opt,
+        db: Path | None = db_opt,
+    ) -> None:
+        show(profile_id, _store(db), top, sort, svg)
+
+    @group.command("list", help="The stored profiles, newest first.")
+    def list_verb(
+        limit: int = typer.Option(50, "--limit", help="How many."),
+        db: Path | None = db_opt,
+    ) -> None:
+        list_cmd(_store(db), limit)
+
+    @group.command("diff", help="Per-symbol share in A and B, the delta (sorted by its size), "
+                                "and a differential flame graph.")
+    def diff_verb(
+        a: int = typer.Argument(..., metavar="A"),
+        b: int = typer.Argument(..., metavar="B"),
+        top: int = top_opt,
+        svg: Path | None = svg_opt,
+        db: Path | None = db_opt,
+    ) -> None:
+        diff_cmd(a, b, _store(db), top, svg)
+
+    @group.command("import", help="Store `perf script` output recorded elsewhere.")
+    def import_verb(
+        path: Path = typer.Argument(..., metavar="FILE"),
+        name: str = typer.Option("", "--name", help="A name for the profile."),
+        call_graph: str = typer.Option("fp", "--call-graph", "-g",
+                                       help="How it was recorded: fp, dwarf or none."),
+        top: int = top_opt,
+        db: Path | None = db_opt,
+    ) -> None:
+        from perflab.profiles.record import import_perf_script
+
+        store = _store(db)
+        pid = import_perf_script(path, store=store, name=name, call_graph=call_graph)
+        show(pid, store, top, "self", None)
         console.print(f"stored as profile {pid}")
