@@ -6,6 +6,7 @@ import json
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -58,11 +59,12 @@ def list_cmd(
         for wl, ok, why, built in rows:
             why_not = why if not ok else ("" if built else f"run `perflab workloads build "
                                                           f"{wl.name}`")
-            table.add_row(wl.name, wl.runtime, wl.description, _params_text(wl),
-                          "[green]yes[/]" if built and ok else "[red]no[/]", why_not)
+            table.add_row(escape(wl.name), escape(wl.runtime), escape(wl.description),
+                          escape(_params_text(wl)),
+                          "[green]yes[/]" if built and ok else "[red]no[/]", escape(why_not))
         console.print(table)
     for e in d.errors:
-        err.print(f"[bold red]perflab:[/] {e.line()}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
     if d.errors:
         raise typer.Exit(1)
 
@@ -76,7 +78,7 @@ def build_cmd(
     Exit status 0 when every available workload built, 1 when one failed to build."""
     d = discover()
     for e in d.errors:
-        err.print(f"[bold red]perflab:[/] {e.line()}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
     if names:
         targets = [get(n) for n in names]  # unknown name: PerflabError, nothing built
     else:
@@ -92,22 +94,23 @@ def build_cmd(
             progress.update(task, description=f"building {wl.name}")
             ok, why = wl.available()
             if not ok:
-                progress.console.print(f"skipped {wl.name}: {why}", highlight=False)
+                progress.console.print(f"skipped {wl.name}: {why}", highlight=False,
+                                       markup=False)
                 skipped.append(wl.name)
             else:
                 try:
                     r = wl.build()
                     built.append(wl.name)
                     progress.console.print(f"built {wl.name} ({r.seconds:.1f} s)",
-                                           highlight=False)
+                                           highlight=False, markup=False)
                 except PerflabError as e:
                     failed.append(wl.name)
-                    progress.console.print(f"[bold red]failed[/] {e.line()}", highlight=False,
-                                           soft_wrap=True)
+                    progress.console.print(f"[bold red]failed[/] {escape(e.line())}",
+                                           highlight=False, soft_wrap=True)
             progress.advance(task)
     err.print(f"{len(built)} built, {len(skipped)} skipped (runtime missing), "
               f"{len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""),
-              highlight=False)
+              highlight=False, markup=False)
     if failed or d.errors:
         raise typer.Exit(1)
 
@@ -128,18 +131,21 @@ def show_cmd(
         if param:  # a bad --param is the user's mistake: one line, nothing else
             raise
         problem = e.line()
-    console.print(f"[bold]{wl.name}[/] - {wl.description}", highlight=False)
-    console.print(f"directory: {wl.dir}\nprimary metric: {wl.primary}\n"
+    console.print(f"[bold]{escape(wl.name)}[/] - {escape(wl.description)}", highlight=False)
+    console.print(escape(f"directory: {wl.dir}\nprimary metric: {wl.primary}\n"
                   f"region symbol: {wl.region_symbol or '-'}\n"
                   f"requires: {', '.join(wl.requires) or '-'} "
-                  f"({'available' if ok else why})\nbuilt: {'yes' if wl.is_built() else 'no'}",
+                  f"({'available' if ok else why})\nbuilt: {'yes' if wl.is_built() else 'no'}"),
                   highlight=False)
     table = Table("parameter", "type", "default", "allowed", "sweep values", "help")
     for p in wl.params.values():
-        table.add_row(p.name, p.type, format_value(p.default), p.allowed(),
-                      ", ".join(format_value(v) for v in p.values), p.help)
+        table.add_row(*(escape(x) for x in (p.name, p.type, format_value(p.default), p.allowed(),
+                                             ", ".join(format_value(v) for v in p.values),
+                                             p.help)))
     console.print(table)
     if argv is not None:
-        console.print("command: " + " ".join(argv), highlight=False, soft_wrap=True)
+        console.print("command: " + " ".join(argv), highlight=False, soft_wrap=True,
+                      markup=False)
     else:
-        console.print(f"command: not runnable yet: {problem}", highlight=False, soft_wrap=True)
+        console.print(f"command: not runnable yet: {problem}", highlight=False, soft_wrap=True,
+                      markup=False)
