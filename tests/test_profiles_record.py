@@ -207,3 +207,15 @@ def test_cli_profiles_a_workload_in_its_timed_region(tmp_path: Path) -> None:
     stats = top_symbols(1, Store(db), limit=None)
     unwinder = sum(s.self_share for s in stats if "libgcc_s" in s.module)
     assert unwinder > 0.3
+
+
+def test_requested_cycles_is_recorded_as_what_was_sampled(builds: dict[str, Path],
+                                                          store: Store) -> None:
+    pid = record_profile([str(builds["base"]), "60", *UNITS], store=store, event="cycles")
+    rec = load_profile(store, pid)
+    if rec_mod.default_event() == "cycles":  # a machine with a PMU
+        assert rec.sampler == "cycles" and rec.summary["events"] == {"cycles": rec.summary[
+            "samples"]}
+    else:  # perf falls back to cpu-clock without a word: perflab says so
+        assert rec.sampler == "cpu-clock"
+        assert any("not cycles" in w for w in rec.summary["warnings"])

@@ -487,6 +487,12 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
                 + (" (timed region only)" if region else ""),
                 "the command ran too briefly: give it more work (more iterations) or raise "
                 "--frequency")
+        sampled = agg.events.most_common(1)[0][0]
+        if sampled.split(":")[0] != ev.split(":")[0]:
+            # perf record quietly swaps cycles for cpu-clock where no PMU counts cycles.
+            warnings.append(f"perf sampled {sampled}, not {ev}: this machine cannot sample "
+                            f"{ev} (no hardware PMU?)")
+            ev = sampled
         (data_dir / "command.out").write_text(run.stdout)
         extra = {"frequency": freq, "region": region, "seconds": round(run.seconds, 3),
                  "stopped_after": duration if run.stopped else None,
