@@ -317,17 +317,18 @@ def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
 
 
 def _profiles(rs: ResultSet, store: Store) -> None:
-    from perflab.profiles import diff_profiles, record_profile
-    from perflab.profiles.cli import print_diff
+    from perflab.profiles import record_profile
+    from perflab.profiles.cli import diff_cmd
 
     ids = []
     for cfg in rs.configurations:
-        pid = record_profile(cfg.command, env=cfg.env or None, name=cfg.name, store=store,
+        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else cfg.command
+        pid = record_profile(argv, env=cfg.env or None, name=cfg.name, store=store,
                              result_id=rs.id, configuration_id=cfg.id)
         err.print(f"profile {pid}: {cfg.name}")
         ids.append(pid)
     for other in ids[1:]:
-        print_diff(diff_profiles(ids[0], other, store))
+        diff_cmd(ids[0], other, store, 15, None)
 
 
 def _run_compare(store: Store, commands: list[str], names: list[str] | None,
