@@ -74,15 +74,17 @@ __attribute__((noinline)) static unsigned long long loop_direct_throughput(long 
 
 __attribute__((noinline)) static unsigned long long loop_pointer_latency(long long n, void *arg) {
     ctx_t *c = arg;
+    fn_t volatile *s = c->slots; /* hoisted, as in the stub loops: only the slot load remains */
     uint64_t x = 0, m = c->mask;
-    for (long long i = 0; i < n; i++) x = c->slots[(uint64_t)i & m](x);
+    for (long long i = 0; i < n; i++) x = s[(uint64_t)i & m](x);
     return x;
 }
 
 __attribute__((noinline)) static unsigned long long loop_pointer_throughput(long long n, void *arg) {
     ctx_t *c = arg;
+    fn_t volatile *s = c->slots;
     uint64_t acc = 0, m = c->mask;
-    for (long long i = 0; i < n; i++) acc += c->slots[(uint64_t)i & m]((uint64_t)i);
+    for (long long i = 0; i < n; i++) acc += s[(uint64_t)i & m]((uint64_t)i);
     return acc - (uint64_t)n * (uint64_t)(n - 1) / 2;
 }
 
