@@ -1,0 +1,179 @@
+"""history / detect / dashboard verbs over a store, git_state, and their bad input."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perflab import history
+from perflab.errors import PerflabError
+from perflab.history.git import git_state
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.storage import Store
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    history.register(app)
+    app.callback()(lambda: None)
+    return app
+
+
+def invoke(*args: str) -> object:
+    return CliRunner().invoke(_app(), list(args), env={"COLUMNS": "220"})
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def fill(db: Path, commits: list[str], step_at: int | None, seed: int = 1,
+         created: list[float] | None = None) -> None:
+    """One stat result per commit for benchmark syn/b (depth=1), wall_time ~ 10 ms."""
+    store = Store(db)
+    r = np.random.default_rng(seed)
+    for i, c in enumerate(commits):
+        mu = 0.010 * (1.25 if step_at is not None and i >= step_at else 1.0)
+        rs = ResultSet(kind="stat", commit=c, dirty=False, status="complete",
+                       created_at=created[i] if created else 1000.0 + i,
+                       fingerprint={"hostname": "h"}, metrics={"wall_time":
+                                                               BUILTIN_METRICS["wall_time"]},
+                       settings={"primary_metric": "wall_time"})
+        cfg = Configuration(name="A", command=["x"], benchmark="syn/b", params={"depth": 1})
+        cfg.runs = [Run(seq=j, values={"wall_time": float(r.normal(mu, mu * 0.01)),
+                                       "max_rss": 1000.0}) for j in range(7)]
+        rs.configurations.append(cfg)
+        store.save(rs)
+
+
+def test_history_table_and_plot(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    commits = [f"{i:02d}" + "ab" * 19 for i in range(24)]
+    fill(db, commits, step_at=12)
+    png = tmp_path / "h.png"
+    res = invoke("history", "syn/b", "--param", "depth=1", "--db", str(db), "--plot", str(png))
+    assert res.exit_code == 0, res.output
+    assert res.output.count("stat") == 24
+    # the change is marked on the first point after it, with its size
+    line = next(ln for ln in res.output.splitlines() if commits[12][:10] in ln)
+    assert "+25" in line or "+24" in line
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # another metric on request
+    res = invoke("history", "syn/b", "--metric", "max_rss", "--db", str(db))
+    assert res.exit_code == 0 and "max_rss" in res.output
+
+
+def test_history_bad_input(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    fill(db, ["a" * 40, "b" * 40], step_at=None)
+    res = invoke("history", "nope/x", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "no stored results for benchmark 'nope/x'" in res.exception.problem
+    assert "syn/b" in res.exception.fix
+    res = invoke("history", "syn/b", "--metric", "cycles", "--db", str(db))
+    assert isinstance(res.exception, PerflabError) and "wall_time" in res.exception.fix
+    res = invoke("history", "syn/b", "--param", "depth", "--db", str(db))
+    assert isinstance(res.exception, PerflabError) and "k=v" in res.exception.problem
+
+
+def test_detect_fail_on_regression_and_json(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    fill(db, [f"{i:040x}" for i in range(20)], step_at=10)
+    res = invoke("detect", "--db", str(db), "--fail-on-regression")
+    assert res.exit_code == 1, res.output
+    assert "regression" in res.output
+    res = invoke("detect", "--db", str(db), "--json")
+    assert res.exit_code == 0
+    import json
+
+    doc = json.loads(res.output)
+    (cp,) = doc["change_points"]
+    assert cp["commit_after"] == f"{10:040x}" and cp["regression"] and cp["metric"] == "wall_time"
+    assert 20 < cp["change_pct"] < 30
+    # a flat store passes the CI gate
+    flat = tmp_path / "flat.sqlite"
+    fill(flat, [f"{i:040x}" for i in range(20)], step_at=None)
+    assert invoke("detect", "--db", str(flat), "--fail-on-regression").exit_code == 0
+
+
+def test_detect_ignore_list_from_file(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    fill(db, [f"{i:040x}" for i in range(20)], step_at=10)
+    cfg = tmp_path / "detect.toml"
+    cfg.write_text(f'[[ignore]]\nbenchmark = "syn/*"\ncommit = "{10:040x}"\nreason = "known"\n')
+    res = invoke("detect", "--db", str(db), "--config", str(cfg), "--fail-on-regression")
+    assert res.exit_code == 0, res.output
+    assert "1 ignored" in res.output
+
+
+def test_dashboard(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    fill(db, [f"{i:040x}" for i in range(16)], step_at=8)
+    out = tmp_path / "site"
+    res = invoke("dashboard", "--db", str(db), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    index = (out / "index.html").read_text()
+    pages = sorted(out.glob("*.html"))
+    assert len(pages) == 3  # index + wall_time + max_rss series
+    assert "regression" in index and "http" not in index.replace("http-equiv", "")
+    for p in pages:
+        if p.name != "index.html":
+            assert p.name in index  # linked from the index
+            png = p.with_suffix(".png")
+            assert png.exists() and png.name in p.read_text()
+    res = invoke("dashboard", "--db", str(tmp_path / "empty.sqlite"), "--out", str(out))
+    assert isinstance(res.exception, PerflabError)
+
+
+def test_history_in_git_order(tmp_path: Path) -> None:
+    """--repo orders by the commit graph even when results were stored out of order."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    shas = []
+    for i in range(6):
+        (repo / "f").write_text(str(i))
+        _git(repo, "add", "f")
+        _git(repo, "commit", "-q", "-m", f"c{i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    db = tmp_path / "r.sqlite"
+    # stored newest-first (a backfill): store order is the reverse of git order
+    fill(db, shas, step_at=None, created=[2000.0 - i for i in range(6)])
+    from perflab.history.series import load_series
+
+    (s,) = load_series(Store(db), "syn/b", metric="wall_time")
+    assert [p.commit for p in s.points] == shas[::-1]
+    (s,) = load_series(Store(db), "syn/b", metric="wall_time", repo=repo)
+    assert [p.commit for p in s.points] == shas
+
+
+def test_git_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert git_state(None) == (None, None, None)  # not a repository: nothing recorded
+    with pytest.raises(PerflabError, match="not a git work tree"):
+        git_state(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / "a.c").write_text("int x;\n")
+    _git(repo, "add", "a.c")
+    _git(repo, "commit", "-q", "-m", "one")
+    head = _git(repo, "rev-parse", "HEAD")
+    assert git_state(repo) == (head, False, str(repo.resolve()))
+    (repo / "a.c").write_text("int y;\n")
+    assert git_state(repo)[1] is True
+    monkeypatch.chdir(repo)
+    assert git_state(None)[0] == head
+    assert git_state(repo, "HEAD") == (head, None, str(repo.resolve()))
+    with pytest.raises(PerflabError, match="'nope' is not a commit"):
+        git_state(repo, "nope")

@@ -1,0 +1,143 @@
+"""Imports of real hyperfine / pyperf / perf stat files, and of bad files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perflab import history
+from perflab.errors import PerflabError
+from perflab.history.imports import import_file
+from perflab.storage import Store
+
+FIX = Path(__file__).parent / "fixtures" / "history"
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    history.register(app)
+    app.callback()(lambda: None)
+    return app
+
+
+def test_hyperfine_fixture() -> None:
+    raw = json.loads((FIX / "hyperfine-two.json").read_text())
+    rs = import_file(FIX / "hyperfine-two.json", "hyperfine")
+    assert rs.kind == "import"
+    assert [c.name for c in rs.configurations] == ["quick", "sleepy"]
+    assert rs.configurations[0].is_baseline
+    for cfg, res in zip(rs.configurations, raw["results"], strict=True):
+        assert cfg.samples("wall_time") == res["times"]  # seconds, run by run
+    assert rs.metrics["wall_time"].unit == "s"
+
+
+@pytest.mark.skipif(shutil.which("hyperfine") is None, reason="needs hyperfine")
+def test_hyperfine_live_run_imports_and_stores(tmp_path: Path) -> None:
+    out = tmp_path / "h.json"
+    subprocess.run(["hyperfine", "-N", "--runs", "3", "--style", "none", "--export-json",
+                    str(out), "true"], check=True, capture_output=True)
+    db = tmp_path / "r.sqlite"
+    res = CliRunner().invoke(_app(), ["import", str(out), "--format", "hyperfine",
+                                      "--benchmark", "true", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    store = Store(db)
+    (rid,) = store.result_ids("import")
+    rs = store.load(rid)
+    assert rs.configurations[0].benchmark == "true"
+    times = rs.configurations[0].samples("wall_time")
+    assert len(times) == 3 and all(0 < t < 1 for t in times)
+
+
+def test_pyperf_fixture() -> None:
+    raw = json.loads((FIX / "pyperf-timeit.json").read_text())
+    rs = import_file(FIX / "pyperf-timeit.json", "pyperf")
+    (cfg,) = rs.configurations
+    assert cfg.name == "timeit"
+    values = [v for run in raw["benchmarks"][0]["runs"] for v in run.get("values", [])]
+    assert cfg.samples("ns_per_op") == pytest.approx([v * 1e9 for v in values])
+    assert len(cfg.measured_runs()) == len(values)
+    assert any(r.warmup for r in cfg.runs)
+    assert rs.fingerprint["cpu_count"] == raw["metadata"]["cpu_count"]
+    assert rs.fingerprint["hostname"] == raw["metadata"]["hostname"]
+    assert rs.metrics["ns_per_op"].unit == "ns"
+
+
+def test_perf_stat_fixture_without_pmu() -> None:
+    rs = import_file(FIX / "perf-stat-true.jsonl", "perf-stat")
+    (cfg,) = rs.configurations
+    (run,) = cfg.runs
+    assert run.values["page_faults"] == 48
+    assert run.values["task_clock"] == pytest.approx(0.822193)
+    assert "instructions" not in run.values
+    assert any("could not count" in n and "instructions" in n for n in rs.notes)
+    assert any("MEAN" in n for n in rs.notes)  # perf stat -r 3
+
+
+def test_perf_stat_duration_is_wall_time() -> None:
+    rs = import_file(FIX / "perf-stat-duration.jsonl", "perf-stat", benchmark="true")
+    (cfg,) = rs.configurations
+    assert cfg.benchmark == "true"
+    assert cfg.samples("wall_time") == [pytest.approx(15795289e-9)]
+
+
+def test_perf_stat_hardware_events_two_runs() -> None:
+    rs = import_file(FIX / "perf-stat-pmu-handcrafted.jsonl", "perf-stat")
+    (cfg,) = rs.configurations
+    assert cfg.samples("instructions") == [4120001.0, 4120011.0]
+    assert cfg.samples("branch_misses") == [12045.0, 12001.0]
+    assert cfg.samples("wall_time") == pytest.approx([0.0021, 0.00205])
+    assert rs.metrics["cycles"].source.startswith("perf_event_open (hardware")
+    assert any("multiplexed" in n and "branches 79%" in n for n in rs.notes)
+
+
+@pytest.mark.parametrize("fmt", ["hyperfine", "pyperf", "perf-stat"])
+def test_corrupt_files_give_one_clear_error(tmp_path: Path, fmt: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"results": [ {"command": "x", "times": [0.1, ')  # truncated
+    with pytest.raises(PerflabError, match=f"not a {fmt.replace('-', ' ')}"):
+        import_file(bad, fmt)
+    bad.write_bytes(bytes(range(256)))
+    with pytest.raises(PerflabError):
+        import_file(bad, fmt)
+
+
+def test_wrong_format_for_the_file() -> None:
+    with pytest.raises(PerflabError, match="not a pyperf result file"):
+        import_file(FIX / "hyperfine-two.json", "pyperf")
+    with pytest.raises(PerflabError, match="not a hyperfine result file"):
+        import_file(FIX / "pyperf-timeit.json", "hyperfine")
+    with pytest.raises(PerflabError, match="no JSON event lines"):
+        import_file(FIX / "README.md", "perf-stat")
+
+
+def test_cli_bad_file_stores_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    bad = tmp_path / "empty.json"
+    bad.write_text("")
+    res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-two.json"), str(bad),
+                                      "--format", "hyperfine", "--db", str(db)])
+    assert res.exit_code != 0
+    assert isinstance(res.exception, PerflabError) and "empty file" in res.exception.problem
+    assert Store(db).result_ids() == []  # the good file before it is not half-imported
+    res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-two.json"),
+                                      "--format", "criterion", "--db", str(db)])
+    assert isinstance(res.exception, PerflabError)
+    assert "unknown import format" in res.exception.problem
+
+
+def test_imports_show_in_history(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    for _ in range(2):
+        res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-true.json"),
+                                          "--format", "hyperfine", "--db", str(db)])
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(_app(), ["history", "true", "--db", str(db)],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert res.output.count(" import ") == 2
