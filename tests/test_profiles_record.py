@@ -169,7 +169,17 @@ def test_dwarf_call_graph_sees_the_caller_frame_pointers_miss(builds: dict[str, 
     dwarf = {s.symbol: s.total_share for s in top_symbols(
         record_profile(cmd, store=store, call_graph="dwarf"), store, limit=None)}
     assert dwarf["main"] > 0.9
-    assert fp.get("main", 0.0) < 0.5
+    if not _leaf_sets_up_frame(builds["base"]):  # gcc 12 -O1: work_* push no %rbp
+        assert fp.get("main", 0.0) < 0.5
+
+
+def _leaf_sets_up_frame(exe: Path) -> bool:
+    if shutil.which("objdump") is None:
+        return True  # cannot tell: assert nothing about the frame-pointer profile
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True,
+                         text=True, check=True).stdout
+    body = dis.split("<work_alpha>:", 1)[1].split("\n\n", 1)[0]
+    return "push   %rbp" in body
 
 
 def test_duration_stops_a_command_that_runs_on(store: Store, tmp_path: Path) -> None:
