@@ -27,6 +27,7 @@ from perflab.workloads import Workload
 ROOT = Path(__file__).resolve().parents[1] / "workloads"
 NATIVE = ["eh/cpp", "eh/c", "eh/rust", "eh/go"]
 KEYS = {"ops", "threads", "iterations", "warmup", "per_thread_ns", "ns_per_op", "ops_per_s",
+        "per_thread_cpu_ns", "cpu_ns_per_op",
         "checksum", "thrown", "params"}
 
 # Every variant each workload offers (params beyond depth/threads/iterations).
@@ -90,6 +91,7 @@ def test_checksum_counts_every_throw(variant: tuple[str, dict[str, str]]) -> Non
     assert len(r["per_thread_ns"]) == 2 and all(t > 0 for t in r["per_thread_ns"])
     mean = sum(t / 150 for t in r["per_thread_ns"]) / 2
     assert r["ns_per_op"] == pytest.approx(mean, rel=1e-3)
+    assert len(r["per_thread_cpu_ns"]) == 2 and r["cpu_ns_per_op"] > 0
     assert r["params"]["depth"] == 3 and r["params"]["kind"] == params["kind"]
     if params["kind"] == "hardware":
         assert r["signals"] == 300  # one real fault per throw, counted where it is handled

@@ -9,7 +9,9 @@
  *   - warm-up in every thread, then all threads released from one barrier; each times itself
  *     with CLOCK_MONOTONIC; the timed region is announced (include/perflab_region.h) around it;
  *   - one JSON object on the last stdout line: ops, threads, iterations, warmup, per_thread_ns,
- *     ns_per_op (per-thread average), ops_per_s (aggregate), checksum, params (+ extra keys).
+ *     ns_per_op (per-thread average), per_thread_cpu_ns / cpu_ns_per_op (the same from each
+ *     thread's CPU clock: robust to a busy machine), ops_per_s (aggregate), checksum, params
+ *     (+ extra keys).
  *
  * The timed loop runs inside perflab_timed_region() so callgrind can count just that region with
  * --collect-atstart=no --toggle-collect='*perflab_timed_region*' (use threads=1 there: the toggle
@@ -158,6 +160,13 @@ PW_UNUSED static inline long long pw_now_ns(void) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* This thread's CPU time: next to the wall time it shows how much a busy machine stole. */
+PW_UNUSED static inline long long pw_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* The hot loop: run n operations, return the checksum (e.g. exceptions caught). */
 typedef unsigned long long (*pw_loop_fn)(long long n, void *arg);
 
@@ -174,6 +183,7 @@ typedef struct {
     int threads;
     int calibrated;
     long long per_thread_ns[PW_MAX_THREADS];
+    long long per_thread_cpu_ns[PW_MAX_THREADS];
     unsigned long long per_thread_checksum[PW_MAX_THREADS];
     unsigned long long checksum;
     long long wall_ns;
@@ -198,7 +208,7 @@ typedef struct {
     long long n;
     long long warmup;
     pthread_barrier_t *ready, *go;
-    long long ns;
+    long long ns, cpu_ns;
     unsigned long long checksum;
 } pw_thread;
 
@@ -208,9 +218,11 @@ PW_UNUSED static void *pw_thread_main(void *p) {
     if (t->warmup > 0) t->loop(t->warmup, t->arg); /* warm caches, lazy binding, unwinder tables */
     pthread_barrier_wait(t->ready);
     pthread_barrier_wait(t->go);
+    long long c0 = pw_thread_cpu_ns();
     long long t0 = pw_now_ns();
     t->checksum = perflab_timed_region(t->loop, t->arg, t->n);
     t->ns = pw_now_ns() - t0;
+    t->cpu_ns = pw_thread_cpu_ns() - c0;
     return NULL;
 }
 
@@ -272,6 +284,7 @@ PW_UNUSED static void pw_run_ex(pw_loop_fn loop, pw_thread_init_fn init, pw_befo
     perflab_region_end();
     for (int i = 0; i < r->threads; i++) {
         r->per_thread_ns[i] = ts[i].ns;
+        r->per_thread_cpu_ns[i] = ts[i].cpu_ns;
         r->per_thread_checksum[i] = ts[i].checksum;
         r->checksum += ts[i].checksum;
     }
@@ -287,9 +300,10 @@ PW_UNUSED static void pw_run(pw_loop_fn loop, void *arg, pw_result *r) {
 
 /* Print the one JSON line.  `extra`: more "key":value pairs (no braces), or NULL. */
 PW_UNUSED static void pw_print_json(const pw_result *r, const pw_param *ps, int n, const char *extra) {
-    double sum = 0, slowest = 0;
+    double sum = 0, cpu = 0, slowest = 0;
     for (int i = 0; i < r->threads; i++) {
         sum += (double)r->per_thread_ns[i] / (double)r->iterations;
+        cpu += (double)r->per_thread_cpu_ns[i] / (double)r->iterations;
         if ((double)r->per_thread_ns[i] > slowest) slowest = (double)r->per_thread_ns[i];
     }
     long long ops = r->iterations * r->threads;
@@ -297,9 +311,12 @@ PW_UNUSED static void pw_print_json(const pw_result *r, const pw_param *ps, int 
            "\"per_thread_ns\":[",
            ops, r->threads, r->iterations, r->warmup, r->calibrated ? "true" : "false");
     for (int i = 0; i < r->threads; i++) printf("%s%lld", i ? "," : "", r->per_thread_ns[i]);
-    printf("],\"ns_per_op\":%.3f,\"ops_per_s\":%.1f,\"wall_ns\":%lld,\"checksum\":%llu",
-           sum / r->threads, slowest > 0 ? (double)ops * 1e9 / slowest : 0.0, r->wall_ns,
-           r->checksum);
+    printf("],\"per_thread_cpu_ns\":[");
+    for (int i = 0; i < r->threads; i++) printf("%s%lld", i ? "," : "", r->per_thread_cpu_ns[i]);
+    printf("],\"ns_per_op\":%.3f,\"cpu_ns_per_op\":%.3f,\"ops_per_s\":%.1f,\"wall_ns\":%lld,"
+           "\"checksum\":%llu",
+           sum / r->threads, cpu / r->threads, slowest > 0 ? (double)ops * 1e9 / slowest : 0.0,
+           r->wall_ns, r->checksum);
     if (extra && *extra) printf(",%s", extra);
     printf(",\"params\":{\"iterations\":%lld,\"threads\":%d", pw_iterations, r->threads);
     for (int i = 0; i < n; i++) {

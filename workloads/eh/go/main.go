@@ -19,7 +19,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"perflab/region"
 )
@@ -138,6 +140,15 @@ func perflab_timed_region(n int, c *config) uint64 { //nolint:revive // the name
 	return ehLoop(n, c)
 }
 
+// threadCPUNs is this OS thread's CPU time (the goroutine is locked to it): next to the wall
+// time it shows how much a busy machine stole.
+func threadCPUNs() int64 {
+	var ts syscall.Timespec
+	const clockThreadCPUTimeID = 3
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
 func die(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "eh: "+format+"\n", a...)
 	os.Exit(2)
@@ -196,6 +207,7 @@ func main() {
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
 	perThread := make([]int64, *threads)
+	perThreadCPU := make([]int64, *threads)
 	caught := make([]uint64, *threads)
 	ready.Add(*threads)
 	done.Add(*threads)
@@ -206,9 +218,11 @@ func main() {
 			ehLoop(warmup, c)
 			ready.Done()
 			<-start // the barrier: every worker is released by one close
+			c0 := threadCPUNs()
 			t0 := time.Now()
 			caught[t] = perflab_timed_region(n, c)
 			perThread[t] = time.Since(t0).Nanoseconds()
+			perThreadCPU[t] = threadCPUNs() - c0
 		}(t)
 	}
 	ready.Wait()
@@ -222,11 +236,12 @@ func main() {
 	region.End()
 
 	var checksum uint64
-	var sum float64
+	var sum, cpu float64
 	var slowest int64
 	for t := range perThread {
 		checksum += caught[t]
 		sum += float64(perThread[t]) / float64(n)
+		cpu += float64(perThreadCPU[t]) / float64(n)
 		slowest = max(slowest, perThread[t])
 	}
 	if mismatch.Load() || gThrown.Load() != checksum {
@@ -237,6 +252,7 @@ func main() {
 	out := map[string]any{
 		"ops": ops, "threads": *threads, "iterations": n, "warmup": warmup, "calibrated": calibrated,
 		"per_thread_ns": perThread, "ns_per_op": sum / float64(*threads),
+		"per_thread_cpu_ns": perThreadCPU, "cpu_ns_per_op": cpu / float64(*threads),
 		"ops_per_s": float64(ops) * 1e9 / float64(max(slowest, 1)), "wall_ns": wall,
 		"checksum": checksum, "thrown": gThrown.Load(), "signals": gFaults.Load(),
 		"compiler": strings.TrimPrefix(runtime.Version(), "go"), "gomaxprocs": runtime.GOMAXPROCS(0),

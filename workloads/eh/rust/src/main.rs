@@ -128,6 +128,26 @@ fn perflab_timed_region(n: u64, c: Config) -> u64 {
     black_box(eh_loop(black_box(n), c))
 }
 
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    // libc's clock_gettime, declared here so the workload needs no external crate.
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// This thread's CPU time: next to the wall time it shows how much a busy machine stole.
+fn thread_cpu_ns() -> u64 {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid, writable timespec; Linux x86-64/aarch64 layout (two 64-bit fields).
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 fn die(msg: String) -> ! {
     eprintln!("eh: {msg}");
     std::process::exit(2);
@@ -239,9 +259,11 @@ fn main() {
                 eh_loop(warmup, c);
                 ready.wait();
                 go.wait();
+                let c0 = thread_cpu_ns();
                 let t0 = Instant::now();
                 let caught = perflab_timed_region(n, c);
-                (t0.elapsed().as_nanos() as u64, caught)
+                let ns = t0.elapsed().as_nanos() as u64;
+                (ns, caught, thread_cpu_ns() - c0)
             })
         })
         .collect();
@@ -250,7 +272,7 @@ fn main() {
     perflab_region::begin();
     let w0 = Instant::now();
     go.wait();
-    let results: Vec<(u64, u64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let results: Vec<(u64, u64, u64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     let wall_ns = w0.elapsed().as_nanos() as u64;
     perflab_region::end();
 
@@ -264,15 +286,20 @@ fn main() {
     let ns_per_op =
         per_thread.iter().map(|&t| t as f64 / n as f64).sum::<f64>() / threads as f64;
     let slowest = *per_thread.iter().max().unwrap() as f64;
+    let cpu: Vec<u64> = results.iter().map(|r| r.2).collect();
+    let cpu_ns_per_op = cpu.iter().map(|&t| t as f64 / n as f64).sum::<f64>() / threads as f64;
+    let cpu_list: Vec<String> = cpu.iter().map(|t| t.to_string()).collect();
     let ops = n * threads as u64;
     let per_list: Vec<String> = per_thread.iter().map(|t| t.to_string()).collect();
     println!(
         "{{\"ops\":{ops},\"threads\":{threads},\"iterations\":{n},\"warmup\":{warmup},\
 \"calibrated\":{calibrated},\
-\"per_thread_ns\":[{}],\"ns_per_op\":{ns_per_op:.3},\"ops_per_s\":{:.1},\"wall_ns\":{wall_ns},\
+\"per_thread_ns\":[{}],\"per_thread_cpu_ns\":[{}],\"ns_per_op\":{ns_per_op:.3},\
+\"cpu_ns_per_op\":{cpu_ns_per_op:.3},\"ops_per_s\":{:.1},\"wall_ns\":{wall_ns},\
 \"checksum\":{checksum},\"thrown\":{thrown},\"compiler\":\"rustc\",\
 \"params\":{{\"depth\":{},\"kind\":\"{}\",\"mode\":\"{}\",\"threads\":{threads},\"iterations\":{}}}}}",
         per_list.join(","),
+        cpu_list.join(","),
         if slowest > 0.0 { ops as f64 * 1e9 / slowest } else { 0.0 },
         a.depth,
         a.kind,
