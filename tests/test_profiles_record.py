@@ -116,6 +116,8 @@ def test_command_without_region_is_profiled_whole(store: Store, tmp_path: Path) 
     rec = load_profile(store, pid)
     assert rec.summary["region"] is False
     assert any("did not announce a timed region" in w for w in rec.summary["warnings"])
+    assert sorted(p.name for p in rec.data_path.iterdir()) == [
+        "command.out", "flame.svg", "perf.data", "stacks.folded"]
 
 
 def test_failing_and_missing_commands(store: Store, tmp_path: Path) -> None:

@@ -304,6 +304,10 @@ def _perf_error(run: _PerfRun, event: str, command: list[str]) -> PerflabError |
         if any("not supported" in ln or "event syntax error" in ln for ln in lines):
             return PerflabError(f"perf cannot sample the event '{event}' on this machine",
                                 "use --event cpu-clock (software sampling works everywhere)")
+        if any("unknown option" in ln and ("control" in ln or "delay" in ln) for ln in lines):
+            return PerflabError("this perf is too old to limit sampling to the timed region "
+                                "(--control needs perf 5.10 or later)",
+                                "upgrade perf, or pass --no-region")
         if any("failed: No such file or directory" in ln or "execvp" in ln for ln in lines):
             return PerflabError(f"cannot run the command '{command[0]}': not found",
                                 "check the command's path")
@@ -475,6 +479,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
             # whole process instead (one more run, only for commands without the protocol).
             warnings.append("the command did not announce a timed region: profiled the whole "
                             "process (start-up included)")
+            data.unlink(missing_ok=True)  # else perf keeps the empty one as perf.data.old
             run = _perf_record(perf, command, env, data, ev, freq, call_graph, False, duration)
             region = False
         err = _perf_error(run, ev, command)
