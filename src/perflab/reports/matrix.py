@@ -79,8 +79,22 @@ def fmt_ci(s: Summary, unit: str) -> str:
     return f"{med} [{_num(s.ci_low / scale)}, {_num(s.ci_high / scale)}] {u}".strip()
 
 
-def cell_label(cell: str) -> str:
-    params = json.loads(cell)
+def cell_params(rs: ResultSet, cell: str) -> dict[str, Any]:
+    """A cell's parameters, in the order the suite gave them (the cell key is sorted JSON;
+    a ``compare`` result's cell may not be parameters at all)."""
+    for c in rs.configurations:
+        if c.cell == cell:
+            return dict(c.params)
+    try:
+        got = json.loads(cell)
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def cell_label(cell: str, rs: ResultSet | None = None) -> str:
+    """``depth=10 threads=2``, for tables and warnings."""
+    params = cell_params(rs, cell) if rs is not None else json.loads(cell)
     return " ".join(f"{k}={v}" for k, v in params.items()) or "(single cell)"
 
 
@@ -109,7 +123,7 @@ def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
     names = config_names(rs)
     rows = []
     for cell in rs.cells():
-        row: dict[str, str] = {"cell": cell_label(cell)}
+        row: dict[str, str] = {"cell": cell_label(cell, rs)}
         for n in names:
             s = sums.get((cell, n))
             row[n] = fmt_ci(s, unit) if s else "-"
@@ -142,7 +156,7 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
         b = sums.get((c.cell, c.baseline))
         d = sums.get((c.cell, c.candidate))
         rows.append({
-            "cell": cell_label(c.cell),
+            "cell": cell_label(c.cell, rs),
             "configuration": c.candidate,
             "base": fmt_ci(b, unit) if b else "-",
             "diff": fmt_ci(d, unit) if d else "-",
@@ -167,7 +181,7 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
                 continue
             cmp_ = comp.get((c.cell, c.name, metric))
             row: dict[str, Any] = {"metric": metric, "unit": unit_of(rs, metric)}
-            row.update(json.loads(c.cell))
+            row.update(c.params)
             row.update({"configuration": c.name, "baseline": c.is_baseline, "n": s.n,
                         "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
                         "cv": s.cv})
@@ -244,17 +258,17 @@ def warnings_for(rs: ResultSet, comparisons: Sequence[Comparison],
     sums = summaries(rs, metric)
     for (cell, name), s in sums.items():
         if s.n > 1 and not math.isnan(s.cv) and s.cv > NOISY_CV:
-            out.append(Warning_("noisy", f"{cell_label(cell)} / {name}: runs vary by "
+            out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
                                 f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
     for c in comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
             need = f"; about {c.runs_needed} runs per configuration would decide it" \
                 if c.runs_needed else ""
-            out.append(Warning_("inconclusive", f"{cell_label(c.cell)} / {c.candidate} vs "
+            out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
                                 f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
     for cfg in rs.configurations:
         bad = [r for r in cfg.runs if r.status != "ok"]
         if bad:
-            out.append(Warning_("failed", f"{cell_label(cfg.cell)} / {cfg.name}: {len(bad)} "
+            out.append(Warning_("failed", f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
                                 f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
     return out

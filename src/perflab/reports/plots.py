@@ -12,11 +12,10 @@
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from perflab.model import ResultSet
-from perflab.reports.matrix import config_names, summaries, unit_of
+from perflab.reports.matrix import cell_params, config_names, summaries, unit_of
 from perflab.stats import Comparison, compare_samples
 
 MARKERS = "osD^v<>ph*"
@@ -37,6 +36,7 @@ class PlotFile:
     png: Path
     svg: Path
     caption: str
+    figure: Figure | None = field(default=None, repr=False)  # kept for checks (scales, labels)
 
 
 def caption_for(rs: ResultSet) -> str:
@@ -53,7 +53,7 @@ def _params_of(rs: ResultSet) -> dict[str, list[Any]]:
     """Each parameter's values in the order the cells first use them."""
     vals: dict[str, list[Any]] = {}
     for cell in rs.cells():
-        for k, v in json.loads(cell).items():
+        for k, v in cell_params(rs, cell).items():
             lst = vals.setdefault(k, [])
             if v not in lst:
                 lst.append(v)
@@ -112,14 +112,14 @@ def _panels(rs: ResultSet, fixed: Sequence[str]) -> list[dict[str, Any]]:
     combos = []
     for combo in itertools.product(*(params[k] for k in others)):
         d = dict(zip(others, combo, strict=True))
-        if any(all(json.loads(c).get(k) == v for k, v in d.items()) for c in rs.cells()):
+        if any(all(cell_params(rs, c).get(k) == v for k, v in d.items()) for c in rs.cells()):
             combos.append(d)
     return combos or [{}]
 
 
 def _cell_of(rs: ResultSet, params: dict[str, Any]) -> str | None:
     for c in rs.cells():
-        if json.loads(c) == params:
+        if cell_params(rs, c) == params:
             return c
     return None
 
@@ -149,7 +149,7 @@ def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> PlotFi
     png, svg = out / f"{name}.png", out / f"{name}.svg"
     fig.savefig(png, dpi=110)
     fig.savefig(svg)
-    return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption)
+    return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption, figure=fig)
 
 
 def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "auto",
@@ -230,7 +230,7 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
     for c in comparisons:
         if c.metric != metric:
             continue
-        params = json.loads(c.cell)
+        params = cell_params(rs, c.cell)
         if x not in params:
             continue
         xv = params.pop(x)
@@ -312,7 +312,7 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
             err_hi.append(s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0)
         ax.bar(xs, ys, width=width, yerr=[err_lo, err_hi], capsize=3, label=name)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cells))])
-    ax.set_xticklabels([_label(json.loads(c)) or "(single)" for c in cells], rotation=30,
+    ax.set_xticklabels([_label(cell_params(rs, c)) or "(single)" for c in cells], rotation=30,
                        ha="right", fontsize=8)
     unit = unit_of(rs, metric)
     ax.set_ylabel(f"{metric} ({unit})" if unit else metric)

@@ -1,0 +1,92 @@
+"""The HTML report of a stored run: self-contained (no network), with the tables, plots,
+environment, suite and warnings; and, where chromium exists, it renders with every image loaded
+and a non-blank screenshot."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from perflab.storage import Store
+from perflab.suites.report import Report, build_report
+from test_reports_matrix import SUITE_TEXT, make_result  # the shared known-samples result
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
+                                        if Path("/usr/bin/chromium").exists() else None)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    tmp = tmp_path_factory.mktemp("html")
+    store = Store(tmp / "h.sqlite")
+    rs = store.load(store.save(make_result()))
+    return build_report(rs, tmp / "report")
+
+
+def test_report_directory_contents(report: Report) -> None:
+    out = report.out_dir
+    assert report.html == out / "index.html"
+    for name in ("tables.md", "results.csv", "comparisons.csv"):
+        assert (out / name).stat().st_size > 100, name
+    md = (out / "tables.md").read_text()
+    assert "| cell | configuration | base | diff | ratio" in md and "slower" in md
+    assert "wall_time" in md  # every suite metric is tabled
+    assert len(list((out / "img").glob("*.png"))) == 4
+    assert len(list((out / "img").glob("*.svg"))) == 4
+
+
+def test_html_is_self_contained_and_complete(report: Report) -> None:
+    assert report.html is not None
+    page = report.html.read_text()
+    # No network: every src/href is relative (or an in-page anchor).
+    refs = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", page)
+    assert refs
+    for ref in refs:
+        assert not re.match(r"^[a-z]+://|^//", ref), ref
+        if not ref.startswith("#"):
+            assert (report.out_dir / ref).exists(), ref
+    imgs = re.findall(r"<img src='([^']+)'", page)
+    assert len(imgs) == 4
+    # Tables with verdicts, the environment, the suite text and the warnings.
+    assert "<table>" in page and "class='slower'" in page and "class='equivalent'" in page
+    assert "Test CPU" in page and "testhost" in page and "cpu_model" in page
+    assert "# the suite text itself" in page and html.escape(SUITE_TEXT.splitlines()[1]) in page
+    assert "inconclusive" in page and "would decide it" in page
+    assert "skipped configuration &#x27;ghost&#x27;" in page
+    assert "noisy</b>" in page
+    assert "holm" in page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> None:
+    assert report.html is not None and CHROMIUM is not None
+    # A copy of the page with a script that marks the DOM once every image has loaded.
+    probe = report.out_dir / "probe.html"
+    probe.write_text(report.html.read_text().replace("</body>", """<script>
+function check() {
+  const imgs = Array.from(document.images);
+  const ok = imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0);
+  document.body.setAttribute('data-images', ok ? 'loaded-' + imgs.length : 'pending');
+}
+window.addEventListener('load', check); check();
+</script></body>"""))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
+                         text=True, timeout=90)
+    assert "data-images=\"loaded-4\"" in dom.stdout, dom.stdout[-500:] + dom.stderr[-500:]
+    shot = tmp_path / "shot.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,1600",
+                    report.html.as_uri()], capture_output=True, timeout=90)
+    assert shot.exists(), "chromium wrote no screenshot"
+    img = matplotlib.image.imread(shot)
+    colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
+    assert len(colours) > 10  # text, tables and plots, not a blank page

@@ -1,0 +1,149 @@
+"""Report tables from a stored run with known samples: medians, CIs, ratios, verdicts (with the
+correction across the whole run), Markdown and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.reports import matrix
+from perflab.stats import compare_result
+from perflab.storage import Store
+
+SUITE_TEXT = '[suite]\nname = "known"\nbaseline = "base"\n# the suite text itself\n'
+
+# candidate -> factor on the baseline's times; "noisy" gets a wide spread (inconclusive).
+FACTORS = {"base": 1.0, "slow": 2.0, "same": 1.0, "noisy": 1.03}
+
+
+def expected_base(depth: int, threads: int, kind: str) -> float:
+    return 1000.0 * (1 + depth / 10) * (1.5 if threads == 2 else 1.0) * (
+        3.0 if kind == "hardware" else 1.0)
+
+
+def make_result(n: int = 8, seed: int = 7) -> ResultSet:
+    """A suite-like result: depth x threads x kind, four configurations, known medians."""
+    rng = np.random.default_rng(seed)
+    rs = ResultSet(kind="suite", label="known", created_at=1_700_000_000.0, status="complete",
+                   fingerprint={"hostname": "testhost", "cpu_model": "Test CPU", "cpu_count": 2,
+                                "kernel": "6.0-test"},
+                   metrics={"ns_per_op": MetricInfo("ns_per_op", "ns", "workload"),
+                            "wall_time": BUILTIN_METRICS["wall_time"]},
+                   settings={"interleaved": True, "suite": {
+                       "name": "known", "text": SUITE_TEXT, "baseline": "base",
+                       "threshold": 0.05, "correction": "holm",
+                       "metrics": ["ns_per_op", "wall_time"], "primary": "ns_per_op",
+                       "report": {"x": "depth", "metrics": ["ns_per_op"],
+                                  "kinds": {"param": "kind", "a": "hardware", "b": "software"}},
+                       "skipped": ["skipped configuration 'ghost': not registered"],
+                       "done": [], "superseded": []}})
+    seq = 0
+    for depth in (0, 10, 100):
+        for threads in (1, 2):
+            for kind in ("software", "hardware"):
+                params = {"depth": depth, "threads": threads, "kind": kind}
+                base = expected_base(depth, threads, kind)
+                for name, f in FACTORS.items():
+                    cfg = Configuration(name=name, command=["true"], benchmark=f"b/{name}",
+                                        params=params, is_baseline=(name == "base"))
+                    spread = 0.25 if name == "noisy" else 0.003
+                    for _ in range(n):
+                        v = base * f * (1 + rng.uniform(-spread, spread))
+                        cfg.runs.append(Run(seq=seq, values={"ns_per_op": v,
+                                                             "wall_time": v * 1e-6}))
+                        seq += 1
+                    rs.configurations.append(cfg)
+    return rs
+
+
+def stored(tmp_path: Path) -> ResultSet:
+    store = Store(tmp_path / "known.sqlite")
+    rid = store.save(make_result())
+    return store.load(rid)
+
+
+def test_medians_and_comparisons(tmp_path: Path) -> None:
+    rs = stored(tmp_path)
+    assert len(rs.cells()) == 12
+    rows = matrix.medians_rows(rs, "ns_per_op")
+    assert len(rows) == 12 and list(rows[0]) == ["cell", "base", "slow", "same", "noisy"]
+    first = rows[0]
+    assert first["cell"] == "depth=0 threads=1 kind=software"
+    # 1000 ns +-0.3%: the median prints as about 1000 with a CI around it, unit once.
+    assert first["base"].startswith(("999", "1000", "1001")) and first["base"].endswith(" ns")
+    assert "[" in first["base"]
+    big = rows[-1]  # depth=100 threads=2 hardware: 1000 * 11 * 1.5 * 3 = 49,500 ns = 49.5 us
+    assert big["base"].startswith("49.") and big["base"].endswith(" us")
+
+    comps = compare_result(rs, ["ns_per_op"], threshold=0.05, correction="holm")
+    assert len(comps) == 12 * 3
+    by = {(json.loads(c.cell)["depth"], json.loads(c.cell)["threads"],
+           json.loads(c.cell)["kind"], c.candidate): c for c in comps}
+    for key, c in by.items():
+        name = key[3]
+        if name == "slow":
+            assert abs(c.ratio - 2.0) < 0.02 and c.verdict == "slower", c
+        elif name == "same":
+            assert abs(c.ratio - 1.0) < 0.01 and c.verdict == "equivalent", c
+    assert any(c.verdict == "inconclusive" for c in comps if c.candidate == "noisy")
+    crow = matrix.comparison_rows(rs, comps, "ns_per_op")
+    assert list(crow[0]) == ["cell", "configuration", "base", "diff", "ratio", "change", "p",
+                             "verdict"]
+    slow = next(r for r in crow if r["configuration"] == "slow")
+    assert slow["ratio"].startswith(("1.99", "2.00", "2.01")) and slow["verdict"] == "slower"
+    assert slow["change"].startswith("+")
+
+
+def test_markdown_and_csv(tmp_path: Path) -> None:
+    rs = stored(tmp_path)
+    comps = compare_result(rs, ["ns_per_op", "wall_time"], threshold=0.05)
+    rows = matrix.comparison_rows(rs, comps, "ns_per_op")
+    md = matrix.to_markdown(rows, "ns_per_op")
+    lines = [x for x in md.splitlines() if x.startswith("|")]
+    assert len(lines) == 2 + 36
+    assert lines[0].startswith("| cell | configuration | base | diff | ratio")
+    assert "slower" in md and "equivalent" in md
+
+    raw = matrix.raw_rows(rs, comps, ["ns_per_op", "wall_time"])
+    parsed = list(csv.DictReader(io.StringIO(matrix.to_csv(raw))))
+    assert len(parsed) == 2 * 12 * 4
+    row = next(r for r in parsed if r["metric"] == "ns_per_op" and r["configuration"] == "slow"
+               and r["depth"] == "10" and r["threads"] == "1" and r["kind"] == "software")
+    assert abs(float(row["median"]) - 2 * expected_base(10, 1, "software")) < 0.01 * 4000
+    assert row["verdict"] == "slower" and abs(float(row["ratio"]) - 2.0) < 0.02
+    base = next(r for r in parsed if r["configuration"] == "base")
+    assert base["baseline"] == "True" and base["verdict"] == ""
+
+
+def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
+    rs = stored(tmp_path)
+    comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
+    warns = matrix.warnings_for(rs, comps, "ns_per_op")
+    kinds = {w.kind for w in warns}
+    assert {"noisy", "inconclusive", "skipped"} <= kinds
+    noisy = [w.text for w in warns if w.kind == "noisy"]
+    assert noisy and all("/ noisy:" in t for t in noisy)  # only the noisy configuration
+    inc = [w.text for w in warns if w.kind == "inconclusive"]
+    assert any("runs per configuration would decide it" in t for t in inc)
+
+
+def test_suite_view_drops_superseded(tmp_path: Path) -> None:
+    rs = stored(tmp_path)
+    drop = [c.id for c in rs.configurations[:4]]
+    rs.settings["suite"]["superseded"] = drop
+    view = matrix.suite_view(rs)
+    assert len(view.configurations) == len(rs.configurations) - 4
+    assert all(c.id not in drop for c in view.configurations)
+
+
+def test_value_formatting() -> None:
+    assert matrix.fmt_value(0.0123, "s") == "12.3 ms"
+    assert matrix.fmt_value(2.5e-6, "s") == "2.5 us"
+    assert matrix.fmt_value(123456.0, "KiB") == "123,456 KiB"
+    assert matrix.fmt_value(19500.0, "ns") == "19.5 us"
+    assert matrix.fmt_value(float("nan"), "ns") == "-"
