@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -244,3 +245,28 @@ def test_the_timed_region_is_announced(lang: str, args: list[str]) -> None:
     got = with_region_server(lambda env: outs.append(run(lang, *args, env=env)))
     assert got == ["enable", "disable"]
     assert outs and outs[0]["checksum"] > 0
+
+
+@pytest.mark.parametrize("lang", ["c", "rust"])
+def test_callgrind_counts_only_the_timed_region(lang: str, tmp_path: Path) -> None:
+    """The manifest's region_symbol frames the timed loop: valgrind's count of it is exact
+    (same N, same count) and grows with N, start-up and warm-up excluded."""
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind not installed")
+    m = tomllib.loads((MMAP / lang / "workload.toml").read_text())
+    exe = binary(lang)
+
+    def ir(n: int, k: int) -> int:
+        out = tmp_path / f"cg.{n}.{k}"
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                            "--collect-atstart=no", f"--toggle-collect={m['region_symbol']}",
+                            *exe, f"--iterations={n}"], capture_output=True, text=True,
+                           timeout=120, check=False)
+        assert p.returncode == 0, p.stderr
+        found = re.search(r"Collected : (\d+)", p.stderr)
+        assert found, p.stderr
+        return int(found.group(1))
+
+    a, b, c = ir(2000, 1), ir(2000, 2), ir(4000, 1)
+    assert a == b > 0
+    assert 1.8 < c / a < 2.2  # per-op work only: no fixed start-up cost inside the count
