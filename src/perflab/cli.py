@@ -11,6 +11,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from perflab import __version__
 from perflab.errors import PerflabError
@@ -56,5 +57,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv)
     except PerflabError as e:
-        err_console.print(f"[bold red]perflab:[/] {e.line()}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
