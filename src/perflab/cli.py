@@ -57,5 +57,6 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv)
     except PerflabError as e:
-        err_console.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False,
+                          soft_wrap=True)
         sys.exit(e.exit_code)
