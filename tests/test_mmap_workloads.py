@@ -191,6 +191,9 @@ def test_lat_pagefault_counts_faults_and_pages(tmp_path: Path) -> None:
     ("c", ["--bench=lat_mmap", "--dir=/nonexistent/perflab"]),
     ("c", ["--random=maybe"]),
     ("c", ["--iterations=-1"]),
+    ("c", ["--threads=65"]),  # 65 x 1024 slots: over vm.max_map_count
+    ("rust", ["--threads=65"]),
+    ("go", ["--threads=65"]),
     ("rust", ["--bench=lat_mmap"]),
     ("rust", ["--iterations=x"]),
     ("rust", ["--color=red"]),

@@ -187,6 +187,9 @@ func main() {
 	}
 	threads := int(parseU64("threads", vals["threads"], 1, 256))
 	nslots := int(parseU64("slots", vals["slots"], 1, 65536))
+	if threads*nslots > 65536 {
+		usage("--threads=%d x --slots=%d is over 65536 mappings (vm.max_map_count is usually 65530); use fewer threads or slots", threads, nslots)
+	}
 	seed := defaultSeed
 	if v, ok := vals["seed"]; ok {
 		seed = parseU64("seed", v, 1, ^uint64(0))

@@ -485,6 +485,16 @@ int main(int argc, char **argv) {
     struct stat st;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode))
         wl_usage_error("--dir='%s' is not a directory; pass an existing writable directory", dir);
+    /* Both go verbatim into the JSON line: refuse what would need escaping. */
+    const char *verbatim[2] = {dir, wl_get(flags, nf, "sizes")};
+    for (int k = 0; k < 2; k++)
+        for (const char *c = verbatim[k]; *c; c++)
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+                wl_usage_error("--%s='%s' contains a quote, backslash or control character; "
+                               "use a plain path", k ? "sizes" : "dir", verbatim[k]);
+    if ((uint64_t)threads * slots > 65536)
+        wl_usage_error("--threads=%u x --slots=%u is over 65536 mappings (vm.max_map_count is "
+                       "usually 65530); use fewer threads or slots", threads, slots);
     int random = wl_parse_bool("random", wl_get(flags, nf, "random"));
     uint64_t size = wl_parse_u64("size", wl_get(flags, nf, "size"), 1ull << 20, 1ull << 34);
 

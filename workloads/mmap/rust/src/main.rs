@@ -226,6 +226,9 @@ fn main() {
     }
     let threads = parse_u64("threads", &threads, 1, 256) as usize;
     let nslots = parse_u64("slots", &slots, 1, 65536) as usize;
+    if threads * nslots > 65536 {
+        usage(&format!("--threads={threads} x --slots={nslots} is over 65536 mappings (vm.max_map_count is usually 65530); use fewer threads or slots"));
+    }
     let seed = seed.map_or(DEFAULT_SEED, |s| parse_u64("seed", &s, 1, u64::MAX));
     let mut n = iterations.map_or(1_000_000, |s| parse_u64("iterations", &s, 0, 1 << 34));
     let page = unsafe { sysconf(SC_PAGESIZE) } as usize;
