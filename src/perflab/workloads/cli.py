@@ -88,7 +88,7 @@ def build_cmd(
     skipped: list[str] = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  console=err, transient=True) as progress:
+                  console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("building", total=len(targets))
         for wl in targets:
             progress.update(task, description=f"building {wl.name}")

@@ -131,9 +131,9 @@ class Workload:
             raise PerflabError(f"cannot build {self.name}: {why}",
                                f"install it, then run `perflab workloads build {self.name}`")
         log = self.dir / BUILD_LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
         if self.manifest.build:
+            log.parent.mkdir(parents=True, exist_ok=True)
             env = dict(os.environ)
             # Keep builds local and quiet: no toolchain downloads, no colour codes in the log.
             env.setdefault("GOTOOLCHAIN", "local")
@@ -156,8 +156,6 @@ class Workload:
             if proc.returncode != 0:
                 raise PerflabError(f"building {self.name} failed (exit {proc.returncode}): "
                                    f"{_last_line(log)}", f"see the log {log}", exit_code=1)
-        else:
-            log.write_text("nothing to build\n")
         missing = [o for o in self.manifest.outputs if not (self.dir / o).exists()]
         if missing:
             raise PerflabError(f"building {self.name} did not produce {missing[0]}",
