@@ -231,7 +231,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
             warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
             timeout=spec.timeout, counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
-            valgrind_runs=2,
+            valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices
             region_symbol=target.manifest.get("region_symbol") if valgrind else None,
             seed=spec.seed)
         base_argv = target.argv(tmp)
