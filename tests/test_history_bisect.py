@@ -130,3 +130,55 @@ def test_bisect_good_commit_that_does_not_build(tmp_path: Path) -> None:
         run_bisect(spec, Store(tmp_path / "r.sqlite"))
     # nothing left behind: no bisect in progress, back on main
     assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+WL_PROG = """#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    unsigned long n = 1000;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--iters=", 8) == 0) n = strtoul(argv[i] + 8, NULL, 10);
+    volatile unsigned long acc = 0;
+    for (unsigned long i = 0; i < n * %dUL; i++) acc += i;
+    printf("{\\"ops\\": %%lu}\\n", n);
+    return 0;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
+    """--workload NAME --param k=v: the manifest's run line, {dir} in the good copy."""
+    repo = tmp_path / "repo"
+    wdir = repo / "workloads" / "syn" / "c"
+    wdir.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    (repo / ".gitignore").write_text("prog\n")
+    (wdir / "workload.toml").write_text(
+        'name = "syn/c"\nrun = ["{dir}/prog"]\nprimary = "wall_time"\n')
+    shas = []
+    for i in range(4):
+        (wdir / "prog.c").write_text(WL_PROG % (5 if i >= 2 else 1))
+        (repo / "notes.txt").write_text(str(i))
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", f"w{i}")
+        shas.append(_git(repo, "rev-parse", "HEAD"))
+    spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1],
+                      build="cc -O1 -o workloads/syn/c/prog workloads/syn/c/prog.c",
+                      workload="syn/c", params={"iters": "50000"}, metric="instructions",
+                      runs=1, max_rounds=1)
+    store = Store(tmp_path / "r.sqlite")
+    out = run_bisect(spec, store)
+    assert out.first_bad == shas[2]
+    rs = store.load(out.result_id)
+    base = next(c for c in rs.configurations if c.is_baseline)
+    assert base.command[0].endswith("/workloads/syn/c/prog") and str(repo) not in base.command[0]
+    assert base.command[1:] == ["--iters=50000"]
+    assert base.benchmark == "syn/c"
+    with pytest.raises(PerflabError, match="no workload 'syn/none'"):
+        run_bisect(BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build="true",
+                              workload="syn/none"), store)
