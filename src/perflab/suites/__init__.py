@@ -55,10 +55,12 @@ def run_cmd(
     for msg in plan.skipped:
         err.print(f"[yellow]perflab:[/] {msg}", highlight=False, soft_wrap=True)
     store = _store(db)
-    est = plan.estimate_seconds(history_per_run(store, plan))
+    history = history_per_run(store, plan)
+    est = plan.estimate_seconds(history)
     err.print(f"{suite.name}: {len(plan.cells)} cells, {plan.n_configs} configuration series, "
               f"estimated {format_seconds(est)}", highlight=False)
-    outcome = run_plan(plan, store, resume=resume, console=err, progress=not no_progress)
+    outcome = run_plan(plan, store, resume=resume, console=err, progress=not no_progress,
+                       estimates=history)
     rs = outcome.rs
     if outcome.interrupted or rs.status != "complete":
         err.print(f"run {rs.id} stopped ({rs.status}) after {len(rs.cells())} of "

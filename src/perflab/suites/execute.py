@@ -20,15 +20,36 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+from rich.text import Text
 
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.storage import Store
 from perflab.suites.plan import Plan, format_seconds
+
+
+class _Remaining(ProgressColumn):
+    """The suite bar: "cells" and the time left; measure()'s own bar: its runs and status.
+
+    The time left is the mean time of the cells measured so far times the cells left (before
+    the first cell: the plan's estimate), steadier than a rate over a short window."""
+
+    def render(self, task: Task) -> Text:
+        if "plan_estimate" not in task.fields:
+            return Text(f"runs {task.fields.get('status', '')}", style="dim")
+        done_now = task.completed - task.fields["done_before"]
+        left = (task.total or 0) - task.completed
+        elapsed = task.elapsed or 0.0
+        if done_now > 0:
+            est = elapsed / done_now * left
+        else:
+            est = max(0.0, task.fields["plan_estimate"] - elapsed)
+        return Text(f"cells, about {format_seconds(est)} left", style="cyan")
 
 
 def measure_options(plan: Plan) -> Any:
@@ -76,7 +97,7 @@ def _info(rs: ResultSet) -> dict[str, Any]:
 
 def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
-             opts: Any = None) -> RunOutcome:
+             opts: Any = None, estimates: dict[str, float] | None = None) -> RunOutcome:
     from perflab.runner import measure
 
     console = console or Console(stderr=True)
@@ -119,11 +140,13 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
     measured = 0
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("cells"), TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+        _Remaining(), TimeElapsedColumn(),
         console=console, disable=not progress, transient=False)
+    per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
     with prog:
         task = prog.add_task(f"{plan.suite.name} (run {rs.id})", total=len(plan.cells),
-                             completed=len(done))
+                             completed=len(done), done_before=len(done),
+                             plan_estimate=per_cell * len(todo))
         for cell in todo:
             configs = [Configuration(name=p.name, command=list(p.argv), benchmark=p.benchmark,
                                      params=dict(cell.params), is_baseline=p.is_baseline,
