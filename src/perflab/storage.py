@@ -161,14 +161,17 @@ class Store:
         return PerflabError(f"the result database {self.location} failed: {text}",
                             "check the path and its permissions, or pass --db")
 
-    def _write(self, fn: Any) -> Any:
+    def write(self, fn: Any) -> Any:
+        """Run ``fn(conn)`` in one transaction; database faults become one PerflabError line.
+        Other stages use this (and ``read``) for queries on their own tables."""
         try:
             with self.engine.begin() as conn:
                 return fn(conn)
         except (OperationalError, DatabaseError) as e:
             raise self._db_error(e) from e
 
-    def _read(self, fn: Any) -> Any:
+    def read(self, fn: Any) -> Any:
+        """Run ``fn(conn)`` on a connection; database faults become one PerflabError line."""
         try:
             with self.engine.connect() as conn:
                 return fn(conn)
@@ -199,7 +202,7 @@ class Store:
                 metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes))
             return int(res.inserted_primary_key[0])
 
-        rs.id = self._write(go)
+        rs.id = self.write(go)
         return rs.id
 
     def add_configuration(self, result_id: int, cfg: Configuration) -> int:
@@ -211,7 +214,7 @@ class Store:
                 commit=cfg.commit))
             return int(res.inserted_primary_key[0])
 
-        cfg.id = self._write(go)
+        cfg.id = self.write(go)
         return cfg.id
 
     def add_run(self, configuration_id: int, run: Run) -> int:
@@ -222,7 +225,7 @@ class Store:
                 load1=run.load1, error=run.error, values=run.values))
             return int(res.inserted_primary_key[0])
 
-        run.id = self._write(go)
+        run.id = self.write(go)
         return run.id
 
     def update_result(self, rs: ResultSet) -> None:
@@ -234,7 +237,7 @@ class Store:
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
                 notes=rs.notes, settings=rs.settings, label=rs.label))
 
-        self._write(go)
+        self.write(go)
 
     def save(self, rs: ResultSet) -> int:
         """Store a complete in-memory result set (imports, tests) in one go."""
@@ -264,7 +267,7 @@ class Store:
                 out.append(d)
             return out
 
-        return self._read(go)
+        return self.read(go)
 
     def load(self, result_id: int) -> ResultSet:
         def go(conn: sa.Connection) -> ResultSet:
@@ -302,7 +305,7 @@ class Store:
                         error=r["error"] or "", id=r["id"]))
             return rs
 
-        return self._read(go)
+        return self.read(go)
 
     def result_ids(self, kind: str | None = None) -> list[int]:
         def go(conn: sa.Connection) -> list[int]:
@@ -311,7 +314,11 @@ class Store:
                 q = q.where(results.c.kind == kind)
             return [int(x) for x in conn.execute(q).scalars()]
 
-        return self._read(go)
+        return self.read(go)
+
+    # Older spellings, kept for callers written before read/write were public.
+    _read = read
+    _write = write
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

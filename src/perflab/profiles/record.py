@@ -179,7 +179,7 @@ def load_profile(store: Store, profile_id: int) -> ProfileRecord:
             created_at=row["created_at"], result_id=row["result_id"],
             configuration_id=row["configuration_id"], machine=mach)
 
-    result: ProfileRecord = store._read(go)
+    result: ProfileRecord = store.read(go)
     return result
 
 
@@ -199,7 +199,7 @@ def list_profiles(store: Store, limit: int = 50) -> list[dict[str, Any]]:
             out.append(d)
         return out
 
-    result: list[dict[str, Any]] = store._read(go)
+    result: list[dict[str, Any]] = store.read(go)
     return result
 
 
@@ -209,7 +209,7 @@ def _insert(store: Store, values: dict[str, Any], fp: dict[str, Any]) -> int:
         res = conn.execute(profiles_table.insert().values(machine_id=mid, **values))
         return int(res.inserted_primary_key[0])
 
-    pid: int = store._write(go)
+    pid: int = store.write(go)
     return pid
 
 
