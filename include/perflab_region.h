@@ -16,7 +16,9 @@
  *
  * Under callgrind, when perflab sets PERFLAB_CALLGRIND_REGION=1 (it then runs callgrind with
  * --collect-atstart=no), the same calls toggle callgrind's collection through its client
- * requests, when <valgrind/callgrind.h> was available at compile time.
+ * requests, when <valgrind/callgrind.h> was available at compile time.  Those toggle the
+ * calling thread only: multi-threaded workloads should rather name the function holding their
+ * timed loop (manifest `region_symbol`, callgrind --toggle-collect).
  *
  * Header-only; C99 and C++.  Not thread-safe: call from one thread, around the barrier-released
  * region of all threads.
