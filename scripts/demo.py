@@ -45,7 +45,7 @@ def main() -> int:
     t0 = time.monotonic()
     # Output goes straight through (progress bar, tables); only the last line is parsed.
     # The tables are captured, so tell rich the terminal's real width.
-    env = {**os.environ, "COLUMNS": str(max(120, shutil.get_terminal_size().columns))}
+    env = {**os.environ, "COLUMNS": str(max(160, shutil.get_terminal_size().columns))}
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0 or args.dry_run:

@@ -203,8 +203,8 @@ def rich_table(rows: list[dict[str, str]], title: str) -> Table:
         t.add_column("(no data)")
         return t
     for k in rows[0]:
-        t.add_column(k, overflow="fold", justify="left" if k in ("cell", "configuration")
-                     else "right")
+        key = k in ("cell", "configuration")
+        t.add_column(k, overflow="fold", justify="left" if key else "right", no_wrap=key)
     for r in rows:
         cells = []
         for k, v in r.items():

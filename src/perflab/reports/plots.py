@@ -99,6 +99,8 @@ def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
         if min(xs) <= 0:
             # Depth 0 is a real point: symlog keeps it while spacing 1..100 by decades.
             ax.set_xscale("symlog", linthresh=1)
+            # Error bars' margins would otherwise stretch the axis to -1.
+            ax.set_xlim(min(xs) - 0.3, max(xs) * 1.3)
         else:
             ax.set_xscale("log")
     if log_y is True or (log_y == "auto" and _spans_decades(ys)):
@@ -178,7 +180,8 @@ def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "
             med = [p[1] for p in pts]
             lo = [p[2] if math.isfinite(p[2]) else p[1] for p in pts]
             hi = [p[3] if math.isfinite(p[3]) else p[1] for p in pts]
-            line = ax.plot(xs, med, marker=MARKERS[i % len(MARKERS)], label=name)[0]
+            line = ax.plot(xs, med, marker=MARKERS[i % len(MARKERS)], color=f"C{i % 10}",
+                           label=name)[0]
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
             ys_all += med
         if not ys_all:
@@ -204,17 +207,23 @@ def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, flo
     xvals = _params_of(rs)[x]
     for ax, panel in zip(axes, panels, strict=True):
         ys: list[float] = []
-        for i, (label, pts) in enumerate(series[panel].items()):
+        order = config_names(rs)
+        for label, pts in series[panel].items():
+            # One colour and marker per configuration in every panel and every plot.
+            i = order.index(label) if label in order else len(order)
             pts = sorted(pts)
-            xs = [p[0] for p in pts]
+            # Dodge the series sideways a little so their error bars do not hide each other.
+            k = (i - (len(order) - 1) / 2) * 0.035
+            xs = [p[0] * (1 + k) if p[0] > 0 else p[0] + k for p in pts]
             r = [p[1] for p in pts]
             lo = [p[1] - p[2] if math.isfinite(p[2]) else 0.0 for p in pts]
             hi = [p[3] - p[1] if math.isfinite(p[3]) else 0.0 for p in pts]
             ax.errorbar(xs, r, yerr=[lo, hi], marker=MARKERS[i % len(MARKERS)], capsize=3,
+                        color=f"C{i % 10}",
                         label=label)
             ys += r
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=1)
-        _set_scales(ax, xvals, ys + [1.0], log_x, "auto")
+        _set_scales(ax, list(xvals), ys + [1.0], log_x, "auto")
         ax.set_xlabel(x)
         ax.set_ylabel(ylabel)
         ax.set_title(panel, fontsize=10)
