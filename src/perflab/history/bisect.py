@@ -418,8 +418,12 @@ def bisect_cmd(
         out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
         s = res.size
         if s is not None and not math.isnan(s.change_pct):
-            out.print(f"{res.metric}: {s.base_median:.6g} -> {s.cand_median:.6g} {res.unit} "
-                      f"({s.change_pct:+.2f}%, {s.cand_median - s.base_median:+.6g} {res.unit})")
+            def f(x: float, sign: str = "") -> str:
+                return f"{x:{sign},.0f}" if res.unit == "count" else f"{x:{sign}.6g}"
+
+            out.print(f"{res.metric}: {f(s.base_median)} -> {f(s.cand_median)} {res.unit} "
+                      f"({s.change_pct:+.2f}%, {f(s.cand_median - s.base_median, '+')} "
+                      f"{res.unit})")
     else:
         out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
                   + ", ".join(git.short(c) for c in res.candidates))

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
@@ -139,7 +138,7 @@ def load_series(
             q = q.where(results.c.machine_id == machine)
         return [dict(r) for r in conn.execute(q).mappings()]
 
-    rows = store._read(go)
+    rows = store.read(go)
     want = params or {}
     by_key: dict[SeriesKey, Series] = {}
     points: dict[tuple[SeriesKey, int], Point] = {}
@@ -207,9 +206,4 @@ def known_benchmarks(store: Store) -> list[str]:
         q = sa.select(configurations.c.benchmark).distinct().order_by(configurations.c.benchmark)
         return [str(x) for x in conn.execute(q).scalars()]
 
-    return store._read(go)
-
-
-def finite(values: list[float]) -> np.ndarray:
-    a = np.asarray(values, dtype=float)
-    return a[np.isfinite(a)]
+    return store.read(go)
