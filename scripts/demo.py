@@ -30,7 +30,8 @@ def main() -> int:
     ap.add_argument("--db", help="result database (default: perflab's default database)")
     ap.add_argument("--out", help="report directory (default: <data dir>/reports/run-<id>)")
     ap.add_argument("--copy-plots", metavar="DIR",
-                    help="also copy the PNG plots there (how docs/img/ was filled)")
+                    help="also copy the PNG plots there as eh-study-*.png (how docs/img/ "
+                    "was filled)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and its estimate")
     args = ap.parse_args()
 
@@ -59,7 +60,7 @@ def main() -> int:
         dest = Path(args.copy_plots)
         dest.mkdir(parents=True, exist_ok=True)
         for png in sorted((html.parent / "img").glob("*.png")):
-            shutil.copy2(png, dest / png.name)
+            shutil.copy2(png, dest / f"eh-study-{png.name}")
     print(f"\ndemo: finished in {time.monotonic() - t0:.0f} s")
     print(f"demo: HTML report: {html}")
     return 0

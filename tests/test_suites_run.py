@@ -16,7 +16,7 @@ from perflab.errors import PerflabError
 from perflab.reports.matrix import suite_view
 from perflab.storage import Store
 from perflab.suites import register
-from perflab.suites.execute import run_plan
+from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import load_suite
 
@@ -106,6 +106,10 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     assert done_ids <= {c.id for c in view.configurations}
     # Nothing recorded was lost: the superseded partial runs are still in the store.
     assert len(final.configurations) == len(view.configurations) + len(partial)
+    # The next dry run estimates from this history: one wall time per exact command.
+    hist = history_per_run(store, plan)
+    assert len(hist) == 6 and all(0 < v < 5 for v in hist.values())
+    assert plan.estimate_seconds(hist) < plan.estimate_seconds({})  # default: 1 s a run
 
 
 def test_resume_refuses_a_different_suite(suite_file: Path, tmp_path: Path,

@@ -223,10 +223,13 @@ def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[s
 
 
 def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
-    """Median wall time per (benchmark, cell) from earlier results in the store, for estimates."""
+    """Median wall time per command from earlier results in the store, for estimates.
+
+    Keyed by the exact command line: the same workload with another iteration count is a
+    different command and takes a different time."""
     import statistics
 
-    wanted = {(p.benchmark, c.key) for c in plan.cells for p in c.configs}
+    wanted = {_cmd_key(p.argv) for c in plan.cells for p in c.configs}
     found: dict[str, list[float]] = {}
     try:
         ids = store.result_ids()[-20:]
@@ -238,6 +241,11 @@ def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
         except PerflabError:
             continue
         for c in rs.configurations:
-            if (c.benchmark, c.cell) in wanted:
-                found.setdefault(f"{c.benchmark}|{c.cell}", []).extend(c.samples("wall_time"))
+            key = _cmd_key(c.command)
+            if key in wanted:
+                found.setdefault(key, []).extend(c.samples("wall_time"))
     return {k: statistics.median(v) for k, v in found.items() if v}
+
+
+def _cmd_key(argv: list[str]) -> str:
+    return shlex.join(argv)

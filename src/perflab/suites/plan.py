@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -75,16 +76,12 @@ class Plan:
         n = self.runs_per_config() + warm
         total = 0.0
         for cell in self.cells:
-            t = sum(n * (per_run or {}).get(_hist_key(p.benchmark, cell.key), default)
+            t = sum(n * (per_run or {}).get(shlex.join(p.argv), default)
                     for p in cell.configs)
             if "budget" in m:
                 t = min(t, float(m["budget"]))
             total += t
         return total
-
-
-def _hist_key(benchmark: str, cell: str) -> str:
-    return f"{benchmark}|{cell}"
 
 
 # -- the workload registry, through the documented entry point ----------------------------------
