@@ -86,3 +86,17 @@ def test_bars_without_numeric_parameter(tmp_path: Path) -> None:
     files = plots.all_plots(rs, [], ["ns_per_op"], tmp_path, {})
     assert [f.name for f in files] == ["ns_per_op-bars"]
     assert files[0].png.stat().st_size > 1000
+
+
+def test_single_cell_bars_name_each_configuration(tmp_path: Path) -> None:
+    rs = make_result()
+    one = canonical_params({"depth": 10, "kind": "software", "threads": 1})
+    rs.configurations = [c for c in rs.configurations if c.cell == one]
+    files = plots.all_plots(rs, [], ["ns_per_op"], tmp_path, {})
+    assert [f.name for f in files] == ["ns_per_op-bars"]
+    fig = files[0].figure
+    assert fig is not None
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["base", "slow", "same", "noisy"]
+    widths = [p.get_width() for p in ax.patches]
+    assert abs(widths[1] / widths[0] - 2.0) < 0.02  # slow = 2 x base

@@ -303,11 +303,33 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
     if not sums:
         return None
     cap = caption_for(rs)
+    cells = rs.cells()
+    names = config_names(rs)
+    unit = unit_of(rs, metric)
+    label = f"{metric} ({unit})" if unit else metric
+    if len(cells) == 1:
+        # One cell (a compare): one horizontal bar per configuration, long names readable.
+        title = f"{metric} per configuration (median, 95% CI)"
+        fig = Figure(figsize=(9, 1.6 + 0.45 * len(names)), layout="constrained")
+        ax = fig.subplots()
+        fig.suptitle(title)
+        fig.supxlabel(cap, fontsize=8, color="0.35")
+        for i, name in enumerate(names):
+            s = sums.get((cells[0], name))
+            if s is None:
+                continue
+            lo = s.median - s.ci_low if math.isfinite(s.ci_low) else 0.0
+            hi = s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0
+            ax.barh(i, s.median, xerr=[[lo], [hi]], capsize=3, color=f"C{i % 10}")
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(label)
+        ax.grid(True, axis="x", alpha=0.3)
+        return _save(fig, out, f"{_safe(metric)}-bars", title, cap)
     title = f"{metric} per cell (median, 95% CI)"
     fig, axes = _figure(1, title, cap)
     ax = axes[0]
-    cells = rs.cells()
-    names = config_names(rs)
     width = 0.8 / max(1, len(names))
     for i, name in enumerate(names):
         xs, ys, err_lo, err_hi = [], [], [], []
@@ -319,12 +341,12 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
             ys.append(s.median)
             err_lo.append(s.median - s.ci_low if math.isfinite(s.ci_low) else 0.0)
             err_hi.append(s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0)
-        ax.bar(xs, ys, width=width, yerr=[err_lo, err_hi], capsize=3, label=name)
+        ax.bar(xs, ys, width=width, yerr=[err_lo, err_hi], capsize=3, label=name,
+               color=f"C{i % 10}")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cells))])
     ax.set_xticklabels([_label(cell_params(rs, c)) or "(single)" for c in cells], rotation=30,
                        ha="right", fontsize=8)
-    unit = unit_of(rs, metric)
-    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+    ax.set_ylabel(label)
     ax.legend(fontsize=8)
     return _save(fig, out, f"{_safe(metric)}-bars", title, cap)
 
