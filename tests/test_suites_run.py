@@ -157,3 +157,20 @@ def test_cli_dry_run_and_run_report(suite_file: Path, tmp_path: Path) -> None:
                               str(tmp_path / "rep2"), "--no-plots"])
     assert res.exit_code == 0, res.output
     assert "wall_time" in res.output
+
+
+def test_a_mistake_every_cell_would_repeat_stops_the_study(tmp_path: Path) -> None:
+    p = tmp_path / "m.toml"
+    p.write_text(SUITE.replace("PY", sys.executable)
+                 .replace('metrics = ["wall_time"]', 'primary = "no_such_metric"')
+                 .replace("runs = 3", "min_runs = 2\nmax_runs = 3"))
+    store = Store(tmp_path / "r.sqlite")
+    with pytest.raises(PerflabError, match="no_such_metric"):
+        run_plan(make_plan(load_suite(p)), store, progress=False)
+    rid = store.result_ids()[-1]
+    final = store.load(rid)
+    assert final.status == "failed"
+    assert final.settings["suite"]["done"] == []
+    # Only the first cell was attempted; its runs are kept but out of the analysis.
+    assert len({c.cell for c in final.configurations}) == 1
+    assert suite_view(final).configurations == []

@@ -78,8 +78,14 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         parts.append(f"<p class='muted'>Exports: {links}</p>")
     parts.append("<h2 id='warnings'>Warnings</h2>")
     if warnings:
-        parts.append("<ul class='w'>" + "".join(
-            f"<li><b>{esc(w.kind)}</b>: {esc(w.text)}</li>" for w in warnings) + "</ul>")
+        # Grouped by kind; long groups (a noisy machine flags most series) start folded.
+        groups: dict[str, list[Warning_]] = {}
+        for w in warnings:
+            groups.setdefault(w.kind, []).append(w)
+        for kind, ws in groups.items():
+            items = "".join(f"<li><b>{esc(w.kind)}</b>: {esc(w.text)}</li>" for w in ws)
+            parts.append(f"<details{' open' if len(ws) <= 12 else ''}><summary>{esc(kind)} "
+                         f"({len(ws)})</summary><ul class='w'>{items}</ul></details>")
     else:
         parts.append("<p>None: no noisy cells, no inconclusive verdicts, no failed runs.</p>")
     parts.append("<h2 id='tables'>Tables</h2>")

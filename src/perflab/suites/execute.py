@@ -98,7 +98,7 @@ def _info(rs: ResultSet) -> dict[str, Any]:
 def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
              opts: Any = None, estimates: dict[str, float] | None = None) -> RunOutcome:
-    from perflab.runner import measure
+    from perflab.runner import RunFailed, measure
 
     console = console or Console(stderr=True)
     opts = opts if opts is not None else measure_options(plan)
@@ -158,11 +158,19 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
                 measure(rs, configs, opts, store=store, progress=prog)
             except KeyboardInterrupt:
                 rs.status = "interrupted"
-            except PerflabError as e:
+            except RunFailed as e:
                 # One broken cell (a crash, a timeout) must not cost the rest of the study:
                 # record it, keep its runs out of the analysis, go on; --resume retries it.
                 failure = e.line()
                 rs.status = "running"
+            except PerflabError:
+                # A mistake that every cell would repeat (an unknown primary metric): stop.
+                rs.status = "failed"
+                for c in configs:
+                    if c.id is not None and c.id not in info["superseded"]:
+                        info["superseded"].append(c.id)
+                store.update_result(rs)
+                raise
             # measure() appends the configurations; be tolerant if it did not.
             for c in configs:
                 if not any(x is c for x in rs.configurations[before:]):
