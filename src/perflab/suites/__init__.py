@@ -65,7 +65,8 @@ def run_cmd(
     if outcome.interrupted or rs.status != "complete":
         err.print(f"run {rs.id} stopped ({rs.status}) after {len(rs.cells())} of "
                   f"{len(plan.cells)} cells; every finished run is saved. Continue with: "
-                  f"perflab run {suite_file} --resume {rs.id}", highlight=False, soft_wrap=True)
+                  f"perflab run {suite_file} --resume {rs.id}"
+                  + (f" --db {db}" if db else ""), highlight=False, soft_wrap=True)
     if not no_report and rs.cells():
         _report(rs.id, db, out, console, store=store)
     if outcome.interrupted:

@@ -143,59 +143,66 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
         _Remaining(), TimeElapsedColumn(),
         console=console, disable=not progress, transient=False)
     per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
-    with prog:
-        task = prog.add_task(f"{plan.suite.name} (run {rs.id})", total=len(plan.cells),
-                             completed=len(done), done_before=len(done),
-                             plan_estimate=per_cell * len(todo))
-        for cell in todo:
-            configs = [Configuration(name=p.name, command=list(p.argv), benchmark=p.benchmark,
-                                     params=dict(cell.params), is_baseline=p.is_baseline,
-                                     shell=p.shell, env=dict(p.env)) for p in cell.configs]
-            prog.update(task, description=f"{plan.suite.name} {_short(cell.params)}")
-            before = len(rs.configurations)
-            failure = ""
-            try:
-                measure(rs, configs, opts, store=store, progress=prog)
-            except KeyboardInterrupt:
-                rs.status = "interrupted"
-            except RunFailed as e:
-                # One broken cell (a crash, a timeout) must not cost the rest of the study:
-                # record it, keep its runs out of the analysis, go on; --resume retries it.
-                failure = e.line()
-                rs.status = "running"
-            except PerflabError:
-                # A mistake that every cell would repeat (an unknown primary metric): stop.
-                rs.status = "failed"
-                for c in configs:
-                    if c.id is not None and c.id not in info["superseded"]:
-                        info["superseded"].append(c.id)
-                store.update_result(rs)
-                raise
-            # measure() appends the configurations; be tolerant if it did not.
-            for c in configs:
-                if not any(x is c for x in rs.configurations[before:]):
-                    rs.configurations.append(c)
-            if failure or rs.status in ("interrupted", "failed"):
-                interrupted = rs.status == "interrupted"
-                for c in configs:
-                    if c.id is not None and c.id not in info["superseded"]:
-                        info["superseded"].append(c.id)
-                rs.configurations = [c for c in rs.configurations
-                                     if not any(c is x for x in configs)]
-                if failure:
-                    info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
-                    console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
-                                  highlight=False, soft_wrap=True)
+    try:
+        with prog:
+            task = prog.add_task(f"{plan.suite.name} (run {rs.id})", total=len(plan.cells),
+                                 completed=len(done), done_before=len(done),
+                                 plan_estimate=per_cell * len(todo))
+            for cell in todo:
+                configs = [Configuration(name=p.name, command=list(p.argv), benchmark=p.benchmark,
+                                         params=dict(cell.params), is_baseline=p.is_baseline,
+                                         shell=p.shell, env=dict(p.env)) for p in cell.configs]
+                prog.update(task, description=f"{plan.suite.name} {_short(cell.params)}")
+                before = len(rs.configurations)
+                failure = ""
+                try:
+                    measure(rs, configs, opts, store=store, progress=prog)
+                except KeyboardInterrupt:
+                    rs.status = "interrupted"
+                except RunFailed as e:
+                    # One broken cell (a crash, a timeout) must not cost the rest of the study:
+                    # record it, keep its runs out of the analysis, go on; --resume retries it.
+                    failure = e.line()
+                    rs.status = "running"
+                except PerflabError:
+                    # A mistake that every cell would repeat (an unknown primary metric): stop.
+                    rs.status = "failed"
+                    for c in configs:
+                        if c.id is not None and c.id not in info["superseded"]:
+                            info["superseded"].append(c.id)
                     store.update_result(rs)
-                    prog.advance(task)
-                    continue
+                    raise
+                # measure() appends the configurations; be tolerant if it did not.
+                for c in configs:
+                    if not any(x is c for x in rs.configurations[before:]):
+                        rs.configurations.append(c)
+                if failure or rs.status in ("interrupted", "failed"):
+                    interrupted = rs.status == "interrupted"
+                    for c in configs:
+                        if c.id is not None and c.id not in info["superseded"]:
+                            info["superseded"].append(c.id)
+                    rs.configurations = [c for c in rs.configurations
+                                         if not any(c is x for x in configs)]
+                    if failure:
+                        info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
+                        console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
+                                      highlight=False, soft_wrap=True)
+                        store.update_result(rs)
+                        prog.advance(task)
+                        continue
+                    store.update_result(rs)
+                    break
+                info["done"].append(cell.key)
+                measured += 1
+                rs.status = "running"
                 store.update_result(rs)
-                break
-            info["done"].append(cell.key)
-            measured += 1
-            rs.status = "running"
-            store.update_result(rs)
-            prog.advance(task)
+                prog.advance(task)
+    except KeyboardInterrupt:
+        # Ctrl-C between two cells (measure() handles it during one): the cell in flight is
+        # not marked done, so --resume supersedes and redoes it.
+        interrupted = True
+        rs.status = "interrupted"
+        store.update_result(rs)
     if not interrupted:
         complete = len(set(info["done"])) == len(plan.cells)
         rs.status = "complete" if complete else "failed" if info.get("failed") else "interrupted"
