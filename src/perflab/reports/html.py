@@ -19,10 +19,11 @@ from perflab.reports.plots import PlotFile
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
-max-width:1200px;padding:0 1em;color:#222;background:#fff}
+max-width:1600px;padding:0 1em;color:#222;background:#fff}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
-th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top}
+th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top;
+white-space:nowrap}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
 .faster{color:#0a7d2c;font-weight:600}.slower{color:#b3261e;font-weight:600}
 .equivalent{color:#0b6e99}.inconclusive{color:#9a6700}
