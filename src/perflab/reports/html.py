@@ -23,7 +23,7 @@ max-width:1600px;padding:0 1em;color:#222;background:#fff}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
 th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top;
-white-space:nowrap}
+white-space:nowrap}table.wrap td{white-space:normal;text-align:left}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
 .faster{color:#0a7d2c;font-weight:600}.slower{color:#b3261e;font-weight:600}
 .equivalent{color:#0b6e99}.inconclusive{color:#9a6700}
@@ -34,7 +34,8 @@ ul.w li{margin:.2em 0}.muted{color:#666;font-size:.9em}
 """
 
 
-def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict") -> str:
+def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
+           wrap: bool = False) -> str:
     if not rows:
         return "<p class='muted'>(no data)</p>"
     keys = list(rows[0])
@@ -50,7 +51,8 @@ def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict") -> s
                 cls += " " + v.split(" ")[0]
             tds.append(f"<td class='{cls.strip()}'>{html.escape(v)}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    cls = " class='wrap'" if wrap else ""
+    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
@@ -104,7 +106,7 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         parts.append("<p class='muted'>(nothing to plot)</p>")
     parts.append("<h2 id='environment'>Environment</h2>")
     fp_rows = [{"key": k, "value": _short(v)} for k, v in sorted((rs.fingerprint or {}).items())]
-    parts.append(_table(fp_rows))
+    parts.append(_table(fp_rows, wrap=True))
     if rs.notes:
         parts.append("<p>Collector notes:</p><ul>" + "".join(
             f"<li>{esc(n)}</li>" for n in rs.notes) + "</ul>")
