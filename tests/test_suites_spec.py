@@ -270,3 +270,30 @@ def test_eh_study_covers_the_matrix() -> None:
 def test_parse_suite_rejects_non_table_configuration() -> None:
     with pytest.raises(PerflabError, match="must be a table"):
         parse_suite('[suite]\nbaseline = "a"\n[configurations]\na = 1\n', Path("x.toml"))
+
+
+WL_SUITE = """\
+[suite]
+baseline = "cpp"
+[matrix]
+depth = [0, 1]
+[configurations.cpp]
+workload = "eh/cpp"
+params = { iterations = 10 }
+"""
+
+
+def test_matrix_value_of_the_wrong_type_for_a_workload(tmp_path: Path) -> None:
+    text = WL_SUITE.replace("depth = [0, 1]", 'depth = ["zero", "one"]')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text, plan=True)
+    assert_at(msg, p, line_of(text, "depth = ["))
+    assert "'zero'" in msg and "takes int values" in msg and "an integer" in msg
+
+
+def test_fixed_parameter_of_the_wrong_type(tmp_path: Path) -> None:
+    text = WL_SUITE.replace("iterations = 10", 'iterations = "many"')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text, plan=True)
+    assert_at(msg, p, line_of(text, '"many"'))
+    assert "'iterations'" in msg

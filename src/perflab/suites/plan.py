@@ -172,6 +172,42 @@ def _fill_manifest_axes(suite: Suite, workloads: dict[str, Any]) -> None:
                               f"list the values: {axis.name} = [...]", "matrix", axis.name)
 
 
+def _type_fits(ptype: str, v: Any) -> bool:
+    """Whether a suite value has the type a workload parameter declares (TOML is typed, so a
+    string where an integer is expected is a mistake in the file, not a value to skip)."""
+    if ptype == "bool":
+        return isinstance(v, bool)
+    if isinstance(v, bool):
+        return False
+    if ptype == "int":
+        return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+    if ptype == "float":
+        return isinstance(v, int | float)
+    return isinstance(v, str)
+
+
+def _check_types(suite: Suite, cfg: ConfigSpec, wl: Any) -> None:
+    params = getattr(wl, "params", None) or {}
+    for axis in suite.axes:
+        p = params.get(axis.name)
+        if p is None:
+            continue
+        bad = [v for v in axis.values if not _type_fits(p.type, v)]
+        if bad:
+            raise suite.error(
+                f"matrix parameter '{axis.name}' has {bad[0]!r}, but {cfg.workload} (configuration "
+                f"'{cfg.name}') takes {p.type} values", f"write {p.allowed()}", "matrix", axis.name)
+    for k, v in cfg.params.items():
+        p = params.get(k)
+        if p is not None and not _type_fits(p.type, v):
+            where = ("configurations", cfg.name, "params", k)
+            if where not in suite.lines.paths and ("benchmark", "params", k) in suite.lines.paths:
+                where = ("benchmark", "params", k)
+            raise suite.error(
+                f"parameter '{k}' = {v!r} of configuration '{cfg.name}' is not {p.type} as "
+                f"{cfg.workload} expects", f"write {p.allowed()}", *where)
+
+
 def _command_for(cfg: ConfigSpec, params: dict[str, Any],
                  wl: Any) -> tuple[list[str], str, dict[str, str]]:
     values = {**cfg.params, **params, "config": cfg.name}
@@ -221,6 +257,8 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
                                   "configurations", cfg.name, "workload") from None
             skipped.append(f"skipped configuration '{cfg.name}': {e}")
     _fill_manifest_axes(suite, workloads)
+    for name, wl in workloads.items():
+        _check_types(suite, suite.config(name), wl)
     if build:
         build_configs(suite, [c for c in usable if c.build])
         for cfg in usable:
