@@ -137,6 +137,12 @@ def fmt_ratio(c: Comparison) -> str:
     return f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
 
 
+def fmt_p(p: float) -> str:
+    """Three significant figures, but never rounded up onto the 0.05 line it is judged by."""
+    s = f"{p:.3g}"
+    return f"{p:.4g}" if p < 0.05 <= float(s) else s
+
+
 def fmt_verdict(c: Comparison) -> str:
     v = c.verdict
     if v == "inconclusive" and c.runs_needed:
@@ -162,7 +168,7 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
             "diff": fmt_ci(d, unit) if d else "-",
             "ratio": fmt_ratio(c),
             "change": f"{c.change_pct:+.1f}%",
-            "p": "-" if c.p_value is None else f"{c.p_value:.3g}",
+            "p": "-" if c.p_value is None else fmt_p(c.p_value),
             "verdict": fmt_verdict(c),
         })
     return rows
