@@ -182,3 +182,24 @@ def test_ctrl_c_saves_and_summarises_the_runs_so_far(tmp_path: Path) -> None:
     assert "interrupted" in out and "wall_time" in out
     rs = Store(tmp_path / "int.sqlite").load(1)
     assert rs.status == "interrupted" and len(rs.configurations[0].measured_runs()) >= 3
+
+
+def test_stat_records_the_commit_measured(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "f").write_text("x")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    code, _, err = run_cli(["stat", "-r", "2", "--repo", str(repo), "--", "true"], capsys)
+    assert code == 0, err
+    (repo / "f").write_text("changed")
+    run_cli(["stat", "-r", "2", "--repo", str(repo), "--", "true"], capsys)
+    store = Store()
+    clean, dirty = (store.load(i) for i in store.result_ids()[-2:])
+    assert clean.commit == head and clean.dirty is False
+    assert dirty.commit == head and dirty.dirty is True

@@ -128,12 +128,10 @@ def workload_config(spec: str, common: dict[str, str], name: str | None,
 
 
 def _git(repo: Path | None, commit: str | None) -> tuple[str | None, bool | None, str | None]:
-    try:
-        from perflab.history.git import git_state
-    except ImportError:  # the history stage is optional at import time
-        return commit, None, str(repo) if repo else None
-    c, dirty, r = git_state(repo)
-    return commit or c, (None if commit else dirty), r
+    """The commit measured: the working directory's, or --commit resolved in --repo."""
+    from perflab.history.git import git_state
+
+    return git_state(repo, commit)
 
 
 def build_options(*, warmup: int, runs: int | None, min_runs: int, max_runs: int,

@@ -7,7 +7,7 @@ alike, and the i-th runs of two configurations come from the same round and can 
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
 import random
 import time
@@ -130,7 +130,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     if store is not None and rs.id is None:
         store.begin_result(rs)
     for cfg in configs:
-        if cfg not in rs.configurations:
+        if not any(c is cfg for c in rs.configurations):
             rs.configurations.append(cfg)
         if store is not None and cfg.id is None:
             assert rs.id is not None
@@ -202,7 +202,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         return True
 
     try:
-        with progress if own_progress else _nullcontext():
+        with progress if own_progress else contextlib.nullcontext():
             if timing_phase:
                 for _ in range(opts.warmup):
                     for cfg in rng.sample(configs, len(configs)):
@@ -271,14 +271,4 @@ def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
                     rs.metrics[m] = MetricInfo(m, i.unit, i.source, deterministic=False)
 
 
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
 
-    def __exit__(self, *a: object) -> None:
-        return None
-
-
-def estimate_ci_halfwidth(cfg: Configuration, metric: str) -> float:
-    s = summarize(cfg.samples(metric))
-    return s.rel_halfwidth if s.n else math.inf
