@@ -9,47 +9,12 @@
 // released from one SharedArrayBuffer barrier.  The manifest runs node with --no-turbo-inlining
 // so every frame of the chain stays a real frame.
 const path = require('path');
-const { Worker, isMainThread, parentPort, workerData } = require('worker_threads');
+const { isMainThread, parentPort, workerData } = require('worker_threads');
+// Flags, the worker barrier and the JSON head are shared with the other Node workloads.
+const wl = require(path.join(__dirname, '..', '..', 'common', 'node', 'workload.js'));
 
 const KINDS = ['software', 'object', 'hardware', 'error'];
 const MODES = ['sync', 'async'];
-
-function die(msg) {
-  process.stderr.write(`eh/node: ${msg}\n`);
-  process.exit(2);
-}
-
-function parseFlags(argv) {
-  const f = new Map();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--') || a.length < 3) die(`unexpected argument '${a}'; parameters are --name=value`);
-    const body = a.slice(2);
-    const eq = body.indexOf('=');
-    if (eq >= 0) f.set(body.slice(0, eq), body.slice(eq + 1));
-    else if (i + 1 < argv.length) f.set(body, argv[++i]);
-    else die(`--${body} needs a value; write --${body}=VALUE`);
-  }
-  return f;
-}
-
-function intFlag(f, name, def, min, max) {
-  if (!f.has(name)) return def;
-  const v = f.get(name);
-  f.delete(name);
-  if (!/^\s*\d+\s*$/.test(v)) die(`--${name}=${v} is not a whole number; give one in [${min}, ${max}]`);
-  const x = Number(v);
-  if (x < min || x > max) die(`--${name}=${v} is out of range; give a value in [${min}, ${max}]`);
-  return x;
-}
-
-function choiceFlag(f, name, def, choices) {
-  if (!f.has(name)) return def;
-  const v = f.get(name);
-  f.delete(name);
-  if (!choices.includes(v)) die(`--${name}=${v} is unknown; choose one of ${choices.join(', ')}`);
-  return v;
-}
 
 // ---- the chains (sync) ----
 function chainSoftware(n) {
@@ -184,16 +149,6 @@ async function warmUp(cfg) {
   return done;
 }
 
-// Calibration: grow a batch until it lasts 50 ms, then scale to about 0.5 s (clamped).
-async function calibrate(cfg) {
-  for (let n = 100; ; n *= 2) {
-    const [el] = await timed(cfg, n);
-    if (el >= 50e6 || n >= 1e9) {
-      return Math.max(100, Math.min(50000000, Math.round(5e8 / Math.max(el / n, 0.1))));
-    }
-  }
-}
-
 // Frames in error.stack of one error thrown through depth frames (what the stack walk sees).
 async function stackFrames(cfg) {
   let err = null;
@@ -215,34 +170,31 @@ async function stackFrames(cfg) {
 async function workerMain() {
   const cfg = workerData;
   Error.stackTraceLimit = cfg.stack_trace_limit;
-  const flag = new Int32Array(cfg.sab);
   await warmUp(cfg);
-  parentPort.postMessage({ ready: true });
-  Atomics.wait(flag, 0, 0); // the barrier: every worker is released by one store
+  wl.awaitGo(cfg.sab); // the barrier: every worker is released by one store
   const [ns, caught] = await timed(cfg, cfg.n);
   parentPort.postMessage({ ns, caught });
 }
 
 async function main() {
-  const f = parseFlags(process.argv.slice(2));
+  const f = wl.flags('eh/node', process.argv.slice(2));
   const cfg = {
-    depth: intFlag(f, 'depth', 0, 0, 5000),
-    kind: choiceFlag(f, 'kind', 'software', KINDS),
-    mode: choiceFlag(f, 'mode', 'sync', MODES),
-    threads: intFlag(f, 'threads', 1, 1, 256),
-    iterations: intFlag(f, 'iterations', 0, 0, 1e9),
-    warmup: intFlag(f, 'warmup', 20000, 0, 1e8),
-    stack_trace_limit: intFlag(f, 'stack_trace_limit', 10, 0, 100000),
+    depth: f.int('depth', 0, 0, 5000),
+    kind: f.choice('kind', 'software', KINDS),
+    mode: f.choice('mode', 'sync', MODES),
+    threads: f.int('threads', 1, 1, 256),
+    iterations: f.int('iterations', 0, 0, 1e9),
+    warmup: f.int('warmup', 20000, 0, 1e8),
+    stack_trace_limit: f.int('stack_trace_limit', 10, 0, 100000),
   };
-  if (f.size) {
-    die(`unknown parameter --${[...f.keys()][0]}; known: depth, kind, mode, threads, iterations, ` +
-      'warmup, stack_trace_limit');
-  }
+  f.rejectUnknown('depth, kind, mode, threads, iterations, warmup, stack_trace_limit');
   Error.stackTraceLimit = cfg.stack_trace_limit;
   const region = require(path.join(__dirname, '..', '..', 'common', 'node', 'region.js'));
 
   const warmed = await warmUp(cfg);
-  const n = cfg.iterations === 0 ? await calibrate(cfg) : cfg.iterations;
+  // Calibration: grow a batch until it lasts 50 ms, then scale to about 0.5 s (clamped).
+  const n = cfg.iterations === 0
+    ? await wl.calibrate(async (b) => (await timed(cfg, b))[0], 100) : cfg.iterations;
   let perNs = [];
   let caught = 0;
   if (cfg.threads === 1) {
@@ -252,46 +204,13 @@ async function main() {
     perNs = [ns];
     caught = c;
   } else {
-    const sab = new SharedArrayBuffer(4);
-    const flag = new Int32Array(sab);
-    const workers = [];
-    const readies = [];
-    const results = [];
-    for (let t = 0; t < cfg.threads; t++) {
-      const w = new Worker(__filename, { workerData: { ...cfg, n, sab } });
-      const msgs = [];
-      let wake = null;
-      w.on('message', (m) => { msgs.push(m); if (wake) { wake(); wake = null; } });
-      w.on('error', (e) => { process.stderr.write(`eh/node: worker failed: ${e}\n`); process.exit(1); });
-      const next = () => new Promise((res) => {
-        if (msgs.length) res(msgs.shift());
-        else wake = () => res(msgs.shift());
-      });
-      workers.push(w);
-      readies.push(next());
-      results.push(next);
-    }
-    await Promise.all(readies);
-    region.begin();
-    Atomics.store(flag, 0, 1);
-    Atomics.notify(flag, 0);
-    const rs = await Promise.all(results.map((next) => next()));
-    region.end();
+    const rs = await wl.runWorkers(__filename, Array(cfg.threads).fill({ ...cfg, n }), 'eh/node', region);
     perNs = rs.map((r) => r.ns);
     caught = rs.reduce((a, r) => a + r.caught, 0);
-    await Promise.all(workers.map((w) => w.terminate()));
   }
   const frames = await stackFrames(cfg);
-  const ops = n * cfg.threads;
-  const nsPerOp = perNs.reduce((a, x) => a + x / n, 0) / cfg.threads;
-  const maxNs = Math.max(...perNs);
   const out = {
-    workload: 'eh/node',
-    ops,
-    threads: cfg.threads,
-    per_thread_ns: perNs,
-    ns_per_op: nsPerOp,
-    ops_per_s: maxNs > 0 ? (ops * 1e9) / maxNs : 0,
+    ...wl.resultHead('eh/node', n, perNs),
     checksum: caught,
     iterations: n,
     calibrated: cfg.iterations === 0,

@@ -8,70 +8,26 @@ threads meaningless for a CPU-bound loop, so threads > 1 runs one *process* per 
 all released from one barrier; the JSON says "parallelism": "processes".
 
 Standard library only; runs under any python3 >= 3.11.  The timed-region helper comes from the
-repository's src/perflab/region.py, found relative to this file.
+repository's src/perflab/region.py, through workloads/common/python/perflab_workload.py (both
+found relative to this file).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
 from collections.abc import Callable
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(_HERE, "..", "..", "..", "src"))
-from perflab import region  # noqa: E402
+# Flags, the process barrier and the JSON head are shared with the other Python workloads.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "common", "python"))
+from perflab_workload import Flags, calibrate, region, result_head, run_processes  # noqa: E402
 
 KINDS = ("software", "hardware", "error")
 MODES = ("sync", "async")
-
-
-def die(msg: str) -> None:
-    print(f"eh/python: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
-def parse_flags(argv: list[str]) -> dict[str, str]:
-    flags: dict[str, str] = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if not a.startswith("--") or len(a) < 3:
-            die(f"unexpected argument '{a}'; parameters are --name=value")
-        body = a[2:]
-        if "=" in body:
-            k, v = body.split("=", 1)
-        elif i + 1 < len(argv):
-            i += 1
-            k, v = body, argv[i]
-        else:
-            die(f"--{body} needs a value; write --{body}=VALUE")
-        flags[k] = v
-        i += 1
-    return flags
-
-
-def int_flag(f: dict[str, str], name: str, default: int, lo: int, hi: int) -> int:
-    if name not in f:
-        return default
-    v = f.pop(name)
-    try:
-        x = int(v)
-    except ValueError:
-        die(f"--{name}={v} is not a whole number; give one in [{lo}, {hi}]")
-    if not lo <= x <= hi:
-        die(f"--{name}={v} is out of range; give a value in [{lo}, {hi}]")
-    return x
-
-
-def choice_flag(f: dict[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    v = f.pop(name, default)
-    if v not in choices:
-        die(f"--{name}={v} is unknown; choose one of {', '.join(choices)}")
-    return v
 
 
 class Holder:
@@ -260,18 +216,16 @@ def worker(kind: str, mode: str, depth: int, warmup: int, n: int, ready, go, out
 
 
 def main(argv: list[str]) -> None:
-    f = parse_flags(argv)
-    depth = int_flag(f, "depth", 0, 0, 10000)
-    kind = choice_flag(f, "kind", "software", KINDS)
-    mode = choice_flag(f, "mode", "sync", MODES)
-    threads = int_flag(f, "threads", 1, 1, 256)
-    iterations = int_flag(f, "iterations", 0, 0, 1_000_000_000)
+    f = Flags("eh/python", argv)
+    depth = f.int_flag("depth", 0, 0, 10000)
+    kind = f.choice_flag("kind", "software", KINDS)
+    mode = f.choice_flag("mode", "sync", MODES)
+    threads = f.int_flag("threads", 1, 1, 256)
+    iterations = f.int_flag("iterations", 0, 0, 1_000_000_000)
     # The 3.11 specialising interpreter settles within a few dozen executions of each
     # instruction; a couple of thousand iterations is plenty.
-    warmup = int_flag(f, "warmup", 2000, 0, 100_000_000)
-    if f:
-        die(f"unknown parameter --{next(iter(f))}; known: depth, kind, mode, threads, "
-            "iterations, warmup")
+    warmup = f.int_flag("warmup", 2000, 0, 100_000_000)
+    f.reject_unknown("depth, kind, mode, threads, iterations, warmup")
     sys.setrecursionlimit(max(1000, depth + 200))
 
     timed = make_timed(kind, mode, depth)
@@ -283,13 +237,7 @@ def main(argv: list[str]) -> None:
         warmed += b
     n = iterations
     if n == 0:  # calibrate: grow a batch until it lasts 50 ms, then scale to about 0.5 s
-        b = 10
-        while True:
-            el, _ = timed(b)
-            if el >= 50_000_000 or b >= 1_000_000_000:
-                n = max(100, min(50_000_000, int(5e8 / max(el / b, 0.1))))
-                break
-            b *= 2
+        n = calibrate(lambda b: timed(b)[0], 10)
 
     if threads == 1:
         region.begin()
@@ -297,31 +245,12 @@ def main(argv: list[str]) -> None:
         region.end()
         per_ns = [ns]
     else:
-        ctx = mp.get_context("fork")
-        ready, go, out = ctx.Barrier(threads + 1), ctx.Barrier(threads + 1), ctx.Queue()
-        procs = [ctx.Process(target=worker, args=(kind, mode, depth, warmed, n, ready, go, out))
-                 for _ in range(threads)]
-        for p in procs:
-            p.start()
-        ready.wait()
-        region.begin()
-        go.wait()
-        results = [out.get() for _ in procs]
-        region.end()
-        for p in procs:
-            p.join()
+        results = run_processes(worker, [(kind, mode, depth, warmed, n)] * threads)
         per_ns = [r[0] for r in results]
         caught = sum(r[1] for r in results)
 
-    ops = n * threads
-    max_ns = max(per_ns)
     print(json.dumps({
-        "workload": "eh/python",
-        "ops": ops,
-        "threads": threads,
-        "per_thread_ns": per_ns,
-        "ns_per_op": sum(x / n for x in per_ns) / threads,
-        "ops_per_s": ops * 1e9 / max_ns if max_ns else 0.0,
+        **result_head("eh/python", n, per_ns),
         "checksum": caught,
         "iterations": n,
         "calibrated": iterations == 0,

@@ -6,40 +6,13 @@
 // timeout over 2^31-1 ms into 1 ms, so the hour (3.6e6 ms) is well inside the range.
 // checksum = timers cancelled (clearTimeout left the Timeout destroyed).
 const path = require('path');
-const { Worker, isMainThread, parentPort, workerData } = require('worker_threads');
+const { isMainThread, parentPort, workerData } = require('worker_threads');
+// Flags, the worker barrier and the JSON head are shared with the other Node workloads.
+const wl = require(path.join(__dirname, '..', '..', 'common', 'node', 'workload.js'));
 
 const HOUR_MS = 3600 * 1000;
 let fired = 0;
 function onFire() { fired++; } // never expected to run
-
-function die(msg) {
-  process.stderr.write(`timers/node: ${msg}\n`);
-  process.exit(2);
-}
-
-function parseFlags(argv) {
-  const f = new Map();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--') || a.length < 3) die(`unexpected argument '${a}'; parameters are --name=value`);
-    const body = a.slice(2);
-    const eq = body.indexOf('=');
-    if (eq >= 0) f.set(body.slice(0, eq), body.slice(eq + 1));
-    else if (i + 1 < argv.length) f.set(body, argv[++i]);
-    else die(`--${body} needs a value; write --${body}=VALUE`);
-  }
-  return f;
-}
-
-function intFlag(f, name, def, min, max) {
-  if (!f.has(name)) return def;
-  const v = f.get(name);
-  f.delete(name);
-  if (!/^\s*\d+\s*$/.test(v)) die(`--${name}=${v} is not a whole number; give one in [${min}, ${max}]`);
-  const x = Number(v);
-  if (x < min || x > max) die(`--${name}=${v} is out of range; give a value in [${min}, ${max}]`);
-  return x;
-}
 
 function churn(n) {
   let cancelled = 0;
@@ -79,11 +52,9 @@ function dropLive(ts) {
 
 function workerMain() {
   const cfg = workerData;
-  const flag = new Int32Array(cfg.sab);
   const live = makeLive(cfg.live);
   warmUp(cfg.warmup);
-  parentPort.postMessage({ ready: true });
-  Atomics.wait(flag, 0, 0); // the barrier: every worker is released by one store
+  wl.awaitGo(cfg.sab); // the barrier: every worker is released by one store
   const t0 = now();
   const c = churn(cfg.n);
   const ns = Number(now() - t0);
@@ -91,29 +62,22 @@ function workerMain() {
 }
 
 async function main() {
-  const f = parseFlags(process.argv.slice(2));
+  const f = wl.flags('timers/node', process.argv.slice(2));
   const cfg = {
-    threads: intFlag(f, 'threads', 1, 1, 256),
-    iterations: intFlag(f, 'iterations', 0, 0, 1e9),
-    live: intFlag(f, 'live', 0, 0, 1e7),
-    warmup: intFlag(f, 'warmup', 20000, 0, 1e8),
+    threads: f.int('threads', 1, 1, 256),
+    iterations: f.int('iterations', 0, 0, 1e9),
+    live: f.int('live', 0, 0, 1e7),
+    warmup: f.int('warmup', 20000, 0, 1e8),
   };
-  if (f.size) die(`unknown parameter --${[...f.keys()][0]}; known: threads, live, iterations, warmup`);
+  f.rejectUnknown('threads, live, iterations, warmup');
   const region = require(path.join(__dirname, '..', '..', 'common', 'node', 'region.js'));
 
   const warmed = warmUp(cfg.warmup);
-  let n = cfg.iterations;
-  if (n === 0) {
-    for (let b = 100; ; b *= 2) {
-      const t0 = now();
-      churn(b);
-      const el = Number(now() - t0);
-      if (el >= 50e6 || b >= 1e9) {
-        n = Math.max(100, Math.min(50000000, Math.round(5e8 / Math.max(el / b, 0.1))));
-        break;
-      }
-    }
-  }
+  const n = cfg.iterations !== 0 ? cfg.iterations : await wl.calibrate((b) => {
+    const t0 = now();
+    churn(b);
+    return Number(now() - t0);
+  }, 100);
   let perNs; let cancelled; let liveCancelled; let firedTotal;
   if (cfg.threads === 1) {
     const live = makeLive(cfg.live);
@@ -125,48 +89,20 @@ async function main() {
     liveCancelled = dropLive(live);
     firedTotal = fired;
   } else {
-    const sab = new SharedArrayBuffer(4);
-    const flag = new Int32Array(sab);
-    const workers = [];
-    const readies = [];
-    const results = [];
     const base = Math.floor(cfg.live / cfg.threads);
+    const datas = [];
     for (let t = 0; t < cfg.threads; t++) {
-      const share = base + (t < cfg.live % cfg.threads ? 1 : 0);
-      const w = new Worker(__filename, { workerData: { ...cfg, live: share, n, sab } });
-      const msgs = [];
-      let wake = null;
-      w.on('message', (m) => { msgs.push(m); if (wake) { wake(); wake = null; } });
-      w.on('error', (e) => { process.stderr.write(`timers/node: worker failed: ${e}\n`); process.exit(1); });
-      const next = () => new Promise((res) => {
-        if (msgs.length) res(msgs.shift());
-        else wake = () => res(msgs.shift());
-      });
-      workers.push(w);
-      readies.push(next());
-      results.push(next);
+      datas.push({ ...cfg, live: base + (t < cfg.live % cfg.threads ? 1 : 0), n });
     }
-    await Promise.all(readies);
-    region.begin();
-    Atomics.store(flag, 0, 1);
-    Atomics.notify(flag, 0);
-    const rs = await Promise.all(results.map((next) => next()));
-    region.end();
+    const rs = await wl.runWorkers(__filename, datas, 'timers/node', region);
     perNs = rs.map((r) => r.ns);
     cancelled = rs.reduce((a, r) => a + r.cancelled, 0);
     liveCancelled = rs.reduce((a, r) => a + r.liveCancelled, 0);
     firedTotal = fired + rs.reduce((a, r) => a + r.fired, 0);
-    await Promise.all(workers.map((w) => w.terminate()));
   }
   const ops = n * cfg.threads;
-  const maxNs = Math.max(...perNs);
   process.stdout.write(JSON.stringify({
-    workload: 'timers/node',
-    ops,
-    threads: cfg.threads,
-    per_thread_ns: perNs,
-    ns_per_op: perNs.reduce((a, x) => a + x / n, 0) / cfg.threads,
-    ops_per_s: maxNs > 0 ? (ops * 1e9) / maxNs : 0,
+    ...wl.resultHead('timers/node', n, perNs),
     checksum: cancelled,
     created: ops,
     fired: firedTotal,

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(_HERE, "..", "..", "..", "src"))
-from perflab import region  # noqa: E402
+# Flags, the process barrier and the JSON head are shared with the other Python workloads.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "common", "python"))
+from perflab_workload import Flags, calibrate, region, result_head, run_processes  # noqa: E402
 
 HOUR_S = 3600.0
 fired = 0
@@ -32,44 +32,6 @@ fired = 0
 def on_fire() -> None:  # never expected to run
     global fired
     fired += 1
-
-
-def die(msg: str) -> None:
-    print(f"timers/python: {msg}", file=sys.stderr)
-    sys.exit(2)
-
-
-def parse_flags(argv: list[str]) -> dict[str, str]:
-    flags: dict[str, str] = {}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if not a.startswith("--") or len(a) < 3:
-            die(f"unexpected argument '{a}'; parameters are --name=value")
-        body = a[2:]
-        if "=" in body:
-            k, v = body.split("=", 1)
-        elif i + 1 < len(argv):
-            i += 1
-            k, v = body, argv[i]
-        else:
-            die(f"--{body} needs a value; write --{body}=VALUE")
-        flags[k] = v
-        i += 1
-    return flags
-
-
-def int_flag(f: dict[str, str], name: str, default: int, lo: int, hi: int) -> int:
-    if name not in f:
-        return default
-    v = f.pop(name)
-    try:
-        x = int(v)
-    except ValueError:
-        die(f"--{name}={v} is not a whole number; give one in [{lo}, {hi}]")
-    if not lo <= x <= hi:
-        die(f"--{name}={v} is out of range; give a value in [{lo}, {hi}]")
-    return x
 
 
 async def churn(n: int, yield_every: int) -> tuple[int, int]:
@@ -123,27 +85,19 @@ def worker(live: int, yield_every: int, warmup: int, n: int, ready, go, out) -> 
 
 
 def main(argv: list[str]) -> None:
-    f = parse_flags(argv)
-    threads = int_flag(f, "threads", 1, 1, 256)
-    iterations = int_flag(f, "iterations", 0, 0, 1_000_000_000)
-    live = int_flag(f, "live", 0, 0, 10_000_000)
-    yield_every = int_flag(f, "yield_every", 1024, 0, 1_000_000_000)
-    warmup = int_flag(f, "warmup", 2000, 0, 100_000_000)
-    if f:
-        die(f"unknown parameter --{next(iter(f))}; known: threads, live, yield_every, "
-            "iterations, warmup")
+    f = Flags("timers/python", argv)
+    threads = f.int_flag("threads", 1, 1, 256)
+    iterations = f.int_flag("iterations", 0, 0, 1_000_000_000)
+    live = f.int_flag("live", 0, 0, 10_000_000)
+    yield_every = f.int_flag("yield_every", 1024, 0, 1_000_000_000)
+    warmup = f.int_flag("warmup", 2000, 0, 100_000_000)
+    f.reject_unknown("threads, live, yield_every, iterations, warmup")
 
     runner = Runner(0, yield_every)
     runner.run(warmup)
     n = iterations
     if n == 0:  # calibrate: grow a batch until it lasts 50 ms, then scale to about 0.5 s
-        b = 100
-        while True:
-            el, _ = runner.run(b)
-            if el >= 50_000_000 or b >= 1_000_000_000:
-                n = max(100, min(50_000_000, int(5e8 / max(el / b, 0.1))))
-                break
-            b *= 2
+        n = calibrate(lambda b: runner.run(b)[0], 100)
     runner.close()
 
     if threads == 1:
@@ -156,20 +110,8 @@ def main(argv: list[str]) -> None:
         per_ns = [ns]
         fired_total = fired
     else:
-        ctx = mp.get_context("fork")
-        ready, go, out = ctx.Barrier(threads + 1), ctx.Barrier(threads + 1), ctx.Queue()
         shares = [live // threads + (1 if t < live % threads else 0) for t in range(threads)]
-        procs = [ctx.Process(target=worker, args=(s, yield_every, warmup, n, ready, go, out))
-                 for s in shares]
-        for p in procs:
-            p.start()
-        ready.wait()
-        region.begin()
-        go.wait()
-        results = [out.get() for _ in procs]
-        region.end()
-        for p in procs:
-            p.join()
+        results = run_processes(worker, [(s, yield_every, warmup, n) for s in shares])
         per_ns = [r[0] for r in results]
         cancelled = sum(r[1] for r in results)
         live_cancelled = sum(r[2] for r in results)
@@ -177,14 +119,8 @@ def main(argv: list[str]) -> None:
         fired_total = fired + sum(r[4] for r in results)
 
     ops = n * threads
-    max_ns = max(per_ns)
     print(json.dumps({
-        "workload": "timers/python",
-        "ops": ops,
-        "threads": threads,
-        "per_thread_ns": per_ns,
-        "ns_per_op": sum(x / n for x in per_ns) / threads,
-        "ops_per_s": ops * 1e9 / max_ns if max_ns else 0.0,
+        **result_head("timers/python", n, per_ns),
         "checksum": cancelled,
         "created": ops,
         "fired": fired_total,
