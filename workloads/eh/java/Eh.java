@@ -1,10 +1,7 @@
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CyclicBarrier;
+import perflab.Workload;
 
 /**
  * perflab workload eh/java: the cost of throwing and catching a Java exception through DEPTH
@@ -221,70 +218,18 @@ public final class Eh {
         return caught;
     }
 
-    // ---- flags ----
-    static void usage(String msg) {
-        System.err.println("eh/java: " + msg);
-        System.exit(2);
-    }
-
-    static long intFlag(Map<String, String> f, String name, long def, long min, long max) {
-        String v = f.remove(name);
-        if (v == null) {
-            return def;
-        }
-        long x;
-        try {
-            x = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            usage("--" + name + "=" + v + " is not an integer; give a whole number in ["
-                    + min + ", " + max + "]");
-            return def;
-        }
-        if (x < min || x > max) {
-            usage("--" + name + "=" + v + " is out of range; give a value in [" + min + ", "
-                    + max + "]");
-        }
-        return x;
-    }
-
-    static Map<String, String> parse(String[] args) {
-        Map<String, String> f = new HashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--") || a.length() < 3) {
-                usage("unexpected argument '" + a + "'; parameters are --name=value");
-            }
-            String body = a.substring(2);
-            int eq = body.indexOf('=');
-            if (eq >= 0) {
-                f.put(body.substring(0, eq), body.substring(eq + 1));
-            } else if (i + 1 < args.length) {
-                f.put(body, args[++i]);
-            } else {
-                usage("--" + body + " needs a value; write --" + body + "=VALUE");
-            }
-        }
-        return f;
-    }
-
     public static void main(String[] args) throws Exception {
-        Map<String, String> f = parse(args);
-        int depth = (int) intFlag(f, "depth", 0, 0, 100000);
-        int threads = (int) intFlag(f, "threads", 1, 1, 1024);
-        long iterations = intFlag(f, "iterations", 0, 0, 1_000_000_000L);
-        long warmup = intFlag(f, "warmup", 20000, 0, 100_000_000L);
-        String kind = f.containsKey("kind") ? f.remove("kind") : "software";
-        if (!List.of(KINDS).contains(kind)) {
-            usage("--kind=" + kind + " is unknown; choose one of " + String.join(", ", KINDS));
-        }
-        String mode = f.containsKey("mode") ? f.remove("mode") : "sync";
+        Workload f = new Workload("eh/java", args);
+        int depth = (int) f.intFlag("depth", 0, 0, 100000);
+        int threads = (int) f.intFlag("threads", 1, 1, 1024);
+        long iterations = f.intFlag("iterations", 0, 0, 1_000_000_000L);
+        long warmup = f.intFlag("warmup", 20000, 0, 100_000_000L);
+        String kind = f.choiceFlag("kind", "software", KINDS);
+        String mode = f.stringFlag("mode", "sync");
         if (!mode.equals("sync")) {
-            usage("--mode=" + mode + " is not supported in Java; use --mode=sync");
+            f.usage("--mode=" + mode + " is not supported in Java; use --mode=sync");
         }
-        if (!f.isEmpty()) {
-            usage("unknown parameter --" + f.keySet().iterator().next()
-                    + "; known: depth, kind, mode, threads, iterations, warmup");
-        }
+        f.rejectUnknown("depth, kind, mode, threads, iterations, warmup");
         // Deep stacks need room: 100000 frames do not fit a default 1 MiB thread stack.
         long stackBytes = Math.max(8L << 20, (long) depth * 256L + (1L << 20));
 
@@ -323,54 +268,16 @@ public final class Eh {
         warm.join();
         final long n = iterations == 0 ? warmRes[1] : iterations;
 
-        final long[] ns = new long[threads];
         final long[] caught = new long[threads];
-        final CyclicBarrier ready = new CyclicBarrier(threads + 1);
-        final CyclicBarrier go = new CyclicBarrier(threads + 1);
-        List<Thread> ts = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            final int id = t;
-            Thread th = new Thread(null, () -> {
-                try {
-                    ready.await();
-                    go.await();
-                    long s = System.nanoTime();
-                    long c = loop(op, d, n);
-                    ns[id] = System.nanoTime() - s;
-                    caught[id] = c;
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
-            }, "eh-" + t, stackBytes);
-            th.start();
-            ts.add(th);
-        }
-        ready.await();
-        perflab.Region.begin();
-        go.await();
-        for (Thread th : ts) {
-            th.join();
-        }
-        perflab.Region.end();
+        final long[] ns = Workload.timeThreads(threads, "eh", stackBytes, id -> loop(op, d, n),
+                caught);
 
         int[] frames = new int[1];
         Thread probe = new Thread(null, () -> frames[0] = op.traceFrames(d), "probe", stackBytes);
         probe.start();
         probe.join();
 
-        long checksum = 0;
-        double sumNsPerOp = 0;
-        long maxNs = 0;
-        StringBuilder per = new StringBuilder("[");
-        for (int t = 0; t < threads; t++) {
-            checksum += caught[t];
-            sumNsPerOp += (double) ns[t] / n;
-            maxNs = Math.max(maxNs, ns[t]);
-            per.append(t == 0 ? "" : ", ").append(ns[t]);
-        }
-        per.append(']');
         long ops = n * threads;
-        double opsPerS = maxNs > 0 ? ops * 1e9 / maxNs : 0;
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("depth", depth);
         params.put("kind", kind);
@@ -391,7 +298,8 @@ public final class Eh {
                         + "\"warmup_iterations\": %d, "
                         + "\"trace_frames\": %d, \"parallelism\": \"threads\", "
                         + "\"runtime\": \"%s\", \"params\": %s}",
-                ops, threads, per, sumNsPerOp / threads, opsPerS, checksum, n, iterations == 0, n,
+                ops, threads, Workload.jsonArray(ns), Workload.nsPerOp(ns, n),
+                Workload.opsPerS(ns, n), Workload.sum(caught), n, iterations == 0, n,
                 warmRes[0],
                 frames[0], System.getProperty("java.vm.version"), ps));
     }
