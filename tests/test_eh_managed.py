@@ -15,22 +15,10 @@ from typing import Any
 
 import pytest
 
-from perflab.workloads import registry
 from perflab.workloads.registry import Workload
+from workload_helpers import CONTRACT_KEYS, built_workload, refuses
 
 pytestmark = pytest.mark.slow
-
-CONTRACT_KEYS = {"ops", "threads", "per_thread_ns", "ns_per_op", "ops_per_s", "checksum", "params"}
-
-
-def _workload(name: str) -> Workload:
-    wl = registry.get(name)
-    ok, why = wl.available()
-    if not ok:
-        pytest.skip(f"{name}: {why}")
-    if not wl.is_built():
-        wl.build()
-    return wl
 
 
 def _run(wl: Workload, params: dict[str, Any], extra_vm: list[str] | None = None,
@@ -67,21 +55,15 @@ def _check_contract(out: dict[str, Any], params: dict[str, Any]) -> None:
 
 
 def _bad(wl: Workload, *args: str) -> None:
-    argv, _ = wl.command()
     # Replace the defaults with a single bad flag: the workload must refuse it with exit 2.
-    prefix = [a for a in argv if not any(a.startswith(f"--{p}=") for p in wl.params)]
-    proc = subprocess.run(prefix + list(args), capture_output=True, text=True, timeout=60,
-                          check=False)
-    assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and args[0].split("=")[0] in lines[0], proc.stderr
+    proc = refuses(wl, *args)
     assert proc.stdout.strip() == ""
 
 
 # ---- Java ----------------------------------------------------------------------------------
 
 def test_java_software_stack_trace_grows_with_depth() -> None:
-    wl = _workload("eh/java")
+    wl = built_workload("eh/java")
     n = 3000
     d0 = _result(wl, depth=0, kind="software", iterations=n, warmup=1000)
     d10 = _result(wl, depth=10, kind="software", iterations=n, warmup=1000)
@@ -91,12 +73,14 @@ def test_java_software_stack_trace_grows_with_depth() -> None:
 
 def test_java_chain_is_not_inlined() -> None:
     # PrintInlining shows C2's decision for every call site of the chain: the manifest's
-    # CompileCommand must make it "disallowed", never "inline".
-    wl = _workload("eh/java")
+    # CompileCommand must make it "disallowed", never "inline".  The VM's output goes to stderr:
+    # on stdout a compiler thread's lines could land inside the JSON line.
+    wl = built_workload("eh/java")
     proc = _run(wl, {"depth": 3, "kind": "notrace", "iterations": 2000, "warmup": 30000},
-                ["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining"])
+                ["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining",
+                 "-XX:+DisplayVMOutputToStderr"])
     assert proc.returncode == 0, proc.stderr
-    chain = [ln for ln in proc.stdout.splitlines() if "Eh::chainNoTrace" in ln]
+    chain = [ln for ln in proc.stderr.splitlines() if "Eh::chainNoTrace" in ln]
     assert chain, "C2 never compiled the loop: raise the warm-up"
     assert all("disallowed by CompileCommand" in ln for ln in chain), chain
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -104,14 +88,14 @@ def test_java_chain_is_not_inlined() -> None:
 
 
 def test_java_implicit_npe_is_caught_with_a_trace() -> None:
-    wl = _workload("eh/java")
+    wl = built_workload("eh/java")
     out = _result(wl, depth=2, kind="hardware", iterations=2000, warmup=1000)
     assert out["checksum"] == 2000  # every null dereference became a caught NPE
     assert out["trace_frames"] >= 3  # a real NPE with a real stack trace (no fast throw)
 
 
 def test_java_threads_and_baseline() -> None:
-    wl = _workload("eh/java")
+    wl = built_workload("eh/java")
     out = _result(wl, depth=5, kind="error", threads=2, iterations=5000, warmup=500)
     assert out["checksum"] == 10000
     assert out["parallelism"] == "threads"
@@ -120,7 +104,7 @@ def test_java_threads_and_baseline() -> None:
 
 
 def test_java_bad_params_exit_2() -> None:
-    wl = _workload("eh/java")
+    wl = built_workload("eh/java")
     _bad(wl, "--kind=bogus")
     _bad(wl, "--depth=-1")
 
@@ -128,7 +112,7 @@ def test_java_bad_params_exit_2() -> None:
 # ---- Node ----------------------------------------------------------------------------------
 
 def test_node_error_stack_grows_with_depth() -> None:
-    wl = _workload("eh/node")
+    wl = built_workload("eh/node")
     n = 2000
     d0 = _result(wl, depth=0, kind="software", iterations=n, warmup=500, stack_trace_limit=500)
     d10 = _result(wl, depth=10, kind="software", iterations=n, warmup=500, stack_trace_limit=500)
@@ -137,7 +121,7 @@ def test_node_error_stack_grows_with_depth() -> None:
 
 
 def test_node_async_chain_and_typeerror() -> None:
-    wl = _workload("eh/node")
+    wl = built_workload("eh/node")
     a5 = _result(wl, depth=5, kind="software", mode="async", iterations=1000, warmup=200,
                  stack_trace_limit=500)
     a0 = _result(wl, depth=0, kind="software", mode="async", iterations=1000, warmup=200,
@@ -150,20 +134,20 @@ def test_node_async_chain_and_typeerror() -> None:
 
 
 def test_node_worker_threads() -> None:
-    wl = _workload("eh/node")
+    wl = built_workload("eh/node")
     out = _result(wl, depth=2, kind="object", threads=2, iterations=1000, warmup=200)
     assert out["checksum"] == 2000
     assert out["parallelism"] == "worker_threads"
 
 
 def test_node_runs_without_turbofan_inlining() -> None:
-    wl = _workload("eh/node")
+    wl = built_workload("eh/node")
     argv, _ = wl.command()
     assert "--no-turbo-inlining" in argv[: argv.index(str(wl.dir / "eh.js"))]
 
 
 def test_node_bad_params_exit_2() -> None:
-    wl = _workload("eh/node")
+    wl = built_workload("eh/node")
     _bad(wl, "--mode=sideways")
     _bad(wl, "--depth=999999")
     _bad(wl, "--nope=1")
@@ -173,7 +157,7 @@ def test_node_bad_params_exit_2() -> None:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_python_traceback_grows_with_depth(mode: str) -> None:
-    wl = _workload("eh/python")
+    wl = built_workload("eh/python")
     d1 = _result(wl, depth=1, kind="software", mode=mode, iterations=500, warmup=100)
     d11 = _result(wl, depth=11, kind="software", mode=mode, iterations=500, warmup=100)
     assert d1["checksum"] == 500 and d11["checksum"] == 500
@@ -181,7 +165,7 @@ def test_python_traceback_grows_with_depth(mode: str) -> None:
 
 
 def test_python_implicit_fault_and_baseline() -> None:
-    wl = _workload("eh/python")
+    wl = built_workload("eh/python")
     hw = _result(wl, depth=4, kind="hardware", iterations=500, warmup=100)
     assert hw["checksum"] == 500  # None.x raised AttributeError every time
     assert hw["traceback_frames"] == 5
@@ -190,13 +174,13 @@ def test_python_implicit_fault_and_baseline() -> None:
 
 
 def test_python_processes_for_threads() -> None:
-    wl = _workload("eh/python")
+    wl = built_workload("eh/python")
     out = _result(wl, depth=2, threads=2, iterations=500, warmup=100)
     assert out["checksum"] == 1000
     assert out["parallelism"] == "processes"
 
 
 def test_python_bad_params_exit_2() -> None:
-    wl = _workload("eh/python")
+    wl = built_workload("eh/python")
     _bad(wl, "--kind=segfault")
     _bad(wl, "--iterations=lots")

@@ -9,12 +9,9 @@ must exit 2 with one line.  A runtime's tests are skipped only when its toolchai
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import tempfile
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ import pytest
 
 from perflab import workloads
 from perflab.workloads import Workload
+from workload_helpers import region_server
 
 ROOT = Path(__file__).resolve().parents[1] / "workloads"
 NATIVE = ["eh/cpp", "eh/c", "eh/rust", "eh/go"]
@@ -221,27 +219,8 @@ def test_the_timed_region_is_announced(name: str) -> None:
     """With perflab's fifos set, the workload sends enable then disable and waits for acks."""
     wl = built(name)
     argv, _ = wl.command({"depth": 1, "iterations": 20, "threads": 2})
-    with tempfile.TemporaryDirectory() as d:
-        ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
-        os.mkfifo(ctl)
-        os.mkfifo(ack)
-        got: list[str] = []
-
-        def serve() -> None:
-            with open(ctl, "rb", buffering=0) as c, open(ack, "wb", buffering=0) as a:
-                buf = b""
-                while ch := c.read(1):
-                    buf += ch
-                    if ch == b"\n":
-                        got.append(buf.decode().strip())
-                        buf = b""
-                        a.write(b"ack\n")
-
-        t = threading.Thread(target=serve, daemon=True)
-        t.start()
-        env = dict(os.environ, PERFLAB_CTL_FIFO=ctl, PERFLAB_ACK_FIFO=ack)
+    with region_server() as (env, got):
         p = run(argv, env=env, timeout=60)
-        t.join(10)
     assert p.returncode == 0, p.stderr
     assert got == ["enable", "disable"]
     assert json.loads(p.stdout.strip().splitlines()[-1])["checksum"] == 40

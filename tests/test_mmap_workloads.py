@@ -13,13 +13,13 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
-import threading
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from workload_helpers import region_server
 
 ROOT = Path(__file__).resolve().parents[1]
 MMAP = ROOT / "workloads" / "mmap"
@@ -210,31 +210,6 @@ def test_bad_params_exit_2_with_one_line(lang: str, args: list[str]) -> None:
     assert len(lines) == 1 and lines[0].startswith("mmap")
 
 
-def with_region_server(fn: Any) -> list[str]:
-    """Run fn(env) with perflab's control fifos served like perflab does; the commands seen."""
-    with tempfile.TemporaryDirectory() as d:
-        ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
-        os.mkfifo(ctl)
-        os.mkfifo(ack)
-        got: list[str] = []
-
-        def serve() -> None:
-            with open(ctl, "rb", buffering=0) as c, open(ack, "wb", buffering=0) as a:
-                buf = b""
-                while ch := c.read(1):
-                    buf += ch
-                    if ch == b"\n":
-                        got.append(buf.decode().strip())
-                        buf = b""
-                        a.write(b"ack\n")
-
-        t = threading.Thread(target=serve, daemon=True)
-        t.start()
-        fn(dict(os.environ, PERFLAB_CTL_FIFO=ctl, PERFLAB_ACK_FIFO=ack))
-        t.join(10)
-    return got
-
-
 @pytest.mark.parametrize("lang,args", [
     ("c", ["--iterations=2000", "--threads=2"]),
     ("c", ["--bench=lat_mmap", "--iterations=5", "--sizes=64k"]),
@@ -245,7 +220,8 @@ def with_region_server(fn: Any) -> list[str]:
 def test_the_timed_region_is_announced(lang: str, args: list[str]) -> None:
     binary(lang)  # build (or skip) before the fifos exist
     outs: list[dict[str, Any]] = []
-    got = with_region_server(lambda env: outs.append(run(lang, *args, env=env)))
+    with region_server() as (env, got):
+        outs.append(run(lang, *args, env=env))
     assert got == ["enable", "disable"]
     assert outs and outs[0]["checksum"] > 0
 

@@ -5,18 +5,17 @@ writable page."""
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import shutil
 import subprocess
-import tempfile
-import threading
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from workload_helpers import region_server
 
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "workloads" / "stubs" / "c"
@@ -143,27 +142,8 @@ def test_bad_params_exit_2_with_one_line(args: list[str]) -> None:
 def test_the_timed_region_is_announced() -> None:
     """With perflab's fifos set, the workload sends enable then disable and waits for acks."""
     argv = binary() + ["--kind=stub", "--count=64", "--iterations=1000", "--threads=2"]
-    with tempfile.TemporaryDirectory() as d:
-        ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
-        os.mkfifo(ctl)
-        os.mkfifo(ack)
-        got: list[str] = []
-
-        def serve() -> None:
-            with open(ctl, "rb", buffering=0) as c, open(ack, "wb", buffering=0) as a:
-                buf = b""
-                while ch := c.read(1):
-                    buf += ch
-                    if ch == b"\n":
-                        got.append(buf.decode().strip())
-                        buf = b""
-                        a.write(b"ack\n")
-
-        t = threading.Thread(target=serve, daemon=True)
-        t.start()
-        env = dict(os.environ, PERFLAB_CTL_FIFO=ctl, PERFLAB_ACK_FIFO=ack)
+    with region_server() as (env, got):
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
-        t.join(10)
     assert p.returncode == 0, p.stderr
     assert got == ["enable", "disable"]
     assert json.loads(p.stdout.strip().splitlines()[-1])["checksum"] == 2000

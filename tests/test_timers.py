@@ -15,22 +15,10 @@ from typing import Any
 
 import pytest
 
-from perflab.workloads import registry
 from perflab.workloads.registry import Workload
+from workload_helpers import CONTRACT_KEYS, built_workload, refuses
 
 pytestmark = pytest.mark.slow
-
-CONTRACT_KEYS = {"ops", "threads", "per_thread_ns", "ns_per_op", "ops_per_s", "checksum", "params"}
-
-
-def _workload(name: str) -> Workload:
-    wl = registry.get(name)
-    ok, why = wl.available()
-    if not ok:
-        pytest.skip(f"{name}: {why}")
-    if not wl.is_built():
-        wl.build()
-    return wl
 
 
 def _result(wl: Workload, **params: Any) -> dict[str, Any]:
@@ -54,18 +42,9 @@ def _result(wl: Workload, **params: Any) -> dict[str, Any]:
     return out
 
 
-def _bad(wl: Workload, arg: str) -> None:
-    argv, _ = wl.command()
-    prefix = [a for a in argv if not any(a.startswith(f"--{p}=") for p in wl.params)]
-    proc = subprocess.run(prefix + [arg], capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 2, (arg, proc.stdout, proc.stderr)
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and arg.split("=")[0] in lines[0], proc.stderr
-
-
 @pytest.mark.parametrize("kind", ["timerfd", "posix", "heap"])
 def test_c_kinds(kind: str) -> None:
-    wl = _workload("timers/c")
+    wl = built_workload("timers/c")
     out = _result(wl, kind=kind, threads=2, live=100, iterations=3000)
     assert out["params"]["kind"] == kind and out["params"]["live"] == 100
     if kind != "heap":  # the kernel timers kept alive were all still armed at the end
@@ -73,20 +52,20 @@ def test_c_kinds(kind: str) -> None:
 
 
 def test_c_bad_params() -> None:
-    wl = _workload("timers/c")
-    _bad(wl, "--kind=itimer")
-    _bad(wl, "--live=-1")
+    wl = built_workload("timers/c")
+    refuses(wl, "--kind=itimer")
+    refuses(wl, "--live=-1")
 
 
 def test_go() -> None:
-    wl = _workload("timers/go")
+    wl = built_workload("timers/go")
     out = _result(wl, threads=2, live=51, iterations=5000)
     assert out["live_cancelled"] == 51  # all live timers still pending, none lost or fired
-    _bad(wl, "--threads=0")
+    refuses(wl, "--threads=0")
 
 
 def test_java_remove_on_cancel_policy() -> None:
-    wl = _workload("timers/java")
+    wl = built_workload("timers/java")
     n, live = 3000, 40
     keep = _result(wl, remove_on_cancel="false", threads=2, live=live, iterations=n, warmup=500)
     drop = _result(wl, remove_on_cancel="true", threads=2, live=live, iterations=n, warmup=500)
@@ -99,28 +78,28 @@ def test_java_remove_on_cancel_policy() -> None:
 
 
 def test_java_bad_params() -> None:
-    wl = _workload("timers/java")
-    _bad(wl, "--remove_on_cancel=maybe")
+    wl = built_workload("timers/java")
+    refuses(wl, "--remove_on_cancel=maybe")
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_node(threads: int) -> None:
-    wl = _workload("timers/node")
+    wl = built_workload("timers/node")
     out = _result(wl, threads=threads, live=30, iterations=4000, warmup=500)
     assert out["live_cancelled"] == 30
     assert out["parallelism"] == ("main-thread" if threads == 1 else "worker_threads")
 
 
 def test_node_bad_params() -> None:
-    wl = _workload("timers/node")
-    _bad(wl, "--live=x")
+    wl = built_workload("timers/node")
+    refuses(wl, "--live=x")
 
 
 def test_python() -> None:
-    wl = _workload("timers/python")
+    wl = built_workload("timers/python")
     out = _result(wl, threads=1, live=25, iterations=3000, warmup=100)
     assert out["live_cancelled"] == 25
     assert out["queue_size"] >= 25  # the live handles are still in the loop's heap
     out = _result(wl, threads=2, live=10, iterations=2000, warmup=100, yield_every=0)
     assert out["parallelism"] == "processes" and out["live_cancelled"] == 10
-    _bad(wl, "--yield_every=-5")
+    refuses(wl, "--yield_every=-5")

@@ -1,0 +1,73 @@
+"""Helpers shared by the workload tests (imported as a plain module: `tests` is on sys.path).
+
+- ``CONTRACT_KEYS``: the keys every workload's JSON line carries.
+- ``built_workload``: a registry workload, built if needed, or the test skipped.
+- ``refuses``: run a workload with one bad flag and check it exits 2 with one line naming it.
+- ``region_server``: serve perflab's timed-region fifos like perflab does, recording commands.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from perflab.workloads import registry
+from perflab.workloads.registry import Workload
+
+CONTRACT_KEYS = {"ops", "threads", "per_thread_ns", "ns_per_op", "ops_per_s", "checksum", "params"}
+
+
+def built_workload(name: str) -> Workload:
+    """The registry's workload `name`, built once if needed; skips when its runtime is missing."""
+    wl = registry.get(name)
+    ok, why = wl.available()
+    if not ok:
+        pytest.skip(f"{name}: {why}")
+    if not wl.is_built():
+        wl.build()
+    return wl
+
+
+def refuses(wl: Workload, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run wl with its default flags replaced by args: it must exit 2 with one stderr line that
+    names the first flag.  Returns the process for further checks."""
+    argv, _ = wl.command()
+    prefix = [a for a in argv if not any(a.startswith(f"--{p}=") for p in wl.params)]
+    proc = subprocess.run(prefix + list(args), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and args[0].split("=")[0] in lines[0], proc.stderr
+    return proc
+
+
+@contextmanager
+def region_server() -> Iterator[tuple[dict[str, str], list[str]]]:
+    """Yields (env, got): run a workload with env inside the block; after it, got holds the
+    commands the workload sent ("enable", "disable"), each acknowledged as perflab does."""
+    with tempfile.TemporaryDirectory() as d:
+        ctl, ack = os.path.join(d, "ctl"), os.path.join(d, "ack")
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
+        got: list[str] = []
+
+        def serve() -> None:
+            with open(ctl, "rb", buffering=0) as c, open(ack, "wb", buffering=0) as a:
+                buf = b""
+                while ch := c.read(1):
+                    buf += ch
+                    if ch == b"\n":
+                        got.append(buf.decode().strip())
+                        buf = b""
+                        a.write(b"ack\n")
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        yield dict(os.environ, PERFLAB_CTL_FIFO=ctl, PERFLAB_ACK_FIFO=ack), got
+        t.join(10)
