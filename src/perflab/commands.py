@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.fingerprint import differences, machine_fingerprint, pmu_status
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
@@ -33,7 +33,7 @@ from perflab.stats import Comparison, compare_result
 from perflab.storage import Store
 
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
+console = stdout_console()
 err = Console(stderr=True)
 
 # Shared option types, so stat and compare spell them the same way.

@@ -11,15 +11,15 @@ import math
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.history.git import git_state, short
 
 __all__ = ["git_state", "register"]
 
-console = Console()
+console = stdout_console()
 
 DB_HELP = ("Result database: a SQLite file or a postgresql:// URL "
            "(default: $PERFLAB_DB or the user's).")

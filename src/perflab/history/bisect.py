@@ -25,6 +25,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.model import Configuration, ResultSet
@@ -413,7 +414,7 @@ def bisect_cmd(
     store = Store(db)
     res = run_bisect(spec, store)
     top = git.toplevel(repo) or repo
-    out = Console()
+    out = stdout_console()
     if res.first_bad:
         out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
         s = res.size

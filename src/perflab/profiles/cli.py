@@ -13,11 +13,12 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.profiles.analysis import SymbolStat
 from perflab.storage import Store
 
-console = Console()
+console = stdout_console()
 err_console = Console(stderr=True)
 
 HELP = """Profile a command or a workload with perf record; show, list and diff stored profiles.

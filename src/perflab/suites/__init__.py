@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 
 
@@ -39,7 +40,7 @@ def run_cmd(
     from perflab.suites.plan import format_seconds, make_plan
     from perflab.suites.spec import load_suite
 
-    console = Console()
+    console = stdout_console()
     err = Console(stderr=True)
     suite = load_suite(suite_file)
     plan = make_plan(suite, build=not dry_run)
@@ -83,7 +84,7 @@ def report_cmd(
 ) -> None:
     """Report a stored run: terminal tables (verdicts with false discoveries controlled across
     the run), plots, a self-contained HTML page, Markdown and CSV."""
-    _report(run_id, db, out, Console(), metrics=metric or None, plots=not no_plots)
+    _report(run_id, db, out, stdout_console(), metrics=metric or None, plots=not no_plots)
 
 
 def _report(run_id: int | None, db: Path | None, out: Path | None, console: Console, *,

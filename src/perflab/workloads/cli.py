@@ -10,13 +10,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.workloads.manifest import format_value
 from perflab.workloads.registry import Workload, discover, get, parse_assignments
 
 group = typer.Typer(help="List, build and inspect the benchmark workloads.",
                     no_args_is_help=True)
-console = Console()
+console = stdout_console()
 err = Console(stderr=True)
 
 
