@@ -26,7 +26,7 @@ DEFAULT_ORDER = [
 
 def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> list[str]:
     """The primary metric first, then perflab's in perf stat's order, then workload figures
-    that vary (a constant such as a checksum or a thread count is not a measurement)."""
+    that vary from run to run."""
     if requested:
         return [m for m in requested if m in rs.metrics]
     primary = rs.settings.get("primary_metric", "wall_time")
@@ -35,8 +35,9 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     for m in rs.metrics:
         if m in out or m in BUILTIN_METRICS:
             continue
-        values = {v for c in rs.configurations for v in c.samples(m)}
-        if len(values) > 1:
+        # A workload key that never varies within a configuration is bookkeeping (an
+        # operation count, a checksum, a thread count), not a measurement.
+        if any(len(set(c.samples(m))) > 1 for c in rs.configurations):
             out.append(m)
     return out
 
