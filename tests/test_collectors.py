@@ -191,3 +191,11 @@ def test_missing_valgrind_is_one_clear_error(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(vg.shutil, "which", lambda name: None)
     with pytest.raises(PerflabError, match="valgrind is not installed"):
         execute_callgrind(req([str(spin), "10"]))
+
+
+def test_notes_are_said_once_across_cells(spin: Path) -> None:
+    rs = ResultSet(kind="suite")
+    for depth in (1, 2):  # a suite measures cell by cell into one result set
+        cfg = Configuration(name="spin", command=[str(spin), "1000"], params={"d": depth})
+        measure(rs, [cfg], MeasureOptions(runs=1, warmup=0, backend=FakeBackend(pmu=False)))
+    assert sum("hardware counters unavailable" in n for n in rs.notes) == 1

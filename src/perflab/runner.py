@@ -74,13 +74,15 @@ def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
     names = [n for n, why in probe.items() if why is None]
     sw_why = next((probe[n] for n in SOFTWARE_EVENTS if probe[n]), None)
     hw_why = next((probe[n] for n in HARDWARE_EVENTS if probe[n]), None)
+    said: list[str] = []
     if sw_why:
-        notes.append(f"software counters unavailable: {sw_why}")
+        said.append(f"software counters unavailable: {sw_why}")
     if hw_why and not any(n in names for n in HARDWARE_EVENTS):
         alt = ("instructions are counted by valgrind (--metric instructions)"
                if opts.instructions == "valgrind"
                else "use --metric instructions to count them with valgrind")
-        notes.append(f"hardware counters unavailable: {hw_why}; {alt}")
+        said.append(f"hardware counters unavailable: {hw_why}; {alt}")
+    notes += [n for n in said if n not in notes]  # said once, however many cells measured
     return names
 
 
