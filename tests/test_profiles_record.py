@@ -58,9 +58,13 @@ def test_profile_names_the_functions_with_their_designed_shares(
     # 300 units of start-up work before the timed region: it must not appear
     pid = record_profile([str(builds["base"]), ITER, *UNITS, "300"], store=store, name="base")
     shares = _shares(pid, store)
-    assert shares["work_alpha"] == pytest.approx(0.50, abs=0.05)
-    assert shares["work_beta"] == pytest.approx(0.30, abs=0.05)
-    assert shares["work_gamma"] == pytest.approx(0.20, abs=0.05)
+    # Interrupts and the kernel take a few percent of the samples, more on a busy machine:
+    # the designed split is checked among the three functions, which must hold nearly all.
+    work = shares["work_alpha"] + shares["work_beta"] + shares["work_gamma"]
+    assert work > 0.85
+    assert shares["work_alpha"] / work == pytest.approx(0.50, abs=0.05)
+    assert shares["work_beta"] / work == pytest.approx(0.30, abs=0.05)
+    assert shares["work_gamma"] / work == pytest.approx(0.20, abs=0.05)
     assert shares.get("startup", 0.0) < 0.01
     rec = load_profile(store, pid)
     assert rec.summary["region"] is True and rec.summary["samples"] > 200
