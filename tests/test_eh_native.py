@@ -34,6 +34,9 @@ VARIANTS: list[tuple[str, dict[str, str]]] = [
     ("eh/cpp", {"kind": "software", "exception": "std"}),
     ("eh/cpp", {"kind": "hardware"}),
     ("eh/cpp", {"kind": "error"}),
+    ("eh/cpp", {"kind": "software", "exception": "struct", "mode": "async"}),
+    ("eh/cpp", {"kind": "software", "exception": "std", "mode": "async"}),
+    ("eh/cpp", {"kind": "error", "mode": "async"}),
     ("eh/c", {"kind": "software"}),
     ("eh/c", {"kind": "hardware", "signal": "segv", "savemask": "1"}),
     ("eh/c", {"kind": "hardware", "signal": "fpe", "savemask": "0"}),
@@ -124,8 +127,8 @@ def _callgrind_calls(out: Path) -> Counter[str]:
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v[0] != "eh/go"], ids=variant_id)
 def test_every_frame_is_a_real_call(variant: tuple[str, dict[str, str]], tmp_path: Path) -> None:
-    """callgrind counts a call of the frame function per level per throw: none was inlined
-    or turned into a jump.  (Go is not run under valgrind; see the disassembly test.)"""
+    """callgrind counts a call of the frame function (or coroutine) per level per throw: none
+    was inlined or turned into a jump.  (Go is not run under valgrind; see the disassembly test.)"""
     name, params = variant
     wl = built(name)
     depth, iterations = 7, 30
@@ -135,8 +138,11 @@ def test_every_frame_is_a_real_call(variant: tuple[str, dict[str, str]], tmp_pat
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads(p.stdout.strip().splitlines()[-1])
     throws = r["iterations"] + r["warmup"]
+    # async: the coroutine's ramp function is called once per level (its resume parts are
+    # "[clone .actor]"/"[clone .destroy]").
+    frame = "perflab_async_frame" if params.get("mode") == "async" else "perflab_frame"
     frames = sum(n for fn, n in _callgrind_calls(out).items()
-                 if "perflab_frame" in fn and "[clone" not in fn)
+                 if frame in fn and "[clone" not in fn)
     assert frames == throws * depth, (frames, throws, depth)
 
 
@@ -177,6 +183,31 @@ def test_the_frame_function_calls_itself(name: str) -> None:
         jumps_self = [ln for ln in body if re.search(r"\bjmp\b", ln) and f"<{fn}>" in ln]
         assert calls_self, f"{fn} never calls itself:\n" + "\n".join(body[:40])
         assert not jumps_self, f"{fn} tail-jumps to itself: {jumps_self}"
+
+
+@pytest.mark.parametrize("params", [{"kind": "software", "exception": "struct"},
+                                    {"kind": "software", "exception": "std"},
+                                    {"kind": "error"}], ids=lambda p: ",".join(p.values()))
+def test_cpp_async_depth_adds_coroutine_frames(params: dict[str, str]) -> None:
+    """mode=async: every level is a coroutine frame (counted by its promise) and the exception
+    is stored and rethrown once per level it leaves; depth 0 throws inside the try block."""
+    wl = built("eh/cpp")
+    n = 200
+    for depth in (0, 1, 10):
+        r = result(wl, depth=depth, mode="async", threads=2, iterations=n, **params)
+        assert r["checksum"] == r["thrown"] == 2 * n
+        assert r["coroutine_frames"] == 2 * n * depth
+        rethrows = 2 * n * depth if params["kind"] == "software" else 0
+        assert r["async_rethrows"] == rethrows
+    sync = result(wl, depth=10, mode="sync", iterations=n, **params)
+    assert sync["coroutine_frames"] == sync["async_rethrows"] == 0
+
+
+def test_cpp_async_refuses_hardware() -> None:
+    wl = built("eh/cpp")
+    p = run([wl.command({})[0][0], "--mode=async", "--kind=hardware"])
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and "--mode=async" in p.stderr
 
 
 STRACE_VARIANTS = [("eh/cpp", {"kind": "hardware"}, "SIGSEGV"),

@@ -128,8 +128,43 @@ def test_direct_loop_really_calls_the_target() -> None:
     assert "ret" in target
 
 
+@pytest.mark.parametrize("kind", ["stub", "precode"])
+def test_wx_off_maps_rwx_and_the_other_modes_never_do(kind: str) -> None:
+    """W^X off (dotnet/runtime#65738's "before"): the stubs live in one rwx mapping, counted in
+    /proc/self/maps by the workload; every W^X-on mode leaves no writable+executable mapping."""
+    n = 4097
+    off = run(f"--kind={kind}", "--count=4096", "--wx=off", f"--iterations={n}")
+    assert off["checksum"] == n and off["layout_ok"] is True and off["wx_method"] == "off"
+    assert off["code_perms"] == off["slot_perms"] == "rwxp"
+    assert off["maps_wx"] >= 1
+    for wx in ("mprotect", "memfd", "auto"):
+        on = run(f"--kind={kind}", "--count=4096", f"--wx={wx}", f"--iterations={n}")
+        assert on["checksum"] == n and on["layout_ok"] is True
+        assert on["maps_wx"] == 0, wx
+        assert on["code_perms"].startswith("r-x") and on["slot_perms"].startswith("rw-")
+        # W^X splits the interleaved area into one mapping per page: one executable mapping per
+        # code page (file-backed neighbours never merge with them) where off has one in all.
+        pairs = on["pages"] // 2
+        assert on["maps_exec"] - off["maps_exec"] == pairs - 1, wx
+        # The data pages are writable mappings of their own (the last may merge with an
+        # anonymous rw neighbour).
+        assert on["maps_writable"] - off["maps_writable"] >= pairs - 2, wx
+
+
+@pytest.mark.parametrize("kind,wx", [("direct", "auto"), ("pointer", "auto"), ("stub", "off"),
+                                     ("stub", "mprotect"), ("precode", "memfd")])
+def test_first_call_is_timed(kind: str, wx: str) -> None:
+    out = run(f"--kind={kind}", "--count=64", f"--wx={wx}", "--iterations=1000")
+    assert isinstance(out["first_call_ns"], int) and out["first_call_ns"] > 0
+    assert out["maps_writable"] > 0 and out["maps_exec"] > 0
+    if kind in ("stub", "precode"):  # generation (mmap + 64 stubs + protections) costs > 1 us
+        assert out["first_call_ns"] > 1000
+
+
 @pytest.mark.parametrize("args", [["--kind=bogus"], ["--count=3"], ["--count=0"],
                                   ["--mode=fast"], ["--wx=maybe"], ["--color=red"],
+                                  ["--wx=off", "--kind=direct"],
+                                  ["--wx=mprotect", "--kind=pointer"],
                                   ["--iterations=ten"], ["--threads=0"]])
 def test_bad_params_exit_2_with_one_line(args: list[str]) -> None:
     proc = subprocess.run(binary() + args, capture_output=True, text=True, timeout=30,

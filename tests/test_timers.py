@@ -22,6 +22,13 @@ pytestmark = pytest.mark.slow
 
 
 def _result(wl: Workload, **params: Any) -> dict[str, Any]:
+    out = _run(wl, **params)
+    if "fired" in out:
+        assert out["fired"] == 0  # an hour-long timeout never fires during a test
+    return out
+
+
+def _run(wl: Workload, **params: Any) -> dict[str, Any]:
     argv, _ = wl.command({k: str(v) for k, v in params.items()})
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -35,26 +42,75 @@ def _result(wl: Workload, **params: Any) -> dict[str, Any]:
     assert out["ns_per_op"] == pytest.approx(
         sum(ns / n for ns in out["per_thread_ns"]) / threads, rel=1e-3)
     assert out["ops_per_s"] > 0
-    # The proof the work happened: every timer created was cancelled.
+    # The proof the work happened: every timer created was cancelled (or, --fire, fired).
     assert out["checksum"] == n * threads
-    if "fired" in out:
-        assert out["fired"] == 0  # an hour-long timeout never fires during a test
     return out
 
 
-@pytest.mark.parametrize("kind", ["timerfd", "posix", "heap"])
+@pytest.mark.parametrize("kind", ["timerfd", "posix", "heap", "queue"])
 def test_c_kinds(kind: str) -> None:
     wl = built_workload("timers/c")
     out = _result(wl, kind=kind, threads=2, live=100, iterations=3000)
     assert out["params"]["kind"] == kind and out["params"]["live"] == 100
-    if kind != "heap":  # the kernel timers kept alive were all still armed at the end
+    if kind != "heap":  # the timers kept alive were all still armed at the end
         assert out["live_cancelled"] == 100
+    assert out["cross_thread_cancels"] == 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_c_partitioned_queue_really_uses_one_queue_per_thread(threads: int) -> None:
+    wl = built_workload("timers/c")
+    glob = _result(wl, kind="queue", queue="global", threads=threads, iterations=3000)
+    part = _result(wl, kind="queue", queue="partitioned", threads=threads, iterations=3000)
+    # `queues` counts the queues that received timers during the timed region.
+    assert glob["queues"] == 1 and glob["firing_threads"] == 1
+    assert part["queues"] == threads and part["firing_threads"] == threads
+    # Hour-long timers do not wake a firing thread per operation: only a nearer deadline does
+    # (a wake-up left over from the warm-up may land in the timed region).
+    assert glob["firing_wakeups"] < 10 and part["firing_wakeups"] < 10
+
+
+@pytest.mark.parametrize("kind,queue", [("queue", "global"), ("queue", "partitioned"),
+                                        ("timerfd", "global"), ("posix", "global")])
+def test_c_cancel_other_cancels_on_another_thread(kind: str, queue: str) -> None:
+    wl = built_workload("timers/c")
+    n = 3000
+    other = _result(wl, kind=kind, queue=queue, cancel="other", threads=2, iterations=n)
+    same = _result(wl, kind=kind, queue=queue, cancel="same", threads=2, iterations=n)
+    # kind=queue compares the cancelling thread's id with the creator's at every cancel.
+    assert other["cross_thread_cancels"] == 2 * n
+    assert same["cross_thread_cancels"] == 0
+    assert other["params"]["cancel"] == "other"
+
+
+@pytest.mark.parametrize("queue", ["global", "partitioned"])
+def test_c_fire_really_fires(queue: str) -> None:
+    wl = built_workload("timers/c")
+    n, fire_us = 2000, 300
+    out = _run(wl, kind="queue", queue=queue, fire=fire_us, threads=2, iterations=n)
+    assert out["fired"] == out["checksum"] == 2 * n
+    assert out["fire_rate_per_s"] > 0
+    # Lateness is measured in the callback: never early, p99 at least p50.
+    assert 0 <= out["lateness_p50_ns"] <= out["lateness_p99_ns"] <= out["lateness_max_ns"]
+    # Each thread waited for its last timer: at least the delay.
+    assert min(out["per_thread_ns"]) >= fire_us * 1000
+    assert out["firing_wakeups"] > 0
+    never = _result(wl, kind="queue", queue=queue, threads=2, iterations=n)
+    assert "lateness_p50_ns" not in never and never["fired"] == 0
 
 
 def test_c_bad_params() -> None:
     wl = built_workload("timers/c")
     refuses(wl, "--kind=itimer")
     refuses(wl, "--live=-1")
+    refuses(wl, "--cancel=later")
+    refuses(wl, "--queue=percpu")
+    refuses(wl, "--fire=-5")
+    # Combinations that make no sense: one line naming the flag.
+    refuses(wl, "--queue=partitioned", "--kind=timerfd")
+    refuses(wl, "--cancel=other", "--kind=heap")
+    refuses(wl, "--fire=100", "--kind=posix")
+    refuses(wl, "--fire=100", "--kind=queue", "--cancel=other")
 
 
 def test_go() -> None:
@@ -77,9 +133,50 @@ def test_java_remove_on_cancel_policy() -> None:
     assert drop["params"]["remove_on_cancel"] is True
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_java_partitioned_uses_one_executor_per_thread(threads: int) -> None:
+    wl = built_workload("timers/java")
+    n = 2000
+    glob = _result(wl, queue="global", remove_on_cancel="true", threads=threads, iterations=n,
+                   warmup=500)
+    part = _result(wl, queue="partitioned", remove_on_cancel="true", threads=threads,
+                   iterations=n, warmup=500)
+    # `queues` counts the executors that received tasks during the timed region.
+    assert glob["queues"] == 1 and part["queues"] == threads
+    assert part["firing_threads"] == threads
+
+
+def test_java_cancel_other_cancels_on_another_thread() -> None:
+    wl = built_workload("timers/java")
+    n = 2000
+    for queue in ("global", "partitioned"):
+        other = _result(wl, cancel="other", queue=queue, remove_on_cancel="true", threads=2,
+                        iterations=n, warmup=500)
+        assert other["cross_thread_cancels"] == 2 * n
+        assert other["queue_size"] == 0  # every task removed on cancel, by the partner
+    same = _result(wl, cancel="same", threads=2, iterations=n, warmup=500)
+    assert same["cross_thread_cancels"] == 0
+
+
+@pytest.mark.parametrize("queue", ["global", "partitioned"])
+def test_java_fire_really_fires(queue: str) -> None:
+    wl = built_workload("timers/java")
+    n, fire_us = 1000, 300
+    out = _run(wl, queue=queue, fire=fire_us, threads=2, iterations=n, warmup=500)
+    assert out["fired"] == out["checksum"] == 2 * n
+    assert out["fire_rate_per_s"] > 0
+    assert 0 <= out["lateness_p50_ns"] <= out["lateness_p99_ns"] <= out["lateness_max_ns"]
+    assert min(out["per_thread_ns"]) >= fire_us * 1000
+    assert out["queue_size"] == 0
+
+
 def test_java_bad_params() -> None:
     wl = built_workload("timers/java")
     refuses(wl, "--remove_on_cancel=maybe")
+    refuses(wl, "--cancel=later")
+    refuses(wl, "--queue=percpu")
+    refuses(wl, "--fire=-1")
+    refuses(wl, "--fire=100", "--cancel=other")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -23,13 +23,19 @@
  *   pw_parse(argc, argv, ps, PW_COUNT(ps));
  *   pw_result r; pw_run(loop, NULL, &r);
  *   pw_print_json(&r, ps, PW_COUNT(ps), "\"thrown\":12");
+ *
+ * A workload with flags of its own kind (mmap/c: k/m/g sizes, several benches) sets pw_prog and
+ * scans with pw_next_flag, pw_parse_u64 and pw_parse_bool; pw_usage_error and pw_fail are its
+ * one-line exits (2 for bad input, 1 for a failed syscall).
  */
 #ifndef PERFLAB_WORKLOAD_H
 #define PERFLAB_WORKLOAD_H
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +73,47 @@ typedef struct {
 PW_UNUSED static long long pw_iterations = 0;
 PW_UNUSED static long long pw_threads = 1;
 
-PW_UNUSED static void pw_die(const char *prog, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+PW_UNUSED static void pw_vdie(const char *prog, const char *fmt, va_list ap) {
     fprintf(stderr, "%s: ", prog);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
-    va_end(ap);
     exit(2);
+}
+
+/* One line on stderr naming the problem (and the fix), exit 2: the contract for bad input. */
+PW_UNUSED static void pw_die(const char *prog, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pw_vdie(prog, fmt, ap);
+}
+
+/* The program name in messages of workloads that parse their own flags (pw_parse uses argv[0]). */
+PW_UNUSED static const char *pw_prog = "workload";
+
+PW_UNUSED static void pw_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pw_vdie(pw_prog, fmt, ap);
+}
+
+/* A runtime failure (a syscall that should not fail): one line, exit 1. */
+PW_UNUSED static void pw_fail(const char *what) {
+    fprintf(stderr, "%s: %s failed: %s\n", pw_prog, what, strerror(errno));
+    exit(1);
+}
+
+/* One step of a flag scan: argv[*i] must be --name=value or --name value (else one line, exit 2).
+ * Sets name/len (not NUL-terminated) and value: after '=', else the next argument (*i moves past
+ * it), else NULL.  The caller says what an unknown name or a missing value is. */
+PW_UNUSED static void pw_next_flag(const char *prog, int argc, char **argv, int *i,
+                                   const char **name, size_t *len, const char **value) {
+    const char *a = argv[*i];
+    if (strncmp(a, "--", 2) != 0) pw_die(prog, "unexpected argument '%s'; flags are --name=value", a);
+    a += 2;
+    const char *eq = strchr(a, '=');
+    *name = a;
+    *len = eq ? (size_t)(eq - a) : strlen(a);
+    *value = eq ? eq + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
 }
 
 PW_UNUSED static int pw_choice_ok(const char *choices, const char *v) {
@@ -115,12 +154,9 @@ PW_UNUSED static void pw_parse(int argc, char **argv, pw_param *params, int n) {
     static pw_param builtin[2] = {PW_INT("iterations", 0, 0, PW_MAX_ITERATIONS),
                                   PW_INT("threads", 1, 1, PW_MAX_THREADS)};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) pw_die(prog, "unexpected argument '%s'; flags are --name=value", a);
-        a += 2;
-        const char *eq = strchr(a, '=');
-        size_t len = eq ? (size_t)(eq - a) : strlen(a);
-        const char *v = eq ? eq + 1 : NULL;
+        const char *a, *v;
+        size_t len;
+        pw_next_flag(prog, argc, argv, &i, &a, &len, &v);
         pw_param *p = NULL;
         for (int k = 0; k < n + 2 && !p; k++) {
             pw_param *c = k < n ? &params[k] : &builtin[k - n];
@@ -132,10 +168,7 @@ PW_UNUSED static void pw_parse(int argc, char **argv, pw_param *params, int n) {
             fprintf(stderr, " --iterations --threads\n");
             exit(2);
         }
-        if (!v) {
-            if (i + 1 >= argc) pw_die(prog, "--%s needs a value (--%s=VALUE)", p->name, p->name);
-            v = argv[++i];
-        }
+        if (!v) pw_die(prog, "--%s needs a value (--%s=VALUE)", p->name, p->name);
         pw_set(prog, p, v);
     }
     pw_iterations = builtin[0].ival;
@@ -165,6 +198,56 @@ PW_UNUSED static inline long long pw_thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* xorshift64: a seeded, reproducible sequence (the same in the Go and Rust ports of a workload). */
+PW_UNUSED static inline uint64_t pw_xorshift64(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* An unsigned integer flag (decimal, 0x hex or 0 octal) with an optional k/m/g suffix (powers of
+ * 1024), checked against [lo, hi]; bad input is one line (pw_prog), exit 2. */
+PW_UNUSED static uint64_t pw_parse_u64(const char *name, const char *s, uint64_t lo, uint64_t hi) {
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-') pw_usage_error("--%s='%s' is not a non-negative integer", name, s ? s : "");
+    unsigned long long v = strtoull(s, &end, 0);
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1024ull, end++;
+    else if (*end == 'm' || *end == 'M') mul = 1024ull * 1024, end++;
+    else if (*end == 'g' || *end == 'G') mul = 1024ull * 1024 * 1024, end++;
+    if (errno || *end) pw_usage_error("--%s='%s' is not an integer (suffixes k, m, g allowed)", name, s);
+    if (v > hi / mul || v * mul < lo || v * mul > hi)
+        pw_usage_error("--%s=%s is out of range [%" PRIu64 ", %" PRIu64 "]", name, s, lo, hi);
+    return v * mul;
+}
+
+/* true/1/yes or false/0/no; anything else is one line (pw_prog), exit 2. */
+PW_UNUSED static int pw_parse_bool(const char *name, const char *s) {
+    if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes")) return 1;
+    if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "no")) return 0;
+    pw_usage_error("--%s='%s' is not a boolean; use true or false", name, s);
+    return 0;
+}
+
+/* The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled ("unknown" if absent). */
+PW_UNUSED static void pw_thp(char *out, size_t n) {
+    snprintf(out, n, "unknown");
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f) return;
+    char line[256];
+    if (fgets(line, sizeof line, f)) {
+        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+        if (a && b && (size_t)(b - a) < n) {
+            memcpy(out, a + 1, (size_t)(b - a - 1));
+            out[b - a - 1] = 0;
+        }
+    }
+    fclose(f);
 }
 
 /* The hot loop: run n operations, return the checksum (e.g. exceptions caught). */

@@ -2,7 +2,7 @@
 
 Standard library only (workloads run under any python3 >= 3.11).  A workload in
 ``workloads/<family>/python/`` puts this folder on ``sys.path`` relative to its own file and
-imports it; this module in turn finds the repository's ``src/perflab/region.py`` relative to
+imports it; this module in turn finds the repository's ``src/perflab/region_client.py`` relative to
 itself, so the timed-region protocol is the one perflab itself implements.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "src")
 if _SRC not in sys.path:
     sys.path.insert(0, _SRC)
-from perflab import region  # noqa: E402
+from perflab import region_client as region  # noqa: E402
 
 
 class Flags:

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unsafe"
 
+	"perflab/flags"
 	"perflab/region"
 )
 
@@ -149,10 +150,9 @@ func threadCPUNs() int64 {
 	return ts.Nano()
 }
 
-func die(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "eh: "+format+"\n", a...)
-	os.Exit(2)
-}
+var cmd = flags.Command{Prog: "eh"}
+
+func die(format string, a ...any) { cmd.Usage(format, a...) }
 
 func main() {
 	fs := flag.NewFlagSet("eh", flag.ContinueOnError)
@@ -167,18 +167,10 @@ func main() {
 	if fs.NArg() > 0 {
 		die("unexpected argument '%s'; flags are --name=value", fs.Arg(0))
 	}
-	if *depth < 0 || *depth > 100000 {
-		die("--depth=%d is out of range; allowed: 0..100000", *depth)
-	}
-	if *kind != "software" && *kind != "hardware" && *kind != "error" {
-		die("--kind=%s is not allowed; choose one of software|hardware|error", *kind)
-	}
-	if *threads < 1 || *threads > 1024 {
-		die("--threads=%d is out of range; allowed: 1..1024", *threads)
-	}
-	if *iterations < 0 || *iterations > maxIterations {
-		die("--iterations=%d is out of range; allowed: 0..%d", *iterations, maxIterations)
-	}
+	cmd.CheckRange("depth", int64(*depth), 0, 100000)
+	cmd.CheckChoice("kind", *kind, "software", "hardware", "error")
+	cmd.CheckRange("threads", int64(*threads), 1, 1024)
+	cmd.CheckRange("iterations", int64(*iterations), 0, maxIterations)
 	c := &config{depth: *depth, kind: *kind}
 
 	n := *iterations

@@ -1,6 +1,9 @@
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.IntUnaryOperator;
 import perflab.Workload;
 
 /**
@@ -13,6 +16,15 @@ import perflab.Workload;
  * the same frames: the baseline). The manifest runs the JVM with -XX:-OmitStackTraceInFastThrow
  * (so C2 does not swap a hot implicit NPE for a preallocated, trace-less one) and
  * -XX:CompileCommand=dontinline on the chain, so every frame is real.
+ *
+ * <p>mode=async: the same kinds through a chain of CompletableFuture stages. Level n composes
+ * level n-1 ({@code thenCompose}) and handles its outcome ({@code handle}): an exception is
+ * rethrown (as Node's async levels do with {@code catch (e) { throw e; }}), an error value is
+ * passed on; the leaf throws (or returns the error) inside a stage ({@code thenApply}), and the
+ * loop's {@code join()} throws the CompletionException that is caught. Every stage is already
+ * complete when composed, so the chain runs on the calling thread: depth costs are the stage
+ * machinery and the exception, not executor hand-offs. async_stages counts the handle stages the
+ * failure passed through in one operation (depth - 1 for depth &gt;= 1).
  */
 public final class Eh {
     static final String[] KINDS = {"software", "notrace", "prealloc", "hardware", "error"};
@@ -195,6 +207,115 @@ public final class Eh {
         }
     }
 
+    // ---- the async chains (mode=async) ----
+    static int leafSoftware(int x) {
+        throw new TraceEx("depth");
+    }
+
+    static int leafNoTrace(int x) {
+        throw new NoTraceEx("depth");
+    }
+
+    static int leafPrealloc(int x) {
+        throw PREALLOCATED;
+    }
+
+    static int leafHardware(int x) {
+        return NULL_HOLDER.value; // an implicit NullPointerException inside the stage
+    }
+
+    static int leafError(int x) {
+        return failFlag;
+    }
+
+    /** The leaf: a stage that throws (or returns the error value). */
+    static CompletableFuture<Integer> chainAsyncLeaf(int n, IntUnaryOperator leaf) {
+        return CompletableFuture.completedFuture(n).thenApply(leaf::applyAsInt);
+    }
+
+    /** Level n composes level n-1 and handles what it completed with. */
+    static CompletableFuture<Integer> chainAsync(int n, IntUnaryOperator leaf, long[] stages) {
+        if (n <= 1) {
+            return chainAsyncLeaf(n, leaf);
+        }
+        return CompletableFuture.completedFuture(n - 1)
+                .thenCompose(m -> chainAsync(m, leaf, stages))
+                .handle((r, e) -> chainAsyncLevel(r, e, stages));
+    }
+
+    static Integer chainAsyncLevel(Integer r, Throwable e, long[] stages) {
+        if (e != null) {
+            stages[0]++;
+            throw e instanceof CompletionException ce ? ce : new CompletionException(e);
+        }
+        if (r < 0) {
+            stages[0]++;
+            return r; // the error value, passed on as a caller checking a result would
+        }
+        return r + 1;
+    }
+
+    static final ThreadLocal<long[]> STAGES = ThreadLocal.withInitial(() -> new long[1]);
+
+    static final class Async implements Op {
+        final IntUnaryOperator leaf;
+        final Class<? extends Throwable> expected; // null: the error-value kind
+
+        Async(String kind) {
+            switch (kind) {
+                case "software": leaf = Eh::leafSoftware; expected = TraceEx.class; break;
+                case "notrace": leaf = Eh::leafNoTrace; expected = NoTraceEx.class; break;
+                case "prealloc": leaf = Eh::leafPrealloc; expected = NoTraceEx.class; break;
+                case "hardware":
+                    leaf = Eh::leafHardware;
+                    expected = NullPointerException.class;
+                    break;
+                default: leaf = Eh::leafError; expected = null; break;
+            }
+        }
+
+        CompletableFuture<Integer> start(int depth) {
+            return depth == 0 ? chainAsyncLeaf(0, leaf) : chainAsync(depth, leaf, STAGES.get());
+        }
+
+        public int once(int depth, Holder h) {
+            try {
+                int r = start(depth).join();
+                if (r < 0 && expected == null) {
+                    sink = h;
+                    return 1;
+                }
+                return 0;
+            } catch (CompletionException e) {
+                if (expected != null && expected.isInstance(e.getCause())) {
+                    sink = e;
+                    return 1;
+                }
+                throw e;
+            }
+        }
+
+        public int traceFrames(int depth) {
+            if (expected != TraceEx.class && expected != NullPointerException.class) {
+                return 0;
+            }
+            try {
+                start(depth).join();
+                return -1;
+            } catch (CompletionException e) {
+                return e.getCause().getStackTrace().length;
+            }
+        }
+
+        /** Handle stages one failure passes through at this depth. */
+        long stages(int depth) {
+            long[] st = STAGES.get();
+            long before = st[0];
+            once(depth, NULL_HOLDER);
+            return st[0] - before;
+        }
+    }
+
     // Not final and not a constant: the JIT must load them every time.
     static Holder NULL_HOLDER = null;
     static int failFlag = -1;
@@ -225,15 +346,12 @@ public final class Eh {
         long iterations = f.intFlag("iterations", 0, 0, 1_000_000_000L);
         long warmup = f.intFlag("warmup", 20000, 0, 100_000_000L);
         String kind = f.choiceFlag("kind", "software", KINDS);
-        String mode = f.stringFlag("mode", "sync");
-        if (!mode.equals("sync")) {
-            f.usage("--mode=" + mode + " is not supported in Java; use --mode=sync");
-        }
+        String mode = f.choiceFlag("mode", "sync", "sync", "async");
         f.rejectUnknown("depth, kind, mode, threads, iterations, warmup");
         // Deep stacks need room: 100000 frames do not fit a default 1 MiB thread stack.
         long stackBytes = Math.max(8L << 20, (long) depth * 256L + (1L << 20));
 
-        final Op op = opFor(kind);
+        final Op op = mode.equals("async") ? new Async(kind) : opFor(kind);
         final int d = depth;
         // Warm-up: enough calls for C2 to compile the loop and the chain, capped at one second
         // so a deep, slow variant does not spend a minute warming up.
@@ -273,7 +391,11 @@ public final class Eh {
                 caught);
 
         int[] frames = new int[1];
-        Thread probe = new Thread(null, () -> frames[0] = op.traceFrames(d), "probe", stackBytes);
+        long[] stages = new long[1];
+        Thread probe = new Thread(null, () -> {
+            frames[0] = op.traceFrames(d);
+            stages[0] = op instanceof Async a ? a.stages(d) : 0;
+        }, "probe", stackBytes);
         probe.start();
         probe.join();
 
@@ -296,11 +418,12 @@ public final class Eh {
                         + "\"ns_per_op\": %.3f, \"ops_per_s\": %.1f, \"checksum\": %d, "
                         + "\"iterations\": %d, \"calibrated\": %b, \"iterations_per_thread\": %d, "
                         + "\"warmup_iterations\": %d, "
-                        + "\"trace_frames\": %d, \"parallelism\": \"threads\", "
+                        + "\"trace_frames\": %d, \"async_stages\": %d, "
+                        + "\"parallelism\": \"threads\", "
                         + "\"runtime\": \"%s\", \"params\": %s}",
                 ops, threads, Workload.jsonArray(ns), Workload.nsPerOp(ns, n),
                 Workload.opsPerS(ns, n), Workload.sum(caught), n, iterations == 0, n,
                 warmRes[0],
-                frames[0], System.getProperty("java.vm.version"), ps));
+                frames[0], stages[0], System.getProperty("java.vm.version"), ps));
     }
 }

@@ -8,7 +8,7 @@ threads meaningless for a CPU-bound loop, so threads > 1 runs one *process* per 
 all released from one barrier; the JSON says "parallelism": "processes".
 
 Standard library only; runs under any python3 >= 3.11.  The timed-region helper comes from the
-repository's src/perflab/region.py, through workloads/common/python/perflab_workload.py (both
+repository's src/perflab/region_client.py, through workloads/common/python/perflab_workload.py (both
 found relative to this file).
 """
 

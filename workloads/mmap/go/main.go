@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"perflab/flags"
 	"perflab/region"
 )
 
@@ -27,10 +28,10 @@ const (
 var prots = [4]int{syscall.PROT_NONE, syscall.PROT_READ, syscall.PROT_READ | syscall.PROT_WRITE,
 	syscall.PROT_READ | syscall.PROT_WRITE}
 
-func usage(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "mmap-churn: "+format+"\n", a...)
-	os.Exit(2)
-}
+var cmd = flags.Command{Prog: "mmap-churn", NoValue: "flag '--%[1]s' needs a value",
+	Unknown: "unknown flag '--%[1]s'; see the workload.toml for its parameters"}
+
+func usage(format string, a ...any) { cmd.Usage(format, a...) }
 
 func die(what string, errno syscall.Errno) {
 	fmt.Fprintf(os.Stderr, "mmap-churn: %s failed: %v\n", what, errno)
@@ -161,26 +162,12 @@ func thp() string {
 }
 
 func main() {
-	vals := map[string]string{"bench": "churn", "threads": "1", "slots": "1024"}
 	known := map[string]bool{"bench": true, "iterations": true, "threads": true, "seed": true, "slots": true}
-	args := os.Args[1:]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") {
-			usage("unexpected argument '%s'; flags are --name=value", a)
+	vals := cmd.Parse(os.Args[1:], func(name string) bool { return known[name] })
+	for k, v := range map[string]string{"bench": "churn", "threads": "1", "slots": "1024"} {
+		if _, ok := vals[k]; !ok {
+			vals[k] = v
 		}
-		name, val, ok := strings.Cut(a[2:], "=")
-		if !known[name] {
-			usage("unknown flag '--%s'; see the workload.toml for its parameters", name)
-		}
-		if !ok {
-			if i+1 >= len(args) {
-				usage("flag '--%s' needs a value", name)
-			}
-			i++
-			val = args[i]
-		}
-		vals[name] = val
 	}
 	if vals["bench"] != "churn" {
 		usage("--bench='%s' is not available in Go; use churn (lat_mmap and lat_pagefault are in mmap/c)", vals["bench"])

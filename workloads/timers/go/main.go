@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"perflab/flags"
 	"perflab/region"
 )
 
@@ -22,30 +23,11 @@ var fired atomic.Int64
 
 func onFire() { fired.Add(1) } // never expected to run: the timeout is an hour
 
-func die(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "timers/go: "+format+"\n", a...)
-	os.Exit(2)
-}
+var cmd = flags.Command{Prog: "timers/go",
+	Unexpected: "unexpected argument '%[1]s'; parameters are --name=value",
+	NoValue:    "--%[1]s needs a value; write --%[1]s=VALUE"}
 
-func parseFlags(args []string) map[string]string {
-	f := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") || len(a) < 3 {
-			die("unexpected argument '%s'; parameters are --name=value", a)
-		}
-		body := a[2:]
-		if k, v, ok := strings.Cut(body, "="); ok {
-			f[k] = v
-		} else if i+1 < len(args) {
-			i++
-			f[body] = args[i]
-		} else {
-			die("--%s needs a value; write --%s=VALUE", body, body)
-		}
-	}
-	return f
-}
+func die(format string, a ...any) { cmd.Usage(format, a...) }
 
 func intFlag(f map[string]string, name string, def, lo, hi int64) int64 {
 	v, ok := f[name]
@@ -78,7 +60,7 @@ func churn(n int64) int64 {
 }
 
 func main() {
-	f := parseFlags(os.Args[1:])
+	f := cmd.Parse(os.Args[1:], nil)
 	threads := int(intFlag(f, "threads", 1, 1, 1024))
 	iterations := intFlag(f, "iterations", 0, 0, 1_000_000_000)
 	live := intFlag(f, "live", 0, 0, 10_000_000)

@@ -8,6 +8,7 @@
 //!
 //! Flags are parsed by hand (no clap) so the workload builds offline with no external crate.
 
+use perflab_flags::Command;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -148,10 +149,7 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn die(msg: String) -> ! {
-    eprintln!("eh: {msg}");
-    std::process::exit(2);
-}
+const CMD: Command = Command::new("eh");
 
 struct Args {
     cfg: Config,
@@ -160,22 +158,6 @@ struct Args {
     mode: String,
     threads: u64,
     iterations: u64,
-}
-
-fn parse_int(name: &str, v: &str, lo: u64, hi: u64) -> u64 {
-    match v.parse::<u64>() {
-        Ok(x) if (lo..=hi).contains(&x) => x,
-        Ok(x) => die(format!("--{name}={x} is out of range; allowed: {lo}..{hi}")),
-        Err(_) => die(format!("--{name}={v} is not an integer; give a whole number in [{lo}, {hi}]")),
-    }
-}
-
-fn parse_choice(name: &str, v: &str, choices: &[&str]) -> String {
-    if choices.contains(&v) {
-        v.to_string()
-    } else {
-        die(format!("--{name}={v} is not allowed; choose one of {}", choices.join("|")))
-    }
 }
 
 fn parse_args() -> Args {
@@ -187,34 +169,17 @@ fn parse_args() -> Args {
         threads: 1,
         iterations: 0,
     };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < argv.len() {
-        let arg = &argv[i];
-        let Some(flag) = arg.strip_prefix("--") else {
-            die(format!("unexpected argument '{arg}'; flags are --name=value"))
-        };
-        let (name, value) = match flag.split_once('=') {
-            Some((n, v)) => (n.to_string(), v.to_string()),
-            None => {
-                i += 1;
-                match argv.get(i) {
-                    Some(v) => (flag.to_string(), v.clone()),
-                    None => die(format!("--{flag} needs a value (--{flag}=VALUE)")),
-                }
-            }
-        };
+    for (name, value) in CMD.flags(std::env::args().skip(1)) {
         match name.as_str() {
-            "depth" => a.depth = parse_int("depth", &value, 0, 100_000),
-            "kind" => a.kind = parse_choice("kind", &value, &["software", "error"]),
-            "mode" => a.mode = parse_choice("mode", &value, &["panic", "resume"]),
-            "threads" => a.threads = parse_int("threads", &value, 1, 1024),
-            "iterations" => a.iterations = parse_int("iterations", &value, 0, MAX_ITERATIONS),
-            _ => die(format!(
+            "depth" => a.depth = CMD.int("depth", &value, 0, 100_000),
+            "kind" => a.kind = CMD.choice("kind", &value, &["software", "error"]),
+            "mode" => a.mode = CMD.choice("mode", &value, &["panic", "resume"]),
+            "threads" => a.threads = CMD.int("threads", &value, 1, 1024),
+            "iterations" => a.iterations = CMD.int("iterations", &value, 0, MAX_ITERATIONS),
+            _ => CMD.usage(format!(
                 "unknown flag --{name}; known: --depth --kind --mode --threads --iterations"
             )),
         }
-        i += 1;
     }
     a.cfg = Config {
         depth: a.depth as u32,

@@ -36,8 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perflab_region.h"
-#include "wl.h"
+#include "perflab_workload.h" /* workloads/common/c: flags, clock, one-line errors */
 
 #define MAX_PAGES 16
 #define DEFAULT_SEED 88172645463325252ull
@@ -69,14 +68,14 @@ static void churn_init(churn_t *c, uint64_t seed, uint32_t nslots) {
     c->h = 0xcbf29ce484222325ull;
     c->nslots = nslots;
     c->slots = calloc(nslots, sizeof(slot_t));
-    if (!c->slots) wl_die("calloc");
+    if (!c->slots) pw_fail("calloc");
 }
 
 static inline void mix(churn_t *c, uint64_t v) { c->h = (c->h ^ v) * 0x100000001b3ull; }
 
 static void churn_ops(churn_t *c, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t r = wl_xorshift64(&c->rng);
+        uint64_t r = pw_xorshift64(&c->rng);
         uint32_t s = (uint32_t)(r % c->nslots);
         slot_t *sl = &c->slots[s];
         uint64_t kind;
@@ -84,23 +83,23 @@ static void churn_ops(churn_t *c, uint64_t n) {
             uint32_t np = 1 + (uint32_t)((r >> 20) & 15);
             int prot = PROTS[(r >> 24) & 3];
             void *p = mmap(NULL, np * page_size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED) wl_die("mmap");
+            if (p == MAP_FAILED) pw_fail("mmap");
             sl->addr = p, sl->pages = np, sl->prot = (uint32_t)prot;
             kind = 1, c->n_mmap++;
         } else if ((r >> 28) & 1) {
-            if (munmap(sl->addr, sl->pages * page_size)) wl_die("munmap");
+            if (munmap(sl->addr, sl->pages * page_size)) pw_fail("munmap");
             sl->addr = NULL, sl->pages = 0;
             kind = 2, c->n_munmap++;
         } else {
             uint32_t np = 1 + (uint32_t)((r >> 20) & 15);
             void *p = mremap(sl->addr, sl->pages * page_size, np * page_size, MREMAP_MAYMOVE);
-            if (p == MAP_FAILED) wl_die("mremap");
+            if (p == MAP_FAILED) pw_fail("mremap");
             sl->addr = p, sl->pages = np;
             kind = 3, c->n_mremap++;
         }
         mix(c, kind << 40 | (uint64_t)s << 16 | (uint64_t)sl->pages << 8 | (sl->pages ? sl->prot : 0));
         if (sl->pages && sl->prot == (PROT_READ | PROT_WRITE) && ((r >> 32) & 7) == 0) {
-            uint64_t r2 = wl_xorshift64(&c->rng);
+            uint64_t r2 = pw_xorshift64(&c->rng);
             uint64_t pg = r2 % sl->pages, off = (r2 >> 8) & 4095;
             volatile uint8_t *b = sl->addr + pg * page_size + off;
             uint64_t old = *b;
@@ -143,9 +142,9 @@ static void *churn_thread(void *arg) {
     churn_init(&t->c, t->seed, t->nslots);
     pthread_barrier_wait(t->ready);
     pthread_barrier_wait(t->go);
-    uint64_t t0 = wl_now_ns();
+    uint64_t t0 = pw_now_ns();
     perflab_timed_region_churn(&t->c, t->n);
-    t->ns = wl_now_ns() - t0;
+    t->ns = pw_now_ns() - t0;
     return NULL;
 }
 
@@ -163,9 +162,9 @@ static int run_churn(uint64_t iterations, int calibrate, unsigned threads, uint6
         for (;;) {
             churn_t w;
             churn_init(&w, seed ^ WARMUP_SALT, nslots);
-            uint64_t t0 = wl_now_ns();
+            uint64_t t0 = pw_now_ns();
             churn_ops(&w, n);
-            ns = wl_now_ns() - t0;
+            ns = pw_now_ns() - t0;
             churn_free(&w);
             if (ns >= 50000000ull || n >= 20000000ull) break;
             n *= 2;
@@ -179,12 +178,12 @@ static int run_churn(uint64_t iterations, int calibrate, unsigned threads, uint6
     pthread_barrier_init(&ready, NULL, threads + 1);
     pthread_barrier_init(&go, NULL, threads + 1);
     churn_thread_t *ts = calloc(threads, sizeof *ts);
-    if (!ts) wl_die("calloc");
+    if (!ts) pw_fail("calloc");
     for (unsigned i = 0; i < threads; i++) {
         ts[i].seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
         ts[i].n = iterations, ts[i].warmup = warmup, ts[i].nslots = nslots;
         ts[i].ready = &ready, ts[i].go = &go;
-        if (pthread_create(&ts[i].tid, NULL, churn_thread, &ts[i])) wl_die("pthread_create");
+        if (pthread_create(&ts[i].tid, NULL, churn_thread, &ts[i])) pw_fail("pthread_create");
     }
     pthread_barrier_wait(&ready);
     fprintf(stderr, "mmap churn: timed region begins (%u thread(s) x %" PRIu64 " ops)\n", threads,
@@ -207,7 +206,7 @@ static int run_churn(uint64_t iterations, int calibrate, unsigned threads, uint6
     }
     nsop /= threads;
     char thp[32];
-    wl_thp(thp, sizeof thp);
+    pw_thp(thp, sizeof thp);
     uint64_t ops = iterations * threads;
     printf("{\"workload\":\"mmap\",\"bench\":\"churn\",\"lang\":\"c\",\"ops\":%" PRIu64
            ",\"threads\":%u,",
@@ -233,22 +232,22 @@ static int run_churn(uint64_t iterations, int calibrate, unsigned threads, uint6
 static int make_file(const char *dir, uint64_t size) {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/perflab-mmap-XXXXXX", dir) >= (int)sizeof path)
-        wl_usage_error("--dir='%s' is too long", dir);
+        pw_usage_error("--dir='%s' is too long", dir);
     if (!mkdtemp(path))
-        wl_usage_error("cannot create a temp dir in --dir='%s' (%s); pass a writable directory",
+        pw_usage_error("cannot create a temp dir in --dir='%s' (%s); pass a writable directory",
                        dir, strerror(errno));
     char file[4200];
     snprintf(file, sizeof file, "%s/data", path);
     int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) wl_die("open");
+    if (fd < 0) pw_fail("open");
     unlink(file);
     rmdir(path);
     uint8_t *buf = calloc(1, page_size);
-    if (!buf) wl_die("calloc");
+    if (!buf) pw_fail("calloc");
     for (uint64_t p = 0; p * page_size < size; p++) {
         buf[0] = (uint8_t)(p * 7 + 1);
         size_t len = size - p * page_size < page_size ? size - p * page_size : page_size;
-        if (pwrite(fd, buf, len, (off_t)(p * page_size)) != (ssize_t)len) wl_die("pwrite");
+        if (pwrite(fd, buf, len, (off_t)(p * page_size)) != (ssize_t)len) pw_fail("pwrite");
     }
     free(buf);
     return fd;
@@ -257,7 +256,7 @@ static int make_file(const char *dir, uint64_t size) {
 static void shuffle(uint64_t *a, uint64_t n, uint64_t seed) {
     uint64_t s = seed ? seed : 1;
     for (uint64_t i = n; i > 1; i--) {
-        uint64_t j = wl_xorshift64(&s) % i;
+        uint64_t j = pw_xorshift64(&s) % i;
         uint64_t t = a[i - 1];
         a[i - 1] = a[j], a[j] = t;
     }
@@ -276,16 +275,16 @@ typedef struct {
 
 static void map_write_unmap(msize_t *m) {
     uint8_t *p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
-    if (p == MAP_FAILED) wl_die("mmap");
+    if (p == MAP_FAILED) pw_fail("mmap");
     for (uint64_t i = 0; i < m->writes; i++) ((volatile uint8_t *)p)[m->offs[i]] = (uint8_t)i;
-    if (munmap(p, m->size)) wl_die("munmap");
+    if (munmap(p, m->size)) pw_fail("munmap");
 }
 
 __attribute__((noinline, used)) static void perflab_timed_region_lat_mmap(msize_t *ms, unsigned nsz) {
     for (unsigned k = 0; k < nsz; k++) {
-        uint64_t t0 = wl_now_ns();
+        uint64_t t0 = pw_now_ns();
         for (uint64_t i = 0; i < ms[k].n; i++) map_write_unmap(&ms[k]);
-        ms[k].ns = wl_now_ns() - t0;
+        ms[k].ns = pw_now_ns() - t0;
     }
     __asm__ __volatile__("" ::: "memory");
 }
@@ -296,13 +295,13 @@ static int run_lat_mmap(uint64_t iterations, int calibrate, const char *sizes, i
     unsigned nsz = 0;
     char *copy = strdup(sizes), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (nsz == MAX_SIZES) wl_usage_error("--sizes has more than %d sizes", MAX_SIZES);
-        ms[nsz].size = wl_parse_u64("sizes", tok, page_size, 1ull << 32);
+        if (nsz == MAX_SIZES) pw_usage_error("--sizes has more than %d sizes", MAX_SIZES);
+        ms[nsz].size = pw_parse_u64("sizes", tok, page_size, 1ull << 32);
         ms[nsz].size = (ms[nsz].size + page_size - 1) / page_size * page_size;
         nsz++;
     }
     free(copy);
-    if (nsz == 0) wl_usage_error("--sizes is empty; give sizes such as 64k,1m,16m");
+    if (nsz == 0) pw_usage_error("--sizes is empty; give sizes such as 64k,1m,16m");
     for (unsigned k = 0; k < nsz; k++) {
         msize_t *m = &ms[k];
         /* Sequential: every 16 KiB across the first tenth (at least one write); random: every
@@ -310,7 +309,7 @@ static int run_lat_mmap(uint64_t iterations, int calibrate, const char *sizes, i
         uint64_t span = random ? m->size : m->size / 10;
         m->writes = span ? (span + STRIDE - 1) / STRIDE : 1;
         m->offs = malloc(m->writes * sizeof(uint64_t));
-        if (!m->offs) wl_die("malloc");
+        if (!m->offs) pw_fail("malloc");
         for (uint64_t i = 0; i < m->writes; i++) m->offs[i] = i * STRIDE;
         if (random) shuffle(m->offs, m->writes, seed + k);
         m->fd = make_file(dir, m->size);
@@ -319,9 +318,9 @@ static int run_lat_mmap(uint64_t iterations, int calibrate, const char *sizes, i
         if (calibrate) {
             uint64_t n = 1, ns;
             for (;;) {
-                uint64_t t0 = wl_now_ns();
+                uint64_t t0 = pw_now_ns();
                 for (uint64_t i = 0; i < n; i++) map_write_unmap(m);
-                ns = wl_now_ns() - t0;
+                ns = pw_now_ns() - t0;
                 if (ns >= 20000000ull || n >= 1000000) break;
                 n *= 2;
             }
@@ -340,7 +339,7 @@ static int run_lat_mmap(uint64_t iterations, int calibrate, const char *sizes, i
         close(ms[k].fd);
     }
     char thp[32];
-    wl_thp(thp, sizeof thp);
+    pw_thp(thp, sizeof thp);
     printf("{\"workload\":\"mmap\",\"bench\":\"lat_mmap\",\"lang\":\"c\",\"ops\":%" PRIu64
            ",\"threads\":1,\"per_thread_ns\":[%" PRIu64 "],\"ns_per_op\":%.3f,\"ops_per_s\":%.1f,"
            "\"checksum\":%" PRIu64 ",\"by_size\":[",
@@ -369,8 +368,8 @@ static uint64_t minflt(void) {
 
 static uint8_t *map_invalidate(int fd, uint64_t size) {
     uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) wl_die("mmap");
-    if (msync(p, size, MS_INVALIDATE)) wl_die("msync");
+    if (p == MAP_FAILED) pw_fail("mmap");
+    if (msync(p, size, MS_INVALIDATE)) pw_fail("msync");
     return p;
 }
 
@@ -388,14 +387,14 @@ __attribute__((noinline, used)) static void perflab_timed_region_lat_pagefault(
     pf_totals_t *t, int fd, uint64_t size, const uint64_t *order, uint64_t pages, uint64_t n) {
     /* Interleave the baseline (map + msync + unmap) with the full cycle so drift hits both. */
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t f0 = minflt(), t0 = wl_now_ns();
+        uint64_t f0 = minflt(), t0 = pw_now_ns();
         uint8_t *p = map_invalidate(fd, size);
-        if (munmap(p, size)) wl_die("munmap");
-        uint64_t t1 = wl_now_ns(), f1 = minflt();
+        if (munmap(p, size)) pw_fail("munmap");
+        uint64_t t1 = pw_now_ns(), f1 = minflt();
         p = map_invalidate(fd, size);
         t->sum += touch_pages(p, order, pages);
-        if (munmap(p, size)) wl_die("munmap");
-        uint64_t t2 = wl_now_ns(), f2 = minflt();
+        if (munmap(p, size)) pw_fail("munmap");
+        uint64_t t2 = pw_now_ns(), f2 = minflt();
         t->base_ns += t1 - t0, t->full_ns += t2 - t1;
         t->base_flt += f1 - f0, t->full_flt += f2 - f1;
     }
@@ -407,7 +406,7 @@ static int run_lat_pagefault(uint64_t iterations, int calibrate, uint64_t size, 
     size = (size + page_size - 1) / page_size * page_size;
     uint64_t pages = size / page_size;
     uint64_t *order = malloc(pages * sizeof(uint64_t));
-    if (!order) wl_die("malloc");
+    if (!order) pw_fail("malloc");
     uint64_t expect_sum = 0;
     for (uint64_t i = 0; i < pages; i++) order[i] = i, expect_sum += (uint8_t)(i * 7 + 1);
     shuffle(order, pages, seed);
@@ -420,14 +419,14 @@ static int run_lat_pagefault(uint64_t iterations, int calibrate, uint64_t size, 
     }
     uint64_t n = iterations;
     if (calibrate) {
-        uint64_t t0 = wl_now_ns(), k = 0;
-        while (wl_now_ns() - t0 < 50000000ull && k < 100000) {
+        uint64_t t0 = pw_now_ns(), k = 0;
+        while (pw_now_ns() - t0 < 50000000ull && k < 100000) {
             uint8_t *p = map_invalidate(fd, size);
             touch_pages(p, order, pages);
             munmap(p, size);
             k++;
         }
-        uint64_t ns = wl_now_ns() - t0;
+        uint64_t ns = pw_now_ns() - t0;
         n = (uint64_t)((double)k * 5e8 / (double)(ns ? ns : 1));
         if (n < 1) n = 1;
         if (n > 1000000) n = 1000000;
@@ -446,7 +445,7 @@ static int run_lat_pagefault(uint64_t iterations, int calibrate, uint64_t size, 
     double net = (double)full_ns - (double)base_ns;
     uint64_t faults = full_flt > base_flt ? full_flt - base_flt : 0;
     char thp[32];
-    wl_thp(thp, sizeof thp);
+    pw_thp(thp, sizeof thp);
     printf("{\"workload\":\"mmap\",\"bench\":\"lat_pagefault\",\"lang\":\"c\",\"ops\":%" PRIu64
            ",\"threads\":1,\"per_thread_ns\":[%.0f],\"ns_per_op\":%.3f,\"ops_per_s\":%.1f,"
            "\"checksum\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"faults\":%" PRIu64
@@ -466,8 +465,33 @@ static int run_lat_pagefault(uint64_t iterations, int calibrate, uint64_t size, 
 
 /* ---------------------------------------------------------------------- main */
 
+/* Flags as strings (name -> value, NULL = not given): each bench reads the ones it needs. */
+typedef struct {
+    const char *name;
+    const char *value;
+} wl_flag;
+
+static void wl_parse(int argc, char **argv, wl_flag *flags, size_t n) {
+    for (int i = 1; i < argc; i++) {
+        const char *a, *val;
+        size_t len, k;
+        pw_next_flag(pw_prog, argc, argv, &i, &a, &len, &val);
+        for (k = 0; k < n; k++)
+            if (strlen(flags[k].name) == len && strncmp(flags[k].name, a, len) == 0) break;
+        if (k == n) pw_usage_error("unknown flag '--%.*s'; see the workload.toml for its parameters", (int)len, a);
+        if (!val) pw_usage_error("flag '--%s' needs a value", flags[k].name);
+        flags[k].value = val;
+    }
+}
+
+static const char *wl_get(wl_flag *flags, size_t n, const char *name) {
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(flags[k].name, name) == 0) return flags[k].value;
+    return NULL;
+}
+
 int main(int argc, char **argv) {
-    wl_prog = "mmap";
+    pw_prog = "mmap";
     page_size = (size_t)sysconf(_SC_PAGESIZE);
     wl_flag flags[] = {{"bench", "churn"}, {"iterations", NULL}, {"threads", "1"},
                        {"seed", NULL},     {"slots", "1024"},    {"sizes", "1m"},
@@ -477,37 +501,37 @@ int main(int argc, char **argv) {
     const char *bench = wl_get(flags, nf, "bench");
     const char *its = wl_get(flags, nf, "iterations");
     const char *seed_s = wl_get(flags, nf, "seed");
-    uint64_t seed = seed_s ? wl_parse_u64("seed", seed_s, 1, UINT64_MAX) : DEFAULT_SEED;
-    unsigned threads = (unsigned)wl_parse_u64("threads", wl_get(flags, nf, "threads"), 1, 256);
-    uint32_t slots = (uint32_t)wl_parse_u64("slots", wl_get(flags, nf, "slots"), 1, 65536);
+    uint64_t seed = seed_s ? pw_parse_u64("seed", seed_s, 1, UINT64_MAX) : DEFAULT_SEED;
+    unsigned threads = (unsigned)pw_parse_u64("threads", wl_get(flags, nf, "threads"), 1, 256);
+    uint32_t slots = (uint32_t)pw_parse_u64("slots", wl_get(flags, nf, "slots"), 1, 65536);
     const char *dir = wl_get(flags, nf, "dir");
     if (!*dir) dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     struct stat st;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-        wl_usage_error("--dir='%s' is not a directory; pass an existing writable directory", dir);
+        pw_usage_error("--dir='%s' is not a directory; pass an existing writable directory", dir);
     /* Both go verbatim into the JSON line: refuse what would need escaping. */
     const char *verbatim[2] = {dir, wl_get(flags, nf, "sizes")};
     for (int k = 0; k < 2; k++)
         for (const char *c = verbatim[k]; *c; c++)
             if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
-                wl_usage_error("--%s='%s' contains a quote, backslash or control character; "
+                pw_usage_error("--%s='%s' contains a quote, backslash or control character; "
                                "use a plain path", k ? "sizes" : "dir", verbatim[k]);
     if ((uint64_t)threads * slots > 65536)
-        wl_usage_error("--threads=%u x --slots=%u is over 65536 mappings (vm.max_map_count is "
+        pw_usage_error("--threads=%u x --slots=%u is over 65536 mappings (vm.max_map_count is "
                        "usually 65530); use fewer threads or slots", threads, slots);
-    int random = wl_parse_bool("random", wl_get(flags, nf, "random"));
-    uint64_t size = wl_parse_u64("size", wl_get(flags, nf, "size"), 1ull << 20, 1ull << 34);
+    int random = pw_parse_bool("random", wl_get(flags, nf, "random"));
+    uint64_t size = pw_parse_u64("size", wl_get(flags, nf, "size"), 1ull << 20, 1ull << 34);
 
     if (!strcmp(bench, "churn")) {
-        uint64_t n = its ? wl_parse_u64("iterations", its, 0, 1ull << 34) : 1000000;
+        uint64_t n = its ? pw_parse_u64("iterations", its, 0, 1ull << 34) : 1000000;
         return run_churn(n, n == 0, threads, seed, slots);
     }
     if (threads != 1)
-        wl_usage_error("--threads=%u: %s is single-threaded; use --threads=1", threads, bench);
-    uint64_t n = its ? wl_parse_u64("iterations", its, 0, 1000000) : 0;
+        pw_usage_error("--threads=%u: %s is single-threaded; use --threads=1", threads, bench);
+    uint64_t n = its ? pw_parse_u64("iterations", its, 0, 1000000) : 0;
     if (!strcmp(bench, "lat_mmap"))
         return run_lat_mmap(n, n == 0, wl_get(flags, nf, "sizes"), random, dir, seed);
     if (!strcmp(bench, "lat_pagefault")) return run_lat_pagefault(n, n == 0, size, dir, seed);
-    wl_usage_error("--bench='%s' is unknown; use churn, lat_mmap or lat_pagefault", bench);
+    pw_usage_error("--bench='%s' is unknown; use churn, lat_mmap or lat_pagefault", bench);
     return 2;
 }

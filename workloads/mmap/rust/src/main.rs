@@ -5,6 +5,7 @@
 //! builds offline with no external crate (Linux only; the constants are the same on x86-64 and
 //! aarch64).
 
+use perflab_flags::Command;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::sync::{Arc, Barrier};
@@ -31,9 +32,10 @@ const DEFAULT_SEED: u64 = 88172645463325252;
 const WARMUP_SALT: u64 = 0xD1B54A32D192ED03;
 const MASK53: u64 = (1 << 53) - 1;
 
+const CMD: Command = Command { prog: "mmap-churn", no_value: "flag '--{name}' needs a value" };
+
 fn usage(msg: &str) -> ! {
-    eprintln!("mmap-churn: {msg}");
-    std::process::exit(2);
+    CMD.usage(msg)
 }
 
 fn die(what: &str) -> ! {
@@ -194,23 +196,7 @@ fn main() {
     let mut threads = "1".to_string();
     let mut seed: Option<String> = None;
     let mut slots = "1024".to_string();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let Some(flag) = a.strip_prefix("--") else {
-            usage(&format!("unexpected argument '{a}'; flags are --name=value"));
-        };
-        let (name, val) = match flag.split_once('=') {
-            Some((n, v)) => (n.to_string(), v.to_string()),
-            None => {
-                i += 1;
-                match args.get(i) {
-                    Some(v) => (flag.to_string(), v.clone()),
-                    None => usage(&format!("flag '--{flag}' needs a value")),
-                }
-            }
-        };
+    for (name, val) in CMD.flags(std::env::args().skip(1)) {
         match name.as_str() {
             "bench" => bench = val,
             "iterations" => iterations = Some(val),
@@ -219,7 +205,6 @@ fn main() {
             "slots" => slots = val,
             _ => usage(&format!("unknown flag '--{name}'; see the workload.toml for its parameters")),
         }
-        i += 1;
     }
     if bench != "churn" {
         usage(&format!("--bench='{bench}' is not available in Rust; use churn (lat_mmap and lat_pagefault are in mmap/c)"));

@@ -14,6 +14,14 @@
  * slot sits one page after its code.  Generated with mmap + mprotect; where the kernel refuses to
  * make anonymous memory executable (SELinux execmem, PaX), with one memfd mapped twice: r-x code
  * pages + rw- data pages for running, a temporary rw- view for writing the code.
+ * wx=off is the "before W^X" side of the seed's matrix: one anonymous read+write+execute mapping,
+ * written in place and never re-protected (what a runtime without W^X does).
+ *
+ * Start-up: first_call_ns is the time from the start of stub generation (mmap) to the return of
+ * the first call through the first stub (page faults of that call included).  maps_writable,
+ * maps_exec and maps_wx count the process's mappings in /proc/self/maps that are writable,
+ * executable, and both, read right after generation: W^X splits the interleaved area into one
+ * mapping per page kind, wx=off keeps it one RWX mapping.
  *
  * mode=latency: x = f(x), a dependent chain.  mode=throughput: acc += f(i), independent calls.
  * checksum = the number of calls, recomputed from the values f returned (so every call happened).
@@ -111,7 +119,7 @@ static size_t PAGE;
 typedef struct {
     uint8_t *base;     /* the executing view: code page, data page, code page, ... */
     size_t size, stub_size, per_page, pairs;
-    const char *method; /* "mprotect" or "memfd" */
+    const char *method; /* "off", "mprotect" or "memfd" */
 } gen_t;
 
 static void put32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
@@ -159,6 +167,16 @@ static int gen_mprotect(gen_t *g, int kind, uint64_t count) {
     return 0;
 }
 
+/* W^X off: one rwx mapping, written in place; nothing is ever re-protected. */
+static int gen_rwx(gen_t *g, int kind, uint64_t count) {
+    uint8_t *p = mmap(NULL, g->size, PROT_READ | PROT_WRITE | PROT_EXEC,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    fill(g, kind, p, count);
+    g->base = p, g->method = "off";
+    return 0;
+}
+
 static int gen_memfd(gen_t *g, int kind, uint64_t count) {
     int fd = memfd_create("perflab-stubs", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)g->size)) return -1;
@@ -178,6 +196,22 @@ static int gen_memfd(gen_t *g, int kind, uint64_t count) {
     close(fd);
     g->base = x, g->method = "memfd";
     return 0;
+}
+
+/* ------------------------------------------------------------ start-up */
+
+static long long first_call_ns;
+static fn_t DIRECT_ENTRY = perflab_stub_target;
+
+/* The first call through the first entry, timed from the start of generation (t0). */
+static void first_call(long long t0) {
+    uint64_t r = C.entries[0](41);
+    __asm__ __volatile__("" ::: "memory");
+    first_call_ns = pw_now_ns() - t0;
+    if (r != 42) {
+        fprintf(stderr, "stubs: the first call returned %llu, not 42\n", (unsigned long long)r);
+        exit(1);
+    }
 }
 
 /* ------------------------------------------------------------ self-inspection */
@@ -210,6 +244,15 @@ static void read_maps(void) {
     fclose(f);
 }
 
+/* Mappings of the process that are writable, executable, and both. */
+static void count_maps(int *w, int *x, int *wx) {
+    *w = *x = *wx = 0;
+    for (size_t i = 0; i < nmaps; i++) {
+        int mw = maps[i].perms[1] == 'w', mx = maps[i].perms[2] == 'x';
+        *w += mw, *x += mx, *wx += mw && mx;
+    }
+}
+
 static const char *perms_of(uintptr_t a) {
     for (size_t i = 0; i < nmaps; i++)
         if (a >= maps[i].lo && a < maps[i].hi) return maps[i].perms;
@@ -222,8 +265,11 @@ static int32_t get32(const uint8_t *p) {
     return v;
 }
 
-/* Every stub: the expected opcode, its slot one page later, code page r-x, slot page rw-. */
+/* Every stub: the expected opcode, its slot one page later, code page r-x, slot page rw- (with
+ * W^X off both are rwx). */
 static int check_layout(const gen_t *g, int kind, uint64_t count) {
+    int off = !strcmp(g->method, "off");
+    const char *code_want = off ? "rwx" : "r-x", *slot_want = off ? "rwx" : "rw-";
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *code = (const uint8_t *)C.entries[i];
         uintptr_t slot;
@@ -239,10 +285,10 @@ static int check_layout(const gen_t *g, int kind, uint64_t count) {
         }
         if (slot / PAGE != (uintptr_t)code / PAGE + 1) return 0;
         if (*(const fn_t *)slot != perflab_stub_target) return 0;
-        if (strncmp(perms_of((uintptr_t)code), "r-x", 3) || strncmp(perms_of(slot), "rw-", 3))
+        if (strncmp(perms_of((uintptr_t)code), code_want, 3) ||
+            strncmp(perms_of(slot), slot_want, 3))
             return 0;
     }
-    (void)g;
     return 1;
 }
 
@@ -251,7 +297,7 @@ int main(int argc, char **argv) {
         PW_STR("kind", "stub", "direct|pointer|stub|precode"),
         PW_INT("count", 1, 1, 65536),
         PW_STR("mode", "latency", "latency|throughput"),
-        PW_STR("wx", "auto", "auto|mprotect|memfd"),
+        PW_STR("wx", "auto", "auto|off|mprotect|memfd"),
     };
     int np = PW_COUNT(ps);
     pw_parse(argc, argv, ps, np);
@@ -269,9 +315,14 @@ int main(int argc, char **argv) {
     if (C.kind == K_DIRECT) count = 1, ps[1].ival = 1; /* one call site: count does not apply */
     C.count = count, C.mask = count - 1;
 
+    if (strcmp(wx, "auto") && (C.kind == K_DIRECT || C.kind == K_POINTER))
+        pw_die("stubs", "--wx=%s applies to generated code (--kind=stub or precode), not "
+               "--kind=%s; drop --wx", wx, kind_s);
+
     gen_t g = {0};
     char extra[2048] = "";
     pw_loop_fn loop;
+    long long gen_t0 = pw_now_ns();
     if (C.kind == K_DIRECT) {
         loop = C.latency ? loop_direct_latency : loop_direct_throughput;
     } else if (C.kind == K_POINTER) {
@@ -284,7 +335,15 @@ int main(int argc, char **argv) {
         g.pairs = (count + g.per_page - 1) / g.per_page;
         g.size = g.pairs * 2 * PAGE;
         int rc = -1;
-        if (strcmp(wx, "memfd")) rc = gen_mprotect(&g, C.kind, count);
+        if (!strcmp(wx, "off")) {
+            if (gen_rwx(&g, C.kind, count)) {
+                fprintf(stderr, "stubs: --wx=off: the kernel refuses a read+write+execute mapping "
+                                "(%s); use --wx=mprotect or --wx=memfd\n", strerror(errno));
+                return 1;
+            }
+            rc = 0;
+        }
+        if (rc && strcmp(wx, "memfd")) rc = gen_mprotect(&g, C.kind, count);
         if (rc && strcmp(wx, "mprotect")) rc = gen_memfd(&g, C.kind, count);
         if (rc) {
             perror("stubs: cannot generate executable stubs (mprotect and memfd both refused)");
@@ -295,6 +354,7 @@ int main(int argc, char **argv) {
             uint8_t *code = g.base + (i / g.per_page) * 2 * PAGE + (i % g.per_page) * g.stub_size;
             C.entries[i] = (fn_t)(uintptr_t)code;
         }
+        first_call(gen_t0);
         read_maps();
         const uint8_t *c0 = (const uint8_t *)C.entries[0];
         uintptr_t slot0 = C.kind == K_STUB ? (uintptr_t)c0 + 6 + (intptr_t)get32(c0 + 2)
@@ -304,16 +364,28 @@ int main(int argc, char **argv) {
         snprintf(extra, sizeof extra,
                  "\"wx_method\":\"%s\",\"stub_addr\":\"0x%lx\",\"slot_addr\":\"0x%lx\","
                  "\"target_addr\":\"0x%lx\",\"stub_bytes\":\"%s\",\"code_perms\":\"%s\","
-                 "\"slot_perms\":\"%s\",\"page_size\":%zu,\"pages\":%zu,\"layout_ok\":%s",
+                 "\"slot_perms\":\"%s\",\"page_size\":%zu,\"pages\":%zu,\"layout_ok\":%s,",
                  g.method, (unsigned long)(uintptr_t)c0, (unsigned long)slot0,
                  (unsigned long)(uintptr_t)perflab_stub_target, hex, perms_of((uintptr_t)c0),
                  perms_of(slot0), PAGE, g.size / PAGE,
                  check_layout(&g, C.kind, count) ? "true" : "false");
         loop = C.latency ? loop_entries_latency : loop_entries_throughput;
     }
-    if (!*extra)
-        snprintf(extra, sizeof extra, "\"target_addr\":\"0x%lx\"",
+    if (!*extra) {
+        /* Nothing generated: the "first call" is the slot set-up (pointer) and one call. */
+        if (C.kind == K_POINTER) C.entries = (fn_t *)C.slots;
+        else C.entries = &DIRECT_ENTRY;
+        first_call(gen_t0);
+        read_maps();
+        snprintf(extra, sizeof extra, "\"target_addr\":\"0x%lx\",",
                  (unsigned long)(uintptr_t)perflab_stub_target);
+    }
+    int mw, mx, mwx;
+    count_maps(&mw, &mx, &mwx);
+    size_t len = strlen(extra);
+    snprintf(extra + len, sizeof extra - len,
+             "\"first_call_ns\":%lld,\"maps_writable\":%d,\"maps_exec\":%d,\"maps_wx\":%d",
+             first_call_ns, mw, mx, mwx);
     fprintf(stderr, "stubs: kind=%s count=%llu mode=%s: timed region begins\n", kind_s,
             (unsigned long long)count, C.latency ? "latency" : "throughput");
     pw_result r;

@@ -1,0 +1,82 @@
+"""The memory workloads (after dotnet/runtime#1457): memory/java and memory/csharp.
+
+Each test runs the real program with a small fixed number of methods and calls and checks what
+the parameters imply: the checksum (calls made), that the JIT mode really changes how the code runs
+(compiled methods by tier for Java, methods JIT-compiled for Mono), that the memory figures are
+there in KiB and ordered as the modes imply, and that bad flags exit 2 with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from perflab.workloads.registry import Workload
+from workload_helpers import CONTRACT_KEYS, built_workload, refuses
+
+pytestmark = pytest.mark.slow
+
+
+def _result(wl: Workload, **params: Any) -> dict[str, Any]:
+    argv, _ = wl.command({k: str(v) for k, v in params.items()})
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert CONTRACT_KEYS <= set(out)
+    n = int(params["methods"]) * int(params["calls"])
+    assert out["ops"] == n and out["checksum"] == n  # every call made
+    assert out["rss_after_gc_kib"] > 1000
+    return out
+
+
+def test_java_jit_modes_really_differ() -> None:
+    wl = built_workload("memory/java")
+    runs = {j: _result(wl, jit=j, methods=400, calls=3000)
+            for j in ("tiered", "c1", "interpreter")}
+    assert len({r["result"] for r in runs.values()}) == 1  # the same computation in every mode
+    tiered, c1, interp = runs["tiered"], runs["c1"], runs["interpreter"]
+    assert interp["compiled_methods"] == 0  # -Xint: nothing compiled
+    assert c1["compiled_tier1"] > 0 and c1["compiled_tier3"] == c1["compiled_tier4"] == 0
+    assert tiered["compiled_tier3"] + tiered["compiled_tier4"] > 0 and tiered["compiled_tier1"] == 0
+    # Compiled code lives in the code cache; the interpreter's holds only the VM's stubs.
+    assert interp["code_cache_used_kib"] < c1["code_cache_used_kib"]
+    for r in runs.values():
+        assert r["committed_kib"] > r["heap_committed_kib"] > 0
+        assert r["metaspace_used_kib"] > 0
+
+
+def test_java_refuses_a_mode_the_vm_does_not_run() -> None:
+    wl = built_workload("memory/java")
+    # Started without run.sh, the VM has no -Xint: --jit=interpreter would be a false label.
+    cp = str(wl.dir / "build" / "classes")
+    proc = subprocess.run(["java", "-cp", cp, "Memory", "--jit=interpreter", "--methods=10",
+                           "--calls=10"], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "run.sh" in proc.stderr and proc.stdout == ""
+
+
+def test_java_bad_params_exit_2() -> None:
+    wl = built_workload("memory/java")
+    for bad in ("--jit=c2", "--methods=0", "--calls=x", "--heap=1"):
+        assert refuses(wl, bad).stdout.strip() == ""
+
+
+def test_csharp_modes_really_differ() -> None:
+    wl = built_workload("memory/csharp")
+    runs = {m: _result(wl, mode=m, methods=400, calls=200)
+            for m in ("jit", "jit-noaot", "jit-noopt", "interpreter")}
+    assert len({r["result"] for r in runs.values()}) == 1
+    assert runs["interpreter"]["jitted_methods"] < 50  # the interpreter compiles nothing
+    assert runs["jit"]["jitted_methods"] >= 400 and runs["jit-noopt"]["jitted_methods"] >= 400
+    # Without the AOT image of mscorlib, its methods are JIT-compiled too.
+    assert runs["jit-noaot"]["jitted_methods"] > runs["jit"]["jitted_methods"]
+    for r in runs.values():
+        assert r["gc_total_kib"] > 0 and r["private_kib"] > 0 and r["working_set_kib"] > 0
+
+
+def test_csharp_bad_params_exit_2() -> None:
+    wl = built_workload("memory/csharp")
+    for bad in ("--mode=aot", "--methods=5000", "--calls=0", "--tiered=1"):
+        assert refuses(wl, bad).stdout.strip() == ""

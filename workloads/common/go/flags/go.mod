@@ -1,0 +1,3 @@
+module perflab/flags
+
+go 1.21
