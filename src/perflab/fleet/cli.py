@@ -1,0 +1,150 @@
+"""Verbs of the fleet: ``fleet init|submit|status`` and ``worker``.  See docs/fleet.md."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from perflab.console import stdout_console
+from perflab.errors import PerflabError
+
+fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
+                        "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
+
+Db = Annotated[str | None, typer.Option(
+    "--db", envvar="PERFLAB_DB", help="The fleet's PostgreSQL URL: postgresql://USER@HOST/DB.")]
+err = Console(stderr=True)
+
+
+@fleet_app.command("init")
+def init_cmd(db: Db = None) -> None:
+    """Create perflab's tables and the job queue's schema in the database (idempotent)."""
+    from perflab.fleet.queue import init
+
+    store = init(db or "")
+    stdout_console().print(f"fleet store ready: {escape(store.location)}", highlight=False)
+
+
+@fleet_app.command("submit", context_settings={"ignore_unknown_options": True,
+                                               "allow_interspersed_args": False})
+def submit_cmd(
+    argv: Annotated[list[str] | None, typer.Argument(
+        help="The verb and its arguments, after --: run SUITE | compare ... | stat ...")] = None,
+    machine: Annotated[list[str] | None, typer.Option(
+        "--machine", "-M", help="A machine by the name its worker announced (repeatable).")]
+    = None,
+    tag: Annotated[list[str] | None, typer.Option(
+        "--tag", "-t", help="Every machine whose worker carries this tag (repeatable).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every machine that ever announced "
+                                       "itself.")] = False,
+    priority: Annotated[int, typer.Option("--priority", help="Higher runs first.")] = 0,
+    db: Db = None,
+) -> None:
+    """Queue a measuring verb for a set of machines: one job per machine, each run there alone.
+    Example: perflab fleet submit --all -- compare -n A -n B './a' './b'"""
+    from perflab.fleet.queue import fleet_store, submit
+
+    store = fleet_store(db)
+    submission, jobs = submit(store, list(argv or []), list(machine or []), list(tag or []),
+                              all_, priority)
+    out = stdout_console()
+    out.print(f"submission {submission}: {len(jobs)} job(s): "
+              + ", ".join(f"{m} (job {j})" for m, j in jobs), highlight=False, soft_wrap=True)
+    out.print(f"follow it: perflab fleet status --submission {submission}; when done: "
+              f"perflab report --submission {submission}", highlight=False, soft_wrap=True)
+
+
+def _age(t: float | None, now: float) -> str:
+    if t is None:
+        return "never"
+    d = max(0.0, now - t)
+    if d < 120:
+        return f"{d:.0f} s ago"
+    if d < 7200:
+        return f"{d / 60:.0f} min ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
+@fleet_app.command("status")
+def status_cmd(
+    db: Db = None,
+    submission: Annotated[str | None, typer.Option("--submission", help="Only this "
+                                                   "submission's jobs.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Jobs to list.")] = 30,
+    heartbeat: Annotated[float, typer.Option(
+        "--heartbeat", help="The workers' heartbeat interval, to tell a lost one.")] = 10.0,
+) -> None:
+    """Machines (last heartbeat, fingerprint, busy or idle) and jobs (queued, running, done,
+    failed with the error)."""
+    from perflab.fleet.queue import check_queue_schema, fleet_store, jobs, machines
+
+    store = fleet_store(db)
+    check_queue_schema(store)
+    out = stdout_console()
+    now = time.time()
+    mt = Table(title="machines", title_justify="left")
+    for col in ("machine", "state", "last heartbeat", "tags", "host", "cpu", "kernel"):
+        mt.add_column(col)
+    for m in machines(store):
+        fp = m.fingerprint
+        cpu = f"{fp.get('cpu_model', '?')} x{fp.get('cpu_count', '?')}"
+        state = m.liveness(now, heartbeat)
+        if state == "busy" and m.current_job:
+            state = f"busy (job {m.current_job})"
+        mt.add_row(escape(m.name), state, _age(m.last_heartbeat, now), escape(", ".join(m.tags)),
+                   escape(m.hostname or "?"), escape(cpu), escape(str(fp.get("kernel", "?"))))
+    out.print(mt)
+    jt = Table(title="jobs", title_justify="left")
+    for col in ("job", "submission", "machine", "state", "tries", "command", "results / error"):
+        jt.add_column(col, overflow="fold")
+    for j in jobs(store, submission, limit):
+        detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
+        jt.add_row(str(j.job_id), j.submission, escape(j.machine), j.state, str(j.attempts),
+                   escape(" ".join(j.argv)), escape(detail))
+    out.print(jt)
+
+
+def worker_cmd(
+    db: Db = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", help="This machine's name in the fleet (default: the host name).")] = None,
+    tag: Annotated[list[str] | None, typer.Option(
+        "--tag", "-t", help="A tag to be addressed by (repeatable): --tag arm64 --tag ci.")]
+    = None,
+    exit_when_idle: Annotated[bool, typer.Option(
+        "--exit-when-idle", help="Stop once this machine's queue is empty (CI, tests).")] = False,
+    heartbeat: Annotated[float, typer.Option("--heartbeat", min=0.2,
+                                             help="Seconds between heartbeats.")] = 10.0,
+    poll: Annotated[float, typer.Option("--poll", min=0.1, help="Seconds between looks at "
+                                        "the queue (new jobs also arrive by notification).")]
+    = 2.0,
+) -> None:
+    """Serve this machine's queue: run the jobs addressed to it one at a time, writing every run
+    to the fleet's store as it finishes.  SIGINT/SIGTERM stop it after the running job."""
+    import logging
+
+    from perflab.fleet.worker import run_worker
+
+    # The worker says what happens in its own lines; procrastinate's logs only when they matter.
+    logging.basicConfig(level=logging.CRITICAL, format="%(name)s: %(message)s")
+
+    def say(line: str) -> None:
+        err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(line)}", highlight=False,
+                  soft_wrap=True)
+
+    if db is None:
+        raise PerflabError("the worker needs the fleet's PostgreSQL database",
+                           "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
+    n = run_worker(db, name, list(tag or []), exit_when_idle, heartbeat=heartbeat, poll=poll,
+                   say=say)
+    say(f"worker stopped ({n} job(s) done on this machine in all)")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(fleet_app, name="fleet")
+    app.command("worker")(worker_cmd)

@@ -1,0 +1,301 @@
+"""The fleet's queue: procrastinate (PostgreSQL jobs, locks, retries) in the results' database.
+
+One job per (submission, machine).  A job goes to the machine's own queue (``perflab/NAME``)
+and carries the lock ``perflab-machine:NAME``, so it runs only on that machine and never beside
+another job of that machine.  The job's arguments are the perflab verb and its arguments; a
+suite file named in them travels in the job (the benchmark host need not have it).
+
+Tables of our own (storage.py) sit beside procrastinate's: ``fleet_workers`` (who announced
+itself, heartbeat, busy/idle) and ``fleet_jobs`` (what was asked, the error, the result ids).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from perflab.errors import PerflabError
+from perflab.storage import Store, fleet_jobs, workers
+
+TASK_NAME = "perflab.fleet.measure"
+QUEUE_PREFIX = "perflab/"
+LOCK_PREFIX = "perflab-machine:"
+# The verbs a benchmark host may be asked to run: the ones that measure.
+MEASURING_VERBS = ("run", "compare", "stat", "bisect", "profile")
+# A job whose worker died is tried again, at most this many times in all; then it fails.
+MAX_ATTEMPTS = 3
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def queue_name(machine: str) -> str:
+    return QUEUE_PREFIX + machine
+
+
+def check_machine_name(name: str) -> str:
+    if not _NAME_RE.match(name):
+        raise PerflabError(f"machine name {name!r} is not allowed",
+                           "use letters, digits, '.', '_' and '-' (at most 64 characters)")
+    return name
+
+
+def fleet_store(db: str | Path | None, create: bool = False) -> Store:
+    """The shared store, which must be PostgreSQL (the queue lives there too)."""
+    if db is None:
+        raise PerflabError("the fleet needs its PostgreSQL database",
+                           "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
+    text = str(db)
+    if "://" not in text.replace(":/", "://", 1) or text.startswith("sqlite:"):
+        raise PerflabError(
+            f"the fleet needs a PostgreSQL store, not the SQLite file {text}",
+            "pass --db postgresql://USER@HOST/DB (see docs/fleet.md to set one up)")
+    return Store(db, create=create)
+
+
+def conninfo(store: Store) -> str:
+    """The libpq URL procrastinate's psycopg connector takes (no SQLAlchemy driver suffix)."""
+    return store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def make_app(store: Store) -> Any:
+    """A procrastinate App on the store's database with perflab's one task registered."""
+    import procrastinate
+
+    from perflab.fleet import worker as worker_mod
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store)))
+    app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)
+    return app
+
+
+# -- init -----------------------------------------------------------------------------------------
+def init(store_url: str) -> Store:
+    """Create perflab's tables and procrastinate's schema.  Idempotent; concurrent calls wait
+    for each other on an advisory lock."""
+    store = fleet_store(store_url, create=True)
+    app = make_app(store)
+
+    def go(conn: sa.Connection) -> None:
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(7065727166002)"))
+        exists = conn.execute(sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar()
+        if exists is None:
+            # Straight to psycopg without parameters, so the schema's '%' signs stay literal.
+            with conn.connection.dbapi_connection.cursor() as cur:  # type: ignore[union-attr]
+                cur.execute(app.schema_manager.get_schema())
+
+    store.write(go)
+    return store
+
+
+def check_queue_schema(store: Store) -> None:
+    exists = store.read(lambda c: c.execute(
+        sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar())
+    if exists is None:
+        raise PerflabError(f"the database {store.location} has no job queue yet",
+                           f"run 'perflab fleet init --db {store.location}' once")
+
+
+# -- machines -------------------------------------------------------------------------------------
+@dataclass
+class Machine:
+    name: str
+    tags: list[str]
+    hostname: str | None
+    fingerprint: dict[str, Any]
+    last_heartbeat: float | None
+    state: str
+    current_job: int | None
+    pid: int | None
+
+    def liveness(self, now: float, heartbeat: float) -> str:
+        """busy / idle while heartbeats come; 'lost' when they stopped without a goodbye."""
+        if self.state == "stopped":
+            return "stopped"
+        if self.last_heartbeat is None or now - self.last_heartbeat > 3 * heartbeat + 5:
+            return "lost"
+        return self.state
+
+
+def machines(store: Store) -> list[Machine]:
+    rows = store.read(lambda c: c.execute(sa.select(workers).order_by(workers.c.name))
+                      .mappings().all())
+    return [Machine(name=r["name"], tags=list(r["tags"] or []), hostname=r["hostname"],
+                    fingerprint=r["fingerprint"] or {}, last_heartbeat=r["last_heartbeat"],
+                    state=r["state"] or "idle", current_job=r["current_job"], pid=r["pid"])
+            for r in rows]
+
+
+def select_machines(store: Store, names: list[str], tags: list[str], all_: bool) -> list[str]:
+    known = machines(store)
+    if sum(bool(x) for x in (names, tags, all_)) != 1:
+        raise PerflabError("say where to run: --machine NAME (repeatable), --tag TAG or --all",
+                           "e.g. perflab fleet submit --all -- compare 'a' 'b'")
+    if not known:
+        raise PerflabError("no worker has announced itself in this database yet",
+                           "start 'perflab worker --name NAME --db URL' on each benchmark host")
+    by_name = {m.name: m for m in known}
+    if all_:
+        return [m.name for m in known if m.state != "retired"]
+    if names:
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise PerflabError(
+                f"no worker has ever announced the machine name(s) {', '.join(missing)}",
+                f"known machines: {', '.join(sorted(by_name))}; start 'perflab worker --name "
+                f"{missing[0]}' there first, or check the spelling")
+        return list(dict.fromkeys(names))
+    chosen = [m.name for m in known if set(tags) & set(m.tags)]
+    if not chosen:
+        all_tags = sorted({t for m in known for t in m.tags})
+        raise PerflabError(f"no machine carries the tag(s) {', '.join(tags)}",
+                           f"known tags: {', '.join(all_tags) or 'none'}; workers get them "
+                           "with 'perflab worker --tag TAG'")
+    return chosen
+
+
+# -- submit ---------------------------------------------------------------------------------------
+def validate_verb(argv: list[str]) -> dict[str, str]:
+    """Check the verb and its arguments here, before anything is queued: a mistake is found at
+    the submitter's desk, not hours later on a benchmark host.  Returns the files that travel
+    with the job (a suite file, checked by loading and planning it)."""
+    if not argv:
+        raise PerflabError("nothing to submit", "give the verb after --: "
+                           "perflab fleet submit --all -- compare 'a' 'b'")
+    verb = argv[0]
+    if verb not in MEASURING_VERBS:
+        raise PerflabError(f"'{verb}' is not a measuring verb, so it cannot be sent to the fleet",
+                           f"submit one of: {', '.join(MEASURING_VERBS)}")
+    if any(a == "--db" or a.startswith("--db=") for a in argv):
+        raise PerflabError("the submitted verb names its own --db",
+                           "leave --db out after --: the workers write to the fleet's store")
+    import typer.main
+
+    try:  # typer >= 0.2x carries its own copy of click
+        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
+    except ImportError:
+        from click import exceptions as click_exc
+
+    from perflab.cli import app
+
+    group = typer.main.get_command(app)
+    try:
+        with group.make_context("perflab", list(argv), resilient_parsing=False) as ctx:
+            _name, cmd, rest = group.resolve_command(ctx, list(argv))  # type: ignore[attr-defined]
+            assert cmd is not None
+            cmd.make_context(verb, list(rest), parent=ctx)
+    except click_exc.UsageError as e:
+        raise PerflabError(f"the submitted '{verb}' is not valid: {e.format_message()}",
+                           f"check it with 'perflab {verb} --help'") from e
+    files: dict[str, str] = {}
+    if verb == "run":
+        suite = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if suite is None:
+            raise PerflabError("the submitted 'run' names no suite file", "perflab run SUITE.toml")
+        path = Path(suite)
+        from perflab.suites.plan import make_plan
+        from perflab.suites.spec import load_suite
+
+        spec = load_suite(path)  # a bad suite file is refused here, at its line
+        make_plan(spec, build=False)
+        files[suite] = path.read_text()
+    return files
+
+
+def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
+           priority: int = 0) -> tuple[str, list[tuple[str, int]]]:
+    """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id)."""
+    check_queue_schema(store)
+    files = validate_verb(argv)
+    chosen = select_machines(store, names, tags, all_)
+    submission = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    app = make_app(store)
+    out: list[tuple[str, int]] = []
+    now = time.time()
+    with app.open():
+        task = app.tasks[TASK_NAME]
+        for m in chosen:
+            job_id = task.configure(queue=queue_name(m), lock=LOCK_PREFIX + m,
+                                    priority=priority).defer(
+                argv=list(argv), machine=m, submission=submission, files=files,
+                submitted_at=now)
+            out.append((m, int(job_id)))
+            # A worker may already have taken the job: whoever comes first makes the row.
+            ensure_job_row(store, int(job_id), submission, m, list(argv), now)
+    return submission, out
+
+
+def ensure_job_row(store: Store, job_id: int, submission: str, machine: str, argv: list[str],
+                   submitted_at: float | None) -> None:
+    """The fleet_jobs row of a queued job, made once by the submitter or the worker."""
+    from perflab.storage import _insert
+
+    store.write(lambda c: c.execute(_insert(c, fleet_jobs).values(
+        job_id=job_id, submission=submission, machine=machine, argv=argv,
+        submitted_at=submitted_at or time.time(), attempts=0, state="queued", result_ids=[])
+        .on_conflict_do_nothing(index_elements=["job_id"])))
+
+
+# -- status ---------------------------------------------------------------------------------------
+@dataclass
+class JobRow:
+    job_id: int
+    submission: str
+    machine: str
+    argv: list[str]
+    state: str  # queued | running | done | failed | cancelled
+    attempts: int
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    result_ids: list[int]
+
+
+_STATES = {"todo": "queued", "doing": "running", "succeeded": "done", "failed": "failed",
+           "cancelled": "cancelled", "aborted": "failed", "aborting": "running"}
+
+
+def jobs(store: Store, submission: str | None = None, limit: int = 50) -> list[JobRow]:
+    """Our job rows with the queue's state (procrastinate_jobs is the truth for the state)."""
+    def go(conn: sa.Connection) -> list[JobRow]:
+        q = sa.text(
+            "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
+            "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
+            "p.status::text AS status, p.attempts "
+            "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
+            + ("WHERE f.submission = :s " if submission else "")
+            + "ORDER BY f.job_id DESC LIMIT :n")
+        rows = conn.execute(q, {"s": submission, "n": limit}).mappings().all()
+        out = []
+        for r in rows:
+            state = _STATES.get(r["status"] or "", r["own_state"] or "?")
+            out.append(JobRow(job_id=r["job_id"], submission=r["submission"],
+                              machine=r["machine"], argv=list(r["argv"]), state=state,
+                              attempts=int(r["attempts"] or 0), submitted_at=r["submitted_at"],
+                              started_at=r["started_at"], finished_at=r["finished_at"],
+                              error=r["error"], result_ids=list(r["result_ids"] or [])))
+        return out
+
+    check_queue_schema(store)
+    return store.read(go)
+
+
+def submission_results(store: Store, submission: str) -> list[int]:
+    """The complete result sets a submission produced, one per machine (in job order)."""
+    from perflab.storage import results
+
+    def go(conn: sa.Connection) -> list[int]:
+        q = (sa.select(results.c.id).where(results.c.fleet_submission == submission)
+             .where(results.c.status == "complete").order_by(results.c.id))
+        return [int(x) for x in conn.execute(q).scalars()]
+
+    ids = store.read(go)
+    if not ids:
+        raise PerflabError(f"submission {submission} has no complete result in {store.location}",
+                           "see 'perflab fleet status' for its jobs")
+    return ids

@@ -1,0 +1,261 @@
+"""Regressions ready to file: ``perflab detect --report DIR [--webhook URL]``.
+
+One Markdown file per regression that is not ignored (the same change seen on several machines
+is one report listing them), with the history plot as a PNG beside it, and the same content as
+JSON POSTed to a webhook (chat or issue bots), one request per regression.
+
+Everything that comes from users or the store (benchmark names, configurations, commands,
+machine names, commit subjects) is escaped for Markdown (reports.format.md_text) or put in a
+code fence longer than any backtick run inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from perflab.errors import PerflabError
+from perflab.history.detect import ChangePoint
+from perflab.history.git import short
+from perflab.history.series import Point, Series
+from perflab.reports.format import fmt_pct, fmt_value, md_text
+
+
+@dataclass
+class Regression:
+    benchmark: str
+    cell: str
+    params: str
+    config: str
+    metric: str
+    unit: str
+    commit_before: str | None
+    commit_after: str | None
+    command: list[str]
+    shell: bool
+    workload: bool
+    items: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)  # + machine
+
+    @property
+    def machines(self) -> list[str]:
+        return [m for _, _, m in self.items]
+
+    @property
+    def title(self) -> str:
+        where = f" ({self.params})" if self.params else ""
+        changes = [cp.change_pct for _, cp, _ in self.items]
+        lo, hi = min(changes), max(changes)
+        pct = f"{lo:+.1f}%" if abs(hi - lo) < 0.05 else f"{lo:+.1f}% to {hi:+.1f}%"
+        return (f"Regression: {self.benchmark}{where} [{self.config}] {self.metric} {pct} "
+                f"between {short(self.commit_before)} and {short(self.commit_after)} on "
+                f"{len(self.items)} machine{'s' if len(self.items) != 1 else ''}")
+
+    def slug(self) -> str:
+        return self.items[0][0].key.slug() + f"-{short(self.commit_after)[:10]}"
+
+
+def _machine_names(store: Any) -> dict[int, str]:
+    from perflab.storage import machines
+
+    rows = store.read(lambda c: c.execute(sa.select(machines.c.id, machines.c.hostname,
+                                                    machines.c.fingerprint)).all())
+    out = {}
+    for mid, host, fp in rows:
+        name = (fp or {}).get("machine_name") or host or f"machine {mid}"
+        out[int(mid)] = str(name)
+    return out
+
+
+def _configuration(store: Any, result_id: int, name: str) -> tuple[list[str], bool]:
+    from perflab.storage import configurations
+
+    row = store.read(lambda c: c.execute(
+        sa.select(configurations.c.command, configurations.c.shell)
+        .where(configurations.c.result_id == result_id)
+        .where(configurations.c.name == name)).first())
+    if row is None:
+        return [], False
+    return list(row[0] or []), bool(row[1])
+
+
+def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regression]:
+    """Regressions (not ignored) grouped by what changed and where: one per benchmark, cell,
+    configuration, metric and commit range, listing every machine it appears on."""
+    from perflab.workloads.registry import names as workload_names
+
+    names = _machine_names(store)
+    try:
+        workloads = set(workload_names())
+    except Exception:  # noqa: BLE001 - without a registry, commands are shown as commands
+        workloads = set()
+    out: dict[tuple[Any, ...], Regression] = {}
+    for s, cp in found:
+        if not cp.regression or cp.ignored:
+            continue
+        k = s.key
+        key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
+        if key not in out:
+            command, shell = _configuration(store, cp.result_after, k.config)
+            out[key] = Regression(
+                benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
+                metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
+                commit_after=cp.commit_after, command=command, shell=shell,
+                workload=k.benchmark in workloads)
+        machine = names.get(k.machine_id or -1, f"machine {k.machine_id}")
+        out[key].items.append((s, cp, machine))
+    return list(out.values())
+
+
+def git_log(repo: Path | None, before: str | None, after: str | None) -> list[str]:
+    if repo is None or not before or not after:
+        return []
+    p = subprocess.run(["git", "-C", str(repo), "log", "--oneline", "--no-decorate",
+                        f"{before}..{after}"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"(git log failed: {p.stderr.strip().splitlines()[0] if p.stderr else '?'})"]
+    return p.stdout.splitlines()
+
+
+def _point(s: Series, cp: ChangePoint, after: bool) -> Point:
+    return s.points[cp.index if after else cp.index - 1]
+
+
+def _ci(p: Point, unit: str) -> str:
+    if math.isnan(p.ci_low):
+        return fmt_value(p.median, unit)
+    return (f"{fmt_value(p.median, unit)} [{fmt_value(p.ci_low, unit)}, "
+            f"{fmt_value(p.ci_high, unit)}]")
+
+
+def commands(r: Regression, repo: Path | None) -> list[str]:
+    """To reproduce: the stored pair compared again, a fresh compare of the two commits, and
+    a bisect between them."""
+    s, cp, _ = r.items[0]
+    out = [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}"]
+    before, after = r.commit_before or "BEFORE", r.commit_after or "AFTER"
+    repo_s = shlex.quote(str(repo)) if repo else "REPO"
+    metric = f" -m {shlex.quote(r.metric)}"
+    if r.workload:
+        params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
+        what_bisect = f"--workload {shlex.quote(r.benchmark)} {params}".rstrip()
+        cmd = f"perflab workloads build && perflab compare -W {shlex.quote(r.benchmark)}"
+        out.append(f"# at each of {short(before)} and {short(after)} (git -C {repo_s} "
+                   f"checkout ...): {cmd} {params}".rstrip())
+    else:
+        text = " ".join(r.command) if r.shell else shlex.join(r.command)
+        what_bisect = f"-- {text}" if r.shell else f"-- {text}"
+        for name, rev in (("before", before), ("after", after)):
+            out.append(f"git -C {repo_s} worktree add /tmp/perflab-{name} {rev}")
+        out.append(f"perflab compare{metric} -n {short(before)} -n {short(after)} --shell "
+                   + shlex.quote(f"cd /tmp/perflab-before && {text}") + " "
+                   + shlex.quote(f"cd /tmp/perflab-after && {text}"))
+    out.append(f"perflab bisect --repo {repo_s} --good {before} --bad {after} "
+               f"--build 'YOUR BUILD COMMAND'{metric} {what_bisect}")
+    return out
+
+
+def _fence(lines: list[str]) -> str:
+    longest = max((len(m) for ln in lines for m in re.findall(r"`+", ln)), default=0)
+    f = "`" * max(3, longest + 1)
+    return f"{f}sh\n" + "\n".join(lines) + f"\n{f}"
+
+
+def to_dict(r: Regression, repo: Path | None, plot: str | None) -> dict[str, Any]:
+    per = []
+    for s, cp, m in r.items:
+        b, a = _point(s, cp, False), _point(s, cp, True)
+        per.append({
+            "machine": m, "machine_id": s.key.machine_id, "change_pct": cp.change_pct,
+            "p_value": cp.p_value, "result_before": cp.result_before,
+            "result_after": cp.result_after,
+            "before": {"median": b.median, "ci_low": b.ci_low, "ci_high": b.ci_high,
+                       "runs": b.n, "segment_mean": cp.mean_before},
+            "after": {"median": a.median, "ci_low": a.ci_low, "ci_high": a.ci_high,
+                      "runs": a.n, "segment_mean": cp.mean_after},
+        })
+    return {"title": r.title, "benchmark": r.benchmark, "params": r.params, "cell": r.cell,
+            "configuration": r.config, "metric": r.metric, "unit": r.unit,
+            "machines": r.machines, "commit_before": r.commit_before,
+            "commit_after": r.commit_after, "git_log": git_log(repo, r.commit_before,
+                                                               r.commit_after),
+            "per_machine": per, "plot": plot, "commands": commands(r, repo)}
+
+
+def to_markdown(d: dict[str, Any], unit: str) -> str:
+    lines = [f"# {md_text(d['title'])}", ""]
+    lines += [f"- **Benchmark:** {md_text(d['benchmark'])}",
+              f"- **Cell:** {md_text(d['params'] or '(no parameters)')}",
+              f"- **Configuration:** {md_text(d['configuration'])}",
+              f"- **Metric:** {md_text(d['metric'])}",
+              f"- **Machines:** {md_text(', '.join(d['machines']))}",
+              f"- **Commit range:** `{md_text(short(d['commit_before']))}.."
+              f"{md_text(short(d['commit_after']))}` (the change lies after the first, up to "
+              "and including the second)", ""]
+    if d["git_log"]:
+        lines += ["## Commits in the range", "", _fence(d["git_log"]), ""]
+    lines += ["## Before and after", "",
+              "| machine | before: median [95% CI] | after: median [95% CI] | change | p |",
+              "|---|---:|---:|---:|---:|"]
+    for m in d["per_machine"]:
+        b, a = m["before"], m["after"]
+        bp = Point(0, 0.0, "", None, None, [], b["median"], b["ci_low"], b["ci_high"])
+        ap = Point(0, 0.0, "", None, None, [], a["median"], a["ci_low"], a["ci_high"])
+        lines.append(f"| {md_text(m['machine'])} | {_ci(bp, unit)} ({b['runs']} runs) | "
+                     f"{_ci(ap, unit)} ({a['runs']} runs) | "
+                     f"{fmt_pct(1 + m['change_pct'] / 100)} | {m['p_value']:.2g} |")
+    lines += ["", "Change: the mean of the point medians after the change against the mean "
+              "before it (the change-point test); medians and CIs are of the two points next "
+              "to the change.", ""]
+    if d["plot"]:
+        lines += ["## History", "", f"![history of {md_text(d['benchmark'])}]({d['plot']})", ""]
+    lines += ["## Reproduce", "", _fence(d["commands"]), ""]
+    return "\n".join(lines)
+
+
+def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: Path,
+                  repo: Path | None) -> list[tuple[Path, dict[str, Any]]]:
+    from perflab.history.plot import plot_series
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for r in group(store, found):
+        slug = r.slug()
+        png = plot_series([(s, [cp]) for s, cp, _ in r.items], out_dir / f"{slug}.png",
+                          title=f"{r.benchmark} {r.params}".strip())
+        d = to_dict(r, repo, png.name)
+        md = out_dir / f"{slug}.md"
+        md.write_text(to_markdown(d, r.unit))
+        d["markdown"] = md.read_text()
+        written.append((md, d))
+    return written
+
+
+def post(url: str, doc: dict[str, Any], timeout: float = 10.0) -> None:
+    """POST one regression as JSON; a refusal or an unreachable URL is one line."""
+    if not re.match(r"^https?://", url):
+        raise PerflabError(f"--webhook {url!r} is not an http(s) URL",
+                           "give the full URL, e.g. https://chat.example.org/hooks/perflab")
+    req = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
+                                 headers={"Content-Type": "application/json",
+                                          "User-Agent": "perflab-detect"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - http(s) only
+            resp.read()
+    except urllib.error.HTTPError as e:
+        raise PerflabError(f"the webhook {url} answered {e.code} {e.reason}",
+                           "check the URL and its token; the reports are written in --report "
+                           "DIR") from e
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise PerflabError(f"cannot reach the webhook {url} ({reason})",
+                           "check the URL; the reports are written in --report DIR") from e

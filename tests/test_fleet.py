@@ -1,0 +1,310 @@
+"""The fleet against a real PostgreSQL server: workers as separate processes, a job killed with
+SIGKILL, per-machine verdicts, and every bad input as one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
+
+PERFLAB = [sys.executable, "-m", "perflab"]
+FAST = ["--heartbeat", "0.5", "--poll", "0.3"]
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    env.pop("PERFLAB_DB", None)
+    return subprocess.run([*PERFLAB, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def one_line_error(p: subprocess.CompletedProcess[str]) -> str:
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("perflab: "), p.stderr
+    return lines[0]
+
+
+def start_worker(url: str, name: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([*PERFLAB, "worker", "--name", name, "--db", url, *FAST, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def fleet_url(pg_url: str) -> str:
+    p = cli("fleet", "init", "--db", pg_url)
+    assert p.returncode == 0, p.stderr
+    return pg_url
+
+
+def announce(url: str, *names: str, tags: dict[str, list[str]] | None = None) -> None:
+    """Each worker starts once on an empty queue: it announces itself and exits."""
+    procs = [start_worker(url, n, "--exit-when-idle",
+                          *[a for t in (tags or {}).get(n, []) for a in ("--tag", t)])
+             for n in names]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+
+
+def count_runs(store: Store, result_id: int) -> int:
+    return int(store.read(lambda c: c.execute(
+        sa.select(sa.func.count()).select_from(runs.join(configurations))
+        .where(configurations.c.result_id == result_id)).scalar()))
+
+
+def job_runs(store: Store, job_id: int) -> dict[int, tuple[str, int]]:
+    """result id -> (status, stored runs) for every result set a job wrote."""
+    rows = store.read(lambda c: c.execute(
+        sa.select(results.c.id, results.c.status).where(results.c.fleet_job == job_id)).all())
+    return {int(r[0]): (r[1], count_runs(store, int(r[0]))) for r in rows}
+
+
+def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
+    url = fleet_url
+    announce(url, "m1", "m2", "m3")
+    runs_n = 10
+    # user_time (rusage) decides: three workers share two CPUs here, so wall time is noise.
+    sub = cli("fleet", "submit", "--all", "--db", url, "--", "compare", "-r", str(runs_n),
+              "-m", "user_time", "-n", "A", "-n", "B", f"{spin} 20000000", f"{spin} 40000000")
+    assert sub.returncode == 0, sub.stderr
+    submission = sub.stdout.split()[1].rstrip(":")
+    store = Store(url)
+    jobs = dict(store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.machine, fleet_jobs.c.job_id)
+        .where(fleet_jobs.c.submission == submission)).all()))
+    assert sorted(jobs) == ["m1", "m2", "m3"]
+
+    procs = {n: start_worker(url, n, "--exit-when-idle") for n in ("m1", "m3")}
+    victim = start_worker(url, "m2")
+    # Wait until m2 has stored a few runs of its job, then kill it without warning.
+    deadline = time.monotonic() + 120
+    stored = 0
+    while time.monotonic() < deadline:
+        done = job_runs(store, jobs["m2"])
+        stored = sum(n for _, n in done.values())
+        if stored >= 3:
+            break
+        time.sleep(0.05)
+    assert 3 <= stored < 2 * (runs_n + 1), "the job ended before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(30)
+    time.sleep(1.0)
+    lost = job_runs(store, jobs["m2"])
+    assert len(lost) == 1
+    (lost_id, (lost_status, lost_count)), = lost.items()
+    assert lost_status == "running" and lost_count < 2 * (runs_n + 1)
+    time.sleep(1.0)  # the measuring child died with its worker: nothing more is written
+    assert job_runs(store, jobs["m2"])[lost_id][1] == lost_count
+
+    status = cli("fleet", "status", "--db", url, "--heartbeat", "0.5")
+    assert status.returncode == 0
+    m2_line = next(ln for ln in status.stdout.splitlines() if "│ m2 " in ln)
+    assert "lost" in m2_line or "busy" in m2_line  # killed: no goodbye was said
+
+    # The machine comes back: the new m2 worker hands the orphaned job back to the queue and
+    # measures it afresh; the lost attempt's runs stay stored, marked abandoned.
+    procs["m2"] = start_worker(url, "m2", "--exit-when-idle")
+    outs = {}
+    for n, p in procs.items():
+        out, err = p.communicate(timeout=240)
+        outs[n] = err
+        assert p.returncode == 0, err
+    assert "lost during attempt 1; queued again" in outs["m2"]
+
+    final = {m: job_runs(store, j) for m, j in jobs.items()}
+    for m in ("m1", "m3"):
+        assert [v for v in final[m].values()] == [("complete", 2 * (runs_n + 1))]
+    m2 = final["m2"]
+    assert m2[lost_id] == ("abandoned", lost_count)  # kept, not stored twice, not reported
+    (new_id, new), = [(k, v) for k, v in m2.items() if k != lost_id]
+    assert new == ("complete", 2 * (runs_n + 1))
+
+    from perflab.history.series import load_series
+
+    # history sees one point per machine and configuration: the abandoned attempt is left out
+    series = load_series(store, metric="user_time")
+    assert len(series) == 3 * 2 and all(len(s.points) == 1 for s in series)
+
+    states = dict(store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.machine, fleet_jobs.c.state)).all()))
+    assert states == {"m1": "done", "m2": "done", "m3": "done"}
+    # each result carries its machine's own identity
+    names = {store.load(i).fingerprint.get("machine_name")
+             for m in final.values() for i in m}
+    assert names == {"m1", "m2", "m3"}
+
+    rep = cli("report", "--submission", submission, "--db", url, "--out",
+              str(Path(os.environ.get("TMPDIR", "/tmp")) / f"perflab-fleet-{os.getpid()}"))
+    assert rep.returncode == 0, rep.stderr
+    lines = rep.stdout.splitlines()
+    for m in ("m1", "m2", "m3"):
+        row = next(ln for ln in lines if ln.startswith(f"│ {m} "))
+        assert "slower" in row, rep.stdout  # twice the work is slower on every machine
+    assert "slower on 3 of 3 machines" in rep.stdout
+    assert "geometric mean of the ratios" in rep.stdout
+    status = cli("fleet", "status", "--db", url)
+    assert status.stdout.count(" done ") >= 3
+
+
+def test_a_job_that_keeps_failing_ends_failed_with_its_error(fleet_url: str) -> None:
+    announce(fleet_url, "solo")
+    sub = cli("fleet", "submit", "--machine", "solo", "--db", fleet_url, "--",
+              "stat", "-r", "6", "--", "sh", "-c", "exit 3")
+    assert sub.returncode == 0, sub.stderr
+    w = start_worker(fleet_url, "solo", "--exit-when-idle")
+    _, err = w.communicate(timeout=120)
+    assert w.returncode == 0, err
+    store = Store(fleet_url)
+    row = store.read(lambda c: c.execute(sa.select(fleet_jobs)).mappings().one())
+    assert row["state"] == "failed" and "exited with status 3" in row["error"]
+    status = cli("fleet", "status", "--db", fleet_url)
+    assert "failed" in status.stdout and "exited with status 3" in status.stdout
+
+
+def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:
+    announce(fleet_url, "arm1", "x86a", tags={"arm1": ["arm"], "x86a": ["x86"]})
+    sub = cli("fleet", "submit", "--tag", "arm", "--db", fleet_url, "--", "stat", "-r", "6",
+              "true")
+    assert sub.returncode == 0, sub.stderr
+    w = start_worker(fleet_url, "x86a", "--exit-when-idle", "--tag", "x86")
+    w.communicate(timeout=120)
+    store = Store(fleet_url)
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "queued"
+    w = start_worker(fleet_url, "arm1", "--exit-when-idle", "--tag", "arm")
+    w.communicate(timeout=120)
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "done"
+    tags = dict(store.read(lambda c: c.execute(sa.select(workers.c.name, workers.c.tags)).all()))
+    assert tags == {"arm1": ["arm"], "x86a": ["x86"]}
+
+
+def test_two_workers_with_one_name_are_refused(fleet_url: str) -> None:
+    first = start_worker(fleet_url, "dup")
+    try:
+        store = Store(fleet_url)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not store.read(lambda c: c.execute(
+                sa.select(workers.c.name)).first()):
+            time.sleep(0.1)
+        line = one_line_error(cli("worker", "--name", "dup", "--db", fleet_url))
+        assert "a worker named 'dup' is already running" in line and "--name" in line
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    assert first.returncode == 0
+
+
+# -- bad input: one line each, nothing lost -------------------------------------------------------
+def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> None:
+    from perflab.fleet.localpg import free_port
+
+    line = one_line_error(cli("fleet", "status", "--db",
+                              f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"))
+    assert "cannot reach the database server" in line
+    announce(fleet_url, "known")
+    line = one_line_error(cli("fleet", "submit", "--machine", "nosuch", "--db", fleet_url, "--",
+                              "stat", "-r", "6", "true"))
+    assert "no worker has ever announced the machine name(s) nosuch" in line
+    assert "known machines: known" in line
+    line = one_line_error(cli("worker", "--db", str(tmp_path / "r.sqlite")))
+    assert "needs a PostgreSQL store, not the SQLite file" in line
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[suite]\nname = "x"\n[[benchmark]]\nnme = 3\n')
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "run",
+                              str(bad)))
+    assert "bad.toml" in line
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "stat",
+                              "--bogus", "true"))
+    assert "the submitted 'stat' is not valid: No such option: --bogus" in line
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "results",
+                              "list"))
+    assert "not a measuring verb" in line
+    store = Store(fleet_url)
+    assert store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(fleet_jobs))
+                      .scalar()) == 0  # nothing half-queued
+
+
+def test_database_without_schema_hints_fleet_init(pg_url: str) -> None:
+    for argv in (("fleet", "status", "--db", pg_url), ("worker", "--name", "x", "--db", pg_url),
+                 ("fleet", "submit", "--all", "--db", pg_url, "--", "stat", "true")):
+        line = one_line_error(cli(*argv))
+        assert "has no perflab schema" in line and "perflab fleet init --db" in line
+
+
+def test_wrong_credentials_are_one_line(pg_server, fleet_url: str) -> None:
+    pg_server.add_password_user("fleet_pw", "s3cret")
+    url = fleet_url.replace("postgres@", "fleet_pw:nope@")
+    line = one_line_error(cli("fleet", "status", "--db", url))
+    assert "refused the credentials" in line and "nope" not in line
+
+
+def test_fleet_init_is_idempotent(fleet_url: str) -> None:
+    p = cli("fleet", "init", "--db", fleet_url)
+    assert p.returncode == 0, p.stderr
+    assert "fleet store ready" in p.stdout
+
+
+SUITE = """\
+[suite]
+name = "fleet-tiny"
+baseline = "a"
+metrics = ["wall_time"]
+
+[measure]
+runs = 6
+warmup = 0
+counters = "none"
+
+[matrix]
+n = [1, 2, 3, 4, 5]
+
+[configurations.a]
+command = ["PY", "-c", "import time; time.sleep(0.03)", "{n}"]
+
+[configurations.b]
+command = ["PY", "-c", "import time; time.sleep(0.06)", "{n}"]
+"""
+
+
+def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path: Path) -> None:
+    """The suite file travels in the job; the retried job continues the same result with
+    run --resume: every cell ends with exactly its runs, none measured twice."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    announce(fleet_url, "s1")
+    sub = cli("fleet", "submit", "--machine", "s1", "--db", fleet_url, "--", "run", str(suite),
+              "--no-report")
+    assert sub.returncode == 0, sub.stderr
+    suite.unlink()  # the worker does not need the submitter's file
+    store = Store(fleet_url)
+    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
+    w = start_worker(fleet_url, "s1")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = job_runs(store, job)
+        if sum(n for _, n in done.values()) >= 20:  # past the first cells, not at the end
+            break
+        time.sleep(0.05)
+    w.send_signal(signal.SIGKILL)
+    w.wait(30)
+    (rid, (status, before)), = job_runs(store, job).items()
+    assert status == "running" and 20 <= before < 5 * 2 * 6
+    w = start_worker(fleet_url, "s1", "--exit-when-idle")
+    _, err = w.communicate(timeout=240)
+    assert w.returncode == 0, err
+    after = job_runs(store, job)
+    assert list(after) == [rid] and after[rid][0] == "complete"  # the same result, resumed
+    rs = store.load(rid)
+    superseded = set(rs.settings.get("suite", {}).get("superseded", []))
+    live = [c for c in rs.configurations if c.id not in superseded]
+    assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
+    assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)

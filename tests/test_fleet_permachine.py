@@ -1,0 +1,107 @@
+"""The per-machine comparison (ResultsComparer-style) on known samples: each machine judged on
+its own, missing configurations shown as missing, the summary line, the HTML view (rendered by
+chromium where it exists), and compare --from-db / report over results of several machines."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from perflab.cli import app
+from perflab.fleet.permachine import build, machines_differ, render_html
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.storage import Store
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
+                                        if Path("/usr/bin/chromium").exists() else None)
+
+
+def machine_result(name: str, ratios: dict[str, float], seed: int, noise: float = 0.002,
+                   n: int = 12) -> ResultSet:
+    """A compare result of machine NAME: baseline A (1 s) and each candidate at its ratio."""
+    rng = np.random.default_rng(seed)
+    rs = ResultSet(kind="compare", fingerprint={"hostname": "host-" + name, "cpu_model": name,
+                                                "cpu_count": 4, "machine_name": name},
+                   metrics={"wall_time": BUILTIN_METRICS["wall_time"]}, status="complete",
+                   settings={"primary_metric": "wall_time", "interleaved": False})
+    for cname, ratio in {"A": 1.0, **ratios}.items():
+        cfg = Configuration(name=cname, command=["x", cname], benchmark="x", cell="{}",
+                            is_baseline=cname == "A")
+        cfg.runs = [Run(seq=i, values={"wall_time": float(ratio * (1 + noise * z))})
+                    for i, z in enumerate(rng.standard_normal(n))]
+        rs.configurations.append(cfg)
+    return rs
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> tuple[Store, list[int]]:
+    store = Store(tmp_path / "m.sqlite")
+    ids = [store.save(machine_result("fast", {"B": 1.20, "C": 1.0}, 1)),
+           store.save(machine_result("slow", {"B": 1.10, "C": 1.0}, 2)),
+           store.save(machine_result("arm", {"B": 0.90}, 3))]  # arm never ran C
+    return store, ids
+
+
+def test_one_row_per_machine_judged_on_its_own(three: tuple[Store, list[int]]) -> None:
+    store, ids = three
+    results = [store.load(i) for i in ids]
+    assert machines_differ(results)
+    pm = build(results)
+    assert pm.machines == ["fast", "slow", "arm"]
+    b = next(x for x in pm.blocks if x.candidate == "B")
+    verdicts = {r.machine: r.comparison.verdict for r in b.rows if r.comparison}
+    assert verdicts == {"fast": "slower", "slow": "slower", "arm": "faster"}
+    ratios = {r.machine: r.comparison.ratio for r in b.rows if r.comparison}
+    assert ratios["fast"] == pytest.approx(1.20, rel=0.02)
+    assert ratios["arm"] == pytest.approx(0.90, rel=0.02)
+    # each machine's own samples: its n is its own 12 runs, never 36
+    assert all(r.comparison.n_baseline == 12 for r in b.rows if r.comparison)
+    gm = math.exp(sum(math.log(r) for r in ratios.values()) / 3)
+    s = b.summary()
+    assert s.startswith("slower on 2 of 3 machines; faster on 1")
+    assert f"geometric mean of the ratios {gm:.3f}x" in s
+    assert f"machines from {(min(ratios.values()) - 1) * 100:+.2f}%" in s
+    c = next(x for x in pm.blocks if x.candidate == "C")
+    missing = [r.machine for r in c.rows if r.comparison is None]
+    assert missing == ["arm"] and "missing on 1" in c.summary()
+    assert "equivalent on 2" in c.summary() and c.summary().startswith("slower on 0 of 2")
+
+
+def test_html_view_has_the_same_rows(three: tuple[Store, list[int]], tmp_path: Path) -> None:
+    store, ids = three
+    pm = build([store.load(i) for i in ids])
+    page = render_html(pm, tmp_path / "out")
+    text = page.read_text()
+    assert text.count("<h2>") == 2 and "missing" in text
+    assert "slower on 2 of 3 machines" in text and "class='l slower'" in text
+    assert "://" not in text  # self-contained
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                          f"--user-data-dir={tmp_path / 'p'}", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=90)
+    assert dom.stdout.count("<tr>") == 2 + 6, dom.stderr[-400:]  # 2 heads + 3 + 3 rows
+    assert "slower on 2 of 3 machines" in dom.stdout
+
+
+def test_compare_from_db_across_machines_is_side_by_side(three: tuple[Store, list[int]],
+                                                          tmp_path: Path) -> None:
+    store, ids = three
+    args = ["--db", store.location]
+    for i in ids:
+        args += ["--from-db", str(i)]
+    res = CliRunner().invoke(app, ["compare", *args], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "3 machines" in res.output and "slower on 2 of 3 machines" in res.output
+    assert "never pooled" in res.output
+    rep = CliRunner().invoke(app, ["report", *map(str, ids), "--db", store.location, "--out",
+                                   str(tmp_path / "rep")], env={"COLUMNS": "200"})
+    assert rep.exit_code == 0, rep.output
+    assert (tmp_path / "rep" / "machines.html").exists()
+    assert "missing" in rep.output

@@ -1,0 +1,171 @@
+"""detect --report DIR / --webhook URL: a regression on two machines becomes one Markdown file
+(title, cell, machines, commit range with git log, before/after medians with CIs, the plot,
+commands to reproduce), and the same JSON POSTed to a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perflab import history
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.storage import Store
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    history.register(app)
+    app.callback()(lambda: None)
+    return app
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(_app(), list(args), env={"COLUMNS": "220"})
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A repository of 16 commits; commit 10's subject carries Markdown that must not render."""
+    r = tmp_path / "repo"
+    r.mkdir()
+    _git(r, "init", "-q")
+    _git(r, "config", "user.email", "t@e")
+    _git(r, "config", "user.name", "t")
+    commits = []
+    for i in range(16):
+        (r / "f").write_text(str(i))
+        _git(r, "add", "f")
+        msg = "make it <b>slow</b> | oops" if i == 10 else f"commit {i}"
+        _git(r, "commit", "-q", "-m", msg)
+        commits.append(_git(r, "rev-parse", "HEAD"))
+    return r, commits
+
+
+def fill(db: Path, commits: list[str], machine: str, step_at: int, seed: int,
+         bench: str = "syn/b", up: float = 1.25) -> None:
+    store = Store(db)
+    rng = np.random.default_rng(seed)
+    for i, c in enumerate(commits):
+        mu = 0.010 * (up if i >= step_at else 1.0)
+        rs = ResultSet(kind="stat", commit=c, dirty=False, status="complete",
+                       created_at=1000.0 + i,
+                       fingerprint={"hostname": "h-" + machine, "machine_name": machine},
+                       metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
+                       settings={"primary_metric": "wall_time"})
+        cfg = Configuration(name="A | <i>x</i>", command=["./prog", "--depth", "1"],
+                            benchmark=bench, params={"depth": 1})
+        cfg.runs = [Run(seq=j, values={"wall_time": float(rng.normal(mu, mu * 0.01))})
+                    for j in range(7)]
+        rs.configurations.append(cfg)
+        store.save(rs)
+
+
+class Hook(BaseHTTPRequestHandler):
+    received: list[dict[str, Any]] = []
+    status = 200
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Hook.received.append({"type": self.headers["Content-Type"],
+                              "doc": json.loads(body)})
+        self.send_response(Hook.status)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hook() -> Any:
+    Hook.received, Hook.status = [], 200
+    srv = HTTPServer(("127.0.0.1", 0), Hook)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_port}/hook", Hook
+    srv.shutdown()
+
+
+def test_one_report_per_regression_with_everything_to_file_it(
+        tmp_path: Path, repo: tuple[Path, list[str]], hook: Any) -> None:
+    r, commits = repo
+    db = tmp_path / "r.sqlite"
+    fill(db, commits, "alpha", 10, 1)
+    fill(db, commits, "beta", 10, 2)
+    fill(db, commits, "gamma", 99, 3)  # no change on gamma
+    fill(db, commits, "alpha", 6, 4, bench="syn/faster", up=0.8)  # an improvement: no report
+    url, handler = hook
+    out = tmp_path / "reports"
+    res = invoke("detect", "--db", str(db), "--repo", str(r), "--report", str(out),
+                 "--webhook", url, "--fail-on-regression")
+    assert res.exit_code == 1, res.output  # --fail-on-regression keeps its exit code
+    mds = sorted(out.glob("*.md"))
+    assert len(mds) == 1  # one regression, seen on two machines
+    md = mds[0].read_text()
+    before, after = commits[9], commits[10]
+    assert md.startswith("# Regression: syn/b (depth=1) [A \\| &lt;i&gt;x&lt;/i&gt;] "
+                         "wall_time +")
+    assert "on 2 machines" in md.splitlines()[0]
+    assert "- **Machines:** alpha, beta" in md and "gamma" not in md
+    assert f"`{before[:10]}..{after[:10]}`" in md
+    # git log of the range, the subject kept verbatim inside a code fence
+    assert f"{after[:7]} make it <b>slow</b> | oops" in md
+    assert "<i>x</i>" not in md  # user text outside fences is escaped
+    rows = [ln for ln in md.splitlines() if ln.startswith("| alpha") or ln.startswith("| beta")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert float(cells[1].split()[0]) == pytest.approx(10.0, rel=0.03)
+        assert float(cells[2].split()[0]) == pytest.approx(12.5, rel=0.03)
+        assert "ms [" in cells[1] and "ms [" in cells[2] and "(7 runs)" in cells[1]
+        assert cells[3].startswith("+2")  # about +25%
+    png = out / md.split("](")[1].split(")")[0]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "perflab compare --from-db" in md
+    assert f"perflab bisect --repo {r} --good {before} --bad {after}" in md
+    assert "-- ./prog --depth 1" in md
+    # the webhook got the same, as JSON
+    assert len(handler.received) == 1
+    got = handler.received[0]
+    assert got["type"] == "application/json"
+    doc = got["doc"]
+    assert doc["machines"] == ["alpha", "beta"] and doc["benchmark"] == "syn/b"
+    assert doc["commit_before"] == before and doc["commit_after"] == after
+    assert doc["git_log"] == [f"{after[:7]} make it <b>slow</b> | oops"]
+    assert doc["markdown"] == md
+    assert all(20 < m["change_pct"] < 30 for m in doc["per_machine"])
+    assert doc["commands"][-1].startswith("perflab bisect")
+
+
+def test_ignored_regressions_are_not_filed_and_webhook_faults_are_one_line(
+        tmp_path: Path, repo: tuple[Path, list[str]], hook: Any) -> None:
+    r, commits = repo
+    db = tmp_path / "r.sqlite"
+    fill(db, commits, "alpha", 10, 1)
+    cfg = tmp_path / "detect.toml"
+    cfg.write_text('[[ignore]]\nbenchmark = "syn/*"\nreason = "known"\n')
+    out = tmp_path / "reports"
+    res = invoke("detect", "--db", str(db), "--config", str(cfg), "--report", str(out),
+                 "--fail-on-regression")
+    assert res.exit_code == 0 and list(out.glob("*.md")) == []
+    url, handler = hook
+    handler.status = 403
+    res = invoke("detect", "--db", str(db), "--report", str(out), "--webhook", url)
+    assert res.exception is not None and "answered 403" in str(res.exception)
+    assert len(list(out.glob("*.md"))) == 1  # written before the webhook refused
+    res = invoke("detect", "--db", str(db), "--report", str(out), "--webhook",
+                 "http://127.0.0.1:9/nothing-listens")
+    assert "cannot reach the webhook" in str(res.exception)
