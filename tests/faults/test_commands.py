@@ -1,0 +1,227 @@
+"""Faults of the measured command: each asserts the exit code, one error line naming the problem
+and the fix, no traceback, and the store's run counts before and after."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import Counts, Perflab, kill_quietly, pids_alive, python_script, script
+
+# -- the program cannot start --------------------------------------------------------------------
+
+
+def test_missing_command(perflab: Perflab) -> None:
+    out = perflab("stat", "-r", "2", "--", "/nonexistent/prog")
+    out.fails(2, "command not found", "/nonexistent/prog", fix="check the path")
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+def test_command_not_on_path(perflab: Perflab) -> None:
+    out = perflab("stat", "-r", "2", "--", "no-such-prog-xyz")
+    out.fails(2, "command not found", "no-such-prog-xyz", fix="PATH")
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+def test_not_executable(perflab: Perflab, tmp_path: Path) -> None:
+    prog = script(tmp_path / "prog.sh", "exit 0\n", mode=0o644)
+    out = perflab("stat", "-r", "2", "--", str(prog))
+    out.fails(2, "not executable", fix="chmod +x")
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+def test_directory_as_command_is_not_told_to_chmod(perflab: Perflab, tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    out = perflab("stat", "-r", "2", "--", "./build")
+    line = out.fails(2, "is a directory", fix="the program inside it")
+    assert "chmod" not in line
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+@pytest.mark.parametrize("args", [
+    ("stat", "-r", "2", "--", ""),
+    ("stat", "-r", "2", "--", "   "),
+    ("compare", "-r", "2", "true", ""),
+    ("compare", "-r", "2", "true", "  "),
+])
+def test_empty_command(perflab: Perflab, args: tuple[str, ...]) -> None:
+    perflab(*args).fails(2, "empty command", fix="program")
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+@pytest.mark.parametrize("args, where", [
+    (("compare", "-r", "2", "true", "sh -c 'true"), "command"),
+    (("compare", "-r", "2", "-W", "eh/cpp depth='3", "-W", "eh/cpp"), "--workload"),
+    (("stat", "-r", "2", "-W", "eh/cpp 'depth=3"), "--workload"),
+])
+def test_unbalanced_quotes(perflab: Perflab, args: tuple[str, ...], where: str) -> None:
+    perflab(*args).fails(2, where, "No closing quotation", fix="balance the quotes")
+    assert perflab.counts() == Counts(0, 0, {})
+
+
+# -- the program fails ---------------------------------------------------------------------------
+
+
+def test_non_zero_exit(perflab: Perflab, tmp_path: Path) -> None:
+    prog = script(tmp_path / "fail.sh", "echo 'disk on fire' >&2\nexit 3\n")
+    out = perflab("stat", "-r", "3", "--", str(prog))
+    out.fails(2, "exited with status 3", "disk on fire", fix="--ignore-failure")
+    # The failed run is recorded (nothing lost) and the result says failed.
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+@pytest.mark.parametrize("sig", ["SEGV", "KILL"])
+def test_killed_by_signal(perflab: Perflab, sig: str) -> None:
+    out = perflab("stat", "-r", "3", "--", "sh", "-c", f"kill -{sig} $$")
+    out.fails(2, f"killed by signal SIG{sig}", fix="--ignore-failure")
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+def test_escape_sequences_from_stderr_are_not_replayed(perflab: Perflab, tmp_path: Path) -> None:
+    # A command's last stderr line goes into perflab's error line: its ESC, BEL and CR must not
+    # recolour, retitle or overwrite the user's terminal.
+    prog = script(tmp_path / "evil.sh",
+                  "printf '\\033[2J\\033]0;pwned\\007boom\\rX\\n' >&2\nexit 1\n")
+    line = perflab("stat", "-r", "2", "--", str(prog)).fails(2, "exited with status 1")
+    assert "\x1b" not in line and "\x07" not in line and "\r" not in line
+    assert "\\x1b[2J" in line and "boom" in line
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+def test_timeout_kills_a_hang(perflab: Perflab) -> None:
+    t0 = time.monotonic()
+    out = perflab("stat", "-r", "2", "--timeout", "0.5", "--", "sleep", "30")
+    out.fails(2, "0.5 s timeout", fix="raise --timeout")
+    assert time.monotonic() - t0 < 20
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+def test_hang_without_timeout_is_stopped_by_ctrl_c(perflab: Perflab, tmp_path: Path) -> None:
+    # No --timeout: the user's Ctrl-C ends it; the hanging command dies with it.
+    marker = tmp_path / "hang.pid"
+    prog = script(tmp_path / "hang.sh", f"echo $$ > {marker}\nexec sleep 300\n")
+    p = perflab.popen("stat", "-r", "3", "-w", "0", "--", str(prog))
+    for _ in range(300):
+        if marker.exists() and marker.read_text().strip():
+            break
+        time.sleep(0.1)
+    pid = int(marker.read_text())
+    os.killpg(p.pid, 2)  # SIGINT to perflab's process group, as a terminal's Ctrl-C does
+    out, err = p.communicate(timeout=60)
+    text = (out + err).decode(errors="replace")
+    try:
+        assert p.returncode == 130, text
+        assert "Traceback" not in text
+        assert not pids_alive([pid]), "the hanging command outlived perflab"
+    finally:
+        kill_quietly([pid])
+    c = perflab.counts()
+    assert (c.results, c.runs, c.statuses) == (1, 0, {"interrupted": 1})
+
+
+def test_background_child_in_the_group_is_killed(perflab: Perflab, tmp_path: Path) -> None:
+    pids = tmp_path / "bg.pids"
+    prog = script(tmp_path / "bg.sh", f"sleep 300 &\necho $! >> {pids}\n")
+    perflab("stat", "-r", "2", "--", str(prog)).succeeds()
+    left = [int(x) for x in pids.read_text().split()]
+    time.sleep(0.2)
+    try:
+        assert not pids_alive(left), "a background child outlived its run"
+    finally:
+        kill_quietly(left)
+    assert perflab.counts() == Counts(1, 3, {"complete": 1})
+
+
+def test_detached_child_is_reported(perflab: Perflab, tmp_path: Path) -> None:
+    pids = tmp_path / "daemon.pids"
+    prog = script(tmp_path / "daemon.sh",
+                  f"setsid sh -c 'echo $$ >> {pids}; exec sleep 300' </dev/null >/dev/null 2>&1 &"
+                  "\nsleep 0.2\n")
+    out = perflab("stat", "-r", "2", "--", str(prog))
+    left = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+    try:
+        out.succeeds()
+        text = " ".join(out.stdout.split())
+        assert "left processes running outside its process group" in text, out
+        assert str(left[0]) in text
+    finally:
+        kill_quietly(left)
+    assert perflab.counts() == Counts(1, 3, {"complete": 1})
+
+
+# -- what the program writes ---------------------------------------------------------------------
+
+
+def test_huge_output_costs_no_memory(perflab: Perflab, tmp_path: Path) -> None:
+    # 600 MB of stdout per run: perflab keeps a bounded tail, so its peak RSS stays far below.
+    small = subprocess.Popen([sys.executable, "-m", "perflab", "stat", "-r", "1", "-w", "0",
+                              "--", "true"], env=perflab.env, cwd=tmp_path,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru_small = os.wait4(small.pid, 0)
+    big = subprocess.Popen([sys.executable, "-m", "perflab", "stat", "-r", "1", "-w", "0",
+                            "--", "sh", "-c", "head -c 600000000 /dev/zero; echo '{\"x\": 1}'"],
+                           env=perflab.env, cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    out, err = big.communicate(timeout=120)
+    assert big.returncode == 0, err.decode(errors="replace")
+    # ru_maxrss of the perflab process itself (its children, head and sh, are small).
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert ru.ru_maxrss < ru_small.ru_maxrss + 100_000, (ru.ru_maxrss, ru_small.ru_maxrss)
+    # The tail still holds the workload's JSON line.
+    assert b"x" in out
+    assert perflab.counts() == Counts(2, 2, {"complete": 2})
+
+
+def test_non_utf8_output(perflab: Perflab, tmp_path: Path) -> None:
+    prog = script(tmp_path / "bytes.sh",
+                  "printf '\\377\\376 latin1 \\351t\\351\\n'\nprintf '\\377 bad \\n' >&2\nexit 4\n")
+    line = perflab("stat", "-r", "2", "--", str(prog)).fails(2, "exited with status 4", "bad")
+    assert "\ufffd" in line  # shown as replacement characters, not a crash
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+@pytest.mark.parametrize("last_line, problem", [
+    ('{"ns_per_op": 12.5', "malformed JSON"),
+    ('{"ns_per_op": ', "malformed JSON"),
+    ('{"ns_per_op": NaN}', "ns_per_op = nan (not a finite number)"),
+    ('{"ns_per_op": Infinity}', "ns_per_op = inf (not a finite number)"),
+    ('{"ns_per_op": -Infinity}', "not a finite number"),
+    ('{"ns_per_op": -200}', "ns_per_op = -200, a negative value"),
+    ("[1, 2, 3]", None),  # not an object: not the protocol's line, ignored
+    ("{garbage}", "malformed JSON"),
+])
+def test_bad_workload_json(perflab: Perflab, tmp_path: Path, last_line: str,
+                           problem: str | None) -> None:
+    prog = python_script(tmp_path / "wl.py", f"print('noise')\nprint({last_line!r})\n")
+    out = perflab("stat", "-r", "2", "--", str(prog))
+    if problem is None:
+        out.succeeds()
+        assert perflab.counts() == Counts(1, 3, {"complete": 1})
+        return
+    out.fails(2, problem, fix="--ignore-failure")
+    # The failing run is stored (with its error), the result is failed: nothing silent.
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+def test_nan_metric_is_not_reported_as_unknown(perflab: Perflab, tmp_path: Path) -> None:
+    # Before: NaN was dropped silently, then --metric said "unknown metric".
+    prog = python_script(tmp_path / "wl.py", "print('{\"ns_per_op\": NaN}')\n")
+    line = perflab("stat", "-r", "2", "--metric", "ns_per_op", "--", str(prog)).fails(
+        2, "not a finite number")
+    assert "unknown metric" not in line
+
+
+def test_negative_values_never_reach_a_verdict(perflab: Perflab, tmp_path: Path) -> None:
+    a = python_script(tmp_path / "a.py", "print('{\"ns_per_op\": -100}')\n")
+    b = python_script(tmp_path / "b.py", "print('{\"ns_per_op\": 100}')\n")
+    out = perflab("compare", "-r", "6", "--metric", "ns_per_op", str(a), str(b))
+    line = out.fails(2, "negative value")
+    assert "faster" not in out.stdout and "faster" not in line
+    c = perflab.counts()
+    assert (c.results, c.statuses) == (1, {"failed": 1})

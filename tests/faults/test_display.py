@@ -1,0 +1,72 @@
+"""Display faults: a narrow terminal never turns figures into "…"; names reach Markdown
+escaped."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+from faults.helpers import ANSI, Perflab
+
+
+def run_in_terminal(perflab: Perflab, columns: int, *args: str) -> tuple[int, str]:
+    """perflab on a real pseudo-terminal of ``columns`` columns (rich sees a TTY)."""
+    master, slave = pty.openpty()
+    env = {**perflab.env, "COLUMNS": str(columns), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    p = subprocess.Popen([sys.executable, "-m", "perflab", *args], stdin=slave, stdout=slave,
+                         stderr=slave, env=env, cwd=perflab.cwd, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return p.wait(timeout=120), ANSI.sub("", out.decode(errors="replace"))
+
+
+def test_compare_at_40_columns_keeps_every_figure(perflab: Perflab) -> None:
+    # Before: every cell of the compare table was "…" at COLUMNS=40.
+    code, text = run_in_terminal(perflab, 40, "compare", "-r", "8", "--metric", "wall_time",
+                                 "true", "/bin/true")
+    assert code == 0, text
+    assert "Traceback" not in text
+    table = text[text.index("result 1"):]
+    assert "…" not in table.split("verdicts:")[0], table
+    assert "/bin/true:" in table and "verdict:" in table and "wall_time" in table
+    assert perflab.counts().runs == 18
+
+
+def test_compare_at_200_columns_is_a_table(perflab: Perflab) -> None:
+    code, text = run_in_terminal(perflab, 200, "compare", "-r", "8", "true", "/bin/true")
+    assert code == 0, text
+    assert "┃ metric" in text and "change [" in text
+
+
+def test_stat_at_30_columns(perflab: Perflab) -> None:
+    code, text = run_in_terminal(perflab, 30, "stat", "-r", "3", "--", "true")
+    assert code == 0, text
+    body = text[text.index("result 1"):]
+    assert "…" not in body.split("runs in")[0] and "median:" in body
+
+
+def test_markdown_tables_escape_names(perflab: Perflab, tmp_path: Path) -> None:
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        '[suite]\nname = "x"\nbaseline = "a"\n[measure]\nruns = 2\nwarmup = 0\n'
+        '[benchmark]\ncommand = "true"\n[configurations.a]\n'
+        '[configurations."<script>alert(1)</script>"]\nprefix = ["env"]\n')
+    perflab("run", "--no-report", str(suite)).succeeds()
+    out = tmp_path / "rep"
+    perflab("report", "1", "--no-plots", "--out", str(out)).succeeds()
+    md = (out / "tables.md").read_text()
+    assert "<script>" not in md
+    assert "&lt;script&gt;" in md or "\\<script\\>" in md

@@ -1,0 +1,257 @@
+"""The environment perflab runs in: perf missing, perf_event_paranoid raised, HOME unset or
+unwritable, LANG=C, no terminal, a 40-column terminal, and the PostgreSQL server going away in
+the middle of a measurement."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import ANSI, Outcome, Perflab, counts
+
+QUICK = ("-r", "3", "-w", "0", "--", "/bin/true")
+NOBODY = 65534
+
+
+def path_without(tmp: Path, tool: str) -> str:
+    """A PATH holding everything of /usr/bin and /bin except ``tool``."""
+    d = tmp / f"bin-without-{tool}"
+    d.mkdir()
+    for src in (Path("/usr/local/bin"), Path("/usr/bin"), Path("/bin")):
+        if not src.is_dir():
+            continue
+        for f in src.iterdir():
+            if f.name != tool and not (d / f.name).exists():
+                (d / f.name).symlink_to(f)
+    return str(d)
+
+
+# -- perf ----------------------------------------------------------------------------------------
+
+def test_perf_missing_stat_still_measures(perflab: Perflab, tmp_path: Path) -> None:
+    """stat opens counters itself (perf_event_open); the perf tool is not needed."""
+    path = path_without(tmp_path, "perf")
+    out = perflab("stat", *QUICK, env={"PATH": path})
+    out.succeeds()
+    assert perflab.counts().runs == 3
+
+
+def test_perf_missing_profile_names_the_package(perflab: Perflab, tmp_path: Path) -> None:
+    path = path_without(tmp_path, "perf")
+    out = perflab("profile", "--", "/bin/true", env={"PATH": path})
+    out.fails(2, "perf is not installed", fix="apt-get install linux-perf")
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run perflab as an unprivileged user")
+    d = Path(tempfile.mkdtemp(prefix="perflab-env-"))
+    d.chmod(0o755)
+    for sub in ("cache", "data"):
+        (d / sub).mkdir(mode=0o700)
+        os.chown(d / sub, NOBODY, NOBODY)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def as_nobody(args: list[str], env: dict[str, str | None], cwd: Path) -> Outcome:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    e.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+            sys.executable, "-m", "perflab", *args]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, env=e, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return Outcome(args, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
+
+
+def test_perf_event_paranoid_raised(shared_dir: Path) -> None:
+    """An unprivileged user on a machine with perf_event_paranoid=3: no counters, said once in
+    a note; wall and CPU times are still measured and stored."""
+    knob = Path("/proc/sys/kernel/perf_event_paranoid")
+    try:
+        old = knob.read_text().strip()
+        knob.write_text("3\n")
+    except OSError:
+        pytest.skip("cannot set perf_event_paranoid here")
+    try:
+        db = shared_dir / "data" / "r.sqlite"
+        out = as_nobody(["stat", "-r", "3", "-w", "0", "--", "/bin/true"],
+                        {"PERFLAB_DB": str(db), "PERFLAB_CACHE": str(shared_dir / "cache"),
+                         "HOME": str(shared_dir / "data")}, shared_dir)
+        out.succeeds()
+        assert "counters unavailable" in out.stdout
+        assert "wall_time" in out.stdout
+    finally:
+        knob.write_text(old + "\n")
+    c = counts(db)
+    assert (c.runs, c.statuses) == (3, {"complete": 1})
+
+
+# -- HOME ------------------------------------------------------------------------------------------
+
+def test_home_unset(perflab: Perflab) -> None:
+    out = perflab("stat", *QUICK, env={"HOME": None})
+    out.succeeds()
+    assert perflab.counts().runs == 3
+
+
+def test_home_unset_for_a_user_without_a_home(shared_dir: Path) -> None:
+    """nobody's home (/nonexistent) cannot hold the launcher cache: one line, with the fix."""
+    out = as_nobody(["stat", *QUICK], {"HOME": None, "PERFLAB_CACHE": None,
+                                       "XDG_CACHE_HOME": None,
+                                       "PERFLAB_DB": str(shared_dir / "data" / "r.sqlite")},
+                    shared_dir)
+    out.fails(2, "cannot create perflab's cache directory", fix="PERFLAB_CACHE")
+
+
+def test_unwritable_home(shared_dir: Path) -> None:
+    home = shared_dir / "home"
+    home.mkdir(mode=0o755)  # root's: nobody cannot write here
+    out = as_nobody(["stat", *QUICK], {"HOME": str(home), "PERFLAB_DB": None,
+                                       "XDG_DATA_HOME": None,
+                                       "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
+    out.fails(2, "cannot create the directory", str(home), fix="--db")
+
+
+def test_unwritable_home_with_db_elsewhere_works(shared_dir: Path) -> None:
+    home = shared_dir / "home"
+    home.mkdir(mode=0o755)
+    db = shared_dir / "data" / "r.sqlite"
+    out = as_nobody(["stat", *QUICK], {"HOME": str(home), "PERFLAB_DB": str(db),
+                                       "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
+    out.succeeds()
+    assert counts(db).runs == 3
+
+
+# -- locale and terminals --------------------------------------------------------------------------
+
+def test_lang_c_with_non_ascii_names(perflab: Perflab) -> None:
+    env = {"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": None, "PYTHONUTF8": None}
+    out = perflab("stat", "-r", "3", "-w", "0", "--label", "größe ünïcödé ✓", "--",
+                  "/bin/echo", "héllo wörld", env=env)
+    out.succeeds()
+    listed = perflab("results", "list", env=env)
+    listed.succeeds()
+    assert perflab.counts().runs == 3
+
+
+def test_no_terminal_no_escape_sequences(perflab: Perflab, tmp_path: Path) -> None:
+    """Piped, with no controlling terminal and a colour-capable TERM: plain text only."""
+    env = {"TERM": "xterm-256color", "NO_COLOR": None, "FORCE_COLOR": None}
+    out = perflab("stat", *QUICK, env=env, stdin="")
+    out.succeeds()
+    assert not ANSI.search(out.stdout) and not ANSI.search(out.stderr)
+    bad = perflab("stat", "-r", "2", "--", "/nonexistent", env=env)
+    bad.fails(2, "command not found")
+    assert not ANSI.search(bad.stderr)
+
+
+def run_in_pty(argv: list[str], env: dict[str, str], cols: int,
+               timeout: float = 120) -> tuple[int, str]:
+    """Run ``argv`` on a real pseudo-terminal ``cols`` wide; return its exit code and output."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    p = subprocess.Popen(argv, env=env, stdin=slave, stdout=slave, stderr=slave,
+                         start_new_session=True)
+    os.close(slave)
+    chunks = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    code = p.wait(timeout=30)
+    return code, ANSI.sub("", b"".join(chunks).decode(errors="replace"))
+
+
+def test_forty_column_terminal_stat(perflab: Perflab) -> None:
+    env = {**perflab.env, "COLUMNS": "40", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    code, text = run_in_pty([sys.executable, "-m", "perflab", "stat", *QUICK], env, cols=40)
+    assert code == 0, text
+    assert "Traceback" not in text
+    # A table too wide for 40 columns is printed stacked ("median: 1.2 ms" per line), never
+    # with its figures cut to "…".
+    medians = [ln for ln in text.splitlines() if "median" in ln]
+    assert medians and all(any(ch.isdigit() for ch in ln) for ln in medians), text
+    assert "wall_time" in text and "…" not in "".join(medians), text
+    assert perflab.counts().runs == 3
+
+
+# -- PostgreSQL going away -------------------------------------------------------------------------
+
+def test_postgresql_server_goes_away_mid_run(perflab: Perflab, tmp_path: Path) -> None:
+    pytest.importorskip("psycopg")
+    from perflab.fleet.localpg import LocalPostgres, pg_bindir
+
+    if pg_bindir() is None:
+        pytest.skip("PostgreSQL is not installed (make setup installs it)")
+    import sqlalchemy as sa
+
+    from perflab.storage import Store
+
+    with LocalPostgres(fsync=False) as pg:
+        url = pg.create_database("gone")
+        Store(url, create=True).engine.dispose()  # the schema, as `perflab fleet init` makes it
+        p = perflab.popen("stat", "--db", url, "-r", "400", "-w", "0", "--no-counters", "--",
+                          "/bin/sleep", "0.02")
+
+        def stored() -> int:
+            eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+            try:
+                with eng.connect() as c:
+                    return int(c.execute(sa.text("SELECT count(*) FROM runs")).scalar() or 0)
+            finally:
+                eng.dispose()
+
+        deadline = time.monotonic() + 60
+        while stored() < 5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pg._run("pg_ctl", "-D", str(pg.data), "-m", "immediate", "-w", "stop")
+        try:
+            _, err_b = p.communicate(timeout=120)
+        finally:
+            opts = (f"-p {pg.port} -k {pg.root} -c listen_addresses=127.0.0.1 -c fsync=off")
+            pg._run("pg_ctl", "-D", str(pg.data), "-o", opts, "-l", str(pg.root / "server.log"),
+                    "-w", "-t", "60", "start")
+        err = err_b.decode()
+        assert p.returncode == 2, f"{err}\nstored: {stored()}"
+        assert "Traceback" not in err
+        lines = [ln for ln in err.splitlines() if ln.startswith("perflab:")]
+        assert len(lines) == 1 and "database server" in lines[0] and " -- " in lines[0], err
+        kept = stored()
+        assert kept >= 5  # every run acknowledged before the server went is there
+        listed = perflab("results", "list", "--db", url)
+        listed.succeeds()
+        assert "running" not in listed.stdout  # the dead writer's result reads interrupted

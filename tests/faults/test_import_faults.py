@@ -1,0 +1,124 @@
+"""Import faults: malformed, huge, inconsistent or interrupted hyperfine / pyperf / perf stat
+files.  An import is one transaction per file: all of a file or nothing of it."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from pathlib import Path
+
+from faults.helpers import Perflab
+
+
+def hyperfine(path: Path, times: list[float], codes: list[int] | None = None,
+              command: str = "sleep 0") -> Path:
+    res: dict = {"command": command, "times": times}
+    if codes is not None:
+        res["exit_codes"] = codes
+    path.write_text(json.dumps({"results": [res]}))
+    return path
+
+
+def test_invalid_json(perflab: Perflab, tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.write_text('{"results": [ {"command": "x", "times": [0.1, 0.2')
+    perflab("import", "-f", "hyperfine", str(f)).fails(2, "not a hyperfine result file",
+                                                        "invalid JSON", fix="--format")
+    assert perflab.counts().results == 0
+
+
+def test_binary_garbage(perflab: Perflab, tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4096)))
+    perflab("import", "-f", "pyperf", str(f)).fails(2, "not a pyperf result file")
+    assert perflab.counts().results == 0
+
+
+def test_deeply_nested_json(perflab: Perflab, tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.write_text("[" * 200_000 + "]" * 200_000)
+    perflab("import", "-f", "hyperfine", str(f)).fails(2, "nested too deeply")
+
+
+def test_wrong_format_for_the_file(perflab: Perflab, tmp_path: Path) -> None:
+    f = hyperfine(tmp_path / "h.json", [0.1, 0.2, 0.3], [0, 0, 0])
+    perflab("import", "-f", "pyperf", str(f)).fails(2, "no 'benchmarks' list", fix="--format")
+
+
+def test_nan_and_strings_in_times(perflab: Perflab, tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.write_text('{"results": [{"command": "x", "times": [0.1, NaN, "0.3"]}]}')
+    perflab("import", "-f", "hyperfine", str(f)).fails(2, "has no per-run 'times'")
+    assert perflab.counts().results == 0
+
+
+def test_empty_file(perflab: Perflab, tmp_path: Path) -> None:
+    f = tmp_path / "h.json"
+    f.touch()
+    perflab("import", "-f", "hyperfine", str(f)).fails(2, "empty file")
+
+
+def test_file_over_the_size_limit(perflab: Perflab, tmp_path: Path) -> None:
+    f = hyperfine(tmp_path / "h.json", [0.001] * 200_000)  # about 1.2 MiB
+    out = perflab("import", "-f", "hyperfine", str(f), env={"PERFLAB_IMPORT_MAX_MB": "1"})
+    out.fails(2, "MiB", "up to 1 MiB", fix="split the file")
+    assert perflab.counts().results == 0
+
+
+def test_exit_codes_shorter_than_times_are_said_and_no_sample_dropped(perflab: Perflab,
+                                                                      tmp_path: Path) -> None:
+    f = hyperfine(tmp_path / "h.json", [0.1, 0.2, 0.3, 0.4, 0.5], [0, 0])
+    out = perflab("import", "-f", "hyperfine", str(f))
+    out.succeeds()
+    assert "5 times but 2 exit codes" in out.stdout
+    assert "the last 3 runs are kept with an unknown exit code" in out.stdout
+    assert perflab.counts().runs == 5
+
+
+def test_exit_codes_longer_than_times(perflab: Perflab, tmp_path: Path) -> None:
+    f = hyperfine(tmp_path / "h.json", [0.1, 0.2], [0, 0, 1, 1])
+    out = perflab("import", "-f", "hyperfine", str(f))
+    out.succeeds()
+    assert "2 exit codes without a time are ignored" in out.stdout
+    assert perflab.counts().runs == 2
+
+
+def test_one_bad_file_among_several_stores_nothing(perflab: Perflab, tmp_path: Path) -> None:
+    good = hyperfine(tmp_path / "good.json", [0.1, 0.2, 0.3], [0, 0, 0])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    perflab("import", "-f", "hyperfine", str(good), str(bad)).fails(2, "bad.json")
+    assert perflab.counts().results == 0
+
+
+def test_large_import_is_one_transaction(perflab: Perflab, tmp_path: Path) -> None:
+    """200,000 samples: stored whole, in seconds (was one transaction per run)."""
+    f = hyperfine(tmp_path / "h.json", [random.random() * 1e-3 for _ in range(200_000)],
+                  [0] * 200_000)
+    out = perflab("import", "-f", "hyperfine", str(f), timeout=300)
+    out.succeeds()
+    c = perflab.counts()
+    assert (c.results, c.runs, c.statuses) == (1, 200_000, {"complete": 1})
+
+
+def test_ctrl_c_during_import_stores_nothing_and_says_so(perflab: Perflab,
+                                                        tmp_path: Path) -> None:
+    """Was: 5,218 of 100,000 runs stored as 'complete'."""
+    f = hyperfine(tmp_path / "h.json", [random.random() * 1e-3 for _ in range(600_000)],
+                  [0] * 600_000)
+    p = perflab.popen("import", "-f", "hyperfine", str(f))
+    # Interrupt while it stores: the database exists once storing has begun.
+    deadline = time.monotonic() + 120
+    while not perflab.db.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    text = err.decode()
+    assert p.returncode == 130, text
+    assert "Traceback" not in text
+    assert "import interrupted: nothing of" in text and "was stored" in text
+    c = perflab.counts()
+    assert (c.results, c.runs) == (0, 0)

@@ -1,0 +1,185 @@
+"""Faults of options: every bad value is refused with one line before anything is measured or
+stored (the store stays empty), so a typo never becomes a wrong verdict."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import Counts, Perflab
+
+EMPTY = Counts(0, 0, {})
+TWO = ("true", "/bin/true")  # two distinct configurations that succeed
+
+
+@pytest.mark.parametrize("args, words, fix", [
+    # A threshold is a fraction: 5 meant 5%, and was read as 500% (+157% was "equivalent").
+    (("--threshold", "5"), ["means 500%", "is a fraction"], "--threshold 0.05"),
+    (("--threshold", "1"), ["is a fraction"], "--threshold 0.01"),
+    (("--threshold", "0"), ["must be a positive fraction"], "--threshold 0.01"),
+    (("--threshold", "-0.05"), ["must be a positive fraction"], "--threshold 0.01"),
+    (("--threshold", "nan"), ["must be a positive fraction"], "--threshold 0.01"),
+    (("--precision", "0"), ["--precision 0 must be a positive fraction"], "--precision 0.01"),
+    (("--precision", "-0.01"), ["--precision -0.01"], "--precision 0.01"),
+    (("--precision", "2"), ["is a fraction"], "--precision 0.02"),
+    (("--budget", "0"), ["--budget 0 must be a positive number of seconds"], "--budget 60"),
+    (("--budget", "-5"), ["--budget -5"], "--budget 60"),
+    (("--budget", "nan"), ["--budget nan"], "--budget 60"),
+    (("--timeout", "-1"), ["--timeout -1 must be a positive number of seconds"], "--timeout 30"),
+    (("--timeout", "0"), ["--timeout 0"], "--timeout 30"),
+    (("--timeout", "nan"), ["--timeout nan"], "--timeout 30"),
+    (("--timeout", "inf"), ["--timeout inf"], "--timeout 30"),
+    (("--pin", "1-0"), ["reversed range"], "--pin 0-1"),
+    (("--pin", "4096"), ["--pin 4096 names CPUs this process cannot use"], "choose among"),
+    (("--pin", "0,x"), ["is not a CPU list"], "--pin 0-1"),
+    (("--env", "NOEQUALS"), ["'NOEQUALS' is not K=V"], "--env OMP_NUM_THREADS=1"),
+    (("--env", "=value"), ["is not K=V"], "--env"),
+    (("--correction", "magic"), ["--correction 'magic' is unknown"], "holm"),
+])
+def test_bad_option_value_is_refused_before_measuring(perflab: Perflab, args: tuple[str, ...],
+                                                      words: list[str], fix: str) -> None:
+    out = perflab("compare", "-r", "2", *args, *TWO)
+    out.fails(2, *words, fix=fix)
+    assert perflab.counts() == EMPTY
+
+
+def test_pin_huge_range_is_refused_at_once(perflab: Perflab) -> None:
+    # Before: 0-100000000 spun for minutes building a 1 GB list and error message.
+    t0 = time.monotonic()
+    out = perflab("stat", "-r", "2", "--pin", "0-100000000", "--", "true")
+    line = out.fails(2, "--pin 0-100000000 names CPUs this process cannot use",
+                     fix="choose among")
+    assert len(line) < 300
+    assert time.monotonic() - t0 < 30
+    assert perflab.counts() == EMPTY
+
+
+@pytest.mark.parametrize("args, words", [
+    (("-r", "0"), ["--runs", "greater than or equal to 1"]),
+    (("-r", "-3"), ["--runs"]),
+    (("-r", "nan"), ["--runs", "valid integer"]),
+    (("--min-runs", "1"), ["--min-runs"]),
+    (("--warmup", "-1"), ["--warmup"]),
+    (("--bogus-option",), ["No such option: --bogus-option"]),
+])
+def test_usage_errors_are_one_line(perflab: Perflab, args: tuple[str, ...],
+                                   words: list[str]) -> None:
+    perflab("stat", *args, "--", "true").fails(2, *words, fix="perflab stat --help")
+    assert perflab.counts() == EMPTY
+
+
+def test_unknown_metric_ends_the_result(perflab: Perflab) -> None:
+    out = perflab("stat", "-r", "3", "--metric", "bogus_metric", "--", "true")
+    out.fails(2, "unknown metric 'bogus_metric'", "wall_time", fix="--metric")
+    # The runs of the first round are kept; the result is over ("failed"), not left "running".
+    c = perflab.counts()
+    assert (c.results, c.statuses) == (1, {"failed": 1}) and c.runs == 2
+
+
+def test_instructions_without_valgrind(perflab: Perflab, tmp_path: Path) -> None:
+    # A PATH where everything but valgrind is found.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("true", "sh", "cc", "gcc"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    out = perflab("stat", "-r", "2", "--metric", "instructions", "--", "true",
+                  env={"PATH": str(bin_dir)})
+    if "instructions" in out.stdout and out.code == 0:
+        pytest.skip("this machine has a PMU: instructions need no valgrind")
+    out.fails(2, "valgrind is not installed", fix="apt-get install valgrind")
+    assert perflab.counts() == EMPTY
+
+
+@pytest.mark.parametrize("spec, words, fix", [
+    ("nosuch/workload", ["unknown workload 'nosuch/workload'"], "perflab workloads list"),
+    ("eh/cpp depth=abc", ["depth='abc' is not an integer"], "give an integer"),
+    ("eh/cpp depth=-4", ["depth"], "[0, 100000]"),
+    ("eh/cpp bogus=1", ["has no parameter 'bogus'"], "depth"),
+])
+def test_bad_workload_or_params(perflab: Perflab, spec: str, words: list[str], fix: str) -> None:
+    perflab("stat", "-r", "2", "-W", spec).fails(2, *words, fix=fix)
+    assert perflab.counts() == EMPTY
+
+
+@pytest.mark.parametrize("option", ["--export-json", "--export-csv", "--export-markdown"])
+def test_bad_export_path_is_refused_before_measuring(perflab: Perflab, tmp_path: Path,
+                                                     option: str) -> None:
+    # Before: the runs were measured, then the write failed with a traceback.
+    out = perflab("stat", "-r", "2", option, str(tmp_path / "no" / "such" / "dir" / "r.out"),
+                  "--", "true")
+    out.fails(2, "does not exist", fix="mkdir -p")
+    out = perflab("compare", "-r", "2", option, str(tmp_path), *TWO)
+    out.fails(2, "is a directory", fix="give a file name")
+    assert perflab.counts() == EMPTY
+
+
+def test_unwritable_export_path(perflab: Perflab, tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        # root writes anywhere; a read-only file system refuses even root.
+        target = Path("/proc/version")
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        target = ro / "r.json"
+    out = perflab("stat", "-r", "2", "--export-json", str(target), "--", "true")
+    out.fails(2, "not writable", fix="choose a path you can write")
+    assert perflab.counts() == EMPTY
+
+
+def test_non_utf8_argument(perflab: Perflab, tmp_path: Path) -> None:
+    name = os.fsencode(tmp_path) + b"/caf\xe9"
+    with open(name, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(name, 0o755)
+    out = perflab("stat", "-r", "2", "--", name)
+    out.fails(2, "is not valid UTF-8", "caf\\xe9", fix="rename")
+    out = perflab("compare", "-r", "2", "-n", b"n\xff", "true", "/bin/true")
+    out.fails(2, "is not valid UTF-8", fix="UTF-8")
+    assert perflab.counts() == EMPTY
+
+
+def test_non_utf8_label(perflab: Perflab) -> None:
+    perflab("stat", "-r", "2", "--label", b"\xc3\x28", "--", "true").fails(2, "not valid UTF-8")
+    assert perflab.counts() == EMPTY
+
+
+def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
+    # SIGINT at several moments of the half second in which perflab loads its modules: each
+    # time one line or nothing, exit 130 (or 0 if it had already finished), never a traceback.
+    codes = []
+    for delay in (0.15, 0.3, 0.5, 0.8):
+        p = perflab.popen("results", "list")
+        time.sleep(delay)
+        p.send_signal(2)
+        out, err = p.communicate(timeout=60)
+        text = (out + err).decode(errors="replace")
+        assert "Traceback" not in text, text
+        # -2: the signal came while Python was shutting down (its handlers already reset),
+        # after perflab had finished: the shell sees SIGINT, and nothing is printed.
+        assert p.returncode in (0, 130, -2), (p.returncode, text)
+        if p.returncode == 130:
+            assert "perflab: interrupted" in text, text
+        codes.append(p.returncode)
+    assert 130 in codes, codes
+    assert sys.platform == "linux"
+
+
+@pytest.mark.parametrize("args, words, fix", [
+    (("--threshold", "5"), ["--threshold 5 means 500%"], "--threshold 0.05"),
+    (("--timeout", "0"), ["--timeout 0 must be a positive number of seconds"], "--timeout 30"),
+    (("--build-timeout", "-1"), ["--build-timeout -1"], "--build-timeout 900"),
+])
+def test_bisect_options_are_checked_first(perflab: Perflab, args: tuple[str, ...],
+                                          words: list[str], fix: str) -> None:
+    # Refused before any git or build work.
+    out = perflab("bisect", "--good", "HEAD~1", "--bad", "HEAD", "--build", "true", *args,
+                  "--", "true")
+    out.fails(2, *words, fix=fix)
+    assert perflab.counts() == EMPTY

@@ -1,0 +1,160 @@
+"""Faults of suite files and suite runs: bad text is one line naming FILE:LINE and the fix; a
+matrix too big to plan or to run unasked is refused before anything is stored; a failed cell
+makes `perflab run` fail (a CI gate must not pass)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from faults.helpers import Counts, Perflab
+
+EMPTY = Counts(0, 0, {})
+
+GOOD = """\
+[suite]
+name = "t"
+baseline = "a"
+
+[measure]
+runs = 2
+warmup = 0
+
+[benchmark]
+command = "true {n}"
+
+[matrix]
+n = [1, 2]
+
+[configurations.a]
+[configurations.b]
+prefix = ["env"]
+"""
+
+
+def suite(tmp_path: Path, text: str | bytes, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text, words, fix", [
+    ("[suite\nname = 'x'\n", ["s.toml:1", "not valid TOML"], "fix the syntax"),
+    (GOOD.replace('runs = 2', 'runs = '), ["s.toml:6", "not valid TOML"], "fix the syntax"),
+    # Duplicate configuration names are duplicate TOML tables: refused at the second one.
+    (GOOD + "[configurations.a]\n", ["s.toml:18", "twice"], "fix the syntax"),
+    (GOOD.replace("[measure]", "[measure]\nrunz = 3"), ["s.toml:6", "runz"], "runs"),
+    (GOOD.replace('name = "t"', 'name = "t"\ncolour = "red"'), ["s.toml:3", "colour"], None),
+    (GOOD.replace('command = "true {n}"', "command = \"sh -c 'true {n}\""),
+     ["s.toml:10", "cannot be split into arguments", "No closing quotation"],
+     "balance the quotes"),
+    (GOOD.replace("runs = 2", "runs = 0"), ["runs", "out of range"], "positive"),
+    (GOOD.replace("warmup = 0", "warmup = 0\nprecision = nan"), ["precision", "finite"],
+     "positive"),
+    (GOOD.replace("warmup = 0", "warmup = 0\ntimeout = -1"), ["timeout"], "positive"),
+    (GOOD.replace("warmup = 0", "warmup = 0\nprecision = 5"), ["is a fraction"],
+     "precision = 0.05"),
+    (GOOD.replace('baseline = "a"', 'baseline = "a"\nthreshold = 5'), ["threshold 5"],
+     "fraction"),
+    (GOOD.replace('baseline = "a"', 'baseline = "zz"'), ["zz"], None),
+])
+def test_bad_suite_text(perflab: Perflab, tmp_path: Path, text: str, words: list[str],
+                        fix: str | None) -> None:
+    out = perflab("run", "--no-report", str(suite(tmp_path, text)))
+    out.fails(2, *words, fix=fix)
+    assert perflab.counts() == EMPTY
+
+
+def test_non_utf8_suite_file(perflab: Perflab, tmp_path: Path) -> None:
+    raw = GOOD.replace('name = "t"', 'name = "caf\u00e9"').encode("latin-1")
+    out = perflab("run", "--dry-run", str(suite(tmp_path, raw)))
+    out.fails(2, "s.toml:2", "not UTF-8", "0xe9", fix="save it as UTF-8")
+    assert perflab.counts() == EMPTY
+
+
+def test_suite_file_missing(perflab: Perflab, tmp_path: Path) -> None:
+    perflab("run", str(tmp_path / "nope.toml")).fails(2, "not found", fix="suite TOML")
+    assert perflab.counts() == EMPTY
+
+
+def test_ten_million_cell_matrix_is_refused_at_once(perflab: Perflab, tmp_path: Path) -> None:
+    # 10 axes of 5 values (9.8M cells): before, a dry run grew to 19.6 GB in 11 minutes.
+    axes = "\n".join(f"p{i} = [1, 2, 3, 4, 5]" for i in range(10))
+    text = GOOD.replace("n = [1, 2]", axes).replace("true {n}", "true")
+    t0 = time.monotonic()
+    out = perflab("run", "--dry-run", str(suite(tmp_path, text)))
+    out.fails(2, "the matrix has 9,765,625 cells", "p0 5 x p1 5", fix="split the study")
+    assert time.monotonic() - t0 < 30
+    assert perflab.counts() == EMPTY
+
+
+def test_large_suite_needs_confirmation(perflab: Perflab, tmp_path: Path) -> None:
+    # 20,000 configuration series (estimated hours) do not start unasked; without a terminal
+    # to ask at, perflab refuses with the estimate and the way to go ahead.
+    text = GOOD.replace("n = [1, 2]", "n = { start = 1, stop = 10000 }")
+    out = perflab("run", "--no-report", str(suite(tmp_path, text)))
+    out.fails(2, "10000 cells, 20000 configuration series, estimated",
+              "too large to start without confirmation", fix="--yes")
+    assert perflab.counts() == EMPTY
+    # The dry run still shows the plan and its estimate.
+    dry = perflab("run", "--dry-run", str(suite(tmp_path, text)))
+    dry.succeeds()
+    assert "10000 cells" in dry.stdout and "estimated time" in dry.stdout
+
+
+def test_long_estimate_needs_confirmation_and_yes_runs_it(perflab: Perflab,
+                                                          tmp_path: Path) -> None:
+    text = GOOD.replace("warmup = 0", "warmup = 0\nexpected_run_s = 2000")
+    path = suite(tmp_path, text)
+    out = perflab("run", "--no-report", str(path))
+    out.fails(2, "2 cells, 4 configuration series, estimated 4h", fix="--yes")
+    assert perflab.counts() == EMPTY
+    perflab("run", "--no-report", "--yes", str(path)).succeeds()
+    assert perflab.counts() == Counts(1, 8, {"complete": 1})
+
+
+def test_failed_cell_fails_the_run(perflab: Perflab, tmp_path: Path) -> None:
+    # Cell n=2 crashes: the other cell is measured and kept, the result is "failed", and the
+    # exit code says so (before: stored as failed, exit 0).
+    text = GOOD.replace('command = "true {n}"', "command = \"sh -c 'test {n} = 1'\"")
+    out = perflab("run", "--no-report", str(suite(tmp_path, text)))
+    out.fails(1, "1 cell(s) failed", "exited with status 1", fix="--resume")
+    c = perflab.counts()
+    assert (c.results, c.statuses) == (1, {"failed": 1})
+    assert c.runs >= 4 + 1  # the good cell's 2 x 2 runs, and the failed run itself
+
+
+def test_large_suite_at_a_terminal_asks_and_no_stops_it(perflab: Perflab, tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    text = GOOD.replace("n = [1, 2]", "n = { start = 1, stop = 10000 }")
+    path = suite(tmp_path, text)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "perflab", "run", "--no-report", str(path)],
+                         stdin=slave, stdout=slave, stderr=slave, env=perflab.env,
+                         cwd=tmp_path, close_fds=True)
+    os.close(slave)
+    os.write(master, b"n\n")  # the answer waits in the terminal's input until it is asked
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    text_out = out.decode(errors="replace")
+    assert p.wait(timeout=60) == 2, text_out
+    assert "Run it? [y/N]" in text_out and "not started -- pass --yes" in text_out
+    assert "Traceback" not in text_out
+    assert perflab.counts() == EMPTY
