@@ -1,4 +1,5 @@
-"""Statistics against known distributions: CI coverage, verdicts, multiple-comparison control."""
+"""Statistics against known distributions and the synthetic cases of issue 9: one estimand,
+verdicts from one interval, families, exact comparisons, estimators, looks and words."""
 
 from __future__ import annotations
 
@@ -6,9 +7,29 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
-from perflab.stats import adjust, compare_result, compare_samples, holm, runs_needed, summarize
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.stats import (
+    ALPHA,
+    MIN_RUNS,
+    Plan,
+    adjust,
+    bisect_step,
+    check_estimator_runs,
+    compare_result,
+    compare_samples,
+    differing_results,
+    holm,
+    look_schedule,
+    parse_estimator,
+    planned_looks,
+    stop_check,
+    summarize,
+    trimmed_t,
+)
+
+TIME = MetricInfo("t", "s", "test")
 
 
 def test_summary_of_known_sample() -> None:
@@ -34,57 +55,199 @@ def test_too_few_runs_give_no_ci() -> None:
     assert math.isnan(s.ci_low) and s.rel_halfwidth == math.inf
 
 
-def test_five_percent_slowdown_is_slower_with_a_ci_around_it() -> None:
-    rng = np.random.default_rng(1)
-    a = rng.normal(100, 1, 60)
-    b = rng.normal(105, 1, 60)
-    c = compare_samples(a, b, threshold=0.01, paired=True)
-    assert c.verdict == "slower"
-    assert c.ci_low < 1.05 < c.ci_high and c.ci_low > 1.01
-    assert c.p_value is not None and c.p_value < 1e-6
+# --- issue 9, defect 1: verdicts from 2-5 runs ---------------------------------------------------
+
+def test_small_n_is_inconclusive_too_few_runs() -> None:
+    a = compare_samples([1.010, .995], [1.015, 1.000], paired=True)
+    b = compare_samples([1.0, 1.01], [1.02, 1.03], paired=True)
+    for c in (a, b):
+        assert c.verdict == "inconclusive" and c.note == "too few runs"
+        assert c.label == "inconclusive (too few runs)"
+    five = compare_samples([1.0] * 5, [1.2] * 5, paired=True)
+    assert five.verdict == "inconclusive"
+    six = [1.0, 1.001, .999] * 2, [1.2, 1.201, 1.199] * 2
+    assert compare_samples(*six, paired=True,
+                           estimator=parse_estimator("median")).verdict == "slower"
+    # The default trims at most 20% but keeps 6 runs: 6 or 7 runs are not trimmed.
+    assert compare_samples(*six, paired=True).verdict == "slower"
+    assert parse_estimator("trim").min_runs() == 6 and parse_estimator("trim").kept(7) == 7
+    # An explicit 20% each side leaves 4 of 6: too few.
+    assert compare_samples(*six, paired=True,
+                           estimator=parse_estimator("trim:0.2:0.2")).note == "too few runs"
 
 
-def test_speedup_is_faster_and_higher_is_better_flips() -> None:
-    rng = np.random.default_rng(2)
-    a, b = rng.normal(100, 1, 40), rng.normal(90, 1, 40)
-    assert compare_samples(a, b).verdict == "faster"
-    assert compare_samples(a, b, higher_is_better=True).verdict == "slower"
+# --- defect 2: the p-value and the CI test the same thing ----------------------------------------
+
+def _outlier_case() -> tuple[np.ndarray, np.ndarray]:
+    b = np.linspace(.99, 1.01, 20)
+    c = 1.05 * b
+    b[[3, 11]] *= 1.5
+    c[7] *= 1.5
+    return b, c
 
 
-def test_same_distribution_is_equivalent_with_enough_runs() -> None:
+@pytest.mark.parametrize("paired", [True, False])
+@pytest.mark.parametrize("estimator", ["trim", "median"])
+def test_outlier_example_is_slower_and_p_agrees_with_the_ci(paired: bool, estimator: str) -> None:
+    b, c = _outlier_case()
+    cmp_ = compare_samples(b, c, paired=paired, threshold=0.01,
+                           estimator=parse_estimator(estimator))
+    assert cmp_.verdict == "slower"
+    assert cmp_.p_value is not None and cmp_.p_value < ALPHA
+    assert 1.01 < cmp_.ci_low <= 1.05 <= cmp_.ci_high < 1.07
+    assert abs(cmp_.ratio - 1.05) < 0.005
+    assert cmp_.paired is paired
+    assert ("not interleaved" in cmp_.label) is (not paired)
+
+
+def test_mean_is_dragged_by_the_outliers_and_stays_inconclusive() -> None:
+    """The plain mean is offered, but it is why the default is trimmed."""
+    b, c = _outlier_case()
+    cmp_ = compare_samples(b, c, paired=True, estimator=parse_estimator("mean"))
+    assert cmp_.verdict == "inconclusive" and cmp_.p_value is not None and cmp_.p_value >= ALPHA
+
+
+def test_p_and_ci_never_disagree() -> None:
+    rng = np.random.default_rng(5)
+    seen = set()
+    for i in range(300):
+        n = int(rng.integers(6, 30))
+        eff = float(rng.choice([0.0, 0.005, 0.01, 0.02, 0.05, -0.03]))
+        a = rng.lognormal(0, 0.02, n)
+        b = a * (1 + eff) * rng.lognormal(0, 0.02, n)
+        for est in ("trim", "median", "mean", "trim:0:0.25"):
+            for paired in (True, False):
+                if est == "median" and not paired and i % 10:
+                    continue  # the bootstrap path is slower; a sample of it suffices
+                c = compare_samples(a, b, paired=paired, estimator=parse_estimator(est))
+                if c.note == "too few runs":
+                    assert parse_estimator(est).kept(n) < MIN_RUNS
+                    continue
+                assert c.p_value is not None
+                assert (c.p_value < ALPHA) == (c.verdict != "inconclusive"), (est, paired, c)
+                if c.verdict == "equivalent":
+                    assert 0.99 <= c.ci_low and c.ci_high <= 1.01
+                if c.verdict == "slower":
+                    assert c.ci_low > 1.01
+                seen.add(c.verdict)
+    assert {"slower", "faster", "equivalent", "inconclusive"} <= seen
+
+
+def test_yuen_path_matches_scipy_trimmed_welch() -> None:
+    rng = np.random.default_rng(9)
+    a, b = rng.lognormal(0, 0.05, 15), rng.lognormal(0.03, 0.08, 19)
+    c = compare_samples(a, b, paired=False, threshold=0.0)
+    ref = sps.ttest_ind(np.log(b), np.log(a), trim=0.2, equal_var=False)
+    assert c.raw_p_value == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_trimmed_t_reduces_to_the_t_test_without_trimming() -> None:
     rng = np.random.default_rng(3)
-    a, b = rng.normal(100, 1, 200), rng.normal(100, 1, 200)
-    assert compare_samples(a, b, threshold=0.01).verdict == "equivalent"
+    a = rng.normal(1, 0.1, 12)
+    b = a * rng.lognormal(0.02, 0.03, 12)
+    c = compare_samples(a, b, paired=True, threshold=0.0, estimator=parse_estimator("mean"))
+    assert c.raw_p_value == pytest.approx(sps.ttest_rel(np.log(b), np.log(a)).pvalue, rel=1e-9)
 
 
-def test_noisy_small_sample_is_inconclusive_and_says_how_many_runs() -> None:
-    rng = np.random.default_rng(4)
-    a, b = rng.normal(100, 8, 8), rng.normal(103, 8, 8)
-    c = compare_samples(a, b, threshold=0.01)
-    assert c.verdict == "inconclusive"
-    assert c.runs_needed is not None and c.runs_needed > 8
+def test_ci_of_the_ratio_covers_the_truth() -> None:
+    rng = np.random.default_rng(11)
+    hits = {"trim": 0, "median": 0, "mean": 0}
+    trials = 300
+    for _ in range(trials):
+        rounds = rng.lognormal(0, 0.03, 12)  # drift shared by a round
+        a = rounds * rng.lognormal(0, 0.02, 12)
+        b = rounds * 1.03 * rng.lognormal(0, 0.02, 12)
+        for est in hits:
+            c = compare_samples(a, b, paired=True, estimator=parse_estimator(est))
+            hits[est] += c.ci_low <= 1.03 <= c.ci_high
+    for est, h in hits.items():
+        assert h / trials >= 0.91, (est, h / trials)
 
 
-def test_deterministic_metrics_compare_exactly() -> None:
-    c = compare_samples([1000.0, 1000.0], [1010.0, 1010.0], deterministic=True)
-    assert c.verdict == "slower" and c.ratio == pytest.approx(1.01) and c.p_value is None
-    assert c.ci_low == c.ci_high == c.ratio and c.deterministic
-    same = compare_samples([5.0, 5.0], [5.0, 5.0], deterministic=True)
-    assert same.verdict == "equivalent"
+# --- defect 4: the exact path -------------------------------------------------------------------
+
+def test_exact_path_respects_the_threshold() -> None:
+    det = compare_samples([1234.] * 3, [1236.] * 3, threshold=0.05, deterministic=True)
+    assert det.verdict == "equivalent" and det.deterministic and det.diff == 2
+    # Not declared deterministic: no exact shortcut; 3 runs are too few ...
+    assert compare_samples([1234.] * 3, [1236.] * 3, threshold=0.05).note == "too few runs"
+    # ... and 8 constant runs are judged against the band like any other.
+    assert compare_samples([1234.] * 8, [1236.] * 8, threshold=0.05,
+                           paired=True).verdict == "equivalent"
+    beyond = compare_samples([1000.] * 2, [1100.] * 2, threshold=0.05, deterministic=True)
+    assert beyond.verdict == "slower"
 
 
-def test_holm_and_bh_match_known_values() -> None:
-    p = [0.01, 0.04, 0.03, 0.005]
-    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert adjust(p, "bh").tolist() == pytest.approx([0.02, 0.04, 0.04, 0.02])
-    with pytest.raises(ValueError):
-        adjust(p, "bonferroni-ish")
+def test_zero_against_one_has_no_infinite_ratio() -> None:
+    for c in (compare_samples([0.] * 3, [1.] * 3, deterministic=True,
+                              info=MetricInfo("migr", "count", "t", deterministic=True)),
+              compare_samples([0.] * 8, [1.] * 8, paired=True,
+                              info=BUILTIN_METRICS["cpu_migrations"])):
+        assert not math.isinf(c.ratio) and math.isnan(c.ratio)
+        assert c.diff == 1.0 and c.verdict == "larger" and c.regression
+    from perflab.reports.format import fmt_change
+
+    txt = fmt_change(compare_samples([0.] * 8, [1.] * 8, paired=True,
+                                     info=BUILTIN_METRICS["cpu_migrations"]), "count")
+    assert "inf" not in txt and "+1" in txt
 
 
-def test_runs_needed_grows_as_the_margin_shrinks() -> None:
-    far = runs_needed(10, 1.05, 1.0, 1.1, 0.01)
-    near = runs_needed(10, 1.02, 0.97, 1.07, 0.01)
-    assert far is not None and near is not None and near > far > 10
+# --- defect 5/7: families -----------------------------------------------------------------------
+
+def _result(metrics: dict[str, float], cells: int = 1, runs: int = 10, seed: int = 1,
+            noise: float = 0.02) -> ResultSet:
+    """Interleaved A/B per cell; metrics maps name -> true ratio B/A."""
+    rng = np.random.default_rng(seed)
+    infos = {m: MetricInfo(m, "s" if m == "t" else "count", "test") for m in metrics}
+    rs = ResultSet(kind="suite", metrics=infos,
+                   settings={"interleaved": True, "primary_metric": "t"})
+    for i in range(cells):
+        a = Configuration(name="A", command=["x"], params={"i": i}, is_baseline=True)
+        b = Configuration(name="B", command=["x"], params={"i": i})
+        for k in range(runs):
+            va = {m: float(100 * rng.lognormal(0, noise)) for m in metrics}
+            vb = {m: float(100 * r * rng.lognormal(0, noise)) for m, r in metrics.items()}
+            a.runs.append(Run(seq=2 * k, values=va))
+            b.runs.append(Run(seq=2 * k + 1, values=vb))
+        rs.configurations += [a, b]
+    return rs
+
+
+def test_primary_family_is_not_diluted_by_other_metrics() -> None:
+    rs = _result({"t": 1.03}, seed=4)
+    alone = compare_result(rs, ["t"])
+    rng = np.random.default_rng(0)
+    for i in range(30):  # a machine with 30 more counters: same runs, more metrics
+        rs.metrics[f"counter{i}"] = MetricInfo(f"counter{i}", "count", "test")
+        for cfg in rs.configurations:
+            for r in cfg.runs:
+                r.values[f"counter{i}"] = float(rng.normal(1000, 10))
+    crowded = compare_result(rs)
+    p_alone = next(c for c in alone if c.metric == "t")
+    p_crowd = next(c for c in crowded if c.metric == "t")
+    assert p_alone.verdict == p_crowd.verdict == "slower"
+    assert p_alone.p_value == pytest.approx(p_crowd.p_value)
+    assert p_crowd.correction == "holm"
+    assert all(c.correction == "bh" for c in crowded if c.metric != "t")
+
+
+def test_family_adjusts_the_ci_level_not_only_p() -> None:
+    rs = _result({"t": 1.03}, cells=10, seed=8)
+    one = compare_result(rs, ["t"], correction="none")
+    ten = compare_result(rs, ["t"], correction="holm")
+    for a, b in zip(one, ten, strict=True):
+        assert b.ci_level >= a.ci_level and (b.ci_high - b.ci_low) >= (a.ci_high - a.ci_low)
+        assert (b.p_value is not None and b.p_value < ALPHA) == (b.verdict != "inconclusive")
+    assert max(c.ci_level for c in ten) > 0.95
+
+
+def test_stored_plan_is_used_and_overridable() -> None:
+    rs = _result({"t": 1.015}, seed=2, runs=40, noise=0.003)
+    rs.settings["comparison"] = Plan(threshold=0.05).to_dict()
+    assert compare_result(rs, ["t"])[0].verdict == "equivalent"
+    assert compare_result(rs, ["t"], threshold=0.005)[0].verdict == "slower"
+    old = _result({"t": 1.0}, seed=2)  # a result stored before plans: defaults
+    assert Plan.of(old).threshold == 0.01 and Plan.of(old).correction == "holm"
 
 
 def _aa_result(cells: int, runs: int, seed: int) -> ResultSet:
@@ -102,11 +265,168 @@ def _aa_result(cells: int, runs: int, seed: int) -> ResultSet:
 
 
 def test_false_alarms_are_controlled_across_a_matrix() -> None:
-    """100 A/A cells: without correction about 5 would be p < 0.05; verdicts stay clean."""
+    """100 A/A cells: without correction some are 'different from 1'; verdicts stay clean."""
     rs = _aa_result(cells=100, runs=12, seed=11)
-    raw = compare_result(rs, ["t"], correction="none")
-    corrected = compare_result(rs, ["t"], correction="holm")
-    raw_sig = sum(c.raw_p_value is not None and c.raw_p_value < 0.05 for c in raw)
-    assert raw_sig >= 1  # the problem exists...
+    raw = compare_result(rs, ["t"], correction="none", threshold=0.0)
+    corrected = compare_result(rs, ["t"], correction="holm", threshold=0.0)
+    assert sum(c.verdict in ("slower", "faster") for c in raw) >= 1  # the problem exists...
     assert all(c.verdict not in ("slower", "faster") for c in corrected)  # ...and is handled
     assert all(c.p_value >= c.raw_p_value for c in corrected if c.p_value is not None)
+
+
+def test_holm_and_bh_match_known_values() -> None:
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert adjust(p, "bh").tolist() == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    with pytest.raises(ValueError):
+        adjust(p, "bonferroni-ish")
+
+
+# --- item 6: estimators --------------------------------------------------------------------------
+
+def test_estimator_parsing_and_bad_input() -> None:
+    assert str(parse_estimator("trim:0:0.25")) == "trim:0:0.25"
+    assert str(parse_estimator(None)) == "trim" and parse_estimator("MEDIAN").kind == "median"
+    for bad in ("mode", "trim:0.6:0", "trim:a:b", "trim:0.3"):
+        with pytest.raises(ValueError, match="median, mean, trim"):
+            parse_estimator(bad)
+    why = check_estimator_runs(parse_estimator("trim:0.25:0.25"), 8)
+    assert why is not None and "leaves 4 of 8" in why and "at least 10" in why
+    assert check_estimator_runs(parse_estimator("trim:0:0.125"), 8) is None  # 8 minus 1
+
+
+def test_trimming_below_six_runs_is_inconclusive() -> None:
+    a, b = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0], [1.2] * 8
+    c = compare_samples(a, b, paired=True, estimator=parse_estimator("trim:0.25:0.25"))
+    assert c.note == "too few runs"
+    assert compare_samples(a, b, paired=True).verdict == "slower"
+
+
+def test_summary_with_a_trimmed_mean() -> None:
+    x = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 5.0]
+    s = summarize(x, estimator=parse_estimator("trim:0:0.125"))
+    assert s.center == pytest.approx(np.mean(sorted(x)[:7]))
+    assert s.ci_low < s.center < s.ci_high < 1.05
+
+
+# --- item 7: words and directions ----------------------------------------------------------------
+
+def test_memory_reads_larger_and_a_checksum_is_never_a_regression() -> None:
+    rss = compare_samples([1000.0, 1001, 999, 1000, 1002, 998, 1000, 1001],
+                          [1200.0, 1201, 1199, 1200, 1202, 1198, 1200, 1199], paired=True,
+                          info=BUILTIN_METRICS["max_rss"])
+    assert rss.verdict == "larger" and rss.regression and rss.diff == pytest.approx(200, rel=0.01)
+    chk = compare_samples([1.0] * 3, [2.0] * 3, deterministic=True,
+                          info=MetricInfo("checksum", "", "w", deterministic=True,
+                                          direction="none"))
+    assert chk.verdict == "different" and not chk.regression and not chk.improvement
+    tput = compare_samples([100.0, 101, 99, 100, 102, 98, 100, 100],
+                           [120.0, 121, 119, 120, 122, 118, 120, 121],
+                           paired=True, info=MetricInfo("ops_per_s", "1/s", "w",
+                                                        direction="higher"))
+    assert tput.verdict == "faster" and tput.improvement
+
+
+def test_different_results_are_reported() -> None:
+    rs = _result({"t": 1.0})
+    rs.metrics["checksum"] = MetricInfo("checksum", "", "w", direction="none")
+    for cfg, v in zip(rs.configurations, (123.0, 456.0), strict=True):
+        for r in cfg.runs:
+            r.values["checksum"] = v
+    assert differing_results(rs) == ["A and B computed different results: checksum 123 vs 456"]
+
+
+# --- defect 3: runs_needed is a plan -------------------------------------------------------------
+
+def test_runs_needed_decides_most_cases_it_is_asked_about() -> None:
+    rng = np.random.default_rng(21)
+    asked = decided = 0
+    for _ in range(150):
+        a = rng.lognormal(0, 0.03, 400)
+        b = a * 1.03 * rng.lognormal(0, 0.03, 400)
+        c = compare_samples(a[:8], b[:8], paired=True)
+        if c.verdict != "inconclusive" or c.runs_needed is None:
+            continue
+        assert c.label.startswith(("inconclusive (at least", "inconclusive (more than"))
+        n = min(400, c.runs_needed)
+        asked += 1
+        decided += compare_samples(a[:n], b[:n], paired=True).verdict != "inconclusive"
+    assert asked >= 30
+    assert decided / asked >= 0.7, (decided, asked)
+
+
+# --- item 3: looks --------------------------------------------------------------------------------
+
+def _first_alarm(d: np.ndarray, looks: list[int], alpha: float, threshold: float) -> np.ndarray:
+    """Per trial: whether any look's CI (the production trimmed t) lies beyond the band."""
+    edge = math.log1p(threshold)
+    alarm = np.zeros(d.shape[0], dtype=bool)
+    est = parse_estimator("trim")
+    for n in looks:
+        tm, se, df = trimmed_t(d[:, :n], est)
+        q = sps.t.isf(alpha / 2, df)
+        alarm |= (tm - q * se > edge) | (tm + q * se < -edge)
+    return alarm
+
+
+def test_aa_false_alarms_across_all_looks_stay_at_or_below_nominal() -> None:
+    rng = np.random.default_rng(2026)
+    trials, max_runs = 20_000, 200
+    looks = look_schedule(6, max_runs)
+    k = planned_looks(6, max_runs)
+    d = rng.normal(0, 0.03, (trials, max_runs))
+    d += np.log(1.5) * (rng.random((trials, max_runs)) < 0.03)  # outlier rounds
+    d -= np.log(1.5) * (rng.random((trials, max_runs)) < 0.03)
+    # threshold 0: the strictest case ("any difference"); the band only makes it rarer.
+    adjusted = _first_alarm(d, looks, ALPHA / k, 0.0).mean()
+    naive = _first_alarm(d, looks, ALPHA, 0.0).mean()
+    assert adjusted <= ALPHA, adjusted
+    assert naive > ALPHA * 1.5, naive  # looking without accounting would break the guarantee
+
+
+def test_per_direction_error_at_the_band_edge_across_looks() -> None:
+    """The worst case for a claim: the true ratio exactly on the band's edge (+1%).  'slower'
+    there is wrong, and must stay at or below alpha/2 over all looks; 'equivalent' for a true
+    +1.5% (outside the band) likewise at or below alpha."""
+    rng = np.random.default_rng(7)
+    trials, max_runs = 10_000, 200
+    looks = look_schedule(6, max_runs)
+    alpha = ALPHA / planned_looks(6, max_runs)
+    est = parse_estimator("trim")
+    noise = rng.normal(0, 0.02, (trials, max_runs))
+    edge, band = math.log1p(0.01), (math.log1p(-0.01), math.log1p(0.01))
+    slower = np.zeros(trials, dtype=bool)
+    equiv = np.zeros(trials, dtype=bool)
+    for n in looks:
+        for d, out, kind in ((noise + edge, slower, "up"),
+                             (noise + math.log1p(0.015), equiv, "in")):
+            tm, se, df = trimmed_t(d[:, :n], est)
+            q = sps.t.isf(alpha / 2, df)
+            lo, hi = tm - q * se, tm + q * se
+            out |= (lo > band[1]) if kind == "up" else ((lo >= band[0]) & (hi <= band[1]))
+    assert slower.mean() <= ALPHA / 2, slower.mean()
+    assert equiv.mean() <= ALPHA, equiv.mean()
+
+
+def test_stop_check_uses_the_final_level() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.lognormal(0, 0.01, 30)
+    big = a * 1.10 * rng.lognormal(0, 0.01, 30)
+    small = a * 1.012 * rng.lognormal(0, 0.01, 30)
+    plan = Plan(looks=planned_looks(6, 1000))
+    assert stop_check([(a, big)], paired=True, plan=plan, family_size=1, info=TIME)
+    assert not stop_check([(a, small)], paired=True, plan=plan, family_size=1, info=TIME)
+    assert look_schedule(6, 100)[:6] == [6, 9, 14, 21, 32, 48] and look_schedule(6, 100)[-1] == 100
+    assert MIN_RUNS == 6
+
+
+def test_bisect_step_is_one_sided_and_counts_its_rounds() -> None:
+    rng = np.random.default_rng(6)
+    a = rng.lognormal(0, 0.05, 10)
+    worse = a * 1.3 * rng.lognormal(0, 0.01, 10)
+    wide_but_better = a * 0.97 * rng.lognormal(0, 0.06, 10)
+    assert bisect_step(a, worse, threshold=0.01, looks=3, info=TIME, paired=True)[0] == "bad"
+    verdict, c = bisect_step(a, wide_but_better, threshold=0.01, looks=3, info=TIME, paired=True)
+    assert c.verdict in ("inconclusive", "faster") and verdict == "good"
+    few, _ = bisect_step(a[:3], worse[:3], threshold=0.01, looks=3, info=TIME, paired=True)
+    assert few == "inconclusive"

@@ -1,38 +1,311 @@
-"""Statistics: summaries with confidence intervals, A/B comparisons with verdicts, and control of
-false discoveries across a whole result set.
+"""Statistics: summaries with confidence intervals, A/B comparisons with verdicts, families of
+comparisons, the adaptive stop rule's levels, and bisect's step rule.  Pure functions of numbers.
 
-Choices (see docs/statistics.md):
-- The median is the centre (robust to the long right tail of timings).  Its 95% CI comes from
-  order statistics (scipy.stats.quantile_test): exact, distribution-free, and cheap enough to
-  re-evaluate after every run for adaptive stopping.
-- A comparison is the ratio of medians (candidate / baseline) with a 95% percentile-bootstrap CI
-  (scipy.stats.bootstrap; resampling pairs jointly when the runs were interleaved in rounds).
-- Its p-value: a t-test on log values (paired when interleaved, else Welch); see p_value().
-- Verdict, per metric: "slower"/"faster" only when the adjusted p < alpha AND the whole CI lies
-  outside the +-threshold band (criterion.rs's rule); "equivalent" when the whole CI lies inside
-  the band (an equivalence test, as BenchmarkDotNet's TOST); otherwise "inconclusive", with
-  the number of runs that would likely decide it at the observed noise.
-- Deterministic metrics (valgrind instruction counts) are compared exactly: any difference is a
-  verdict, and no p-value is given.
+Choices (see docs/statistics.md, where the simulations behind them are reported):
+
+- **One estimand per comparison, one interval decides.**  When the runs were interleaved in
+  rounds (the runner's default), the comparison is the location of the per-round log-ratios
+  d_i = log(cand_i) - log(base_i); otherwise (``compare --from-db``: not interleaved) it is the
+  difference of the locations of log(cand) and log(base).  The location is a trimmed mean
+  (default 20% each side, but never below 6 runs kept), the mean, or the median
+  (``--estimator``).  The reported ratio is
+  exp(location); its CI is the interval of that same location, and the p-value is derived from
+  the same statistic, so the test and the interval cannot disagree.
+- **Intervals.**  Trimmed mean / mean: Tukey-McLaughlin trimmed t (one sample of log-ratios,
+  winsorised variance, df = h - 1) or Yuen-Welch (two samples; the same test as
+  ``scipy.stats.ttest_ind(trim=...)``).  Asymmetric trimming (``trim:LOW:HIGH``) uses the
+  same formulas with LOW and HIGH winsorised proportions.  Median, interleaved: the
+  order-statistic interval of the median log-ratio (the sign test inverted: exact,
+  distribution-free).  Median, not interleaved: a percentile bootstrap of the difference of
+  median logs (10,000 resamples, fixed seed), its p-value read from the same bootstrap
+  distribution.  By simulation (docs/statistics.md) the 20% trimmed mean keeps 94-95% coverage
+  from n=6 and, with 5% outlier runs, detects +5% at n=10 in 81% of trials against 40% for the
+  mean and 64% for the median: it is the default.
+- **Verdict from one interval against a band.**  With band [1-T, 1+T] on the ratio: the whole
+  CI above 1+T -> the metric went up (slower for times, larger for memory and counts); below
+  1-T -> down; inside the band -> "equivalent"; otherwise "inconclusive".  The CI is computed
+  at the comparison's adjusted level alpha_eff (below).  p_value is the smallest alpha at which
+  that CI makes a claim (above, below or inside the band): claim <=> p_value < alpha.
+- **At least 6 runs per configuration** for a statistical verdict (and at least 6 left after
+  trimming); fewer gives "inconclusive" with note "too few runs".
+- **Exact comparisons** only for metrics declared deterministic (valgrind counts): the
+  difference is compared with the band too.  A baseline of 0 has no ratio: the absolute
+  difference is reported and any non-zero change is beyond the band.  Data that cannot be
+  logged (zeros, negatives) is compared on the difference scale with the band T x |baseline|.
+- **Families.**  Each metric is its own family across the whole result (every cell and
+  configuration).  The primary metric's family is confirmatory (Holm by default, BH or none on
+  request); every other metric's family uses BH, so counters never dilute the primary.  For a
+  comparison with raw p and adjusted p_adj, the CI is shown at level 1 - alpha_eff with
+  alpha_eff = alpha_look * p / p_adj (Bonferroni: alpha/m; Holm: the step's level or
+  stricter; BH: the FCR-adjusted level of Benjamini-Yekutieli), so the interval decides exactly
+  when the adjusted p does.
+- **Looks.**  Adaptive measuring looks at the data at most ``looks`` times (a fixed geometric
+  schedule, see look_schedule); alpha is split evenly over the planned looks (Bonferroni over a
+  bounded number of looks: valid whatever the correlation between looks, and simple to state).
+  A result measured with K looks is judged at alpha/K ever after.  bisect's rounds are looks
+  too.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
+import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 from scipy import stats as sps
 
-from perflab.model import ResultSet
+from perflab.model import MetricInfo, ResultSet
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
+DEFAULT_THRESHOLD = 0.01  # the one default band (+-1%), stored with every result
+DEFAULT_CORRECTION = "holm"  # the primary metric's family
+SECONDARY_CORRECTION = "bh"  # every other metric's family
+MIN_RUNS = 6  # per configuration, for any statistical verdict
 MIN_RUNS_FOR_CI = 6  # order-statistic 95% CI of a median needs n >= 6
+BOOT_RESAMPLES = 10_000
+TOO_FEW = "too few runs"
+RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
+CORRECTIONS = ("holm", "bh", "none")
 
+
+# --- estimators -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Estimator:
+    """The location estimator: ``median``, ``mean`` or ``trim`` with LOW/HIGH proportions."""
+
+    kind: str  # median | mean | trim
+    low: float = 0.2
+    high: float = 0.2
+    # The default ("trim"): trim at most LOW/HIGH, but always keep MIN_RUNS runs (6 or 7 runs
+    # are not trimmed: the mean), so the 6-run rule holds for it too.  An explicit
+    # trim:LOW:HIGH trims exactly, and trimming below MIN_RUNS is refused.
+    keep_min: bool = False
+
+    def __str__(self) -> str:
+        if self.kind == "trim":
+            return "trim" if self.keep_min else f"trim:{self.low:g}:{self.high:g}"
+        return self.kind
+
+    @property
+    def label(self) -> str:
+        if self.kind == "trim":
+            if self.low == self.high:
+                return f"{self.low:.0%} trimmed mean"
+            return f"trimmed mean (lowest {self.low:.0%}, highest {self.high:.0%} left out)"
+        return self.kind
+
+    def kept(self, n: int) -> int:
+        """Runs left after trimming ``n``."""
+        kl, kh = _trim_counts(n, self)
+        return n - kl - kh
+
+    def min_runs(self) -> int:
+        """The fewest runs that leave MIN_RUNS after trimming."""
+        n = MIN_RUNS
+        while self.kept(n) < MIN_RUNS:
+            n += 1
+        return n
+
+
+DEFAULT_ESTIMATOR = Estimator("trim", 0.2, 0.2, keep_min=True)
+ESTIMATOR_CHOICES = "median, mean, trim (20% each side) or trim:LOW:HIGH (e.g. trim:0:0.25)"
+
+
+def parse_estimator(text: str | None) -> Estimator:
+    """'median' | 'mean' | 'trim' | 'trim:LOW:HIGH' (proportions, or run counts out of N with
+    'trim:0:2/8').  Raises ValueError with a message naming the valid choices."""
+    if text is None or text == "":
+        return DEFAULT_ESTIMATOR
+    t = text.strip().lower()
+    if t in ("median", "mean"):
+        return Estimator(t, 0.0, 0.0)
+    if t == "trim":
+        return DEFAULT_ESTIMATOR
+    m = re.fullmatch(r"trim:([0-9.]+):([0-9.]+)", t)
+    if m:
+        try:
+            lo, hi = float(m.group(1)), float(m.group(2))
+        except ValueError:
+            lo = hi = -1.0
+        if 0 <= lo < 0.5 and 0 <= hi < 0.5 and lo + hi < 0.8:
+            return Estimator("trim", lo, hi)
+        raise ValueError(f"estimator {text!r}: LOW and HIGH are proportions in [0, 0.5) "
+                         f"(trim:0.2:0.2 leaves out 20% each side); valid: {ESTIMATOR_CHOICES}")
+    raise ValueError(f"unknown estimator {text!r}; valid: {ESTIMATOR_CHOICES}")
+
+
+def check_estimator_runs(est: Estimator, runs: int) -> str | None:
+    """None when ``runs`` per configuration leave at least MIN_RUNS after trimming, else why."""
+    if est.kept(runs) >= MIN_RUNS:
+        return None
+    return (f"{est} leaves {est.kept(runs)} of {runs} runs, fewer than the {MIN_RUNS} a verdict "
+            f"needs; use at least {est.min_runs()} runs, or a lighter trim (trim:0.1:0.1, "
+            "median, mean)")
+
+
+def _trim_counts(n: int, est: Estimator) -> tuple[int, int]:
+    if est.kind != "trim":
+        return 0, 0
+    kl, kh = math.floor(est.low * n), math.floor(est.high * n)
+    while est.keep_min and n - kl - kh < MIN_RUNS and (kl or kh):
+        # Symmetric trimming stays symmetric: one fewer from each side.
+        kl, kh = max(0, kl - 1), max(0, kh - 1)
+    return kl, kh
+
+
+def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:
+    """Trimmed mean, its standard error (winsorised variance) and df along the last axis.
+
+    Vectorised over leading axes (the simulation test and the stop rule use it on many rows).
+    Hand-written because scipy has the two-sample trimmed test (ttest_ind(trim=)) but not the
+    one-sample one, nor asymmetric trimming.
+    """
+    n = x.shape[-1]
+    kl, kh = _trim_counts(n, est)
+    h = n - kl - kh
+    s = np.sort(x, axis=-1)
+    tm = s[..., kl:n - kh].mean(axis=-1)
+    w = np.clip(s, s[..., kl:kl + 1], s[..., n - kh - 1:n - kh])
+    sw = w.std(axis=-1, ddof=1) if n > 1 else np.zeros(x.shape[:-1])
+    se = sw * math.sqrt(n) / h
+    return tm, se, h - 1
+
+
+def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
+    """Trimmed mean, Yuen's d_j = (n-1) s_w^2 / (h (h-1)), and h for one sample."""
+    n = len(x)
+    kl, kh = _trim_counts(n, est)
+    h = n - kl - kh
+    s = np.sort(x)
+    w = np.clip(s, s[kl], s[n - kh - 1])
+    return float(s[kl:n - kh].mean()), float((n - 1) * w.var(ddof=1) / (h * (h - 1))), h
+
+
+# --- the location of a comparison and its interval at any level --------------------------------
+
+# Student's t through scipy.special: the same functions scipy.stats.t calls, without its
+# per-call overhead (a suite report computes thousands of intervals).
+def _t_sf(x: float, df: float) -> float:
+    return float(special.stdtr(df, -x)) if math.isfinite(df) else float(special.ndtr(-x))
+
+
+def _t_cdf(x: float, df: float) -> float:
+    return float(special.stdtr(df, x)) if math.isfinite(df) else float(special.ndtr(x))
+
+
+def _t_isf(a: float, df: float) -> float:
+    return float(-special.stdtrit(df, a)) if math.isfinite(df) else float(-special.ndtri(a))
+
+
+@dataclass
+class Location:
+    """An estimate of the comparison's location on its working scale (log or difference), with
+    what is needed to give its two-sided interval at any level and the matching p-values."""
+
+    method: str  # trimmed-t | yuen | sign | bootstrap | exact
+    est: float
+    se: float = 0.0
+    df: float = math.inf
+    sorted_values: np.ndarray | None = None  # sign: sorted d; bootstrap: sorted distribution
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+            return self.est, self.est
+        if self.method in ("trimmed-t", "yuen"):
+            q = _t_isf(alpha / 2, self.df)
+            return self.est - q * self.se, self.est + q * self.se
+        v = self.sorted_values
+        assert v is not None
+        n = len(v)
+        if self.method == "sign":
+            ks = np.arange(1, n // 2 + 1)
+            ok = 2 * sps.binom.cdf(ks - 1, n, 0.5) < alpha
+            if not ok.any():
+                return -math.inf, math.inf
+            k = int(ks[ok].max())
+            return float(v[k - 1]), float(v[n - k])
+        j = max(0, math.ceil(alpha / 2 * n) - 1)
+        return float(v[j]), float(v[n - 1 - j])
+
+    def p_above(self, delta: float) -> float:
+        """One-sided p for H0: location <= delta (small when the location is above delta).
+
+        Defined so that interval(alpha)[0] > delta  <=>  2 * p_above(delta) < alpha."""
+        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+            return 0.0 if self.est > delta else 1.0
+        if self.method in ("trimmed-t", "yuen"):
+            return _t_sf((self.est - delta) / self.se, self.df)
+        v = self.sorted_values
+        assert v is not None
+        if self.method == "sign":
+            c = int(np.sum(v > delta))
+            return float(sps.binom.sf(c - 1, len(v), 0.5))
+        return float(np.sum(v <= delta) / len(v))
+
+    def p_below(self, delta: float) -> float:
+        """One-sided p for H0: location >= delta."""
+        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+            return 0.0 if self.est < delta else 1.0
+        if self.method in ("trimmed-t", "yuen"):
+            return _t_cdf((self.est - delta) / self.se, self.df)
+        v = self.sorted_values
+        assert v is not None
+        if self.method == "sign":
+            c = int(np.sum(v < delta))
+            return float(sps.binom.sf(c - 1, len(v), 0.5))
+        return float(np.sum(v >= delta) / len(v))
+
+    def claim_p(self, lo_edge: float, hi_edge: float) -> float:
+        """The smallest alpha at which interval(alpha) lies wholly above hi_edge, below lo_edge
+        or inside [lo_edge, hi_edge]; a claim is made at level alpha iff this is < alpha."""
+        beyond = 2 * min(self.p_above(hi_edge), self.p_below(lo_edge))
+        inside = 2 * max(self.p_above(lo_edge), self.p_below(hi_edge))
+        return float(min(1.0, beyond, inside))
+
+
+def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
+           scale: str) -> Location:
+    """The comparison's location (cand vs base) on ``scale`` ('log' or 'diff')."""
+    if scale == "log":
+        la, lb = np.log(a), np.log(b)
+    else:
+        la, lb = a, b
+    if paired:
+        d = lb - la
+        if est.kind == "median":
+            return Location("sign", float(np.median(d)), sorted_values=np.sort(d))
+        tm, se, df = trimmed_t(d, est)
+        return Location("trimmed-t", float(tm), float(se), float(df))
+    if est.kind == "median":
+        rng = np.random.default_rng(12345)
+        ia = rng.integers(0, len(la), (BOOT_RESAMPLES, len(la)))
+        ib = rng.integers(0, len(lb), (BOOT_RESAMPLES, len(lb)))
+        boot = np.median(lb[ib], axis=1) - np.median(la[ia], axis=1)
+        return Location("bootstrap", float(np.median(lb) - np.median(la)),
+                        sorted_values=np.sort(boot))
+    ma, da, ha = _yuen_parts(la, est)
+    mb, db, hb = _yuen_parts(lb, est)
+    se = math.sqrt(da + db)
+    df = (da + db) ** 2 / (da ** 2 / (ha - 1) + db ** 2 / (hb - 1)) if se > 0 else math.inf
+    return Location("yuen", mb - ma, se, df)
+
+
+def center(x: np.ndarray, est: Estimator) -> float:
+    """The estimator applied to one configuration's runs."""
+    if est.kind == "median":
+        return float(np.median(x))
+    n = len(x)
+    kl, kh = _trim_counts(n, est)
+    return float(np.sort(x)[kl:n - kh].mean())
+
+
+# --- summaries ----------------------------------------------------------------------------------
 
 @dataclass
 class Summary:
@@ -47,13 +320,16 @@ class Summary:
     max: float
     mad: float
     outliers: int  # outside Tukey's fences (1.5 IQR)
+    estimator: str = "median"  # what `center` is; ci_low/ci_high are its 95% CI
+    center: float = math.nan
 
     @property
     def rel_halfwidth(self) -> float:
-        """Half the CI's width relative to the median (inf while the CI is unknown)."""
-        if not self.median or math.isnan(self.ci_low) or math.isnan(self.ci_high):
+        """Half the CI's width relative to the centre (inf while the CI is unknown)."""
+        c = self.median if math.isnan(self.center) else self.center
+        if not c or math.isnan(self.ci_low) or math.isnan(self.ci_high):
             return math.inf
-        return (self.ci_high - self.ci_low) / 2 / abs(self.median)
+        return (self.ci_high - self.ci_low) / 2 / abs(c)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,16 +344,30 @@ def median_ci(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, flo
     return float(ci.low), float(ci.high)
 
 
-def summarize(samples: Sequence[float], deterministic: bool = False) -> Summary:
+def summarize(samples: Sequence[float], deterministic: bool = False,
+              estimator: Estimator | None = None) -> Summary:
+    """Descriptive figures, and the centre with its 95% CI: the median (order statistics) by
+    default, or the estimator's (trimmed t; a trimmed mean needs MIN_RUNS left after trimming)."""
     x = np.asarray(samples, dtype=float)
+    est = estimator or Estimator("median", 0, 0)
     if len(x) == 0:
         nan = math.nan
-        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0)
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0, str(est), nan)
     med = float(np.median(x))
-    if deterministic and np.all(x == x[0]):
-        lo = hi = med
+    if est.kind == "median":
+        c = med
+        if deterministic and np.all(x == x[0]):
+            lo = hi = med
+        else:
+            lo, hi = median_ci(x)
     else:
-        lo, hi = median_ci(x)
+        c = center(x, est) if est.kept(len(x)) >= 1 else math.nan
+        if est.kept(len(x)) < MIN_RUNS:
+            lo = hi = math.nan
+        else:
+            tm, se, df = trimmed_t(x, est)
+            q = _t_isf((1 - CONFIDENCE) / 2, df)
+            lo, hi = float(tm - q * se), float(tm + q * se)
     mean = float(np.mean(x))
     sd = float(np.std(x, ddof=1)) if len(x) > 1 else 0.0
     q1, q3 = np.percentile(x, [25, 75])
@@ -86,162 +376,245 @@ def summarize(samples: Sequence[float], deterministic: bool = False) -> Summary:
     return Summary(
         n=len(x), median=med, ci_low=lo, ci_high=hi, mean=mean, stdev=sd,
         cv=sd / mean if mean else math.nan, min=float(x.min()), max=float(x.max()),
-        mad=float(sps.median_abs_deviation(x)), outliers=outliers)
+        mad=float(sps.median_abs_deviation(x)), outliers=outliers, estimator=str(est),
+        center=c)
 
+
+# --- metric words -------------------------------------------------------------------------------
+
+TIME_UNITS = ("s", "ms", "us", "µs", "ns", "1/s")
+
+
+def is_time_like(info: MetricInfo | None) -> bool:
+    return info is not None and info.unit in TIME_UNITS
+
+
+def verdict_word(info: MetricInfo | None, up: bool) -> str:
+    """The words a metric is read in: times (and throughputs) slower/faster; memory, counts and
+    everything else larger/smaller; a metric with no direction is just 'different'."""
+    direction = info.direction if info is not None else "lower"
+    if direction == "none":
+        return "different"
+    if is_time_like(info):
+        if info is not None and info.unit == "1/s":
+            return "faster" if up else "slower"
+        return "slower" if up else "faster"
+    return "larger" if up else "smaller"
+
+
+MOVED = ("slower", "faster", "larger", "smaller", "different")
+
+
+# --- comparisons --------------------------------------------------------------------------------
 
 @dataclass
 class Comparison:
     metric: str
     baseline: str
     candidate: str
-    ratio: float  # median(candidate) / median(baseline)
-    ci_low: float
+    ratio: float  # exp(location of the log-ratios); nan when the baseline is 0 (see diff)
+    ci_low: float  # CI of the ratio at level ci_level
     ci_high: float
-    p_value: float | None  # adjusted across the result set once compare_result has run
-    verdict: str  # faster | slower | equivalent | inconclusive
-    runs_needed: int | None = None  # for inconclusive: runs per configuration likely to decide
+    p_value: float | None  # adjusted within the metric's family once compare_result has run
+    verdict: str  # slower | faster | larger | smaller | different | equivalent | inconclusive
+    runs_needed: int | None = None  # inconclusive: at least this many runs per configuration
     n_baseline: int = 0
     n_candidate: int = 0
     deterministic: bool = False
-    paired: bool = False
+    paired: bool = False  # interleaved in rounds; False reads "not interleaved"
     cell: str = "{}"
     raw_p_value: float | None = None
     base_median: float = math.nan
     cand_median: float = math.nan
-    threshold: float = 0.01
+    threshold: float = DEFAULT_THRESHOLD
+    estimator: str = str(DEFAULT_ESTIMATOR)
+    scale: str = "log"  # log | diff (values that cannot be logged) | exact
+    diff: float = math.nan  # absolute change in the metric's unit (candidate - baseline)
+    diff_low: float = math.nan
+    diff_high: float = math.nan
+    ci_level: float = CONFIDENCE
+    note: str = ""  # "too few runs", ...
+    direction: str = "lower"  # of the metric: lower | higher | none
+    family: str = ""  # the metric whose family this comparison is in
+    correction: str = DEFAULT_CORRECTION
+    loc: Location | None = field(default=None, repr=False, compare=False)
+    base_center: float = math.nan
 
     @property
     def change_pct(self) -> float:
         return (self.ratio - 1.0) * 100.0
 
+    @property
+    def moved(self) -> bool:
+        return self.verdict in MOVED
+
+    @property
+    def regression(self) -> bool:
+        """Worse in the metric's direction (never for a metric with no direction)."""
+        if not self.moved or self.direction == "none":
+            return False
+        up = self.diff > 0 if math.isnan(self.ratio) else self.ratio > 1
+        return up if self.direction == "lower" else not up
+
+    @property
+    def improvement(self) -> bool:
+        return self.moved and self.direction != "none" and not self.regression
+
+    @property
+    def label(self) -> str:
+        """The verdict as printed: with its reason, and 'not interleaved' when unpaired."""
+        v = self.verdict
+        extra = []
+        if self.note:
+            extra.append(self.note)
+        if v == "inconclusive" and self.runs_needed and not self.note:
+            extra.append(f"at least {self.runs_needed} runs" if self.runs_needed < RUNS_CAP
+                         else f"more than {RUNS_CAP:,} runs")
+        if self.moved and self.direction != "none":
+            extra.append("regression" if self.regression else "improvement")
+        if not self.paired and not self.deterministic and v != "inconclusive":
+            extra.append("not interleaved")
+        return f"{v} ({', '.join(extra)})" if extra else v
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("loc", None)
         d["change_pct"] = self.change_pct
+        d["regression"] = self.regression
         return d
 
 
-def _ratio_of_medians(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    # Counts can be zero (no migrations in most runs): 0/0 is "no change", x/0 is unbounded.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.median(b, axis=axis) / np.median(a, axis=axis)
-    return np.where(np.isnan(r), 1.0, r)
+def _band(scale: str, threshold: float, base_loc: float) -> tuple[float, float]:
+    if scale == "log":
+        # bisect derives bands beyond 100% from large regressions: no lower edge then.
+        low = math.log1p(-threshold) if threshold < 1 else -math.inf
+        return low, math.log1p(threshold)
+    w = threshold * abs(base_loc)
+    return -w, w
 
 
-def ratio_ci(base: np.ndarray, cand: np.ndarray, paired: bool,
-             n_resamples: int = 2000, seed: int = 12345) -> tuple[float, float]:
-    """95% percentile-bootstrap CI of median(cand)/median(base)."""
-    if np.all(base == base[0]) and np.all(cand == cand[0]):
-        r = float(_ratio_of_medians(base[:1], cand[:1]))
-        return r, r
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # scipy warns on degenerate (all-equal) resamples
-        res = sps.bootstrap((base, cand), _ratio_of_medians, paired=paired, vectorized=True,
-                            n_resamples=n_resamples, confidence_level=CONFIDENCE,
-                            method="percentile", rng=np.random.default_rng(seed))
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    # A zero median in some resamples makes the ratio unbounded: say so rather than NaN.
-    return (0.0 if math.isnan(lo) else lo), (math.inf if math.isnan(hi) else hi)
-
-
-def p_value(base: np.ndarray, cand: np.ndarray, paired: bool) -> float:
-    """Two-sided p-value for "the two configurations differ".
-
-    Timings are positive and skewed, so the test runs on their logarithms: a paired t-test of
-    the log-ratios when runs were interleaved in rounds, else Welch's t-test.  Rank tests have a
-    floor on small samples (Wilcoxon with 8 pairs cannot go below 0.008), which would make any
-    multiple-comparison correction hopeless; the CI of the ratio of medians, which the verdict
-    also requires, keeps outliers from deciding alone.  Counts that can be zero fall back to
-    rank tests on the raw values.
-    """
-    if np.all(base == base[0]) and np.all(cand == cand[0]):
-        return 1.0 if base[0] == cand[0] else 0.0
-    with np.errstate(all="ignore"):
-        if min(base.min(), cand.min()) > 0:
-            la, lb = np.log(base), np.log(cand)
-            if paired:
-                p = sps.ttest_rel(lb, la).pvalue
-            else:
-                p = sps.ttest_ind(lb, la, equal_var=False).pvalue
-        elif paired:
-            d = cand - base
-            p = 1.0 if np.all(d == 0) else sps.wilcoxon(d).pvalue
-        else:
-            p = sps.mannwhitneyu(cand, base, alternative="two-sided").pvalue
-    return 1.0 if math.isnan(p) else float(p)
-
-
-def decide(ratio: float, lo: float, hi: float, p: float | None, threshold: float,
-           higher_is_better: bool, deterministic: bool) -> str:
-    if deterministic:
-        if ratio == 1.0:
-            return "equivalent"
-        worse = ratio > 1.0
-    else:
-        if lo >= 1.0 - threshold and hi <= 1.0 + threshold:
-            return "equivalent"
-        if p is None or p >= ALPHA:
-            return "inconclusive"
-        if lo > 1.0 + threshold:
-            worse = True
-        elif hi < 1.0 - threshold:
-            worse = False
-        else:
-            return "inconclusive"
-    if higher_is_better:
-        worse = not worse
-    return "slower" if worse else "faster"
-
-
-def runs_needed(n: int, ratio: float, lo: float, hi: float, threshold: float,
-                cap: int = 100_000) -> int | None:
-    """Runs per configuration that would likely decide an inconclusive comparison.
-
-    The CI's half-width shrinks as 1/sqrt(n); the verdict needs it below the distance between
-    the observed ratio and the nearer edge of the +-threshold band.
-    """
-    half = (hi - lo) / 2
-    margin = abs(abs(ratio - 1.0) - threshold)
-    if n <= 0 or half <= 0 or not math.isfinite(half):
-        return None
-    if margin < 1e-12:
-        return cap
-    return min(cap, max(n + 1, math.ceil(n * (half / margin) ** 2)))
-
-
-def compare_samples(base: Sequence[float], cand: Sequence[float], *, threshold: float = 0.01,
-                    deterministic: bool = False, higher_is_better: bool = False,
-                    paired: bool = False, metric: str = "", baseline: str = "A",
-                    candidate: str = "B") -> Comparison:
-    a, b = np.asarray(base, dtype=float), np.asarray(cand, dtype=float)
-    if len(a) == 0 or len(b) == 0:
-        return Comparison(metric, baseline, candidate, math.nan, math.nan, math.nan, None,
-                          "inconclusive", None, len(a), len(b), threshold=threshold)
-    paired = paired and len(a) == len(b) and len(a) >= 2
-    med_a, med_b = float(np.median(a)), float(np.median(b))
-    # Samples that never vary (a deterministic metric, or a count the workload reports) are
-    # compared exactly.
-    exact = bool(np.all(a == a[0]) and np.all(b == b[0]) and (deterministic or len(a) >= 3))
-    if med_a == 0:
-        ratio = 1.0 if med_b == 0 else math.inf
-    else:
-        ratio = med_b / med_a
+def _verdict_from(lo: float, hi: float, band: tuple[float, float], info: MetricInfo | None,
+                  exact: bool = False) -> str:
+    b_lo, b_hi = band
     if exact:
-        lo = hi = ratio
-        p = None
-    elif len(a) < 2 or len(b) < 2 or min(a.min(), b.min()) < 0:
-        lo = hi = math.nan
-        p = None
+        est = lo
+        if b_lo <= est <= b_hi:
+            return "equivalent"
+        return verdict_word(info, est > b_hi)
+    if lo > b_hi:
+        return verdict_word(info, True)
+    if hi < b_lo:
+        return verdict_word(info, False)
+    if lo >= b_lo and hi <= b_hi:
+        return "equivalent"
+    return "inconclusive"
+
+
+def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> None:
+    """Fill the CI at level 1 - alpha_eff and the verdict it gives."""
+    loc = c.loc
+    assert loc is not None
+    lo, hi = loc.interval(alpha_eff)
+    c.ci_level = 1 - alpha_eff
+    band = _band(c.scale, c.threshold, c.base_center)
+    c.verdict = _verdict_from(lo, hi, band, info)
+    if c.scale == "log":
+        c.ratio = math.exp(loc.est)
+        c.ci_low, c.ci_high = math.exp(lo), math.exp(hi)
+        c.diff = c.base_center * (c.ratio - 1)
+        c.diff_low, c.diff_high = c.base_center * (c.ci_low - 1), c.base_center * (c.ci_high - 1)
     else:
-        lo, hi = ratio_ci(a, b, paired)
-        p = p_value(a, b, paired)
-    verdict = decide(ratio, lo, hi, p, threshold, higher_is_better, bool(exact))
-    if not exact and math.isnan(lo):
-        verdict = "inconclusive"
-    need = (runs_needed(min(len(a), len(b)), ratio, lo, hi, threshold)
-            if verdict == "inconclusive" and not math.isnan(lo) else None)
-    return Comparison(metric, baseline, candidate, ratio, lo, hi, p, verdict, need, len(a),
-                      len(b), bool(exact), paired, raw_p_value=p, base_median=med_a,
-                      cand_median=med_b, threshold=threshold)
+        c.diff, c.diff_low, c.diff_high = loc.est, lo, hi
+        if c.base_center:
+            c.ratio = 1 + loc.est / abs(c.base_center)
+            c.ci_low, c.ci_high = 1 + lo / abs(c.base_center), 1 + hi / abs(c.base_center)
+        else:
+            c.ratio = c.ci_low = c.ci_high = math.nan
+    if c.verdict == "inconclusive":
+        c.runs_needed = runs_needed(min(c.n_baseline, c.n_candidate), loc, band, alpha_eff)
+    else:
+        c.runs_needed = None
+
+
+def runs_needed(n: int, loc: Location, band: tuple[float, float], alpha: float,
+                power: float = 0.8, cap: int = 100_000) -> int | None:  # cap = RUNS_CAP
+    """At least how many runs per configuration give ~80% power to decide, at level ``alpha``
+    (the adjusted level), if the true effect is the observed one shrunk toward the band.
+
+    The observed distance to the nearer band edge is shrunk by half a standard error (at most
+    halved): inconclusive cases are selected for small observed distances, and planning on the
+    raw distance would aim at a coin flip.  The per-run spread is se * sqrt(n).  None when
+    the noise is unknown."""
+    if n <= 1 or loc.method == "exact":
+        return None
+    se = loc.se
+    if loc.method in ("sign", "bootstrap"):
+        # Read the spread off the 95% interval (normal approximation).
+        lo, hi = loc.interval(0.05)
+        se = (hi - lo) / (2 * 1.96) if math.isfinite(hi - lo) else math.nan
+    if not math.isfinite(se) or se <= 0:
+        return None
+    b_lo, b_hi = band
+    e = loc.est
+    if b_lo <= e <= b_hi:
+        margin = min(e - b_lo, b_hi - e)
+    else:
+        margin = e - b_hi if e > b_hi else b_lo - e
+    margin = max(margin - 0.5 * se, margin / 2)
+    if margin <= 0:
+        return cap
+    sd = se * math.sqrt(n)
+    z = float(-special.ndtri(alpha / 2) + special.ndtri(power))
+    need = math.ceil((z * sd / margin) ** 2)
+    return int(min(cap, max(n + 1, MIN_RUNS, need)))
+
+
+def compare_samples(base: Sequence[float], cand: Sequence[float], *,
+                    threshold: float = DEFAULT_THRESHOLD, deterministic: bool = False,
+                    higher_is_better: bool = False, paired: bool = False, metric: str = "",
+                    baseline: str = "A", candidate: str = "B",
+                    estimator: Estimator | None = None, alpha: float = ALPHA,
+                    info: MetricInfo | None = None) -> Comparison:
+    """One comparison, judged alone at level ``alpha`` (compare_result adjusts families).
+    Without ``info`` the samples are read as times (slower/faster)."""
+    est = estimator or DEFAULT_ESTIMATOR
+    if info is None:
+        info = MetricInfo(metric, "s", "", deterministic=deterministic,
+                          direction="higher" if higher_is_better else "lower")
+    a, b = np.asarray(base, dtype=float), np.asarray(cand, dtype=float)
+    c = Comparison(metric, baseline, candidate, math.nan, math.nan, math.nan, None,
+                   "inconclusive", None, len(a), len(b), threshold=threshold,
+                   estimator=str(est), direction=info.direction, family=metric)
+    if len(a) == 0 or len(b) == 0:
+        c.note = TOO_FEW
+        return c
+    c.paired = paired = bool(paired and len(a) == len(b))
+    c.base_median, c.cand_median = float(np.median(a)), float(np.median(b))
+    if deterministic or info.deterministic:
+        c.deterministic = True
+        c.scale = "exact"
+        c.base_center = ma = c.base_median
+        mb = c.cand_median
+        c.diff = c.diff_low = c.diff_high = mb - ma
+        c.ratio = c.ci_low = c.ci_high = (mb / ma if ma else (1.0 if mb == 0 else math.nan))
+        c.loc = Location("exact", mb - ma)
+        c.ci_level = 1.0
+        c.verdict = _verdict_from(mb - ma, mb - ma, (-threshold * abs(ma), threshold * abs(ma)),
+                                  info, exact=True)
+        return c
+    n_min = min(len(a), len(b))
+    if n_min < MIN_RUNS or est.kept(n_min) < MIN_RUNS:
+        c.note = TOO_FEW
+        c.ratio = c.cand_median / c.base_median if c.base_median else math.nan
+        c.diff = c.cand_median - c.base_median
+        return c
+    c.scale = "log" if min(a.min(), b.min()) > 0 else "diff"
+    c.base_center = center(a, est)
+    c.loc = locate(a, b, paired, est, c.scale)
+    band = _band(c.scale, threshold, c.base_center)
+    c.raw_p_value = c.p_value = c.loc.claim_p(*band)
+    _set_interval(c, alpha, info)
+    return c
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
@@ -271,14 +644,72 @@ CORRECTION_NAMES = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochber
                     "none": "none"}
 
 
+def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = ALPHA,
+                  info: MetricInfo | None = None) -> None:
+    """Adjust one family's p-values and put each CI at its adjusted level (in place)."""
+    tested = [c for c in comps if c.raw_p_value is not None and c.loc is not None]
+    if not tested:
+        return
+    raw = np.asarray([c.raw_p_value for c in tested], dtype=float)
+    adj = adjust(raw, correction)
+    for c, p, q in zip(tested, raw, adj, strict=True):
+        c.p_value = float(q)
+        c.correction = correction
+        # Level at which this comparison is tested: p < alpha_eff <=> q < alpha.
+        alpha_eff = alpha * float(p) / float(q) if q > 0 else alpha / len(tested)
+        _set_interval(c, min(alpha, alpha_eff), info)
+
+
 def is_paired(rs: ResultSet, cell: str) -> bool:
     """Runs were interleaved in rounds within a cell when its configurations alternate."""
     return rs.settings.get("interleaved", False) and len(rs.configurations_in(cell)) > 1
 
 
-def compare_result(rs: ResultSet, metrics: list[str] | None = None, *, threshold: float = 0.01,
-                   correction: str = "holm") -> list[Comparison]:
-    """Every configuration against its cell's baseline, per metric, with adjusted p-values."""
+@dataclass
+class Plan:
+    """How a result's comparisons are judged: stored in rs.settings['comparison']."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    correction: str = DEFAULT_CORRECTION  # the primary metric's family
+    secondary: str = SECONDARY_CORRECTION  # every other metric's family
+    estimator: str = str(DEFAULT_ESTIMATOR)
+    alpha: float = ALPHA
+    looks: int = 1  # planned looks at the data (adaptive measuring); alpha is split over them
+
+    @property
+    def alpha_look(self) -> float:
+        return self.alpha / max(1, self.looks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, rs: ResultSet, **override: Any) -> Plan:
+        """The stored plan (old results: their stored threshold/correction, else defaults),
+        with non-None overrides from the command line."""
+        d = dict(rs.settings.get("comparison") or {})
+        suite = rs.settings.get("suite") or {}
+        for k in ("threshold", "correction", "estimator"):
+            if k not in d and k in suite:
+                d[k] = suite[k]
+        if "threshold" not in d and isinstance(rs.settings.get("threshold"), float | int):
+            d["threshold"] = rs.settings["threshold"]
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and d[k] is not None}
+        known.update({k: v for k, v in override.items() if v is not None})
+        return cls(**known)
+
+
+def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
+                   threshold: float | None = None, correction: str | None = None,
+                   estimator: str | Estimator | None = None,
+                   plan: Plan | None = None) -> list[Comparison]:
+    """Every configuration against its cell's baseline, per metric; each metric one family
+    across the result (the primary: ``correction``; others: BH).  Defaults: the stored plan."""
+    if plan is None:
+        plan = Plan.of(rs, threshold=threshold, correction=correction,
+                       estimator=None if estimator is None else str(estimator))
+    est = parse_estimator(plan.estimator) if isinstance(plan.estimator, str) else plan.estimator
+    primary = rs.settings.get("primary_metric")
     out: list[Comparison] = []
     for cell in rs.cells():
         base = rs.baseline_in(cell)
@@ -293,23 +724,109 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *, threshold
                 a, b = base.samples(m), cfg.samples(m)
                 if not a or not b:
                     continue
-                c = compare_samples(
-                    a, b, threshold=threshold, paired=paired, metric=m, baseline=base.name,
-                    candidate=cfg.name, deterministic=bool(info and info.deterministic),
-                    higher_is_better=bool(info and info.higher_is_better))
+                c = compare_samples(a, b, threshold=plan.threshold, paired=paired, metric=m,
+                                    baseline=base.name, candidate=cfg.name, estimator=est,
+                                    alpha=plan.alpha_look,
+                                    info=info or MetricInfo(m, "", ""))
                 c.cell = cell
                 out.append(c)
-    tested = [c for c in out if c.raw_p_value is not None]
-    if tested:
-        adjusted = adjust([c.raw_p_value for c in tested if c.raw_p_value is not None],
-                          correction)
-        info_of = rs.metrics
-        for c, p in zip(tested, adjusted, strict=True):
-            c.p_value = float(p)
-            c.verdict = decide(c.ratio, c.ci_low, c.ci_high, c.p_value, threshold,
-                               bool(info_of.get(c.metric) and info_of[c.metric].higher_is_better),
-                               False)
-            c.runs_needed = (runs_needed(min(c.n_baseline, c.n_candidate), c.ratio, c.ci_low,
-                                         c.ci_high, threshold)
-                             if c.verdict == "inconclusive" else None)
+    for m in dict.fromkeys(c.metric for c in out):
+        fam = [c for c in out if c.metric == m]
+        corr = plan.correction if m == primary or primary is None else plan.secondary
+        adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
+        for c in fam:
+            c.correction = corr
     return out
+
+
+def differing_results(rs: ResultSet) -> list[str]:
+    """Metrics with no direction (checksums, operation counts) whose value differs between
+    configurations of one cell: they computed different results."""
+    out: list[str] = []
+    for m, info in rs.metrics.items():
+        if info.direction != "none":
+            continue
+        for cell in rs.cells():
+            base = rs.baseline_in(cell)
+            if base is None:
+                continue
+            bv = set(base.samples(m))
+            for cfg in rs.configurations_in(cell):
+                if cfg is base or not bv:
+                    continue
+                cv = set(cfg.samples(m))
+                if cv and cv != bv:
+                    out.append(f"{base.name} and {cfg.name} computed different results: {m} "
+                               f"{_vals(bv)} vs {_vals(cv)}")
+    return out
+
+
+def _vals(v: set[float]) -> str:
+    from perflab.reports.format import fmt_count
+
+    s = sorted(v)
+    txt = ", ".join(fmt_count(x) for x in s[:3])
+    return txt + (", ..." if len(s) > 3 else "")
+
+
+# --- the stop rule's looks and bisect's steps ---------------------------------------------------
+
+def look_schedule(min_runs: int, max_runs: int, growth: float = 1.5) -> list[int]:
+    """Runs per configuration at which adaptive measuring looks at the comparison: min_runs,
+    then growing by ``growth`` (6, 9, 14, 21, 32, 48, ...), and max_runs itself.  The budget can
+    end measuring between looks: that final look is counted too (planned_looks)."""
+    out: list[int] = []
+    n = max(MIN_RUNS, min_runs)
+    while n < max_runs:
+        out.append(n)
+        n = max(n + 1, math.ceil(n * growth))
+    out.append(max_runs)
+    return out
+
+
+def planned_looks(min_runs: int, max_runs: int) -> int:
+    """Looks to split alpha over: the schedule, plus one for a budget ending between looks."""
+    return len(look_schedule(min_runs, max_runs)) + 1
+
+
+def decided(comps: Sequence[Comparison]) -> bool:
+    """Every comparison has a verdict (not inconclusive)."""
+    return all(c.verdict != "inconclusive" for c in comps)
+
+
+def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, paired: bool,
+               plan: Plan, family_size: int, info: MetricInfo | None = None) -> bool:
+    """True when every (base, cand) pair of the primary metric is decided at the level the final
+    verdict will use at worst: alpha / looks / family_size (Bonferroni over the family, which
+    Holm and BH never undercut)."""
+    est = parse_estimator(plan.estimator)
+    alpha = plan.alpha_look / max(1, family_size)
+    for a, b in samples:
+        c = compare_samples(a, b, threshold=plan.threshold, paired=paired, estimator=est,
+                            alpha=alpha, info=info)
+        if c.verdict == "inconclusive":
+            return False
+    return True
+
+
+def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, looks: int,
+                info: MetricInfo, paired: bool, estimator: Estimator | None = None,
+                alpha: float = ALPHA) -> tuple[str, Comparison]:
+    """bisect's rule for one step, judged at alpha / looks (its rounds are looks):
+    'bad' when the metric is worse beyond the band; 'good' when better, equivalent, or the whole
+    CI lies on the good side of the band's far edge (one-sided: "not worse by more than the
+    band" answers bisect's question even when the CI is too wide for "equivalent");
+    'inconclusive' otherwise.  Exact counts within the band are 'good' ("equivalent")."""
+    c = compare_samples(base, cand, threshold=threshold, paired=paired, estimator=estimator,
+                        alpha=alpha / max(1, looks), info=info, metric=info.name)
+    if c.verdict == "inconclusive" and c.loc is not None and c.note != TOO_FEW:
+        lo, hi = c.loc.interval(alpha / max(1, looks) * 2)  # one-sided at the same level
+        b_lo, b_hi = _band(c.scale, threshold, c.base_center)
+        not_worse = hi <= b_hi if info.direction != "higher" else lo >= b_lo
+        if not_worse:
+            return "good", c
+    if c.verdict == "inconclusive":
+        return "inconclusive", c
+    if c.regression:
+        return "bad", c
+    return "good", c
