@@ -11,7 +11,7 @@ SYSDEPS := .perflab-sysdeps-stamp
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,fleet]'
 	touch $@
 
 # System tools (perf, valgrind, hyperfine, chromium for the report check): apt-get as root,
@@ -36,6 +36,8 @@ demo: setup workloads
 
 bench: setup workloads
 	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/fleet.py
+	$(BIN)/python benchmarks/soak.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

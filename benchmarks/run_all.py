@@ -1,21 +1,38 @@
-"""perflab measuring itself on this machine: false alarms, power, CI coverage, exactness, overhead.
+"""perflab measuring itself on this machine: false alarms, power, CI coverage, time to verdict.
 
 Run by `make bench` (never by `make test`: these take minutes and print figures, they do not
-assert).  Each benchmark prints a table and the whole run is written to benchmarks/last.json.
+assert).  Every benchmark runs under each condition, in one invocation:
 
-  aa         A/A: the same command as two configurations; how often is a verdict "slower"/"faster"?
-  detect     a ~50 ms CPU loop vs the same loop doing 2% / 5% more work, within a time budget:
-             how often is it found "slower", and how often does the CI cover the true ratio?
-  valgrind   a 1% change in work, counted with callgrind: is the instruction ratio exact?
-  overhead   per-run cost of perflab against hyperfine on `true`.
+  quiet  nothing started by the benchmark (other users of the machine are not controlled: the
+         load average is recorded before and after every section, and at every trial)
+  load   two CPU-bound neighbours (busy loops) that the benchmark starts itself and stops
 
-Usage: python benchmarks/run_all.py [--only aa,detect,...] [--trials N] [--quick]
+The benchmarks (all with perflab's defaults as `perflab compare --budget B` uses them: the
+primary metric chosen by the warm-up, the default stop rule, threshold and correction):
+
+  aa         A/A: the same ~5 ms loop as A and B, short budgets; false alarms per comparison,
+             and how often the CI covers the true ratio 1
+  detect     a ~30 ms loop vs the same loop doing 5% more work (20 s budget) and 2% more
+             (60 s budget): how often "slower" is found, CI coverage of the true ratio, the time
+             to the verdict; and a ~5 ms pair at +5% (20 s)
+  hyperfine  the same commands with hyperfine + Welch's t-test (batches of 10 runs per command,
+             a t-test after each batch, stop at p < 0.05 or at the same budget): time to a
+             verdict, and its A/A false alarms
+  valgrind   a 1% change in work counted with callgrind: is the ratio exact? (quiet only)
+  overhead   per-run cost of perflab against hyperfine -N on `true` and a 1 ms loop (quiet only)
+
+Figures are printed and written to benchmarks/results-<date>.json (or --out).
+
+Usage: python benchmarks/run_all.py [--only aa,detect,hyperfine,valgrind,overhead]
+         [--conditions quiet,load] [--aa-trials 200] [--trials 10] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,14 +44,21 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from scipy import stats as sps
 
+from perflab.commands import build_options
+from perflab.commands import compare as compare_cmd
 from perflab.fingerprint import machine_fingerprint, pmu_status
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
 from perflab.stats import compare_result
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from neighbours import Neighbours, load  # noqa: E402 (benchmarks/neighbours.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 console = Console()
+QUIET = Console(stderr=True, quiet=True)
 
 
 def build_spin(tmp: Path) -> Path:
@@ -44,62 +68,173 @@ def build_spin(tmp: Path) -> Path:
     return out
 
 
-def calibrate(spin: Path, target_s: float = 0.05) -> int:
-    """Iterations of the spin loop that take about target_s of wall time."""
-    n = 2_000_000
+def cpu_seconds(argv: list[str]) -> float:
+    """CPU time (user + sys) of one run of argv: not inflated when the machine is busy."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return ru.ru_utime + ru.ru_stime
+
+
+def calibrate(spin: Path, target_s: float) -> int:
+    """Iterations of the spin loop that take about target_s of CPU time (median of 5)."""
+    n = 1_000_000
     while True:
-        t0 = time.perf_counter()
-        subprocess.run([str(spin), str(n)], check=True, capture_output=True)
-        dt = time.perf_counter() - t0
+        dt = float(np.median([cpu_seconds([str(spin), str(n)]) for _ in range(5)]))
         if dt > target_s / 4:
             return int(n * target_s / dt)
         n *= 4
 
 
-def one_comparison(spin: Path, n_a: int, n_b: int, budget: float, seed: int,
-                   metric: str = "wall_time") -> tuple[Any, ResultSet]:
+def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> dict[str, Any]:
+    """One `perflab compare --budget B 'spin n_a' 'spin n_b'` with the defaults, in-process."""
     rs = ResultSet(kind="compare", fingerprint={}, settings={})
     a = Configuration(name="A", command=[str(spin), str(n_a)], is_baseline=True, cell="{}")
     b = Configuration(name="B", command=[str(spin), str(n_b)], cell="{}")
-    opts = MeasureOptions(warmup=1, budget=budget, precision=0.0025, min_runs=10,
-                          max_runs=100_000, primary_metric=metric, seed=seed, region=False)
-    measure(rs, [a, b], opts, store=None, console=Console(stderr=True, quiet=True))
-    comp = [c for c in compare_result(rs, [metric]) if c.metric == metric][0]
-    return comp, rs
+    opts: MeasureOptions = build_options(**_defaults(budget=budget, seed=seed))
+    opts.region = False  # the whole process, as hyperfine measures it: the same commands
+    load_at = os.getloadavg()[0]
+    t0 = time.monotonic()
+    measure(rs, [a, b], opts, store=None, console=QUIET)
+    elapsed = time.monotonic() - t0
+    primary = rs.settings["primary_metric"]
+    metrics = [primary] + (["wall_time"] if primary != "wall_time" else [])
+    # As `perflab compare` judges: the plan (threshold, correction, estimator) the run stored.
+    comps = {c.metric: c for c in compare_result(rs, metrics)}
+    out: dict[str, Any] = {"primary_name": primary, "elapsed_s": elapsed, "load1": load_at,
+                           "runs_per_config": len(a.measured_runs()),
+                           "primary_reason": (rs.settings.get("primary_choice") or {})
+                           .get("reason"),
+                           "comparison": rs.settings.get("comparison"),
+                           "stop": rs.settings.get("stop")}
+    for m, c in comps.items():
+        key = "primary" if m == primary else m
+        out[key] = {"verdict": c.verdict, "ratio": c.ratio, "ci": [c.ci_low, c.ci_high],
+                    "p": c.p_value}
+    return out
 
 
-def bench_aa(spin: Path, n: int, trials: int, budget: float) -> dict[str, Any]:
-    verdicts: dict[str, int] = {}
+def _defaults(**given: Any) -> dict[str, Any]:
+    """`perflab compare`'s own option defaults (read off its signature), plus ``given``."""
+    sig = inspect.signature(compare_cmd)
+    kw: dict[str, Any] = {}
+    for name, prm in inspect.signature(build_options).parameters.items():
+        if name in given:
+            kw[name] = given[name]
+        elif name in sig.parameters and sig.parameters[name].default is not inspect.Parameter.empty:
+            kw[name] = sig.parameters[name].default
+        elif prm.default is not inspect.Parameter.empty:
+            kw[name] = prm.default
+        else:
+            kw[name] = None
+    kw["max_runs"] = max(int(kw.get("max_runs") or 0), 100_000)  # the budget is the limit
+    return kw
+
+
+def _line(label: str, t: int, trials: int, r: dict[str, Any]) -> None:
+    p = r["primary"]
+    console.print(f"  {label} {t + 1}/{trials}: {p['verdict']} on {r['primary_name']} "
+                  f"{p['ratio'] - 1:+.2%} "
+                  f"[{p['ci'][0] - 1:+.2%}, {p['ci'][1] - 1:+.2%}] "
+                  f"n={r['runs_per_config']} {r['elapsed_s']:.1f}s load {r['load1']:.1f}",
+                  highlight=False)
+
+
+def run_trials(label: str, spin: Path, n_a: int, n_b: int, trials: int, budget: float,
+               seed0: int) -> list[dict[str, Any]]:
+    out = []
     for t in range(trials):
-        comp, _ = one_comparison(spin, n, n, budget, seed=t)
-        verdicts[comp.verdict] = verdicts.get(comp.verdict, 0) + 1
-        console.print(f"  A/A trial {t + 1}/{trials}: {comp.verdict} "
-                      f"({comp.change_pct:+.2f}% [{(comp.ci_low - 1) * 100:+.2f}, "
-                      f"{(comp.ci_high - 1) * 100:+.2f}], n={comp.n_baseline})", highlight=False)
+        r = perflab_trial(spin, n_a, n_b, budget, seed0 + t)
+        out.append(r)
+        _line(label, t, trials, r)
+    return out
+
+
+def summarize_aa(trials: list[dict[str, Any]], budget: float) -> dict[str, Any]:
+    verdicts = _count(t["primary"]["verdict"] for t in trials)
     false = verdicts.get("slower", 0) + verdicts.get("faster", 0)
-    return {"trials": trials, "budget_s": budget, "verdicts": verdicts,
-            "false_alarm_rate": false / trials}
+    # Coverage among the trials that have a CI (below the minimum runs there is none).
+    with_ci = [t for t in trials if _finite(t["primary"]["ci"])]
+    covered = sum(t["primary"]["ci"][0] <= 1.0 <= t["primary"]["ci"][1] for t in with_ci)
+    wall = [t["wall_time"] for t in trials if "wall_time" in t]
+    return {"trials": len(trials), "budget_s": budget, "verdicts": verdicts,
+            "primary_metrics": _count(t["primary_name"] for t in trials),
+            "false_alarm_rate": false / len(trials), "trials_with_ci": len(with_ci),
+            "ci_coverage_of_1": covered / len(with_ci) if with_ci else None,
+            "wall_time_false_alarm_rate": (sum(w["verdict"] in ("slower", "faster")
+                                               for w in wall) / len(wall)) if wall else None,
+            "median_elapsed_s": float(np.median([t["elapsed_s"] for t in trials])),
+            "load1_range": _range(t["load1"] for t in trials), "raw": trials}
 
 
-def bench_detect(spin: Path, n: int, slowdown: float, trials: int,
-                 budget: float) -> dict[str, Any]:
-    comps = []
+def summarize_detect(trials: list[dict[str, Any]], slowdown: float,
+                     budget: float) -> dict[str, Any]:
+    # The true ratio of CPU time is a little under 1+slowdown (process start-up is a fixed
+    # cost): estimate it as the pooled median over the trials, then ask how often each trial's
+    # CI covered it.
+    pooled = float(np.median([t["primary"]["ratio"] for t in trials]))
+    with_ci = [t for t in trials if _finite(t["primary"]["ci"])]
+    covered = sum(t["primary"]["ci"][0] <= pooled <= t["primary"]["ci"][1] for t in with_ci)
+    found = [t for t in trials if t["primary"]["verdict"] == "slower"]
+    # Time to verdict: trials without one count as the whole budget (a censored time).
+    ttv = [t["elapsed_s"] if t["primary"]["verdict"] == "slower" else budget for t in trials]
+    wall = [t["wall_time"] for t in trials if "wall_time" in t]
+    return {"slowdown": slowdown, "trials": len(trials), "budget_s": budget,
+            "detected": len(found) / len(trials), "pooled_ratio": pooled,
+            "trials_with_ci": len(with_ci),
+            "ci_coverage": covered / len(with_ci) if with_ci else None,
+            "median_time_to_verdict_s": float(
+                np.median(ttv)),
+            "verdicts": _count(t["primary"]["verdict"] for t in trials),
+            "primary_metrics": _count(t["primary_name"] for t in trials),
+            "wall_time_detected": (sum(w["verdict"] == "slower" for w in wall) / len(wall))
+            if wall else None,
+            "median_runs_per_config": float(np.median([t["runs_per_config"] for t in trials])),
+            "load1_range": _range(t["load1"] for t in trials), "raw": trials}
+
+
+def hyperfine_trial(spin: Path, n_a: int, n_b: int, budget: float, tmp: Path) -> dict[str, Any]:
+    """hyperfine + Welch's t-test as a user would iterate: 10 more runs per command, a t-test
+    on everything so far, until p < 0.05 or the budget is spent."""
+    hf = shutil.which("hyperfine")
+    assert hf
+    js = tmp / "h.json"
+    a_t: list[float] = []
+    b_t: list[float] = []
+    t0 = time.monotonic()
+    p = 1.0
+    while True:
+        subprocess.run([hf, "-N", "--warmup", "1", "--runs", "10", "--style", "none",
+                        "--export-json", str(js), f"{spin} {n_a}", f"{spin} {n_b}"],
+                       check=True, capture_output=True)
+        res = json.loads(js.read_text())["results"]
+        a_t += res[0]["times"]
+        b_t += res[1]["times"]
+        p = float(sps.ttest_ind(a_t, b_t, equal_var=False).pvalue)
+        elapsed = time.monotonic() - t0
+        if p < 0.05 or elapsed >= budget:
+            break
+    ma, mb = float(np.mean(a_t)), float(np.mean(b_t))
+    verdict = ("slower" if mb > ma else "faster") if p < 0.05 else "no difference"
+    return {"verdict": verdict, "p": p, "ratio_of_means": mb / ma, "runs_per_command": len(a_t),
+            "elapsed_s": elapsed, "load1": os.getloadavg()[0]}
+
+
+def hyperfine_trials(label: str, spin: Path, n_a: int, n_b: int, trials: int, budget: float,
+                     tmp: Path) -> dict[str, Any]:
+    out = []
     for t in range(trials):
-        comp, _ = one_comparison(spin, n, int(n * (1 + slowdown)), budget, seed=1000 + t)
-        comps.append(comp)
-        console.print(f"  +{slowdown:.0%} trial {t + 1}/{trials}: {comp.verdict} "
-                      f"({comp.change_pct:+.2f}% [{(comp.ci_low - 1) * 100:+.2f}, "
-                      f"{(comp.ci_high - 1) * 100:+.2f}], n={comp.n_baseline})", highlight=False)
-    # The true wall-time ratio is a little under 1+slowdown (process start-up is fixed cost):
-    # estimate it from all trials pooled, then ask how often each trial's CI covered it.
-    pooled = float(np.median([c.ratio for c in comps]))
-    covered = sum(c.ci_low <= pooled <= c.ci_high for c in comps)
-    found = sum(c.verdict == "slower" for c in comps)
-    return {"slowdown": slowdown, "trials": trials, "budget_s": budget,
-            "detected": found / trials, "pooled_ratio": pooled, "ci_coverage": covered / trials,
-            "median_runs_per_config": float(np.median([c.n_baseline for c in comps])),
-            "verdicts": {v: sum(c.verdict == v for c in comps) for v in
-                         ("slower", "faster", "equivalent", "inconclusive")}}
+        r = hyperfine_trial(spin, n_a, n_b, budget, tmp)
+        out.append(r)
+        console.print(f"  hyperfine+Welch {label} {t + 1}/{trials}: {r['verdict']} p={r['p']:.3g} "
+                      f"({r['ratio_of_means'] - 1:+.2%}, {r['runs_per_command']} runs each, "
+                      f"{r['elapsed_s']:.1f}s)", highlight=False)
+    right = "no difference" if n_a == n_b else "slower"
+    ttv = [r["elapsed_s"] if r["verdict"] == right else budget for r in out]
+    return {"trials": trials, "budget_s": budget, "verdicts": _count(r["verdict"] for r in out),
+            "right_rate": sum(r["verdict"] == right for r in out) / trials,
+            "median_time_to_verdict_s": float(np.median(ttv)),
+            "load1_range": _range(r["load1"] for r in out), "raw": out}
 
 
 def bench_valgrind(spin: Path) -> dict[str, Any]:
@@ -111,111 +246,197 @@ def bench_valgrind(spin: Path) -> dict[str, Any]:
     b = Configuration(name="B", command=[str(spin), str(int(n * 1.01))], cell="{}")
     opts = MeasureOptions(primary_metric="instructions", instructions="valgrind",
                           region_symbol="*perflab_timed_region*", valgrind_runs=3)
-    measure(rs, [a, b], opts, console=Console(stderr=True, quiet=True))
+    measure(rs, [a, b], opts, console=QUIET)
     comps = {c.metric: c for c in compare_result(rs, ["instructions", "instructions_per_op"])}
     ins = comps["instructions"]
     return {"instructions_a": a.samples("instructions"),
             "instructions_b": b.samples("instructions"),
             "ratio": ins.ratio, "expected_ratio": int(n * 1.01) / n, "verdict": ins.verdict,
-            "deterministic": ins.deterministic,
-            "per_op_a": a.samples("instructions_per_op")[0],
-            "per_op_b": b.samples("instructions_per_op")[0]}
+            "deterministic": ins.deterministic}
 
 
 def bench_overhead(runs: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"runs": runs}
-    true = shutil.which("true") or "/bin/true"
-    rs = ResultSet(kind="stat", fingerprint={}, settings={})
-    cfg = Configuration(name="true", command=[true])
-    t0 = time.perf_counter()
-    measure(rs, [cfg], MeasureOptions(runs=runs, warmup=3), console=Console(quiet=True))
-    elapsed = time.perf_counter() - t0
-    out["perflab"] = {"median_wall_s": float(np.median(cfg.samples("wall_time"))),
-                      "elapsed_per_run_s": elapsed / (runs + 3)}
-    rs2 = ResultSet(kind="stat", fingerprint={}, settings={})
-    cfg2 = Configuration(name="true", command=[true])
-    t0 = time.perf_counter()
-    measure(rs2, [cfg2], MeasureOptions(runs=runs, warmup=3, counters="none", region=False),
-            console=Console(quiet=True))
-    out["perflab_no_counters"] = {
-        "median_wall_s": float(np.median(cfg2.samples("wall_time"))),
-        "elapsed_per_run_s": (time.perf_counter() - t0) / (runs + 3)}
-    hf = shutil.which("hyperfine")
-    if hf:
-        with tempfile.TemporaryDirectory() as tmp:
-            js = Path(tmp) / "h.json"
-            t0 = time.perf_counter()
-            subprocess.run([hf, "-N", "--warmup", "3", "--runs", str(runs), "--export-json",
-                            str(js), true], check=True, capture_output=True)
-            elapsed = time.perf_counter() - t0
-            times = json.loads(js.read_text())["results"][0]["times"]
-        out["hyperfine"] = {"median_wall_s": float(np.median(times)),
-                            "elapsed_per_run_s": elapsed / (runs + 3)}
-    else:
-        out["hyperfine"] = {"skipped": "hyperfine not installed"}
+    """Per-run cost against hyperfine -N on `true` and a 1 ms loop (benchmarks/launch_cost.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import launch_cost
+
+    return launch_cost.run(runs, reps=3)
+
+
+def _finite(ci: list[float]) -> bool:
+    return all(isinstance(x, float | int) and np.isfinite(x) for x in ci)
+
+
+def resummarize(report: dict[str, Any]) -> None:
+    """Derive every summary again from the stored trials (after a change to the summaries)."""
+    for cond in ("quiet", "load"):
+        c = report.get(cond) or {}
+        if "aa" in c:
+            c["aa"] = summarize_aa(c["aa"]["raw"], c["aa"]["budget_s"])
+        for key in ("detect_5pct", "detect_2pct", "detect_5pct_5ms"):
+            if key in c:
+                d = c[key]
+                c[key] = summarize_detect(d["raw"], d["slowdown"], d["budget_s"])
+
+
+def _count(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
     return out
 
 
-def main() -> None:
+def _range(xs: Any) -> list[float]:
+    v = list(xs)
+    return [round(min(v), 2), round(max(v), 2)] if v else []
+
+
+def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
+                  args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {"load_before": load(), "started": time.strftime("%H:%M:%S UTC",
+                                                                          time.gmtime())}
+    t_start = time.monotonic()
+    hf = shutil.which("hyperfine") is not None
+
+    def section(name: str) -> None:
+        console.print(f"[bold]{cond}: {name}[/] (load {load()})", highlight=False)
+        out.setdefault("loads", {})[name] = load()
+
+    if "aa" in only:
+        section("A/A")
+        raw = run_trials("A/A", spin, n5, n5, args.aa_trials, args.aa_budget, 10_000)
+        out["aa"] = summarize_aa(raw, args.aa_budget)
+    if "detect" in only:
+        section("+5%, 30 ms")
+        raw = run_trials("+5%", spin, n30, int(n30 * 1.05), args.trials, 20.0, 20_000)
+        out["detect_5pct"] = summarize_detect(raw, 0.05, 20.0)
+        section("+2%, 30 ms")
+        raw = run_trials("+2%", spin, n30, int(n30 * 1.02), args.trials, 60.0, 30_000)
+        out["detect_2pct"] = summarize_detect(raw, 0.02, 60.0)
+        section("+5%, 5 ms")
+        raw = run_trials("+5% 5ms", spin, n5, int(n5 * 1.05), args.trials, 20.0, 40_000)
+        out["detect_5pct_5ms"] = summarize_detect(raw, 0.05, 20.0)
+    if "hyperfine" in only and hf:
+        section("hyperfine + Welch")
+        out["hf_5pct"] = hyperfine_trials("+5% 30ms", spin, n30, int(n30 * 1.05),
+                                          args.hf_trials, 20.0, tmp)
+        out["hf_5pct_5ms"] = hyperfine_trials("+5% 5ms", spin, n5, int(n5 * 1.05),
+                                              args.hf_trials, 20.0, tmp)
+        out["hf_aa"] = hyperfine_trials("A/A 5ms", spin, n5, n5, args.hf_aa_trials, 2.0, tmp)
+    if cond == "quiet" and "valgrind" in only:
+        section("valgrind")
+        out["valgrind"] = bench_valgrind(spin)
+    if cond == "quiet" and "overhead" in only:
+        section("overhead")
+        out["overhead"] = bench_overhead(200)
+    out["load_after"] = load()
+    out["minutes"] = round((time.monotonic() - t_start) / 60, 1)
+    return out
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--only", default="aa,detect,valgrind,overhead")
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--aa-trials", type=int, default=100)
-    ap.add_argument("--aa-budget", type=float, default=10.0)
+    ap.add_argument("--only", default="aa,detect,hyperfine,valgrind,overhead")
+    ap.add_argument("--conditions", default="quiet,load")
+    ap.add_argument("--trials", type=int, default=10, help="trials per detection case")
+    ap.add_argument("--aa-trials", type=int, default=200)
+    ap.add_argument("--aa-budget", type=float, default=1.5)
+    ap.add_argument("--hf-trials", type=int, default=6, help="hyperfine trials per case")
+    ap.add_argument("--hf-aa-trials", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="few trials, to check the script")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--summarize", type=Path, default=None, metavar="RESULTS_JSON",
+                    help="measure nothing: derive and print the summaries of a results file")
     args = ap.parse_args()
+    if args.summarize:
+        report = json.loads(args.summarize.read_text())
+        resummarize(report)
+        summary(report)
+        args.summarize.write_text(json.dumps(report, indent=2, default=str) + "\n")
+        return 0
+    if args.quick:
+        args.trials, args.aa_trials, args.hf_trials, args.hf_aa_trials = 2, 4, 2, 2
     only = set(args.only.split(","))
-    trials, aa_trials = (3, 5) if args.quick else (args.trials, args.aa_trials)
-    report: dict[str, Any] = {"machine": machine_fingerprint(), "pmu": pmu_status(),
-                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    with tempfile.TemporaryDirectory() as tmp:
-        spin = build_spin(Path(tmp))
-        n = calibrate(spin)
-        report["loop_iterations"] = n
-        console.print(f"[bold]spin loop: {n} iterations ≈ 50 ms[/]")
-        if "aa" in only:
-            report["aa"] = bench_aa(spin, n, aa_trials, args.aa_budget)
-        if "detect" in only:
-            report["detect_5pct"] = bench_detect(spin, n, 0.05, trials, 20.0)
-            report["detect_2pct"] = bench_detect(spin, n, 0.02, trials, 60.0)
-        if "valgrind" in only:
-            report["valgrind"] = bench_valgrind(spin)
-        if "overhead" in only:
-            report["overhead"] = bench_overhead(200)
+    conditions = args.conditions.split(",")
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    report: dict[str, Any] = {
+        "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine_fingerprint(), "pmu": pmu_status()}
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmpd:
+        tmp = Path(tmpd)
+        spin = build_spin(tmp)
+        n30, n5 = calibrate(spin, 0.030), calibrate(spin, 0.005)
+        report["loop_iterations"] = {"30ms": n30, "5ms": n5}
+        console.print(f"spin loop: {n30} iterations ≈ 30 ms, {n5} ≈ 5 ms of CPU time")
+        for cond in conditions:
+            if cond == "load":
+                with Neighbours(2):
+                    report[cond] = run_condition(cond, only, spin, n30, n5, args, tmp)
+            else:
+                report[cond] = run_condition(cond, only, spin, n30, n5, args, tmp)
+    report["minutes"] = round((time.monotonic() - t0) / 60, 1)
     summary(report)
-    out = Path(__file__).parent / "last.json"
+    out = args.out or Path(__file__).parent / f"results-{date}.json"
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    console.print(f"written to {out}")
+    console.print(f"written to {out} ({report['minutes']} min)")
+    return 0
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}" if x in (0, 1) else f"{x:.1%}"
 
 
 def summary(r: dict[str, Any]) -> None:
     t = Table(title="perflab on this machine", header_style="bold", title_justify="left")
-    t.add_column("benchmark")
-    t.add_column("figure", justify="right")
-    t.add_column("target")
-    if "aa" in r:
-        aa = r["aa"]
-        t.add_row(f"A/A false alarms ({aa['trials']} trials, {aa['budget_s']:g} s each)",
-                  f"{aa['false_alarm_rate']:.1%}", "≤ 1%")
-    for key, target in (("detect_5pct", "≥ 90% within 20 s"), ("detect_2pct", "within 60 s")):
-        if key in r:
-            d = r[key]
-            t.add_row(f"+{d['slowdown']:.0%} found 'slower' ({d['trials']} trials, "
-                      f"{d['budget_s']:g} s)", f"{d['detected']:.0%}", target)
-            t.add_row(f"  CI coverage of the true ratio ({d['pooled_ratio']:.4f})",
-                      f"{d['ci_coverage']:.0%}", "≈ 95%")
-    if "valgrind" in r and "ratio" in r["valgrind"]:
-        v = r["valgrind"]
-        t.add_row("valgrind: 1% more work, instruction ratio",
-                  f"{v['ratio']:.6f} (expected {v['expected_ratio']:.6f}, "
-                  f"{'exact' if v['deterministic'] else 'NOT exact'})", "exact")
-    if "overhead" in r:
-        o = r["overhead"]
-        for k in ("perflab", "perflab_no_counters", "hyperfine"):
-            if "median_wall_s" in o.get(k, {}):
-                t.add_row(f"`true`: {k} reports / costs per run",
-                          f"{o[k]['median_wall_s'] * 1e3:.3f} ms / "
-                          f"{o[k]['elapsed_per_run_s'] * 1e3:.2f} ms", "")
+    for col in ("benchmark", "condition", "figure", "target"):
+        t.add_column(col, justify="right" if col == "figure" else "left")
+    for cond in ("quiet", "load"):
+        c = r.get(cond)
+        if not c:
+            continue
+        label = f"{cond} (load {c['load_before'][0]:.1f}->{c['load_after'][0]:.1f})"
+        if "aa" in c:
+            aa = c["aa"]
+            t.add_row(f"A/A false alarms, {aa['trials']} trials of {aa['budget_s']:g} s", label,
+                      f"{_pct(aa['false_alarm_rate'])} ({aa['verdicts']})", "≤ 1%")
+            t.add_row(f"A/A: CI covers the true ratio 1 ({aa.get('trials_with_ci')} with a CI)",
+                      label, _pct(aa["ci_coverage_of_1"]), "≥ 90%")
+        for key, what, target in (("detect_5pct", "+5% (30 ms) found in 20 s", "≥ 90%"),
+                                  ("detect_2pct", "+2% (30 ms) found in 60 s", "≥ 90%"),
+                                  ("detect_5pct_5ms", "+5% (5 ms) found in 20 s", "")):
+            if key in c:
+                d = c[key]
+                t.add_row(f"{what}, {d['trials']} trials", label,
+                          f"{_pct(d['detected'])} (median {d['median_time_to_verdict_s']:.1f} s;"
+                          f" wall_time {_pct(d['wall_time_detected'])})", target)
+                t.add_row(f"  CI covers the pooled ratio {d['pooled_ratio']:.4f}", label,
+                          _pct(d["ci_coverage"]), "≥ 90%")
+        for key, what in (("hf_5pct", "hyperfine+Welch +5% (30 ms)"),
+                          ("hf_5pct_5ms", "hyperfine+Welch +5% (5 ms)"),
+                          ("hf_aa", "hyperfine+Welch A/A (5 ms)")):
+            if key in c:
+                h = c[key]
+                fig = (f"false alarms {_pct(1 - h['right_rate'])}" if key == "hf_aa" else
+                       f"{_pct(h['right_rate'])} found, median {h['median_time_to_verdict_s']:.1f}"
+                       " s")
+                t.add_row(f"{what}, {h['trials']} trials", label, fig, "")
+        if "valgrind" in c and "ratio" in c["valgrind"]:
+            v = c["valgrind"]
+            t.add_row("valgrind: 1% more work, instruction ratio", label,
+                      f"{v['ratio']:.6f} ({'exact' if v['deterministic'] else 'NOT exact'})",
+                      "exact")
+        if "overhead" in c and "skipped" not in c["overhead"]:
+            o = c["overhead"]
+            for cmd in ("true", "1 ms loop"):
+                hf = o[cmd]["hyperfine"]
+                for tool in ("perflab", "perflab_no_counters"):
+                    v = o[cmd][tool]
+                    t.add_row(f"`{cmd}`: {tool} per-run cost / reports, vs hyperfine -N", label,
+                              f"{v['cost_per_run_s'] / hf['cost_per_run_s']:.2f}x / "
+                              f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+.3f}"
+                              " ms", "≤ 1.3x / ±0.1 ms" if cmd == "true" else "")
     console.print(t)
 
 

@@ -18,7 +18,7 @@ from perflab.collectors.perf_events import (
     Reading,
     explain_errno,
 )
-from perflab.collectors.process import RunRequest, execute
+from perflab.collectors.process import LaunchServer, RunRequest, execute
 from perflab.collectors.valgrind import execute_callgrind, parse_callgrind_total
 from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError
@@ -51,6 +51,71 @@ def test_software_counters_cover_only_the_timed_region(spin: Path) -> None:
     assert whole.values["page_faults"] >= 3000
     assert region.region_used and region.values["page_faults"] < 100
     assert region.values["region_time"] < region.values["wall_time"]
+
+
+def test_one_launch_server_serves_many_runs(spin: Path, tmp_path: Path) -> None:
+    """The fork server keeps each run's output, environment, directory, region and counters
+    apart, and every run's rusage is the command's own."""
+    backend = KernelBackend()
+    with LaunchServer() as server:
+        first = server.run(req([str(spin), "1000", "3000"], counters=["page_faults"],
+                               backend=backend))
+        pid1 = server._proc.pid if server._proc else None
+        (tmp_path / "here.txt").write_text("x")
+        second = server.run(RunRequest(
+            argv=["sh", "-c", 'echo "$PERFLAB_TEST_VAR"; ls; echo err >&2'],
+            env={**os.environ, "PERFLAB_TEST_VAR": "second"}, cwd=str(tmp_path),
+            counters=["page_faults"], backend=backend))
+        third = server.run(req([str(spin), "2000"], counters=["page_faults"], backend=backend))
+        assert server._proc is not None and server._proc.pid == pid1  # one server throughout
+    assert first.status == second.status == third.status == "ok"
+    assert first.region_used and first.values["page_faults"] < 100  # region counters only
+    assert not second.region_used and "region_time" not in second.values
+    assert second.stdout.split() == ["second", "here.txt"] and second.stderr == "err\n"
+    assert '"ops": 1000' not in second.stdout and third.values["ops"] == 2000
+    assert third.region_used and third.values["region_time"] > 0
+    assert 4000 < first.values["max_rss"] < 64 * 1024  # the command's 12 MiB, not the server's
+    assert third.values["max_rss"] < first.values["max_rss"]  # its own, not carried over
+
+
+def test_the_command_runs_in_perflabs_directory(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server itself sits in /; each command starts where perflab was started (or in
+    req.cwd), so relative paths work as they do in a shell."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.sh").write_text("#!/bin/sh\npwd\n")
+    (tmp_path / "prog.sh").chmod(0o755)
+    out = execute(req(["./prog.sh"]))
+    assert out.status == "ok", out.error
+    assert out.stdout.strip() == str(tmp_path)
+
+
+def test_every_run_on_one_server_is_counted(spin: Path) -> None:
+    # Counters inherited from the server stopped counting after two or three children on this
+    # kernel; they are opened on each held child instead.  Ten runs, ten counts.
+    backend = KernelBackend()
+    with LaunchServer() as server:
+        outs = [server.run(req([str(spin), "200000", "100"], counters=["task_clock",
+                                                                      "page_faults"],
+                               backend=backend, region=False)) for _ in range(10)]
+    assert all(o.values["task_clock"] > 0 and o.values["page_faults"] >= 100 for o in outs)
+
+
+def test_a_server_left_by_ctrl_c_is_not_reused(spin: Path) -> None:
+    class Interrupting(FakeBackend):
+        def open(self, pid: int, names: Iterable[str]) -> FakeCounters:
+            c = FakeCounters(list(names))
+            c.read = lambda: (_ for _ in ()).throw(KeyboardInterrupt)  # type: ignore[method-assign]
+            return c
+
+    server = LaunchServer()
+    with pytest.raises(KeyboardInterrupt):
+        server.run(req([str(spin), "1000"], counters=["page_faults"],
+                       backend=Interrupting(pmu=False), region=False))
+    assert server._proc is None  # closed: the server ended
+    again = server.run(req([str(spin), "1000"]))  # a new server starts on demand
+    assert again.status == "ok"
+    server.close()
 
 
 class FakeCounters:

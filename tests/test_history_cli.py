@@ -177,3 +177,27 @@ def test_git_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert git_state(repo, "HEAD") == (head, None, str(repo.resolve()))
     with pytest.raises(PerflabError, match="'nope' is not a commit"):
         git_state(repo, "nope")
+
+
+def test_a_checksum_change_is_never_a_regression(tmp_path: Path) -> None:
+    """A workload's checksum changes with the work it did: detect shows the change, and never as a
+    regression (issue 9: detect flagged a checksum)."""
+    db = tmp_path / "r.sqlite"
+    store = Store(db)
+    for i in range(20):
+        rs = ResultSet(kind="stat", commit=f"{i:040x}", dirty=False, status="complete",
+                       created_at=1000.0 + i, fingerprint={"hostname": "h"},
+                       metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
+                       settings={"primary_metric": "wall_time"})
+        cfg = Configuration(name="A", command=["x"], benchmark="syn/b", params={"depth": 1})
+        cfg.runs = [Run(seq=j, values={"wall_time": 0.01 + 1e-5 * ((i * 7 + j) % 5),
+                                       "checksum": 123.0 if i < 10 else 456.0})
+                    for j in range(7)]
+        rs.configurations.append(cfg)
+        store.save(rs)
+    res = invoke("detect", "--db", str(db), "--all-metrics", "--fail-on-regression")
+    assert res.exit_code == 0, res.output
+    assert "changed (no direction)" in " ".join(res.output.split())
+    res = invoke("detect", "--db", str(db), "--metric", "checksum", "--fail-on-regression")
+    assert isinstance(res.exception, PerflabError)
+    assert "checksum has no direction" in res.exception.problem

@@ -83,6 +83,11 @@ def test_change_point_report_fields_and_direction() -> None:
     assert not cps[1].regression  # -10%: an improvement
     # for a throughput metric the same step is an improvement
     assert not detect_series(_series(values, higher_is_better=True), DetectSettings())[0].regression
+    # a checksum has no direction: its change is found, but it is never a regression
+    chk = _series(values)
+    chk.direction = "none"
+    found = detect_series(chk, DetectSettings())
+    assert found and not any(c.regression for c in found)
 
 
 def test_thresholds_per_benchmark_and_ignore_list(tmp_path: Path) -> None:
@@ -113,12 +118,25 @@ reason = "known: compiler upgrade"
     ("[detect]\nfoo = 1\n", "unknown setting"),
     ("[[ignore]]\nmetric = 'wall_time'\n", "has no 'benchmark'"),
     ("[detect\n", "not valid TOML"),
+    ("[detect]\nalgorithm = 'pelt'\n", "algorithm = 'pelt' is not known"),
 ])
 def test_bad_settings_file(tmp_path: Path, text: str, msg: str) -> None:
     f = tmp_path / "d.toml"
     f.write_text(text)
     with pytest.raises(PerflabError, match=msg):
         load_settings(f)
+
+
+def test_otava_algorithm_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "d.toml"
+    f.write_text("[detect]\nalgorithm = 'otava'\n")
+    t = load_settings(f).for_benchmark("syn/x")
+    assert t.algorithm == "otava"
+    # Without the optional extra: one line naming the fix, not an ImportError.
+    monkeypatch.setitem(__import__("sys").modules, "otava.analysis", None)
+    with pytest.raises(PerflabError, match="needs Apache Otava") as e:
+        change_points_of(stepped(1), t)
+    assert "pip install 'perflab[otava]'" in e.value.line()
 
 
 def test_missing_explicit_settings_file(tmp_path: Path) -> None:

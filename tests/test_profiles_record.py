@@ -92,6 +92,17 @@ def test_diff_of_two_builds_puts_the_doubled_function_on_top(
     others = {r.symbol: r.delta for r in d.rows[1:3]}
     assert others["work_alpha"] < 0 and others["work_gamma"] < 0
     assert d.svg is not None and "work_beta" in d.svg.read_text()
+    # Samples per operation (PerfView's absolute view): beta's cost per op doubled, alpha's and
+    # gamma's stayed put, though their shares fell.
+    assert d.a_ops == 250 and d.b_ops == 170
+    per_op = {r.symbol: d.per_op(r) for r in d.rows[:3]}
+    beta, alpha = per_op["work_beta"], per_op["work_alpha"]
+    assert beta is not None and alpha is not None
+    assert beta[1] / beta[0] == pytest.approx(2.0, rel=0.25) and beta[2] > 0
+    assert alpha[1] / alpha[0] == pytest.approx(1.0, rel=0.25)
+    if d.cpu_time:  # cpu-clock: the same figures in CPU ns per operation
+        ns = d.ns_per_op(next(r for r in d.rows if r.symbol == "work_beta"))
+        assert ns is not None and ns[1] / ns[0] == pytest.approx(beta[1] / beta[0], rel=0.1)
     assert not any("different machines" in w for w in d.warnings)
     assert any("call-graph" in w for w in d.warnings)
 

@@ -36,7 +36,7 @@ def test_report_directory_contents(report: Report) -> None:
     for name in ("tables.md", "results.csv", "comparisons.csv"):
         assert (out / name).stat().st_size > 100, name
     md = (out / "tables.md").read_text()
-    assert "| cell | configuration | base | diff | ratio" in md and "slower" in md
+    assert "| cell | configuration | base | diff | delta | ratio" in md and "slower" in md
     assert "wall_time" in md  # every suite metric is tabled
     assert len(list((out / "img").glob("*.png"))) == 4
     assert len(list((out / "img").glob("*.svg"))) == 4
@@ -55,7 +55,8 @@ def test_html_is_self_contained_and_complete(report: Report) -> None:
     imgs = re.findall(r"<img src='([^']+)'", page)
     assert len(imgs) == 4
     # Tables with verdicts, the environment, the suite text and the warnings.
-    assert "<table>" in page and "class='slower'" in page and "class='equivalent'" in page
+    assert "<table>" in page and "class='slower regression'" in page
+    assert "class='equivalent'" in page
     assert "Test CPU" in page and "testhost" in page and "cpu_model" in page
     assert "# the suite text itself" in page and html.escape(SUITE_TEXT.splitlines()[1]) in page
     assert "inconclusive" in page and "would decide it" in page
@@ -90,3 +91,41 @@ window.addEventListener('load', check); check();
     img = matplotlib.image.imread(shot)
     colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
     assert len(colours) > 10  # text, tables and plots, not a blank page
+
+
+def test_single_file_report_carries_its_images(tmp_path: Path) -> None:
+    """--single-file: one HTML file, plots inlined as data URIs, no reference to any file."""
+    store = Store(tmp_path / "s.sqlite")
+    rs = store.load(store.save(make_result()))
+    rep = build_report(rs, tmp_path / "report", single_file=True)
+    assert rep.single_file is not None and rep.single_file.name == f"perflab-run-{rs.id}.html"
+    alone = tmp_path / "elsewhere" / "attached.html"  # as if downloaded from an issue
+    alone.parent.mkdir()
+    alone.write_bytes(rep.single_file.read_bytes())
+    page = alone.read_text()
+    refs = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", page)
+    assert refs and all(r.startswith(("#", "data:image/png;base64,")) for r in refs), refs
+    assert len(re.findall(r"<img src='data:image/png;base64,", page)) == 4
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed")
+    probe = alone.with_name("probe.html")
+    probe.write_text(page.replace("</body>", """<script>
+const imgs = Array.from(document.images);
+window.addEventListener('load', () => document.body.setAttribute('data-images',
+  imgs.every(i => i.complete && i.naturalWidth > 0) ? 'loaded-' + imgs.length : 'broken'));
+</script></body>"""))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
+             "--virtual-time-budget=5000"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
+                         text=True, timeout=90)
+    assert "data-images=\"loaded-4\"" in dom.stdout, dom.stdout[-500:] + dom.stderr[-500:]
+
+
+def test_markdown_has_the_regression_and_the_abc_tables(report: Report) -> None:
+    md = report.markdown
+    assert "| cell | configuration | base | diff | delta | ratio" in md
+    # Ingo's table: metrics as rows, configurations as columns, a delta per configuration
+    assert "| metric | base (base) | slow | Δ slow | same | Δ same |" in md
+    assert "\n| ns_per_op | " in md and "\n| wall_time | " in md
+    assert (report.out_dir / "tables.md").read_text() == md

@@ -12,6 +12,7 @@ import numpy as np
 
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import matrix
+from perflab.reports.format import fmt_interval, fmt_seconds, fmt_value
 from perflab.stats import compare_result
 from perflab.storage import Store
 
@@ -75,10 +76,10 @@ def test_medians_and_comparisons(tmp_path: Path) -> None:
     first = rows[0]
     assert first["cell"] == "depth=0 threads=1 kind=software"
     # 1000 ns +-0.3%: the median prints as about 1000 with a CI around it, unit once.
-    assert first["base"].startswith(("999", "1000", "1001")) and first["base"].endswith(" ns")
+    assert first["base"].startswith(("999 ", "1,000 ", "1,001 ")) and first["base"].endswith(" ns")
     assert "[" in first["base"]
     big = rows[-1]  # depth=100 threads=2 hardware: 1000 * 11 * 1.5 * 3 = 49,500 ns = 49.5 us
-    assert big["base"].startswith("49.") and big["base"].endswith(" us")
+    assert big["base"].startswith("49.") and big["base"].endswith(" µs")
 
     comps = compare_result(rs, ["ns_per_op"], threshold=0.05, correction="holm")
     assert len(comps) == 12 * 3
@@ -92,11 +93,19 @@ def test_medians_and_comparisons(tmp_path: Path) -> None:
             assert abs(c.ratio - 1.0) < 0.01 and c.verdict == "equivalent", c
     assert any(c.verdict == "inconclusive" for c in comps if c.candidate == "noisy")
     crow = matrix.comparison_rows(rs, comps, "ns_per_op")
-    assert list(crow[0]) == ["cell", "configuration", "base", "diff", "ratio", "change", "p",
-                             "verdict"]
+    assert list(crow[0]) == ["cell", "configuration", "base", "diff", "delta", "ratio", "change",
+                             "p", "verdict"]
     slow = next(r for r in crow if r["configuration"] == "slow")
-    assert slow["ratio"].startswith(("1.99", "2.00", "2.01")) and slow["verdict"] == "slower"
+    assert slow["ratio"].startswith(("1.99", "2.00", "2.01"))
+    assert slow["verdict"] == "slower (regression)"
     assert slow["change"].startswith("+")
+    # The absolute change in the metric's unit: (ratio - 1) x the baseline's centre (the
+    # estimator's: the 20% trimmed mean), here about one baseline's worth (ratio 2).
+    sc = [c for c in comps if c.metric == "ns_per_op"][crow.index(slow)]
+    assert sc.candidate == "slow"
+    base = matrix.summaries(rs, "ns_per_op")[(sc.cell, sc.baseline)].median
+    assert abs(sc.base_center / base - 1) < 0.01
+    assert slow["delta"] == "+" + matrix.fmt_value((sc.ratio - 1) * sc.base_center, "ns")
 
 
 def test_markdown_and_csv(tmp_path: Path) -> None:
@@ -106,7 +115,7 @@ def test_markdown_and_csv(tmp_path: Path) -> None:
     md = matrix.to_markdown(rows, "ns_per_op")
     lines = [x for x in md.splitlines() if x.startswith("|")]
     assert len(lines) == 2 + 36
-    assert lines[0].startswith("| cell | configuration | base | diff | ratio")
+    assert lines[0].startswith("| cell | configuration | base | diff | delta | ratio")
     assert "slower" in md and "equivalent" in md
 
     raw = matrix.raw_rows(rs, comps, ["ns_per_op", "wall_time"])
@@ -118,6 +127,22 @@ def test_markdown_and_csv(tmp_path: Path) -> None:
     assert row["verdict"] == "slower" and abs(float(row["ratio"]) - 2.0) < 0.02
     base = next(r for r in parsed if r["configuration"] == "base")
     assert base["baseline"] == "True" and base["verdict"] == ""
+
+
+def test_csv_keeps_a_parameter_named_like_a_column() -> None:
+    """A matrix parameter `n` (or `median`) is not overwritten by a column of perflab's."""
+    rs = ResultSet(kind="suite", metrics={"wall_time": BUILTIN_METRICS["wall_time"]})
+    for n in (10, 20):
+        c = Configuration(name="A", command=["x"], params={"n": n, "median": "p"},
+                          cell=json.dumps({"median": "p", "n": n}, sort_keys=True),
+                          is_baseline=True)
+        c.runs = [Run(seq=i, values={"wall_time": 0.001 * n}) for i in range(3)]
+        rs.configurations.append(c)
+    parsed = list(csv.DictReader(io.StringIO(matrix.to_csv(
+        matrix.raw_rows(rs, [], ["wall_time"])))))
+    assert [r["n"] for r in parsed] == ["10", "20"]  # the parameter, not the run count
+    assert [r["param.median"] for r in parsed] == ["p", "p"]  # named like a column of ours
+    assert [r["runs"] for r in parsed] == ["3", "3"]
 
 
 def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
@@ -142,8 +167,16 @@ def test_suite_view_drops_superseded(tmp_path: Path) -> None:
 
 
 def test_value_formatting() -> None:
-    assert matrix.fmt_value(0.0123, "s") == "12.3 ms"
-    assert matrix.fmt_value(2.5e-6, "s") == "2.5 us"
-    assert matrix.fmt_value(123456.0, "KiB") == "123,456 KiB"
-    assert matrix.fmt_value(19500.0, "ns") == "19.5 us"
+    # one formatter (reports/format.py) for every table: compare, stat, report, history, HTML
+    assert matrix.fmt_value is fmt_value
+    assert fmt_value(0.0123, "s") == "12.3 ms"
+    assert fmt_value(2.5e-6, "s") == "2,500 ns"  # below 10 µs: ns, as per-op costs are read
+    assert fmt_value(123456.0, "KiB") == "120.6 MiB"
+    assert fmt_value(19500.0, "ns") == "19.5 µs"
+    assert fmt_value(32012.0, "ns") == fmt_value(32.012e-6, "s") == "32.01 µs"
+    assert fmt_value(14122994.0, "count") == "14,122,994"
+    assert fmt_interval(14122994.0, 14122994.0, 14122994.0, "count", exact=True) == \
+        "14,122,994 (exact)"
+    assert fmt_interval(4.3e-3, 4.2e-3, 4.4e-3, "s") == "4.3 [4.2, 4.4] ms"
+    assert fmt_seconds(87.6) == "87.6 s"
     assert matrix.fmt_value(float("nan"), "ns") == "-"

@@ -1,19 +1,24 @@
-"""The store: round trips, per-run saving, and a locked or corrupt database."""
+"""The store on both backends (a SQLite file and a real PostgreSQL server): round trips, per-run
+saving, idempotent and race-safe schema creation, concurrent writers, the schema version, and
+each database fault as one line."""
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
-from perflab.storage import Store
+from perflab.storage import SCHEMA_VERSION, Store, configurations, machines, meta, runs
 
 
-def make_result() -> ResultSet:
-    rs = ResultSet(kind="compare", fingerprint={"hostname": "h", "cpu_model": "X", "cpu_count": 2},
+def make_result(host: str = "h") -> ResultSet:
+    rs = ResultSet(kind="compare", fingerprint={"hostname": host, "cpu_model": "X",
+                                                "cpu_count": 2},
                    metrics={"wall_time": BUILTIN_METRICS["wall_time"]}, commit="abc123",
                    dirty=False, settings={"interleaved": True}, notes=["a note"])
     for name, base in (("A", True), ("B", False)):
@@ -25,8 +30,13 @@ def make_result() -> ResultSet:
     return rs
 
 
-def test_round_trip_keeps_everything(tmp_path: Path) -> None:
-    store = Store(tmp_path / "r.sqlite")
+def count(store: Store, table: sa.Table) -> int:
+    return int(store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(table))
+                          .scalar()))
+
+
+def test_round_trip_keeps_everything(store_url: str) -> None:
+    store = Store(store_url)
     rs = make_result()
     rid = store.save(rs)
     back = store.load(rid)
@@ -39,19 +49,126 @@ def test_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert back.metrics["wall_time"].unit == "s"
     listed = store.list_results()
     assert listed[0]["id"] == rid and listed[0]["runs"] == 8 and listed[0]["names"] == ["A", "B"]
+    assert store.result_ids() == [rid] and store.result_ids(kind="stat") == []
 
 
-def test_one_machine_row_per_machine(tmp_path: Path) -> None:
-    store = Store(tmp_path / "r.sqlite")
+def test_one_machine_row_per_machine(store_url: str) -> None:
+    store = Store(store_url)
     a, b = store.save(make_result()), store.save(make_result())
-    assert store.load(a).fingerprint["machine_id"] == store.load(b).fingerprint["machine_id"]
+    c = store.save(make_result(host="other"))
+    ma, mb, mc = (store.load(x).fingerprint["machine_id"] for x in (a, b, c))
+    assert ma == mb != mc
+    assert count(store, machines) == 2
 
 
-def test_unknown_id_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_worker_name_is_part_of_the_machine_identity(store_url: str) -> None:
+    store = Store(store_url)
+    plain, named = make_result(), make_result()
+    named.fingerprint["machine_name"] = "bench-1"
+    a, b = store.save(plain), store.save(named)
+    assert store.load(a).fingerprint["machine_id"] != store.load(b).fingerprint["machine_id"]
+
+
+def test_unknown_id_is_a_clear_error(store_url: str) -> None:
     with pytest.raises(PerflabError, match="no result with id 99"):
-        Store(tmp_path / "r.sqlite").load(99)
+        Store(store_url).load(99)
 
 
+def test_runs_are_stored_one_by_one(store_url: str) -> None:
+    """An interrupted measurement keeps the runs finished before it: each is its own commit."""
+    store = Store(store_url)
+    rs = make_result()
+    rid = store.begin_result(rs)
+    cid = store.add_configuration(rid, rs.configurations[0])
+    store.add_run(cid, rs.configurations[0].runs[0])
+    store.add_run(cid, rs.configurations[0].runs[1])
+    other = Store(store_url)  # another process's view
+    back = other.load(rid)
+    assert back.status == "running" and [r.seq for r in back.configurations[0].runs] == [0, 1]
+
+
+def test_schema_creation_is_idempotent(store_url: str) -> None:
+    store = Store(store_url, create=True)
+    rid = store.save(make_result())
+    for _ in range(3):
+        again = Store(store_url, create=True)
+        again.ensure_schema(create=True)
+    assert again.schema_version() == SCHEMA_VERSION
+    assert again.load(rid).configurations[1].samples("wall_time") == [1.1, 1.2, 1.3]
+    assert count(again, meta) == 1
+
+
+def test_a_newer_schema_is_refused_in_one_line(store_url: str) -> None:
+    store = Store(store_url)
+    rid = store.save(make_result())
+    store.write(lambda c: c.execute(meta.update().values(value=str(SCHEMA_VERSION + 3))))
+    with pytest.raises(PerflabError) as e:
+        Store(store_url)
+    assert e.value.line() == (
+        f"the result database {store_url} was written by a newer "
+        f"perflab (schema {SCHEMA_VERSION + 3} > {SCHEMA_VERSION}) -- upgrade perflab or use "
+        "another --db")
+    store.write(lambda c: c.execute(meta.update().values(value=str(SCHEMA_VERSION))))
+    assert Store(store_url).load(rid).kind == "compare"  # nothing was touched
+
+
+
+def test_a_database_from_before_versioning_is_brought_up_to_date(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    store = Store(path)
+    rid = store.save(make_result())
+    store.write(lambda c: c.execute(sa.text("DROP TABLE perflab_meta")))
+    store.write(lambda c: c.execute(sa.text("DROP TABLE fleet_workers")))
+    store.write(lambda c: c.execute(sa.text("DROP INDEX ix_results_fleet_job")))
+    store.write(lambda c: c.execute(sa.text("DROP INDEX ix_results_fleet_submission")))
+    store.write(lambda c: c.execute(sa.text("ALTER TABLE results DROP COLUMN fleet_job")))
+    store.write(lambda c: c.execute(sa.text("ALTER TABLE results DROP COLUMN fleet_submission")))
+    assert store.schema_version() == 1
+    again = Store(path)
+    assert again.schema_version() == SCHEMA_VERSION
+    assert again.load(rid).configurations[0].samples("wall_time") == [1.1, 1.2, 1.3]
+
+
+# -- several processes at once ------------------------------------------------------------------
+def _open_and_write(url: str, host: str, n: int, barrier: multiprocessing.synchronize.Barrier
+                    ) -> None:
+    barrier.wait()  # all processes meet the empty database at the same moment
+    store = Store(url, create=True)
+    for i in range(n):
+        rs = make_result(host=host if i % 2 else "shared")
+        store.save(rs)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_concurrent_first_use_and_writers_lose_nothing(backend: str, tmp_path: Path,
+                                                       request: pytest.FixtureRequest) -> None:
+    """Six processes open a database nobody has set up and write at once: one schema, one row
+    per machine, every run stored exactly once."""
+    url = (str(tmp_path / "c.sqlite") if backend == "sqlite"
+           else request.getfixturevalue("pg_url"))
+    procs_n, per_proc = 6, 5
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(procs_n)
+    procs = [ctx.Process(target=_open_and_write, args=(url, f"host{i}", per_proc, barrier))
+             for i in range(procs_n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * procs_n
+    store = Store(url)
+    assert store.schema_version() == SCHEMA_VERSION
+    assert len(store.result_ids()) == procs_n * per_proc
+    assert count(store, configurations) == procs_n * per_proc * 2
+    assert count(store, runs) == procs_n * per_proc * 2 * 4
+    # "shared" plus one per process (each writes its own host on odd i)
+    assert count(store, machines) == procs_n + 1
+    seqs = store.read(lambda c: c.execute(
+        sa.select(runs.c.configuration_id, runs.c.seq)).all())
+    assert len(set(seqs)) == len(seqs)  # no run stored twice
+
+
+# -- faults, one line each ----------------------------------------------------------------------
 def test_corrupt_database_is_named_with_the_fix(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database at all" * 100)
@@ -74,3 +191,40 @@ def test_locked_database_is_named_and_nothing_is_lost(tmp_path: Path) -> None:
         holder.rollback()
         holder.close()
     assert store.load(rid).configurations[1].samples("wall_time") == [1.1, 1.2, 1.3]
+
+
+def test_unreachable_server_is_one_line() -> None:
+    from perflab.fleet.localpg import free_port
+
+    url = f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"
+    with pytest.raises(PerflabError) as e:
+        Store(url)
+    assert e.value.problem.startswith("cannot reach the database server of " + url)
+    assert "PostgreSQL is running" in e.value.fix and "\n" not in e.value.line()
+
+
+def test_wrong_credentials_are_one_line_without_the_password(pg_server, pg_url: str) -> None:
+    pg_server.add_password_user("pw_user", "right")
+    url = pg_url.replace("postgres@", "pw_user:wrong@")
+    with pytest.raises(PerflabError) as e:
+        Store(url)
+    assert "refused the credentials" in e.value.problem and "wrong" not in e.value.line()
+    assert "pw_user:***@" in e.value.problem and "\n" not in e.value.line()
+    with pytest.raises(PerflabError, match="has no perflab schema"):  # past the login
+        Store(pg_url.replace("postgres@", "pw_user:right@"))
+
+
+def test_server_database_without_schema_names_fleet_init(pg_url: str) -> None:
+    with pytest.raises(PerflabError) as e:
+        Store(pg_url)
+    assert e.value.line() == (f"the database {pg_url} has no perflab schema -- run "
+                              f"'perflab fleet init --db {pg_url}' once to create it")
+    assert "results" not in sa.inspect(sa.create_engine(
+        pg_url.replace("postgresql://", "postgresql+psycopg://"))).get_table_names()
+
+
+def test_missing_database_on_the_server_is_one_line(pg_server) -> None:
+    url = pg_server.url("no_such_db")
+    with pytest.raises(PerflabError, match="does not exist") as e:
+        Store(url)
+    assert "createdb" in e.value.fix

@@ -108,7 +108,8 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     assert len(final.configurations) == len(view.configurations) + len(partial)
     # The next dry run estimates from this history: one wall time per exact command.
     hist = history_per_run(store, plan)
-    assert len(hist) == 6 and all(0 < v < 5 for v in hist.values())
+    # by command line and by (configuration, cell) of the same suite: 6 of each
+    assert len(hist) == 12 and all(0 < v < 5 for v in hist.values())
     assert plan.estimate_seconds(hist) < plan.estimate_seconds({})  # default: 1 s a run
 
 

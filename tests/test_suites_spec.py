@@ -297,3 +297,14 @@ def test_fixed_parameter_of_the_wrong_type(tmp_path: Path) -> None:
     msg = error_of(tmp_path, text, plan=True)
     assert_at(msg, p, line_of(text, '"many"'))
     assert "'iterations'" in msg
+
+
+def test_estimator_key(tmp_path: Path) -> None:
+    good = GOOD.replace('baseline = "a"', 'baseline = "a"\nestimator = "trim:0:0.25"')
+    s = load_suite(write(tmp_path, good))
+    assert s.estimator == "trim:0:0.25" and s.threshold == 0.01  # the one default band
+    text = GOOD.replace('baseline = "a"', 'baseline = "a"\nestimator = "mode"')
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "estimator"))
+    assert "unknown estimator 'mode'" in msg and "median, mean, trim" in msg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -118,6 +119,9 @@ BAD_CASES = {
                    '[params.depth]\ntype="int"\n', "has no default"),
     "outputs_escape": (HEAD +
                        'build=["true"]\noutputs=["../x"]\n', "outside the workload's directory"),
+    "metric_direction": (HEAD + '[metrics.rss_kib]\nunit="KiB"\ndirection="smaller"\n',
+                         "metrics.rss_kib.direction = 'smaller' is not a direction"),
+    "metric_key": (HEAD + '[metrics.rss_kib]\nunits="KiB"\n', "metrics.rss_kib: unknown key"),
 }
 
 
@@ -295,3 +299,96 @@ def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
     r = CliRunner().invoke(app, ["workloads", "list"])
     assert r.exit_code == 1
     assert "invalid TOML" in r.output and "fam/sh" in r.output
+
+
+def test_declared_metrics_give_units_and_directions(root: Path) -> None:
+    # A workload's [metrics.*] reach the result's MetricInfo: unit KiB, lower is better; a
+    # bookkeeping count has no direction; an undeclared *_kib key still reads as KiB.
+    from perflab.runner import _metric_info
+
+    text = HEAD.replace('name="f/r"', 'name="mem/r"').replace('family="f"', 'family="mem"') + (
+        '[metrics.committed_kib]\nunit="KiB"\ndirection="lower"\nhelp="after GC"\n'
+        '[metrics.allocs_per_s]\nunit="1/s"\ndirection="higher"\n'
+        '[metrics.compiled]\nunit="count"\ndirection="none"\n')
+    write(root, "mem", "r", text)
+    wl = get("mem/r")
+    assert wl.metrics["committed_kib"].unit == "KiB"
+    info = _metric_info("committed_kib", "mem/r", False)
+    assert (info.unit, info.higher_is_better, info.description) == ("KiB", False, "after GC")
+    assert _metric_info("allocs_per_s", "mem/r", False).higher_is_better
+    assert _metric_info("compiled", "mem/r", False).unit == "count"
+    assert _metric_info("other_kib", "mem/r", False).unit == "KiB"
+    assert _metric_info("committed_kib", "./a.out --x", False).unit == "KiB"  # a command
+
+
+# -- staleness: outputs are keyed by a content hash of the sources -------------------------------
+# A build like a Makefile that lists no dependency: it writes build/x only when build/x is missing,
+# copying src.txt (the "source") into it, so a stale output shows in its content.
+COPY_IF_MISSING = ('["sh", "-c", "test -e build/x || { mkdir -p build && '
+                   '{ printf \'#!/bin/sh\\\\n\'; cat src.txt; } > build/x && chmod +x build/x; }"]')
+
+
+def _copying_workload(root: Path, runtime: str = "cp") -> workloads.Workload:
+    write(root, "fam", runtime, build=COPY_IF_MISSING)
+    (root / "fam" / runtime / "src.txt").write_text("echo one\n")
+    return get(f"fam/{runtime}")
+
+
+def test_an_edited_source_makes_the_build_stale_and_build_rebuilds_it(root: Path) -> None:
+    wl = _copying_workload(root)
+    wl.build()
+    assert wl.is_built() and "echo one" in (wl.dir / "build" / "x").read_text()
+    (wl.dir / "src.txt").write_text("echo two\n")
+    assert not wl.is_built()
+    with pytest.raises(PerflabError, match="out of date") as e:
+        wl.command({})
+    assert "perflab workloads build fam/cp" in e.value.fix
+    wl.build()  # the build's own check would keep the old file: build() removed it first
+    assert wl.is_built() and "echo two" in (wl.dir / "build" / "x").read_text()
+
+
+def test_a_touched_but_unchanged_source_is_not_stale(root: Path) -> None:
+    wl = _copying_workload(root)
+    wl.build()
+    src = wl.dir / "src.txt"
+    src.write_text(src.read_text())
+    os.utime(src, (1e9, 1e9))
+    assert get("fam/cp").is_built()
+
+
+def test_an_edited_shared_helper_of_its_language_makes_a_build_stale(root: Path) -> None:
+    common = root / "common"
+    for lang in ("c", "python"):
+        (common / lang).mkdir(parents=True)
+        (common / lang / "helper").write_text("1\n")
+    c, cpp = _copying_workload(root, "c"), _copying_workload(root, "cpp")
+    c.build()
+    cpp.build()
+    (common / "python" / "helper").write_text("2\n")  # not a C helper
+    assert get("fam/c").is_built() and get("fam/cpp").is_built()
+    (common / "c" / "helper").write_text("2\n")
+    assert not get("fam/c").is_built() and not get("fam/cpp").is_built()  # C++ uses common/c
+    (common / "c" / "__pycache__").mkdir()  # output directories are not sources
+    (common / "c" / "__pycache__" / "h.pyc").write_bytes(b"x")
+    get("fam/c").build()
+    (common / "c" / "__pycache__" / "h.pyc").write_bytes(b"changed")
+    assert get("fam/c").is_built()
+
+
+def test_outputs_without_a_stamp_are_rebuilt(root: Path) -> None:
+    wl = _copying_workload(root)
+    (wl.dir / "build").mkdir()
+    (wl.dir / "build" / "x").write_text("#!/bin/sh\necho from an old checkout\n")
+    assert not wl.is_built()
+    CliRunner().invoke(app, ["workloads", "build", "fam/cp"])
+    assert wl.is_built() and "echo one" in (wl.dir / "build" / "x").read_text()
+
+
+def test_the_stamp_is_the_hash_taken_before_the_build(root: Path) -> None:
+    # A source edited while the build runs (here: by the build itself) leaves the output stale.
+    write(root, "fam", "edit", build='["sh", "-c", "mkdir -p build && touch build/x && '
+                                     'echo more >> src.txt"]')
+    (root / "fam" / "edit" / "src.txt").write_text("a\n")
+    wl = get("fam/edit")
+    wl.build()
+    assert not get("fam/edit").is_built()

@@ -1,3 +1,23 @@
 """perflab: measure the hot paths of runtimes, kernels and system libraries."""
 
+import os as _os
+import signal as _signal
+import sys as _sys
+
 __version__ = "0.1.0"
+
+
+def _interrupted_at_start(signum: int, frame: object) -> None:
+    """Ctrl-C while the command line loads its modules (about half a second): nothing has
+    started, so leave at once with one line and the shell's code for SIGINT, no traceback.
+    perflab.cli puts Python's own handler back once it has loaded."""
+    _os.write(2, b"perflab: interrupted during start-up -- nothing was measured or stored\n")
+    _os._exit(130)
+
+
+# Only when this import is the perflab command starting (its script, or python -m perflab),
+# never when a program or a test imports perflab as a library.
+if (_os.path.basename(_sys.argv[0] if _sys.argv else "") == "perflab"
+        or (_sys.argv and _sys.argv[0] == "-m")) \
+        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted_at_start)

@@ -2,30 +2,131 @@
 
 Each stage registers its own verbs (``register(app)``) so this file stays a table of contents:
 measure (stat, compare, results) · workloads · suites (run, report) · history (history, detect,
-bisect, dashboard, import) · profiles (profile).
+bisect, dashboard, import) · profiles (profile) · fleet (fleet init|submit|status, worker).
 """
 
 from __future__ import annotations
 
+import importlib
+import signal
 import sys
+from typing import Any
 
-import typer
-from rich.console import Console
-from rich.markup import escape
+from perflab import _interrupted_at_start
 
-from perflab import __version__
-from perflab.errors import PerflabError
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    # Ctrl-C while typer loads: one line, no traceback (see perflab/__init__.py).
+    signal.signal(signal.SIGINT, _interrupted_at_start)
+
+import typer  # noqa: E402
+from typer.core import TyperCommand, TyperGroup  # noqa: E402
+
+try:  # typer >= 0.22 carries its own copy of click
+    from typer import _click as click  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - older typer depends on click
+    import click  # type: ignore[no-redef]
+
+from perflab import __version__  # noqa: E402
+from perflab.errors import PerflabError, printable  # noqa: E402
+
+# verb -> (the stage module whose register(app) adds it, its one-line help).  The stage is
+# imported only when its verb runs (or its own --help is asked for), so `perflab --help` and
+# `perflab --version` never load numpy, scipy, matplotlib or SQLAlchemy: the CLI starts in
+# a fraction of the time.  tests/test_cli_startup.py checks this table against the verbs the
+# stages really register, so the two cannot drift apart.
+VERBS: dict[str, tuple[str, str]] = {
+    "stat": ("perflab.commands", "Run a command (or a workload) repeatedly and report every "
+             "metric, like perf stat -r."),
+    "compare": ("perflab.commands", "Compare commands or workloads side by side: % change with "
+                "CI and a verdict per metric."),
+    "run": ("perflab.suites", "Run a suite: plan the matrix, measure cell by cell "
+            "(configurations interleaved within a cell), save every run as it completes, then "
+            "report."),
+    "report": ("perflab.suites", "Report a stored run: terminal tables (verdicts with false "
+               "discoveries controlled across the run), plots, a self-contained HTML page, "
+               "Markdown and CSV."),
+    "history": ("perflab.history", "The series of BENCHMARK in commit order: a table and a plot "
+                "with change points."),
+    "detect": ("perflab.history", "Change points in every stored series (a change-point search "
+               "+ t-test, as Apache Otava)."),
+    "bisect": ("perflab.history", "Find the commit that made a benchmark slower: git bisect "
+               "with A/B verdicts."),
+    "dashboard": ("perflab.history", "A static HTML dashboard (one page per series, change "
+                  "points marked); no server needed."),
+    "import": ("perflab.history", "Store hyperfine --export-json, pyperf JSON or perf stat -j "
+               "results (kind \"import\")."),
+    "results": ("perflab.commands", "Stored results: list and show."),
+    "workloads": ("perflab.workloads", "List, build and inspect the benchmark workloads."),
+    "profile": ("perflab.profiles", "Profile a command or a workload with perf record; show, "
+                "list and diff stored profiles."),
+    "fleet": ("perflab.fleet.cli", "A benchmark fleet: one PostgreSQL store and job queue, "
+              "many benchmark hosts (see docs/fleet.md)."),
+    "worker": ("perflab.fleet.cli", "Serve this machine's queue: run the jobs addressed to it "
+               "one at a time, writing every run to the fleet's store as it finishes."),
+}
+
+_loaded: dict[str, TyperGroup] = {}
+
+
+def stage_group(module: str) -> TyperGroup:
+    """The click group holding every verb that ``module.register(app)`` adds (built once)."""
+    if module not in _loaded:
+        sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                          context_settings={"help_option_names": ["-h", "--help"]})
+        sub.callback()(lambda: None)  # always a group, even for a stage with one verb
+        importlib.import_module(module).register(sub)
+        if signal.getsignal(signal.SIGINT) is _interrupted_at_start:
+            # Loaded: from here Ctrl-C is the verb's to handle (a measurement keeps its runs).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        group = typer.main.get_command(sub)
+        assert isinstance(group, TyperGroup)
+        _loaded[module] = group
+    return _loaded[module]
+
+
+def _summary(name: str, help_text: str) -> TyperCommand:
+    """What the top-level help lists for a verb whose stage is not loaded."""
+    return TyperCommand(name, help=help_text)
+
+
+class LazyGroup(TyperGroup):
+    """perflab's top level: verbs listed from VERBS, each stage imported when its verb runs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # typo suggestions ("Did you mean 'stat'?") come from self.commands
+        for verb, (_, help_text) in VERBS.items():
+            self.commands.setdefault(verb, _summary(verb, help_text))
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(VERBS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in VERBS:
+            return None
+        module, help_text = VERBS[cmd_name]
+        if ctx.meta.get("perflab.resolving"):
+            return stage_group(module).get_command(ctx, cmd_name)
+        return _summary(cmd_name, help_text)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        ctx.meta["perflab.resolving"] = True
+        try:
+            return super().resolve_command(ctx, args)
+        finally:
+            ctx.meta["perflab.resolving"] = False
+
 
 app = typer.Typer(
     name="perflab",
+    cls=LazyGroup,
     help="Measure hot paths of runtimes, kernels and libraries; compare, sweep, track, explain.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-err_console = Console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -42,21 +143,46 @@ def _root(
     pass
 
 
-def _register_all() -> None:
-    from perflab import commands, history, profiles, suites, workloads
-
-    for module in (commands, workloads, suites, history, profiles):
-        module.register(app)
-
-
-_register_all()
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: a PerflabError becomes one line naming the problem and the fix."""
+    """Entry point: a PerflabError (or a usage error) becomes one line naming the problem and
+    the fix; Ctrl-C outside a measurement is one line too, never a traceback."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from perflab.validate import reject_surrogates
+
+    err = Console(stderr=True)
+
+    def say(text: str) -> None:
+        err.print(f"[bold red]perflab:[/] {escape(printable(text))}", highlight=False,
+                  soft_wrap=True)
+
     try:
-        app(args=argv)
-    except PerflabError as e:
-        err_console.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False,
-                          soft_wrap=True)
+        args = sys.argv[1:] if argv is None else argv
+        reject_surrogates(args)
+        code = app(args=args, prog_name="perflab", standalone_mode=False)
+    except typer.Abort:
+        say("aborted -- nothing more was run")
+        sys.exit(1)
+    except typer.TyperException as e:
+        # A usage error (unknown option, -r 0, a float where an int goes): one line, like
+        # every other refusal, instead of click's boxed panel.
+        if not e.format_message():  # no arguments: the help was printed
+            sys.exit(e.exit_code)
+        where = e.ctx.command_path if getattr(e, "ctx", None) else "perflab"
+        say(f"{e.format_message()} -- see {where} --help")
         sys.exit(e.exit_code)
+    except PerflabError as e:
+        say(e.line())
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        # Verbs that measure handle Ctrl-C themselves (keeping every finished run); this is
+        # Ctrl-C anywhere else (loading, planning, reporting).
+        say("interrupted -- every run finished so far is stored; run the command again to "
+            "continue")
+        sys.exit(130)
+    if isinstance(code, int) and code:
+        sys.exit(code)
+
+
+__all__: list[Any] = ["app", "main", "VERBS", "stage_group"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,10 +9,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from perflab.cmdline import forgiving_argv
 from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.fingerprint import differences, machine_fingerprint, pmu_status
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
 from perflab.reports.export import (
     result_to_csv,
     result_to_json,
@@ -24,13 +24,27 @@ from perflab.reports.format import fmt_seconds
 from perflab.reports.terminal import (
     compare_table,
     correction_line,
+    fit,
     metrics_to_show,
     stat_table,
     warnings,
 )
 from perflab.runner import MeasureOptions, measure
-from perflab.stats import Comparison, compare_result
+from perflab.stats import (
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    DEFAULT_THRESHOLD,
+    ESTIMATOR_CHOICES,
+    MIN_RUNS,
+    Comparison,
+    Estimator,
+    Plan,
+    check_estimator_runs,
+    compare_result,
+    parse_estimator,
+)
 from perflab.storage import Store
+from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
 
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
 console = stdout_console()
@@ -40,14 +54,29 @@ err = Console(stderr=True)
 Warmup = Annotated[int, typer.Option("--warmup", "-w", min=0, help="Warm-up runs per command.")]
 Runs = Annotated[int | None, typer.Option("--runs", "-r", min=1,
                                           help="Exactly N measured runs (no adaptive stop).")]
-MinRuns = Annotated[int, typer.Option("--min-runs", min=2, help="Adaptive: at least N runs.")]
+MinRuns = Annotated[int | None, typer.Option(
+    "--min-runs", min=2, help="Adaptive: at least N runs (default: what the estimator needs, "
+    "8 for the 20% trimmed mean).")]
 MaxRuns = Annotated[int, typer.Option("--max-runs", min=2, help="Adaptive: at most N runs.")]
-Budget = Annotated[float | None, typer.Option("--budget", help="Stop after SECONDS in all.")]
-Precision = Annotated[float, typer.Option(
-    "--precision", help="Stop when the 95% CI of the median is within +-P (0.01 = 1%).")]
+Budget = Annotated[float | None, typer.Option(
+    "--budget", help="Adaptive: stop after SECONDS in all (default: 10 s per configuration).")]
+Precision = Annotated[float | None, typer.Option(
+    "--precision", help="Adaptive: also stop when every configuration's 95% CI is within +-P "
+    "(0.01 = 1%); compare stops when the verdicts are decided, stat at 1% by default.")]
+EstimatorOpt = Annotated[str | None, typer.Option(
+    "--estimator", help="median | mean | trim | trim:LOW:HIGH (trimmed mean leaving out the "
+    "lowest LOW and highest HIGH fraction of runs; default trim = trim:0.2:0.2).")]
+Threshold = Annotated[float | None, typer.Option(
+    "--threshold", help="Equivalence band: +-T (default 0.01 = 1%; "
+    "`results show` and `report` use the one stored with the result).")]
+Correction = Annotated[str | None, typer.Option(
+    "--correction", help="holm | bh | none for the primary metric's family (default holm; "
+    "other metrics: bh per metric).")]
 Metric = Annotated[str | None, typer.Option(
-    "--metric", "-m", help="Primary metric (wall_time, task_clock, instructions, a workload key; "
-    "default: the workload's primary, else wall_time).")]
+    "--metric", "-m", help="Primary metric (wall_time, task_clock, instructions, a workload key). "
+    "Default: CPU time (task_clock, or cpu_time without perf events; cpu_ns_per_op for a "
+    "workload's ns_per_op) when the warm-up shows CPU-bound work, else wall time; the choice "
+    "and its reason are printed.")]
 Pin = Annotated[str | None, typer.Option("--pin", help="CPUs for the command: 0 | 0,1 | 0-3.")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Kill a run after SECONDS.")]
 Env = Annotated[list[str] | None, typer.Option("--env", help="K=V for the command (repeatable).")]
@@ -60,7 +89,8 @@ RegionSymbol = Annotated[str | None, typer.Option(
 ExportJson = Annotated[Path | None, typer.Option("--export-json", help="Write the JSON schema.")]
 ExportCsv = Annotated[Path | None, typer.Option("--export-csv", help="Write summaries as CSV.")]
 ExportMd = Annotated[Path | None, typer.Option("--export-markdown", help="Write a Markdown table.")]
-Db = Annotated[Path | None, typer.Option("--db", envvar="PERFLAB_DB",
+# str, not Path: a Path would fold postgresql://host/db into postgresql:/host/db.
+Db = Annotated[str | None, typer.Option("--db", envvar="PERFLAB_DB",
                                          help="Result database (default: user data dir).")]
 Workload = Annotated[list[str] | None, typer.Option(
     "--workload", "-W", help="A workload by name, optionally with k=v parameters: "
@@ -73,30 +103,6 @@ CommitOpt = Annotated[str | None, typer.Option("--commit", help="Commit of the c
 RepoOpt = Annotated[Path | None, typer.Option("--repo", help="Git repository of the code "
                                               "measured (default: the working directory).")]
 Seed = Annotated[int | None, typer.Option("--seed", help="Seed for the run order.")]
-
-
-def parse_cpus(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    cpus: list[int] = []
-    try:
-        for part in text.split(","):
-            if "-" in part:
-                a, b = part.split("-", 1)
-                cpus += list(range(int(a), int(b) + 1))
-            else:
-                cpus.append(int(part))
-    except ValueError:
-        raise PerflabError(f"--pin {text!r} is not a CPU list", "write e.g. --pin 0 or --pin 0-1") \
-            from None
-    import os
-
-    have = os.sched_getaffinity(0)
-    bad = [c for c in cpus if c not in have]
-    if bad:
-        raise PerflabError(f"--pin names CPUs {bad} that this process cannot use",
-                           f"choose among {sorted(have)}")
-    return cpus
 
 
 def parse_env(items: list[str] | None) -> dict[str, str]:
@@ -114,7 +120,7 @@ def workload_config(spec: str, common: dict[str, str], name: str | None,
     """'eh/cpp depth=10 threads=2' -> a Configuration running that workload."""
     from perflab.workloads.registry import get, parse_assignments
 
-    parts = shlex.split(spec)
+    parts = split_command(spec, "--workload")
     w = get(parts[0])
     params = {**common, **parse_assignments(parts[1:])}
     if valgrind and "iterations" in w.params and str(params.get("iterations", "0")) == "0":
@@ -134,32 +140,99 @@ def _git(repo: Path | None, commit: str | None) -> tuple[str | None, bool | None
     return git_state(repo, commit)
 
 
-def build_options(*, warmup: int, runs: int | None, min_runs: int, max_runs: int,
-                  budget: float | None, precision: float, metric: str | None, pin: str | None,
-                  timeout: float | None, env: list[str] | None, ignore_failure: bool,
-                  no_counters: bool, region_symbol: str | None, seed: int | None,
-                  default_primary: str = "wall_time") -> MeasureOptions:
+def check_plan(estimator: str | None, correction: str | None, runs: int | None,
+               verdict: bool) -> Estimator:
+    """Validate --estimator / --correction / --runs before anything runs: one clear line each."""
+    try:
+        est = parse_estimator(estimator)
+    except ValueError as e:
+        raise PerflabError(str(e), f"use --estimator with one of: {ESTIMATOR_CHOICES}") from None
+    if correction is not None and correction not in CORRECTIONS:
+        raise PerflabError(f"--correction {correction!r} is unknown", "use holm, bh or none")
+    if runs is not None and verdict:
+        why = check_estimator_runs(est, runs)
+        if runs < MIN_RUNS:
+            err.print(f"[yellow]warning:[/] --runs {runs} is below the {MIN_RUNS} runs a "
+                      "verdict needs: the comparisons will be labelled inconclusive (too few "
+                      "runs)", highlight=False)
+        elif why and estimator:
+            raise PerflabError(f"--estimator {why}", "raise --runs or choose a lighter trim")
+        elif why:
+            err.print(f"[yellow]warning:[/] the default estimator ({est.label}) needs "
+                      f"{est.min_runs()} runs: with --runs {runs} the comparisons will be "
+                      "inconclusive (too few runs); raise --runs or pass --estimator median",
+                      highlight=False)
+    return est
+
+
+def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_runs: int,
+                  budget: float | None, precision: float | None, metric: str | None,
+                  pin: str | None, timeout: float | None, env: list[str] | None,
+                  ignore_failure: bool, no_counters: bool, region_symbol: str | None,
+                  seed: int | None, default_primary: str = "wall_time",
+                  estimator: str | None = None, threshold: float | None = None,
+                  correction: str | None = None) -> MeasureOptions:
     primary = metric or default_primary
+    positive(budget, "--budget", "60")
+    positive(timeout, "--timeout", "30")
+    if precision is not None:
+        fraction(precision, "--precision", "0.01")
     instructions = None
     if primary in ("instructions", "instructions_per_op") and "instructions" not in \
             pmu_status()["hardware"]:
         instructions = "valgrind"
     return MeasureOptions(
-        warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs),
-        budget=budget, precision=precision, primary_metric=primary, pin=parse_cpus(pin),
+        warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs or 0),
+        budget=budget, precision=precision, primary_metric=primary, auto_primary=metric is None,
+        pin=parse_cpus(pin), estimator=str(parse_estimator(estimator)),
+        threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+        correction=correction or DEFAULT_CORRECTION,
         timeout=timeout, ignore_failure=ignore_failure,
         counters="none" if no_counters else "auto", instructions=instructions,
         region_symbol=region_symbol, seed=seed, env=parse_env(env))
 
 
-def _export(rs: ResultSet, comps: list[Comparison], correction: str, threshold: float,
+def _check_exports(export_json: Path | None, export_csv: Path | None,
+                   export_md: Path | None) -> None:
+    """Refuse an export path that cannot be written before measuring, not after."""
+    writable_file(export_json, "--export-json")
+    writable_file(export_csv, "--export-csv")
+    writable_file(export_md, "--export-markdown")
+
+
+def _require_successful_runs(rs: ResultSet, store: Store | None) -> None:
+    """A configuration without one successful measured run has no figures and no verdict: the
+    command fails (exit 1), so a CI gate never passes on a candidate that only crashed."""
+    empty = [c.name for c in rs.configurations if not c.measured_runs()]
+    if not empty:
+        return
+    if store is not None and rs.id is not None and rs.status != "failed":
+        rs.status = "failed"
+        store.update_result(rs)
+    failed = [r for c in rs.configurations if c.name in empty for r in c.runs if r.error]
+    why = f" (last error: {failed[-1].error})" if failed else ""
+    raise PerflabError(f"{', '.join(empty)}: no successful run, so nothing to compare{why}",
+                       "fix the command; --ignore-failure only leaves failed runs out",
+                       exit_code=1)
+
+
+def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
             export_json: Path | None, export_csv: Path | None, export_md: Path | None) -> None:
-    if export_json:
-        write_json(export_json, result_to_json(rs, comps, correction, threshold))
-    if export_csv:
-        export_csv.write_text(result_to_csv(rs, comps))
-    if export_md:
-        export_md.write_text(result_to_markdown(rs, comps))
+    path: Path | None = None
+    try:
+        if export_json:
+            path = export_json
+            write_json(export_json, result_to_json(rs, comps, plan.correction, plan.threshold))
+        if export_csv:
+            path = export_csv
+            export_csv.write_text(result_to_csv(rs, comps))
+        if export_md:
+            path = export_md
+            export_md.write_text(result_to_markdown(rs, comps))
+    except OSError as e:
+        raise PerflabError(f"cannot write {path}: {e.strerror} (the result is stored as "
+                           f"{rs.id})", f"export it again: perflab results show {rs.id} "
+                           "--export-...") from None
     for p in (export_json, export_csv, export_md):
         if p:
             err.print(f"wrote {p}")
@@ -182,20 +255,31 @@ def stat(
     command: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")]
     = None,
     workload: Workload = None, param: Param = None, warmup: Warmup = 1, runs: Runs = None,
-    min_runs: MinRuns = 5, max_runs: MaxRuns = 1000, budget: Budget = None,
-    precision: Precision = 0.01, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
+    min_runs: MinRuns = None, max_runs: MaxRuns = 1000, budget: Budget = None,
+    precision: Precision = None, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
     env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
     no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
     db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
-    seed: Seed = None,
+    seed: Seed = None, estimator: EstimatorOpt = None,
 ) -> None:
-    """Run a command (or a workload) repeatedly and report every metric, like perf stat -r."""
+    """Run a command (or a workload) repeatedly and report every metric, like perf stat -r.
+
+    \b
+    The command, either way:
+      perflab stat -- ./prog --size 10    argv (perf's way)
+      perflab stat './prog --size 10'     one quoted string (hyperfine's way)
+      perflab stat -W eh/cpp -p depth=10  a workload
+    """
+    est = check_plan(estimator, None, runs, verdict=False) if estimator else None
     if bool(command) == bool(workload):
         raise PerflabError("give either a COMMAND or --workload NAME",
                            "e.g. perflab stat -- ./prog arg, or perflab stat -W eh/cpp")
     if workload and len(workload) > 1:
         raise PerflabError("stat measures one workload", "use `perflab compare` for several")
+    if command and not command[0].strip():
+        raise PerflabError("an empty command was given", "give the program to run after --")
+    _check_exports(export_json, export_csv, export_markdown)
     default_primary, rsym = "wall_time", region_symbol
     if workload:
         probe_valgrind = (metric or "") in ("instructions", "instructions_per_op") and \
@@ -204,13 +288,16 @@ def stat(
         default_primary, rsym = w.primary or "wall_time", rsym or w.region_symbol
     else:
         assert command is not None
+        command, note = forgiving_argv(list(command), shell=shell)
+        if note:
+            err.print(note, highlight=False, soft_wrap=True, markup=False)
         cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
                             benchmark=" ".join(command))
     opts = build_options(warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max_runs,
                          budget=budget, precision=precision, metric=metric, pin=pin,
                          timeout=timeout, env=env, ignore_failure=ignore_failure,
                          no_counters=no_counters, region_symbol=rsym, seed=seed,
-                         default_primary=default_primary)
+                         default_primary=default_primary, estimator=estimator)
     cfg.is_baseline = True
     store = Store(db)
     c, dirty, r = _git(repo, commit)
@@ -220,12 +307,13 @@ def stat(
     t0 = time.monotonic()
     measure(rs, [cfg], opts, store=store)
     _header(rs, store)
-    console.print(stat_table(rs, cfg, metrics_to_show(rs)))
+    console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
     console.print(f"[dim]{len(cfg.runs)} runs in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
-    _export(rs, [], "holm", 0.01, export_json, export_csv, export_markdown)
+    _export(rs, [], Plan.of(rs), export_json, export_csv, export_markdown)
     if rs.status == "interrupted":
         raise typer.Exit(130)
+    _require_successful_runs(rs, store)
 
 
 def _assign(items: list[str] | None) -> dict[str, str]:
@@ -245,13 +333,11 @@ def compare(
                                                    "in order (repeatable).")] = None,
     baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline by name "
                                                  "(default: the first).")] = None,
-    threshold: Annotated[float, typer.Option("--threshold", help="Equivalence band: +-T "
-                                             "(0.01 = 1%).")] = 0.01,
-    correction: Annotated[str, typer.Option("--correction", help="holm | bh | none: control "
-                                            "of false discoveries across all cells.")] = "holm",
+    threshold: Threshold = None, correction: Correction = None,
+    estimator: EstimatorOpt = None,
     fail_on_regression: Annotated[bool, typer.Option(
-        "--fail-on-regression", help="Exit 1 when the primary metric of any is 'slower'.")]
-    = False,
+        "--fail-on-regression", help="Exit 1 when the primary metric of any is a regression "
+        "(slower, or larger memory/counts).")] = False,
     from_db: Annotated[list[int] | None, typer.Option(
         "--from-db", help="Compare stored results by id instead of running (repeatable).")]
     = None,
@@ -260,49 +346,87 @@ def compare(
     profile: Annotated[bool, typer.Option("--profile", help="Also record a perf profile of "
                                           "each configuration and diff them.")] = False,
     workload: Workload = None, param: Param = None, warmup: Warmup = 1, runs: Runs = None,
-    min_runs: MinRuns = 5, max_runs: MaxRuns = 1000, budget: Budget = None,
-    precision: Precision = 0.01, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
+    min_runs: MinRuns = None, max_runs: MaxRuns = 1000, budget: Budget = None,
+    precision: Precision = None, metric: Metric = None, pin: Pin = None, timeout: Timeout = None,
     env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
     no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
     db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
     seed: Seed = None,
 ) -> None:
-    """Compare commands or workloads side by side: % change with CI and a verdict per metric."""
-    if correction not in ("holm", "bh", "none"):
-        raise PerflabError(f"--correction {correction!r} is unknown", "use holm, bh or none")
+    """Compare commands or workloads side by side: % change with CI and a verdict per metric.
+
+    \b
+    One quoted string per command (hyperfine's way; the argv form is stat's and profile's):
+      perflab compare './old/prog --size 10' './new/prog --size 10'
+      perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
+      perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
+    """
+    check_plan(estimator, correction, runs, verdict=not from_db)
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.01")
+    _check_exports(export_json, export_csv, export_markdown)
+    if fail_on_regression and metric and metric_direction(metric) == "none":
+        raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
+                           "higher is better), so it cannot regress",
+                           "use --metric with a time, memory or count metric")
     store = Store(db)
+    if from_db and not force:
+        loaded = [store.load(i) for i in from_db]
+        from perflab.fleet.permachine import machines_differ, show
+
+        if machines_differ(loaded):
+            # Several machines: side by side, each judged on its own samples (never pooled).
+            show(loaded, console, out=None, metric=metric, threshold=threshold,
+                 correction=correction, baseline=baseline)
+            return
     if from_db:
         rs = _from_db(store, from_db, name, force)
+        rs.settings["comparison"] = Plan.of(rs, threshold=threshold, correction=correction,
+                                            estimator=estimator).to_dict()
     else:
         rs = _run_compare(store, commands or [], name, workload, param, shell, warmup=warmup,
                           runs=runs, min_runs=min_runs, max_runs=max_runs, budget=budget,
                           precision=precision, metric=metric, pin=pin, timeout=timeout, env=env,
                           ignore_failure=ignore_failure, no_counters=no_counters,
                           region_symbol=region_symbol, seed=seed, label=label, commit=commit,
-                          repo=repo)
+                          repo=repo, estimator=estimator, threshold=threshold,
+                          correction=correction)
     _set_baseline(rs, baseline)
     if from_db is None:
         _header(rs, store)
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
-    comps = compare_result(rs, shown, threshold=threshold, correction=correction)
-    console.print(compare_table(rs, comps, shown, rs.cells()[0]))
-    n_tests = sum(c.p_value is not None for c in comps)
-    console.print(f"[dim]{correction_line(correction, n_tests, threshold)}[/]", highlight=False)
+    plan = Plan.of(rs)
+    comps = compare_result(rs, shown, plan=plan)
+    console.print(fit(compare_table(rs, comps, shown, rs.cells()[0]), console))
+    stop = rs.settings.get("stop") if from_db is None else None
+    if stop and stop.get("reason"):
+        console.print(f"[dim]{stop['rounds']} runs per configuration in "
+                      f"{fmt_seconds(stop['seconds'])}: stopped because {stop['reason']}[/]",
+                      highlight=False)
+    primary = rs.settings.get("primary_metric", "wall_time")
+    console.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
     _print_stories(rs, comps)
     _print_notes(rs)
-    rs.settings["comparison"] = {"threshold": threshold, "correction": correction}
     if rs.id is not None and from_db is None:
         store.update_result(rs)
-    _export(rs, comps, correction, threshold, export_json, export_csv, export_markdown)
+    _export(rs, comps, plan, export_json, export_csv, export_markdown)
     if profile:
         _profiles(rs, store)
-    primary = rs.settings.get("primary_metric", "wall_time")
     if rs.status == "interrupted":
         raise typer.Exit(130)
-    if fail_on_regression and any(c.metric == primary and c.verdict == "slower" for c in comps):
-        err.print(f"[red]regression:[/] {primary} is slower")
-        raise typer.Exit(1)
+    _require_successful_runs(rs, store if from_db is None else None)
+    if fail_on_regression:
+        info = rs.metrics.get(primary)
+        if info is not None and info.direction == "none":
+            raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
+                               "direction, so it cannot regress",
+                               "use --metric with a time, memory or count metric")
+        bad = [c for c in comps if c.metric == primary and c.regression]
+        if bad:
+            err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
+                      f"({', '.join(c.candidate for c in bad)})", highlight=False)
+            raise typer.Exit(1)
 
 
 def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
@@ -345,9 +469,10 @@ def _run_compare(store: Store, commands: list[str], names: list[str] | None,
         configs.append(cfg)
     offset = len(configs)
     for j, text in enumerate(commands):
-        argv = [text] if shell else shlex.split(text)
-        if not argv:
-            raise PerflabError("an empty command was given", "quote each command as one argument")
+        if not text.strip():
+            raise PerflabError("an empty command was given",
+                               "give the program to run, each command as one quoted argument")
+        argv = [text] if shell else split_command(text, "command")
         i = offset + j
         configs.append(Configuration(name=names[i] if i < len(names) else text, command=argv,
                                      shell=shell, benchmark=text))
@@ -416,6 +541,9 @@ def _from_db(store: Store, ids: list[int], names: list[str] | None, force: bool)
             rs.metrics.setdefault(m, info)
         rs.notes += [n for n in src.notes if n not in rs.notes]
     rs.settings["interleaved"] = False  # different sessions: no pairing
+    # Each stored result was judged with its own looks: the comparison keeps the most.
+    rs.settings["comparison"] = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded)
+                                        ).to_dict()
     rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
                     "different times, so drift between them is not controlled")
     rs.configurations[0].is_baseline = True
@@ -445,13 +573,17 @@ def results_list(db: Db = None, limit: Annotated[int, typer.Option("--limit")] =
 @results_app.command("show")
 def results_show(
     result_id: Annotated[int, typer.Argument(help="Result id (see `results list`).")],
-    db: Db = None,
-    threshold: Annotated[float, typer.Option("--threshold")] = 0.01,
-    correction: Annotated[str, typer.Option("--correction")] = "holm",
+    db: Db = None, threshold: Threshold = None, correction: Correction = None,
+    estimator: EstimatorOpt = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None,
     export_markdown: ExportMd = None,
 ) -> None:
-    """Show a stored result: its tables, environment and notes."""
+    """Show a stored result: its tables, environment and notes (verdicts with the threshold,
+    correction and estimator stored with it, unless overridden)."""
+    check_plan(estimator, correction, None, verdict=False)
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.01")
+    _check_exports(export_json, export_csv, export_markdown)
     store = Store(db)
     rs = store.load(result_id)
     _header(rs, store)
@@ -460,15 +592,19 @@ def results_show(
                   f"PMU: {'yes' if fp.get('pmu') else 'no'}, commit {rs.commit or '-'}[/]",
                   highlight=False)
     shown = metrics_to_show(rs)
-    comps = compare_result(rs, shown, threshold=threshold, correction=correction)
+    plan = Plan.of(rs, threshold=threshold, correction=correction, estimator=estimator)
+    comps = compare_result(rs, shown, plan=plan)
     for cell in rs.cells():
         if len(rs.configurations_in(cell)) == 1:
             cfg = rs.configurations_in(cell)[0]
-            console.print(stat_table(rs, cfg, shown))
+            console.print(fit(stat_table(rs, cfg, shown), console))
         else:
-            console.print(compare_table(rs, comps, shown, cell))
+            console.print(fit(compare_table(rs, comps, shown, cell), console))
+    if comps:
+        console.print(f"[dim]{correction_line(comps, plan, rs.settings.get('primary_metric'))}[/]",
+                      highlight=False)
     _print_notes(rs)
-    _export(rs, comps, correction, threshold, export_json, export_csv, export_markdown)
+    _export(rs, comps, plan, export_json, export_csv, export_markdown)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,3 +18,14 @@ class PerflabError(Exception):
 
     def line(self) -> str:
         return f"{self.problem} -- {self.fix}" if self.fix else self.problem
+
+
+# C0 controls (ESC among them), DEL and C1 controls: a command's stderr copied into a message
+# must not move the cursor, recolour or retitle the user's terminal.
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7f, 0xa0))
+            if c not in (0x09,)}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (ESC, CR, BEL...) shown as \\xNN escapes."""
+    return text.translate(_CONTROL)

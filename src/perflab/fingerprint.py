@@ -76,6 +76,7 @@ def machine_fingerprint(probe_pmu: bool = True) -> dict[str, Any]:
         "python": platform.python_version(),
         "perflab_version": __version__,
     }
+    fp.update(fleet_identity())
     if probe_pmu:
         st = pmu_status()
         fp["pmu"] = bool(st["hardware"])
@@ -84,14 +85,48 @@ def machine_fingerprint(probe_pmu: bool = True) -> dict[str, Any]:
     return fp
 
 
+def fleet_identity() -> dict[str, Any]:
+    """What a fleet worker tells the verbs it runs (environment variables it sets): the
+    machine's name and tags (part of its identity in the store) and the job being run."""
+    out: dict[str, Any] = {}
+    name = os.environ.get("PERFLAB_MACHINE_NAME")
+    if name:
+        out["machine_name"] = name
+        tags = os.environ.get("PERFLAB_MACHINE_TAGS", "")
+        out["machine_tags"] = [t for t in tags.split(",") if t]
+    job = os.environ.get("PERFLAB_FLEET_JOB")
+    if job:
+        out["fleet_job"] = int(job)
+        out["fleet_submission"] = os.environ.get("PERFLAB_FLEET_SUBMISSION")
+    return out
+
+
 def _os_name() -> str:
     text = _read("/etc/os-release") or ""
     m = re.search(r'^PRETTY_NAME="?([^"\n]+)"?', text, re.MULTILINE)
     return m.group(1) if m else platform.system()
 
 
+# What identifies a machine: one machine gets one row in the store (storage.fingerprint_hash) and
+# results whose machines differ in one of these are compared only with --force.  The rest of a
+# fingerprint (load, versions) belongs to a result set.
+MACHINE_IDENTITY_KEYS = (
+    "hostname", "cpu_model", "cpu_count", "kernel", "arch", "governor", "smt", "thp",
+    "pmu", "perf_event_paranoid", "machine_name",
+)
+# The part a profile stores and a profile diff compares (profiles record this much only).
+PROFILE_IDENTITY_KEYS = MACHINE_IDENTITY_KEYS[:5]
+
+
+def machine_identity(fp: dict[str, Any]) -> dict[str, Any]:
+    """The stable part of a fingerprint.  ``machine_name`` (a fleet worker's --name) is part of
+    it only when set, so machines measured before the fleet existed keep their rows."""
+    stable = {k: fp.get(k) for k in MACHINE_IDENTITY_KEYS}
+    if stable.get("machine_name") is None:
+        stable.pop("machine_name", None)
+    return stable
+
+
 def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Identity keys on which two fingerprints disagree (load and versions are not identity)."""
-    from perflab.storage import MACHINE_IDENTITY_KEYS
-
     return {k: (a.get(k), b.get(k)) for k in MACHINE_IDENTITY_KEYS if a.get(k) != b.get(k)}

@@ -25,6 +25,18 @@ class MetricInfo:
     # For throughput-like metrics a larger value is better; for times and counts it is worse.
     higher_is_better: bool = False
     description: str = ""
+    # Which way is better: "lower" (times, memory, counts), "higher" (throughput) or "none"
+    # (a checksum, an operation count: compared for equality, never a regression).  Empty:
+    # derived from higher_is_better.
+    direction: str = ""
+
+    def __post_init__(self) -> None:
+        d = self.direction or ("higher" if self.higher_is_better else "lower")
+        if d not in DIRECTIONS:
+            raise ValueError(f"metric {self.name}: direction {d!r} is not one of "
+                             f"{', '.join(DIRECTIONS)}")
+        object.__setattr__(self, "direction", d)
+        object.__setattr__(self, "higher_is_better", d == "higher")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -32,6 +44,7 @@ class MetricInfo:
             "source": self.source,
             "deterministic": self.deterministic,
             "higher_is_better": self.higher_is_better,
+            "direction": self.direction,
             "description": self.description,
         }
 
@@ -44,7 +57,33 @@ class MetricInfo:
             deterministic=bool(d.get("deterministic", False)),
             higher_is_better=bool(d.get("higher_is_better", False)),
             description=d.get("description", ""),
+            direction=str(d.get("direction", "") or ""),
         )
+
+
+DIRECTIONS = ("lower", "higher", "none")
+# Workload JSON keys that are bookkeeping, not costs: compared for equality, never a regression.
+NO_DIRECTION_KEYS = ("checksum", "ops", "iterations", "threads", "result", "n", "seed", "depth",
+                     "count", "items")
+
+
+def metric_direction(name: str) -> str:
+    """A metric's direction by name, before any run: perflab's own, else a workload key's."""
+    if name in BUILTIN_METRICS:
+        return BUILTIN_METRICS[name].direction
+    if name in ("region_time", "instructions_per_op"):
+        return "lower"
+    return workload_direction(name)
+
+
+def workload_direction(name: str) -> str:
+    """A workload key's direction by its name (a workload may declare it instead, see
+    collectors/workload_json.py): *_per_s higher, bookkeeping keys none, else lower."""
+    if name.endswith("_per_s") or name.endswith("_per_sec") or name.startswith("ops_per"):
+        return "higher"
+    if name in NO_DIRECTION_KEYS or name.endswith("_checksum") or name.startswith("checksum"):
+        return "none"
+    return "lower"
 
 
 # The metrics perflab itself collects, by collector.  Workload-reported keys are added at run
@@ -66,6 +105,8 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
         MetricInfo("major_faults", "count", WAIT4),
         MetricInfo("voluntary_switches", "count", WAIT4),
         MetricInfo("involuntary_switches", "count", WAIT4),
+        MetricInfo("run_delay", "s", "/proc/PID/schedstat of the command's main thread at exit",
+                   description="time spent runnable, waiting for a CPU (run queue)"),
         MetricInfo("task_clock", "ms", PERF_SW, description="CPU time of all threads"),
         MetricInfo("page_faults", "count", PERF_SW),
         MetricInfo("context_switches", "count", PERF_SW),
@@ -79,10 +120,10 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
     ]
 }
 
-SOFTWARE_COUNTERS = ("task_clock", "page_faults", "context_switches", "cpu_migrations")
-HARDWARE_COUNTERS = (
-    "cycles", "instructions", "branches", "branch_misses", "cache_references", "cache_misses",
-)
+# The perf_event counters by kind, read off the table above (one list: collectors/perf_events
+# gives each of these names its event code).
+SOFTWARE_COUNTERS = tuple(n for n, m in BUILTIN_METRICS.items() if m.source == PERF_SW)
+HARDWARE_COUNTERS = tuple(n for n, m in BUILTIN_METRICS.items() if m.source == PERF_HW)
 
 
 def canonical_params(params: dict[str, Any]) -> str:

@@ -8,12 +8,14 @@ alike, and the i-th runs of two configurations come from the same round and can 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -30,24 +32,67 @@ from perflab.collectors.perf_events import (
     CounterBackend,
     KernelBackend,
 )
-from perflab.collectors.process import RunOutcome, RunRequest, execute
+from perflab.collectors.process import (
+    LaunchServer,
+    RunOutcome,
+    RunRequest,
+    execute,
+    resolve_executable,
+)
 from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.errors import PerflabError
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
-from perflab.stats import summarize
+from perflab.model import (
+    BUILTIN_METRICS,
+    WAIT4,
+    Configuration,
+    MetricInfo,
+    ResultSet,
+    Run,
+    workload_direction,
+)
+from perflab.reports.format import fmt_seconds
+from perflab.stats import (
+    DEFAULT_CORRECTION,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_THRESHOLD,
+    Plan,
+    look_schedule,
+    parse_estimator,
+    planned_looks,
+    stop_check,
+    summarize,
+)
 from perflab.storage import Store
+from perflab.workloads import registry as workload_registry
+from perflab.workloads.manifest import MetricDecl
+
+DEFAULT_BUDGET_PER_CONFIG = 10.0  # seconds of adaptive measuring per configuration
+STAT_PRECISION = 0.01  # `stat` (nothing to compare) stops at this CI half-width by default
 
 
 @dataclass
 class MeasureOptions:
     warmup: int = 1
-    runs: int | None = None
-    min_runs: int = 5
+    runs: int | None = None  # fixed: exactly N rounds, one look
+    min_runs: int | None = None  # None: what the estimator needs (8 for the 20% trimmed mean)
     max_runs: int = 1000
+    # Seconds in all; None: DEFAULT_BUDGET_PER_CONFIG x configurations (adaptive only).
     budget: float | None = None
-    precision: float = 0.01
+    # Also stop when every configuration's CI half-width is within +-precision of its centre
+    # (None: only when the comparisons are decided; `stat` uses STAT_PRECISION).
+    precision: float | None = None
     primary_metric: str = "wall_time"
+    # Let the warm-up runs choose between primary_metric (a wall-clock metric) and its CPU-time
+    # counterpart (choose_primary); set by the verbs when no --metric was given.
+    auto_primary: bool = False
+    # How verdicts are judged (stored as rs.settings["comparison"]; see stats.Plan).
+    threshold: float = DEFAULT_THRESHOLD
+    correction: str = DEFAULT_CORRECTION
+    estimator: str = str(DEFAULT_ESTIMATOR)
+    # Comparisons in the primary metric's family across the whole result (a suite's matrix);
+    # None: those measured in this call.  The stop rule decides at alpha / looks / this.
+    family_size: int | None = None
     pin: list[int] | None = None
     timeout: float | None = None
     ignore_failure: bool = False
@@ -64,6 +109,121 @@ class MeasureOptions:
 
 class RunFailed(PerflabError):
     pass
+
+
+# -- which metric decides -------------------------------------------------------------------
+# A wall-clock metric and the CPU-time metric that measures the same code's cost.  CPU time
+# does not count run-queue waits, so on a busy machine it decides where wall time cannot
+# (shared/notes/machine-facts.md: 5% found 12/12 on task_clock vs 3/12 on wall time at load 4).
+CPU_COUNTERPART = {"wall_time": "task_clock", "ns_per_op": "cpu_ns_per_op"}
+CPU_BOUND_SHARE = 0.8  # CPU time >= 80% of wall time x busy threads: CPU-bound
+# Once run-queue waits are left out, exec and the launcher's hand-shake with perflab (which a
+# busy machine slows too) still count as off-CPU: a lower bar.
+CPU_BOUND_WITHOUT_WAITS = 0.7
+# Below 80%, but off-CPU time explained by preemption, not by waiting (on a 2-CPU machine with
+# 15 runnable tasks a CPU-bound loop gets 1/8 of a CPU).
+PREEMPTED_SHARE = 0.1
+# Voluntary context switches every run has without waiting for anything: the child blocks on
+# perflab's launcher handshake (until its counters are open) and in exec (measured: a spin
+# loop has 1-3, `sleep 0.03` has 3).
+LAUNCH_VOLUNTARY = 2
+
+
+@dataclass
+class PrimaryChoice:
+    """The metric that decides a comparison, and the reason printed once with the result."""
+
+    metric: str
+    reason: str
+    cpu_bound: bool | None = None  # None: not a time metric, nothing to choose
+
+
+def _cpu_and_wall(v: dict[str, float]) -> tuple[float, float, float] | None:
+    """(CPU s, wall s, busy threads) of one run, over the timed region if the counters
+    covered one."""
+    cpu = v["task_clock"] / 1e3 if "task_clock" in v else (
+        v["user_time"] + v["sys_time"] if "user_time" in v and "sys_time" in v else None)
+    if cpu is None:
+        return None
+    wall = v["region_time"] if "region_time" in v and "task_clock" in v else v.get("wall_time")
+    if not wall or wall <= 0:
+        return None
+    return cpu, wall, max(1.0, float(v.get("threads", 1.0)))
+
+
+def _share_without_waits(v: dict[str, float]) -> tuple[float, float] | None:
+    """(CPU share of the whole process once its run-queue wait is left out, that wait in s)."""
+    if not all(k in v for k in ("user_time", "sys_time", "wall_time", "run_delay")):
+        return None
+    busy = v["wall_time"] - v["run_delay"]
+    if busy <= 0:
+        return None
+    threads = max(1.0, float(v.get("threads", 1.0)))
+    # task_clock when it covers the whole process: rusage's times are counted in scheduler
+    # ticks here (4 ms), too coarse for a run of a few milliseconds.
+    whole = "task_clock" in v and "region_time" not in v
+    cpu = v["task_clock"] / 1e3 if whole else v["user_time"] + v["sys_time"]
+    return cpu / (busy * threads), v["run_delay"]
+
+
+def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> PrimaryChoice:
+    """The default primary metric: CPU time for CPU-bound work, wall time where it waits.
+
+    ``default`` is the wall-clock metric perflab would otherwise use (wall_time, or a
+    workload's ns_per_op); ``runs`` are the warm-up runs (or the first round).  A command is
+    CPU-bound when its CPU time is close to wall time x busy threads, or when the time it spent
+    off the CPU was preemption (involuntary context switches: a busy machine) rather than
+    waiting (voluntary switches: sleeps, I/O, locks).  The one place this choice is made:
+    stat, compare, suites, bisect use it through measure(); history and detect read the
+    metric it stored.
+    """
+    cpu_metric = CPU_COUNTERPART.get(default)
+    if cpu_metric is None:
+        return PrimaryChoice(default, f"{default} (the workload's primary metric)")
+    ok = [r for r in runs if r.status == "ok"]
+    if cpu_metric == "task_clock" and ok and not all("task_clock" in r.values for r in ok):
+        cpu_metric = "cpu_time"  # no perf events: user + system time from rusage
+    if not ok or not all(cpu_metric in r.values for r in ok):
+        return PrimaryChoice(default, f"{default}: no {cpu_metric} to choose from", None)
+    figures = [f for f in (_cpu_and_wall(r.values) for r in ok) if f is not None]
+    if not figures:
+        return PrimaryChoice(default, f"{default}: no CPU time was measured", None)
+    # The best run, not the median: a command that waits (sleeps, I/O, locks) never gets
+    # close to its wall time on CPU, while a CPU-bound one does whenever the machine lets it;
+    # on a busy machine one of two warm-up runs is often preempted for most of its time.
+    share = float(max(c / (w * t) for c, w, t in figures))
+    vol = float(np.median([r.values.get("voluntary_switches", 0.0) for r in ok]))
+    invol = float(np.median([r.values.get("involuntary_switches", 0.0) for r in ok]))
+    n = len(ok)
+    runs_txt = f"{n} {seen} run{'s' if n != 1 else ''}"
+    tail = f"; {default} reported beside it; --metric overrides"
+    if share >= CPU_BOUND_SHARE:
+        return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound: cpu/wall {share:.2f} over "
+                                         f"{runs_txt}){tail}", True)
+    # A busy machine: leave out the time the command waited for a CPU (run_delay, from the
+    # scheduler's statistics), over the whole process (a timed region's wall time also holds
+    # its hand-shakes with perflab, which a busy machine slows as well).
+    adjusted = [a for a in (_share_without_waits(r.values) for r in ok) if a is not None]
+    if len(adjusted) == n:
+        adj, delay = max(adjusted)
+        if adj >= CPU_BOUND_WITHOUT_WAITS:
+            return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound: cpu/wall {share:.2f}, "
+                                             f"{adj:.2f} without the {fmt_seconds(delay)} a run "
+                                             f"spent waiting for a CPU, over {runs_txt}){tail}",
+                                 True)
+    # The main thread's run_delay misses worker threads that ended before the command did:
+    # off-CPU time with involuntary context switches and no more voluntary ones than a start
+    # costs was preemption, not waiting.
+    preempted = vol - LAUNCH_VOLUNTARY <= invol / 2 and (
+        (share >= PREEMPTED_SHARE and invol >= 1) or invol >= 3)  # load 20: 9% of a CPU
+    if preempted and share >= 0.02:
+        return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound, preempted: cpu/wall "
+                                         f"{share:.2f} over {runs_txt}, {invol:.0f} involuntary vs "
+                                         f"{vol:.0f} voluntary context switches a run){tail}",
+                             True)
+    return PrimaryChoice(default, f"{default} (mostly waiting: cpu/wall {share:.2f} over "
+                                  f"{runs_txt}); {cpu_metric} reported beside it; --metric "
+                                  "overrides", False)
 
 
 def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
@@ -93,14 +253,62 @@ def _metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
             return MetricInfo(info.name, info.unit, info.source + ", timed region only",
                               description=info.description)
         return info
+    if name == "cpu_time":
+        return MetricInfo(name, "s", WAIT4, description="user + system CPU time")
+    if name == "cpu_ns_per_op" and region_used:
+        return MetricInfo(name, "ns", "perf_event_open task-clock in the timed region / ops",
+                          description="CPU time per operation, all threads")
+    if name == "cpu_ns_per_op":
+        return MetricInfo(name, "ns", f"workload JSON ({benchmark})",
+                          description="CPU time per operation")
     if name == "region_time":
         return MetricInfo(name, "s", "timed region announced by the workload (wall clock)")
     if name == "instructions_per_op":
         return MetricInfo(name, "count", CALLGRIND_SOURCE, deterministic=True)
+    decl = _declared_metric(benchmark, name)
+    if decl is not None:
+        return MetricInfo(name, decl.unit, f"workload JSON ({benchmark})",
+                          direction=decl.direction, description=decl.help)
     unit = "ns" if name.endswith("_ns") or name.startswith("ns_") else (
-        "1/s" if name.endswith("_per_s") else "")
+        "1/s" if name.endswith("_per_s") else "KiB" if name.endswith("_kib") else "")
     return MetricInfo(name, unit, f"workload JSON ({benchmark})",
-                      higher_is_better=name.endswith("_per_s"))
+                      direction=workload_direction(name))
+
+
+def plan_for(opts: MeasureOptions) -> Plan:
+    """The verdict plan a measurement with ``opts`` stores: its looks are the adaptive
+    schedule's (alpha is split over them), or 1 for a fixed number of runs."""
+    est = parse_estimator(opts.estimator)
+    looks = 1 if opts.runs is not None else planned_looks(effective_min_runs(opts),
+                                                          opts.max_runs)
+    return Plan(threshold=opts.threshold, correction=opts.correction, estimator=str(est),
+                looks=looks)
+
+
+def effective_min_runs(opts: MeasureOptions) -> int:
+    need = parse_estimator(opts.estimator).min_runs()
+    return max(need, opts.min_runs or need)
+
+
+def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
+    if opts.runs is not None:
+        return None
+    return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
+
+
+@functools.lru_cache(maxsize=64)
+def _declared_metrics(benchmark: str, root: str) -> dict[str, MetricDecl]:
+    """The [metrics.*] of the workload named `benchmark` ({} for a command or a broken one)."""
+    if "/" not in benchmark or " " in benchmark:
+        return {}
+    try:
+        return dict(workload_registry.get(benchmark).metrics)
+    except PerflabError:
+        return {}
+
+
+def _declared_metric(benchmark: str, name: str) -> MetricDecl | None:
+    return _declared_metrics(benchmark, str(workload_registry.workloads_root())).get(name)
 
 
 def _make_progress(console: Console) -> Progress:
@@ -129,6 +337,23 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     rs.settings.setdefault("interleaved", len(configs) > 1)
     rs.settings.setdefault("primary_metric", opts.primary_metric)
     rs.settings.setdefault("counters", counters)
+    plan = plan_for(opts)
+    rs.settings.setdefault("comparison", plan.to_dict())
+    min_runs = effective_min_runs(opts)
+    max_runs = max(opts.max_runs, min_runs)
+    looks_at = set(look_schedule(min_runs, max_runs))
+    budget = effective_budget(opts, len(configs))
+    cells: dict[str, list[Configuration]] = {}
+    for cfg in configs:
+        cells.setdefault(cfg.cell, []).append(cfg)
+    pairs = [(cell_cfgs[0] if not any(c.is_baseline for c in cell_cfgs)
+              else next(c for c in cell_cfgs if c.is_baseline), c)
+             for cell_cfgs in cells.values() for c in cell_cfgs]
+    pairs = [(b, c) for b, c in pairs if b is not c]
+    family = opts.family_size or len(pairs)
+    for cfg in configs:  # a missing program is refused before anything is stored
+        if not cfg.shell and cfg.command:
+            resolve_executable(cfg.command[0], {**os.environ, **opts.env, **cfg.env})
     if store is not None and rs.id is None:
         store.begin_result(rs)
     for cfg in configs:
@@ -146,9 +371,27 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     fixed = opts.runs
     total = (len(configs) * ((fixed or 0) + opts.warmup) if fixed and timing_phase else None)
     task = progress.add_task("measuring", total=total, status="")
+    # One fork server for the whole measurement (collectors/process.py), and the runs of a
+    # round stored in one transaction: a run costs one fork+exec, not a launcher Popen and a
+    # commit.  Durable per round: a round is stored before the next one starts, and whatever
+    # is pending is stored on Ctrl-C, on a failed run and on any other early end.
+    server = LaunchServer()
+    pending: list[tuple[int, Run]] = []
+
+    def flush() -> None:
+        if store is not None and pending:
+            store.add_runs(pending)
+        pending.clear()
 
     def record(cfg: Configuration, outcome: RunOutcome, warmup: bool) -> Run:
         nonlocal seq
+        v = outcome.values
+        if "task_clock" not in v and "user_time" in v and "sys_time" in v:
+            v["cpu_time"] = v["user_time"] + v["sys_time"]  # no perf events: rusage's CPU time
+        if outcome.region_used and "task_clock" in v and v.get("ops", 0) > 0:
+            # perflab's own CPU time per op (all threads, timed region only) wins over a
+            # figure the workload computed itself.
+            v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
         run = Run(seq=seq, values=outcome.values, status=outcome.status,
                   exit_code=outcome.exit_code, warmup=warmup, started_at=time.time(),
                   load1=os.getloadavg()[0], error=outcome.error)
@@ -168,15 +411,21 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                         "as perf stat does")
                 if note not in rs.notes:
                     rs.notes.append(note)
+        if outcome.leftover and not any("left processes running" in n for n in rs.notes):
+            rs.notes.append(
+                f"{cfg.name} left processes running outside its process group (pids "
+                f"{', '.join(map(str, outcome.leftover))}, detached with setsid or daemonized): "
+                "perflab cannot stop them, and they may disturb later runs")
         if outcome.counter_error and not any("counters could not" in n for n in rs.notes):
             rs.notes.append(f"counters could not be opened: {outcome.counter_error}")
         if store is not None and cfg.id is not None:
-            store.add_run(cfg.id, run)
+            pending.append((cfg.id, run))
         if on_run:
             on_run(cfg, run)
         progress.advance(task)
         if run.status != "ok" and not opts.ignore_failure:
             rs.status = "failed"
+            flush()
             if store is not None:
                 store.update_result(rs)
             fix = ("raise --timeout" if run.status == "timeout"
@@ -193,15 +442,40 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         if callgrind:
             outcome = execute_callgrind(req, opts.region_symbol, opts.client_region)
         else:
-            outcome = execute(req)
+            outcome = execute(req, server)
         return record(cfg, outcome, warmup)
 
+    precision = opts.precision if opts.precision is not None or pairs else STAT_PRECISION
+    est = parse_estimator(opts.estimator)
+
     def precise_enough() -> bool:
+        if precision is None:
+            return False
+        # The centre `stat` shows: the median unless an estimator was chosen.
+        shown = None if est.kind == "median" or (not pairs and est == DEFAULT_ESTIMATOR) else est
         for cfg in configs:
-            s = summarize(cfg.samples(opts.primary_metric))
-            if s.n < opts.min_runs or s.rel_halfwidth > opts.precision:
+            s = summarize(cfg.samples(opts.primary_metric), estimator=shown)
+            if s.n < min_runs or s.rel_halfwidth > precision:
                 return False
         return True
+
+    def verdicts_decided() -> bool:
+        """The stop rule: every primary comparison decided at the level its verdict will use."""
+        if not pairs:
+            return False
+        m = opts.primary_metric
+        return stop_check([(b.samples(m), c.samples(m)) for b, c in pairs],
+                          paired=rs.settings.get("interleaved", False), plan=plan,
+                          family_size=family, info=rs.metrics.get(m))
+
+    def eta(rounds: int) -> str:
+        if fixed is not None or not round_times:
+            return ""
+        per = sorted(round_times)[len(round_times) // 2]
+        left = (max_runs - rounds) * per
+        if budget is not None:
+            left = min(left, budget - (time.monotonic() - started))
+        return f" · ≤ {fmt_seconds(max(0.0, left))} left" if left > 0 else ""
 
     try:
         with progress if own_progress else contextlib.nullcontext():
@@ -210,14 +484,21 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                     for cfg in rng.sample(configs, len(configs)):
                         progress.update(task, status=f"warm-up {cfg.name}")
                         one(cfg, True, False)
+                    flush()
+                if opts.auto_primary and opts.warmup > 0:
+                    _settle_primary(rs, configs, opts, "warm-up")
                 rounds = 0
+                stop_reason = ""
                 while True:
                     t_round = time.monotonic()
                     for cfg in rng.sample(configs, len(configs)):
-                        progress.update(task, status=cfg.name)
+                        progress.update(task, status=cfg.name + eta(rounds))
                         one(cfg, False, False)
+                    flush()
                     rounds += 1
                     round_times.append(time.monotonic() - t_round)
+                    if opts.auto_primary:  # no warm-up runs: the first round chooses
+                        _settle_primary(rs, configs, opts, "first-round")
                     if opts.primary_metric not in rs.metrics:
                         raise PerflabError(
                             f"unknown metric {opts.primary_metric!r}: the runs produced "
@@ -225,37 +506,77 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                             "choose one of those with --metric")
                     if fixed is not None:
                         if rounds >= fixed:
+                            stop_reason = f"--runs {fixed}"
                             break
                         continue
-                    if rounds >= opts.max_runs:
+                    if rounds >= max_runs:
+                        stop_reason = f"--max-runs {max_runs} reached"
                         break
-                    if opts.budget is not None:
+                    if budget is not None:
                         spent = time.monotonic() - started
-                        if spent + sorted(round_times)[len(round_times) // 2] > opts.budget:
-                            if rounds < opts.min_runs:
-                                rs.notes.append(f"the {opts.budget:g} s budget allowed only "
+                        if spent + sorted(round_times)[len(round_times) // 2] > budget:
+                            if rounds < min_runs:
+                                rs.notes.append(f"the {budget:g} s budget allowed only "
                                                 f"{rounds} runs per configuration")
+                            stop_reason = f"the {budget:g} s budget was spent"
                             break
-                    if rounds >= opts.min_runs and precise_enough():
-                        break
+                    if rounds in looks_at:
+                        if verdicts_decided():
+                            stop_reason = "every primary comparison was decided"
+                            break
+                        if precise_enough():
+                            stop_reason = f"every CI was within ±{precision:.1%}"
+                            break
+                rs.settings["stop"] = {"rounds": rounds, "reason": stop_reason,
+                                       "seconds": round(time.monotonic() - started, 3)}
             if valgrind_mode:
                 for _ in range(max(1, opts.valgrind_runs)):
                     for cfg in rng.sample(configs, len(configs)):
                         progress.update(task, status=f"callgrind {cfg.name}")
                         one(cfg, False, True)
+                    flush()
                 _check_determinism(rs, configs)
     except KeyboardInterrupt:
         rs.status = "interrupted"
         rs.notes.append("interrupted by the user: the runs finished so far are kept")
+        flush()
         if store is not None and rs.id is not None:
             store.update_result(rs)
         return rs
+    except RunFailed:
+        raise  # already recorded as failed
+    except BaseException as e:
+        # Any other early end (an unknown metric, a command that vanished, a full disk): the
+        # result must not stay 'running'.  Best effort: the store itself may be the fault.
+        rs.status = "failed"
+        why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
+        rs.notes.append(f"stopped by an error: {why}")
+        if store is not None and rs.id is not None:
+            with contextlib.suppress(PerflabError):
+                flush()
+                store.update_result(rs)
+        raise
     finally:
+        server.close()
         progress.remove_task(task)
     rs.status = "complete"
     if store is not None and rs.id is not None:
         store.update_result(rs)
     return rs
+
+
+def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
+                    seen: str) -> None:
+    """Choose the primary metric once per result set and say why (a note, printed once)."""
+    runs = [r for c in configs for r in c.runs if (r.warmup if seen == "warm-up" else True)]
+    choice = choose_primary(opts.primary_metric, runs, seen=seen)
+    opts.primary_metric, opts.auto_primary = choice.metric, False
+    rs.settings["primary_metric"] = choice.metric
+    rs.settings["primary_choice"] = {"metric": choice.metric, "reason": choice.reason,
+                                     "cpu_bound": choice.cpu_bound}
+    note = f"primary metric: {choice.reason}"
+    if note not in rs.notes:
+        rs.notes.append(note)
 
 
 def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:

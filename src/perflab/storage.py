@@ -5,25 +5,48 @@ data directory) and PostgreSQL (a fleet's shared store: pass a ``postgresql://``
 
 Writes happen run by run, each in its own transaction, so an interrupted measurement keeps
 every run finished before the interruption.
+
+The schema carries a version (table ``perflab_meta``).  Creating it is idempotent and safe when
+several processes open a new database at once: on PostgreSQL under a transaction-scoped advisory
+lock (DDL is transactional there), on SQLite by re-checking after an "already exists" race.  A
+SQLite file is created on first use; a server database is created only by ``perflab fleet init``
+(a shared store is set up on purpose, not by whichever client touches it first).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 import sqlalchemy as sa
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
+from perflab.fingerprint import MACHINE_IDENTITY_KEYS, machine_identity  # noqa: F401 (one home)
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 
+# The version of the schema this perflab writes.  1: the tables before versioning (a database
+# without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
+# 3: fleet_jobs, results.fleet_job and results.fleet_submission.
+# Raise it with every change to a table; older databases are brought up to date by _migrate.
+SCHEMA_VERSION = 3
+
 metadata = sa.MetaData()
+
+meta = sa.Table(
+    "perflab_meta", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
 
 machines = sa.Table(
     "machines", metadata,
@@ -51,6 +74,9 @@ results = sa.Table(
     sa.Column("settings", sa.JSON),
     sa.Column("metrics", sa.JSON),  # name -> MetricInfo dict
     sa.Column("notes", sa.JSON),
+    # Set when a fleet worker measured it: the queue's job id and the submission it belongs to.
+    sa.Column("fleet_job", sa.BigInteger, index=True),
+    sa.Column("fleet_submission", sa.String(32), index=True),
 )
 
 configurations = sa.Table(
@@ -84,6 +110,40 @@ runs = sa.Table(
     sa.Column("values", sa.JSON, nullable=False),  # metric -> value
 )
 
+# Benchmark hosts that have announced themselves with `perflab worker` (the fleet).  One row per
+# worker name; `machine_id` links it to the results it wrote.
+workers = sa.Table(
+    "fleet_workers", metadata,
+    sa.Column("name", sa.String(255), primary_key=True),
+    sa.Column("machine_id", sa.ForeignKey("machines.id")),
+    sa.Column("hostname", sa.String(255)),
+    sa.Column("fingerprint", sa.JSON),
+    sa.Column("tags", sa.JSON),  # list of strings
+    sa.Column("queue", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer),
+    sa.Column("started_at", sa.Float),
+    sa.Column("last_heartbeat", sa.Float),
+    sa.Column("state", sa.String(16)),  # idle | busy | stopped
+    sa.Column("current_job", sa.BigInteger),
+)
+
+# What `perflab fleet submit` queued: one row per (submission, machine); the queue's own job
+# (procrastinate_jobs, same id) holds the state, this row what a person asks about.
+fleet_jobs = sa.Table(
+    "fleet_jobs", metadata,
+    sa.Column("job_id", sa.BigInteger, primary_key=True),
+    sa.Column("submission", sa.String(32), nullable=False, index=True),
+    sa.Column("machine", sa.String(255), nullable=False),
+    sa.Column("argv", sa.JSON, nullable=False),
+    sa.Column("submitted_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("attempts", sa.Integer, default=0),
+    sa.Column("state", sa.String(16)),  # queued | running | done | failed
+    sa.Column("error", sa.Text),
+    sa.Column("result_ids", sa.JSON),
+)
+
 profiles = sa.Table(
     "profiles", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
@@ -109,44 +169,172 @@ def default_db_path() -> Path:
 
 def fingerprint_hash(fp: dict[str, Any]) -> str:
     """Hash of the stable machine identity (not load or time), so one machine gets one row."""
-    stable = {k: fp.get(k) for k in MACHINE_IDENTITY_KEYS}
+    stable = machine_identity(fp)
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
-# What identifies a machine for comparison purposes; the rest (load) is per result set.
-MACHINE_IDENTITY_KEYS = (
-    "hostname", "cpu_model", "cpu_count", "kernel", "arch", "governor", "smt", "thp",
-    "pmu", "perf_event_paranoid",
-)
+def _server_url(url: str) -> str:
+    """``postgresql://`` means psycopg 3 (the `fleet` extra), not SQLAlchemy's psycopg2 default."""
+    if re.match(r"^postgres(ql)?://", url):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def redact(url: str) -> str:
+    """A URL fit for a message: the password replaced by ***."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
 class Store:
     """Read and write result sets.  ``url`` is a SQLAlchemy URL or a path to a SQLite file."""
 
-    def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0) -> None:
+    def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0,
+                 create: bool | None = None) -> None:
+        """``create``: make the schema when it is missing (default: for SQLite files only; a
+        server database is set up by ``perflab fleet init``, which passes True)."""
         if url is None:
             url = default_db_path()
         url_s = str(url)
+        # A URL that went through pathlib (a --db option typed Path) lost one slash of "://".
+        url_s = re.sub(r"^([a-z][a-z0-9+]*):/(?!/)", r"\1://", url_s)
         if "://" not in url_s:
             path = Path(url_s)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _prepare_sqlite_path(path)
             self.location = str(path)
             url_s = f"sqlite:///{path}"
             # A busy timeout rides out short locks from a concurrent perflab.
             self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
-            self.location = url_s
-            self.engine = sa.create_engine(url_s)
+            self.location = redact(url_s)
+            self.url = _server_url(url_s)
+            try:
+                connect_args: dict[str, Any] = (
+                    {"connect_timeout": max(1, int(lock_timeout))}
+                    if self.url.startswith("postgresql") else {})
+                self.engine = sa.create_engine(self.url, connect_args=connect_args,
+                                               pool_pre_ping=True)
+            except ModuleNotFoundError as e:
+                raise PerflabError(
+                    f"the database driver for {self.location} is not installed ({e.name})",
+                    "pip install 'perflab[fleet]' (psycopg 3) in perflab's environment") from e
+            except sa.exc.ArgumentError as e:
+                raise PerflabError(f"{self.location} is not a database URL ({e})",
+                                   "pass --db PATH for a SQLite file or "
+                                   "--db postgresql://USER@HOST/DB") from e
+        if not hasattr(self, "url"):
+            self.url = url_s
         if self.engine.dialect.name == "sqlite":
+            # Before anything writes to it (the WAL pragma, the schema): a damaged file is
+            # refused untouched rather than written into.
+            _check_sqlite_integrity(Path(self.location))
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        if create is None:
+            create = self.is_sqlite
+        self.ensure_schema(create=create)
         try:
-            metadata.create_all(self.engine)
+            self._check_columns()
         except DatabaseError as e:
             raise self._db_error(e) from e
 
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    # -- schema -------------------------------------------------------------------------------
+    def schema_version(self) -> int | None:
+        """The version recorded in the database; 1 for a pre-versioning perflab database, None
+        for a database without perflab's tables."""
+        def go(conn: sa.Connection) -> int | None:
+            insp = sa.inspect(conn)
+            if insp.has_table("perflab_meta"):
+                v = conn.execute(sa.select(meta.c.value).where(
+                    meta.c.key == "schema_version")).scalar()
+                if v is not None:
+                    return int(v)
+            return 1 if insp.has_table("results") else None
+
+        return self.read(go)
+
+    def ensure_schema(self, create: bool = True) -> None:
+        """Check (and with ``create``, make or upgrade) the schema.  Idempotent; safe when several
+        processes do it at once."""
+        version = self.schema_version()
+        if version is not None and version > SCHEMA_VERSION:
+            raise PerflabError(
+                f"the result database {self.location} was written by a newer perflab "
+                f"(schema {version} > {SCHEMA_VERSION})",
+                "upgrade perflab or use another --db")
+        if version == SCHEMA_VERSION:
+            return
+        if not create:
+            if version is None:
+                raise PerflabError(
+                    f"the database {self.location} has no perflab schema",
+                    f"run 'perflab fleet init --db {self.location}' once to create it")
+            raise PerflabError(
+                f"the database {self.location} has perflab schema {version}, this perflab "
+                f"needs {SCHEMA_VERSION}",
+                f"run 'perflab fleet init --db {self.location}' once to upgrade it")
+        for attempt in range(20):
+            try:
+                self.write(self._create_schema)
+                return
+            except PerflabError as e:
+                # Two processes created the same table at once (SQLite has no lock to take
+                # first): the other one won; look again, the tables are there now.
+                cause = e.__cause__
+                if not _is_create_race(cause) or attempt == 19:
+                    raise
+                time.sleep(0.02 * (attempt + 1))
+
+    def _create_schema(self, conn: sa.Connection) -> None:
+        if conn.dialect.name == "postgresql":
+            # One creator at a time; the others wait here, then find the tables made.
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK_KEY})
+        metadata.create_all(conn, checkfirst=True)
+        current = conn.execute(sa.select(meta.c.value).where(
+            meta.c.key == "schema_version")).scalar()
+        if current is not None and int(current) > SCHEMA_VERSION:
+            return  # a newer perflab got here first; ensure_schema's next check names it
+        _migrate(conn, int(current) if current is not None else 1)
+        values = {"key": "schema_version", "value": str(SCHEMA_VERSION)}
+        if current is None:
+            conn.execute(_insert(conn, meta).values(**values)
+                         .on_conflict_do_nothing(index_elements=["key"]))
+        conn.execute(meta.update().where(meta.c.key == "schema_version")
+                     .values(value=str(SCHEMA_VERSION)))
+
+    def _check_columns(self) -> None:
+        """Every column this perflab writes must exist: a table from another version (or
+        altered by hand) is named here, not at the first insert after measuring."""
+        insp = sa.inspect(self.engine)
+        tables = set(insp.get_table_names())
+        lacking = [t.name for t in metadata.sorted_tables if t.name not in tables]
+        if lacking and not self.is_sqlite:
+            raise PerflabError(f"the database {self.location} lacks perflab's table(s) "
+                               f"{', '.join(lacking)}",
+                               f"run 'perflab fleet init --db {self.location}' once")
+        if lacking:
+            # A table dropped by hand, or added in this version: make it (data stays).
+            self.write(lambda conn: metadata.create_all(conn, checkfirst=True))
+            insp = sa.inspect(self.engine)
+        for table in metadata.sorted_tables:
+            have = {c["name"] for c in insp.get_columns(table.name)}
+            missing = [c.name for c in table.columns if c.name not in have]
+            if missing:
+                raise PerflabError(
+                    f"the result database {self.location} has a table {table.name} without "
+                    f"the column(s) {', '.join(missing)} this perflab needs (written by another "
+                    "perflab version, or altered)",
+                    "move it aside (mv it to a .bak file) and run again, pass --db with another "
+                    "file, or use the perflab version that wrote it")
+
     # -- errors -------------------------------------------------------------------------------
     def _db_error(self, e: Exception) -> PerflabError:
-        text = str(getattr(e, "orig", e))
+        text = str(getattr(e, "orig", e)).strip()
+        first = text.splitlines()[0] if text else type(e).__name__
+        if not self.is_sqlite:
+            return _server_error(self.location, text, first)
         if "locked" in text:
             return PerflabError(
                 f"the result database {self.location} is locked by another process",
@@ -158,6 +346,23 @@ class Store:
                 "move it aside (mv it to a .bak file) and run again, or pass --db with another "
                 "file",
             )
+        if "no column named" in text or "no such column" in text:
+            return PerflabError(
+                f"the result database {self.location} lacks a column this perflab needs "
+                f"({text}): written by another perflab version, or altered",
+                "move it aside (mv it to a .bak file) and run again, or pass --db with another "
+                "file")
+        if "full" in text or ("disk I/O error" in text and _low_space(Path(self.location))):
+            return PerflabError(
+                f"the disk holding the result database {self.location} is full ({text}); "
+                "the runs stored before this point are kept",
+                "free some space, or pass --db with a file on another disk")
+        if self.engine.dialect.name == "sqlite":
+            why = _diagnose_sqlite_path(Path(self.location))
+            if why:
+                return PerflabError(f"cannot write the result database {self.location}: {why}",
+                                    "pass --db with a file in a writable directory, or fix the "
+                                    "permissions")
         return PerflabError(f"the result database {self.location} failed: {text}",
                             "check the path and its permissions, or pass --db")
 
@@ -180,29 +385,35 @@ class Store:
 
     # -- writing ------------------------------------------------------------------------------
     def machine_id(self, conn: sa.Connection, fp: dict[str, Any]) -> int:
+        """The machine's row id, made on first sight.  Insert-if-absent then select, so two
+        processes meeting a new machine at once get one row, not a duplicate-key error."""
         h = fingerprint_hash(fp)
-        row = conn.execute(sa.select(machines.c.id).where(machines.c.fingerprint_hash == h)).first()
+        q = sa.select(machines.c.id).where(machines.c.fingerprint_hash == h)
+        row = conn.execute(q).first()
         if row:
             return int(row[0])
-        stable = {k: fp.get(k) for k in MACHINE_IDENTITY_KEYS}
-        res = conn.execute(machines.insert().values(
-            fingerprint_hash=h, hostname=fp.get("hostname"), fingerprint=stable))
+        conn.execute(_insert(conn, machines).values(
+            fingerprint_hash=h, hostname=fp.get("hostname"), fingerprint=machine_identity(fp))
+            .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
+        return int(conn.execute(q).scalar_one())
+
+    def _insert_result(self, conn: sa.Connection, rs: ResultSet) -> int:
+        from perflab import __version__
+
+        mid = self.machine_id(conn, rs.fingerprint)
+        res = conn.execute(results.insert().values(
+            kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
+            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint, commit=rs.commit,
+            dirty=rs.dirty, repo=rs.repo, perflab_version=__version__, settings=rs.settings,
+            metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes,
+            fleet_job=rs.fingerprint.get("fleet_job"),
+            fleet_submission=rs.fingerprint.get("fleet_submission")))
         return int(res.inserted_primary_key[0])
 
     def begin_result(self, rs: ResultSet) -> int:
         """Insert the result set header (status 'running'); sets and returns ``rs.id``."""
-        from perflab import __version__
-
-        def go(conn: sa.Connection) -> int:
-            mid = self.machine_id(conn, rs.fingerprint)
-            res = conn.execute(results.insert().values(
-                kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
-                status=rs.status, machine_id=mid, fingerprint=rs.fingerprint, commit=rs.commit,
-                dirty=rs.dirty, repo=rs.repo, perflab_version=__version__, settings=rs.settings,
-                metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes))
-            return int(res.inserted_primary_key[0])
-
-        rs.id = self.write(go)
+        _stamp_owner(rs)
+        rs.id = self.write(lambda conn: self._insert_result(conn, rs))
         return rs.id
 
     def add_configuration(self, result_id: int, cfg: Configuration) -> int:
@@ -228,9 +439,25 @@ class Store:
         run.id = self.write(go)
         return run.id
 
+    def add_runs(self, items: list[tuple[int, Run]]) -> None:
+        """Store several runs ((configuration id, run) pairs) in one transaction: the runner
+        stores a round at a time, so a run costs no commit of its own."""
+        stmt = runs.insert().returning(runs.c.id)
+
+        def go(conn: sa.Connection) -> list[int]:
+            return [int(conn.execute(stmt, {
+                "configuration_id": cid, "seq": run.seq, "warmup": run.warmup,
+                "status": run.status, "exit_code": run.exit_code, "started_at": run.started_at,
+                "load1": run.load1, "error": run.error, "values": run.values}).scalar_one())
+                for cid, run in items]
+
+        for (_, run), rid in zip(items, self.write(go), strict=True):
+            run.id = rid
+
     def update_result(self, rs: ResultSet) -> None:
         """Record status, metrics and notes as they stand (called at the end, or on Ctrl-C)."""
         assert rs.id is not None
+        _stamp_owner(rs)
 
         def go(conn: sa.Connection) -> None:
             conn.execute(results.update().where(results.c.id == rs.id).values(
@@ -239,21 +466,43 @@ class Store:
 
         self.write(go)
 
-    def save(self, rs: ResultSet) -> int:
-        """Store a complete in-memory result set (imports, tests) in one go."""
-        rid = self.begin_result(rs)
-        for cfg in rs.configurations:
-            cid = self.add_configuration(rid, cfg)
-            for run in cfg.runs:
-                self.add_run(cid, run)
-        self.update_result(rs)
-        return rid
+    def save(self, rs: ResultSet, progress: Callable[[int], None] | None = None,
+             batch: int = 5000) -> int:
+        """Store a complete in-memory result set (imports, tests) in ONE transaction: all of it
+        or nothing, so an interrupted import stores nothing rather than a 'complete' part.
+        Runs go in batches (one executemany each); ``progress(n)`` is told after each."""
+        _stamp_owner(rs)
+
+        def go(conn: sa.Connection) -> int:
+            rid = self._insert_result(conn, rs)
+            for cfg in rs.configurations:
+                res = conn.execute(configurations.insert().values(
+                    result_id=rid, name=cfg.name, command=cfg.command, shell=cfg.shell,
+                    env=cfg.env, benchmark=cfg.benchmark or " ".join(cfg.command),
+                    params=cfg.params, cell=cfg.cell, is_baseline=cfg.is_baseline,
+                    commit=cfg.commit))
+                cid = int(res.inserted_primary_key[0])
+                for i in range(0, len(cfg.runs), batch):
+                    chunk = cfg.runs[i:i + batch]
+                    conn.execute(runs.insert(), [
+                        {"configuration_id": cid, "seq": r.seq, "warmup": r.warmup,
+                         "status": r.status, "exit_code": r.exit_code,
+                         "started_at": r.started_at, "load1": r.load1, "error": r.error,
+                         "values": r.values} for r in chunk])
+                    if progress is not None:
+                        progress(len(chunk))
+                cfg.id = cid
+            return rid
+
+        rs.id = self.write(go)
+        return rs.id
 
     # -- reading ------------------------------------------------------------------------------
     def list_results(self, limit: int = 50) -> list[dict[str, Any]]:
         def go(conn: sa.Connection) -> list[dict[str, Any]]:
             q = (sa.select(results.c.id, results.c.kind, results.c.label, results.c.created_at,
                            results.c.status, results.c.commit, results.c.machine_id,
+                           results.c.settings,
                            sa.func.count(sa.distinct(configurations.c.id)).label("configs"),
                            sa.func.count(runs.c.id).label("runs"))
                  .select_from(results.outerjoin(configurations).outerjoin(runs))
@@ -261,6 +510,7 @@ class Store:
             out = []
             for row in conn.execute(q).mappings():
                 d = dict(row)
+                d["status"] = effective_status(d["status"], d.pop("settings"))
                 names = conn.execute(sa.select(configurations.c.name).distinct()
                                      .where(configurations.c.result_id == d["id"])).scalars()
                 d["names"] = list(names)
@@ -283,6 +533,12 @@ class Store:
                 metrics={k: MetricInfo.from_dict(k, v) for k, v in (row["metrics"] or {}).items()},
                 notes=list(row["notes"] or []), id=row["id"])
             rs.fingerprint.setdefault("machine_id", row["machine_id"])
+            rs.status = effective_status(rs.status, rs.settings)
+            if rs.status != row["status"]:
+                owner = rs.settings.get("owner") or {}
+                rs.notes.append(f"the perflab process that measured it (pid {owner.get('pid')}) "
+                                "ended without finishing (killed, or the machine restarted): "
+                                "interrupted; the runs it finished are kept")
             cfg_rows = conn.execute(sa.select(configurations).where(
                 configurations.c.result_id == result_id).order_by(configurations.c.id)).mappings()
             by_id: dict[int, Configuration] = {}
@@ -321,9 +577,232 @@ class Store:
     _write = write
 
 
+_SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
+
+
+def _insert(conn: sa.Connection, table: sa.Table) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)
+
+
+def _migrate(conn: sa.Connection, version: int) -> None:
+    """Bring a database from ``version`` up to SCHEMA_VERSION, one step per version.  New tables
+    are made by create_all; new columns of old tables are added here."""
+    if version < 3:
+        have = {c["name"] for c in sa.inspect(conn).get_columns("results")}
+        if "fleet_job" not in have:
+            conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_job BIGINT"))
+        if "fleet_submission" not in have:
+            conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_submission VARCHAR(32)"))
+        for col in ("fleet_job", "fleet_submission"):
+            conn.execute(sa.text(f"CREATE INDEX IF NOT EXISTS ix_results_{col} ON results ({col})"))
+
+
+def _is_create_race(e: BaseException | None) -> bool:
+    text = str(getattr(e, "orig", e) or "")
+    return isinstance(e, OperationalError | IntegrityError | ProgrammingError) and (
+        "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
+
+
+def _server_error(location: str, text: str, first: str) -> PerflabError:
+    """A database server's fault as one line with the fix."""
+    low = text.lower()
+    if "password authentication failed" in low or "no password supplied" in low or (
+            "authentication" in low and "failed" in low):
+        return PerflabError(f"the database server refused the credentials for {location} "
+                            f"({first})", "check the user and password in the URL (or ~/.pgpass)")
+    if "does not exist" in low and "database" in low:
+        return PerflabError(f"the database in {location} does not exist ({first})",
+                            "create it (createdb NAME) and run 'perflab fleet init --db URL'")
+    if any(w in low for w in ("connection refused", "could not connect", "could not translate",
+                              "timeout expired", "name or service not known", "no route",
+                              "connection failed", "server closed the connection")):
+        return PerflabError(f"cannot reach the database server of {location} ({first})",
+                            "check the host and port in the URL and that PostgreSQL is running "
+                            "and accepts connections from here")
+    if "permission denied" in low:
+        return PerflabError(f"the database user may not do this in {location} ({first})",
+                            "grant the user rights on perflab's tables, or use the owner's URL")
+    return PerflabError(f"the result database {location} failed: {first}",
+                        "check the URL and the server's log, or pass another --db")
+
+
+# -- the owner of a running result ----------------------------------------------------------------
+# A result is 'running' while its perflab lives.  A perflab killed with SIGKILL (or a machine
+# that lost power) cannot record its end, so each running result carries its owner: pid, the
+# process's start time (pids are reused) and the boot id (pids restart at boot).  Readers show a
+# running result whose owner is gone as 'interrupted'; --resume makes it running again.
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _start_ticks(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def current_owner() -> dict[str, Any]:
+    import socket
+
+    pid = os.getpid()
+    return {"pid": pid, "host": socket.gethostname(), "boot_id": _boot_id(),
+            "start": _start_ticks(pid)}
+
+
+def owner_alive(owner: dict[str, Any] | None) -> bool | None:
+    """True/False when this machine can tell; None for another host or an unknown owner."""
+    import socket
+
+    if not owner or owner.get("host") != socket.gethostname():
+        return None
+    if owner.get("boot_id") and owner["boot_id"] != _boot_id():
+        return False  # the machine restarted since
+    pid = owner.get("pid")
+    if not isinstance(pid, int):
+        return None
+    start = _start_ticks(pid)
+    return start is not None and (owner.get("start") is None or start == owner["start"])
+
+
+def effective_status(status: str, settings: dict[str, Any] | None) -> str:
+    if status == "running" and owner_alive((settings or {}).get("owner")) is False:
+        return "interrupted"
+    return status
+
+
+def _stamp_owner(rs: ResultSet) -> None:
+    if rs.status == "running":
+        rs.settings["owner"] = current_owner()
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _prepare_sqlite_path(path: Path) -> None:
+    """Refuse a path that cannot be a database file, and create its directory."""
+    if path.is_dir():
+        raise PerflabError(f"the result database path {path} is a directory",
+                           f"pass --db with a file name, e.g. --db {path / 'results.sqlite'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        why = e.strerror or str(e)
+        blocker = next((p for p in [path.parent, *path.parent.parents]
+                        if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            why = f"{blocker} is a file, not a directory"
+        raise PerflabError(
+            f"cannot create the directory {path.parent} for the result database ({why})",
+            "create it yourself, or pass --db with a file in a writable directory") from None
+
+
+def _low_space(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent if str(path.parent) else ".").free < 1 << 20
+    except OSError:
+        return False
+
+
+def _diagnose_sqlite_path(path: Path) -> str:
+    """Why SQLite could not open or write ``path``, in words ('' when nothing obvious)."""
+    d = path.parent if str(path.parent) else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable (read-only file or file system)"
+    if not os.access(d, os.W_OK):
+        return (f"its directory {d} is not writable (SQLite needs to create {path.name}-wal "
+                "and -shm there)")
+    return ""
+
+
+def _check_sqlite_integrity(path: Path) -> None:
+    """PRAGMA quick_check through a read-only connection: O(pages) but no index cross-check,
+    so it stays cheap (docs/reliability.md has its cost), and a damaged file is never written."""
+    import sqlite3
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # new database: nothing to check
+    if size == 0:
+        return
+    fix = ("move it aside (mv it to a .bak file) and run again, or pass --db with another file; "
+           "'sqlite3 FILE .recover' may rescue its rows")
+    try:
+        with path.open("rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise PerflabError(f"cannot read the result database {path} ({e.strerror})",
+                           "check its permissions, or pass --db") from None
+    if not head.startswith(SQLITE_MAGIC):
+        raise PerflabError(f"the result database {path} is corrupt (not a SQLite file)", fix)
+    page = int.from_bytes(head[16:18], "big") if len(head) == 100 else 0
+    page = 65536 if page == 1 else page
+    # The header's page count is valid when its change counter matches (sqlite.org/fileformat).
+    pages = int.from_bytes(head[28:32], "big") if head[24:28] == head[92:96] else 0
+    if len(head) < 100 or page < 512 or size % page or size < pages * page:
+        raise PerflabError(f"the result database {path} is corrupt (truncated: {size} bytes"
+                           + (f" of {pages * page}" if pages * page > size else "") + ")", fix)
+    # A WAL database opened even read-only gets -wal and -shm files; if we refuse it, remove
+    # the ones we made, so a refused database is left exactly as it was found.
+    made = [p for p in (Path(f"{path}-wal"), Path(f"{path}-shm")) if not p.exists()]
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
+    except sqlite3.Error:
+        return  # not openable read-only (permissions): the engine says why, below
+    problem = ""
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if rows != ["ok"]:
+            first = rows[0].replace("*** in database main ***", "").strip().splitlines()[0]
+            problem = f"damaged pages: {first}"
+    except sqlite3.DatabaseError as e:
+        text = str(e)
+        # Only damage counts here; a lock, a full disk or a read-only place is the engine's to
+        # name below, with its own fix.
+        if "malformed" in text or "not a database" in text or "corrupt" in text:
+            problem = text
+    finally:
+        conn.close()
+    if problem:
+        for p in made:
+            with contextlib.suppress(OSError):
+                if p.name.endswith("-shm") or p.stat().st_size == 0:
+                    p.unlink()  # an index we made, or a log with nothing in it
+        raise PerflabError(f"the result database {path} is corrupt ({problem})", fix)
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    import sqlite3
+
     cur = dbapi_conn.cursor()
     # WAL lets a report read while a measurement writes; foreign keys make deletes cascade.
-    cur.execute("PRAGMA journal_mode=WAL")
+    # WAL is stored in the file: once set, reading it needs no lock.  Setting it does, and
+    # several processes first opening one new file can find it locked beyond the busy
+    # timeout on a loaded machine: retry a few times rather than fail the first use.
+    if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        for attempt in range(5):
+            try:
+                cur.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+    # In WAL mode, NORMAL syncs at checkpoints, not at every commit: a commit is in the OS
+    # before it returns, so it survives perflab being killed (SIGKILL, Ctrl-C, a crash), though
+    # not a power cut.  FULL cost 8 ms a commit here, twice the whole run of `true`.
+    cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()

@@ -14,31 +14,30 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from perflab.model import HARDWARE_COUNTERS, SOFTWARE_COUNTERS
 
 PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1
 
-# metric name -> (type, config)
+# The kernel's config code (linux/perf_event.h) of each counter model.py's metric table lists.
+_SOFTWARE_CONFIG = {"task_clock": 1, "page_faults": 2, "context_switches": 3, "cpu_migrations": 4}
+_HARDWARE_CONFIG = {"cycles": 0, "instructions": 1, "cache_references": 2, "cache_misses": 3,
+                    "branches": 4, "branch_misses": 5}
+# metric name -> (type, config), by config code (a counter without a code fails at import)
 SOFTWARE_EVENTS: dict[str, tuple[int, int]] = {
-    "task_clock": (PERF_TYPE_SOFTWARE, 1),
-    "page_faults": (PERF_TYPE_SOFTWARE, 2),
-    "context_switches": (PERF_TYPE_SOFTWARE, 3),
-    "cpu_migrations": (PERF_TYPE_SOFTWARE, 4),
-}
+    n: (PERF_TYPE_SOFTWARE, _SOFTWARE_CONFIG[n])
+    for n in sorted(SOFTWARE_COUNTERS, key=_SOFTWARE_CONFIG.__getitem__)}
 HARDWARE_EVENTS: dict[str, tuple[int, int]] = {
-    "cycles": (PERF_TYPE_HARDWARE, 0),
-    "instructions": (PERF_TYPE_HARDWARE, 1),
-    "cache_references": (PERF_TYPE_HARDWARE, 2),
-    "cache_misses": (PERF_TYPE_HARDWARE, 3),
-    "branches": (PERF_TYPE_HARDWARE, 4),
-    "branch_misses": (PERF_TYPE_HARDWARE, 5),
-}
+    n: (PERF_TYPE_HARDWARE, _HARDWARE_CONFIG[n])
+    for n in sorted(HARDWARE_COUNTERS, key=_HARDWARE_CONFIG.__getitem__)}
 
 _SYSCALL_NR = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "s390x": 331, "riscv64": 241}
 _ATTR_SIZE = 136  # PERF_ATTR_SIZE_VER8; older kernels accept it when the tail is zero
@@ -100,11 +99,17 @@ class CounterBackend(Protocol):
         ...
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+@functools.lru_cache(maxsize=1)
+def _syscall() -> Any:
+    """libc's syscall(), looked up once: counters are opened for every run."""
+    fn = ctypes.CDLL(None, use_errno=True).syscall
+    fn.restype = ctypes.c_long
+    return fn
 
 
+@functools.lru_cache(maxsize=64)
 def _attr(type_: int, config: int, flags: int) -> ctypes.Array[ctypes.c_char]:
+    """The perf_event_attr of one event (made once, reused for every run: the kernel copies it)."""
     buf = ctypes.create_string_buffer(_ATTR_SIZE)
     struct.pack_into("=IIQQQQQ", buf, 0, type_, _ATTR_SIZE, config, 0, 0,
                      _FMT_TOTAL_TIME_ENABLED | _FMT_TOTAL_TIME_RUNNING, flags)
@@ -115,11 +120,9 @@ def perf_event_open(type_: int, config: int, pid: int, flags: int) -> int:
     nr = _SYSCALL_NR.get(platform.machine())
     if nr is None:
         raise CounterError(errno.ENOSYS, f"perf_event_open is not known on {platform.machine()}")
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
     attr = _attr(type_, config, flags)
-    fd = libc.syscall(nr, attr, ctypes.c_int(pid), ctypes.c_int(-1), ctypes.c_int(-1),
-                      ctypes.c_ulong(0))
+    fd = _syscall()(nr, attr, ctypes.c_int(pid), ctypes.c_int(-1), ctypes.c_int(-1),
+                    ctypes.c_ulong(0))
     if fd < 0:
         e = ctypes.get_errno()
         raise CounterError(e, os.strerror(e))

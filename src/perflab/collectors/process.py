@@ -1,6 +1,7 @@
 """Run one command once and measure it: this is where a measurement is taken.
 
-A tiny C launcher (data/perflab-launch.c) forks the command into its own process group (so a
+A tiny C launcher (data/perflab-launch.c), kept alive as a fork server for a whole
+measurement (LaunchServer), forks the command into its own process group (so a
 timeout kills everything it started), pins it, and holds it before exec until perflab has
 opened its perf counters on it.  The launcher then releases it and times it from release to
 wait4's return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
@@ -9,24 +10,29 @@ covers the command and every descendant it waited for.
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import functools
 import hashlib
 import os
+import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
 from perflab.collectors.perf_events import CounterBackend, CounterSet, Reading
 from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, printable
 
 
 @dataclass
@@ -52,13 +58,19 @@ class RunOutcome:
     region_used: bool = False
     counter_error: str = ""
     running_fraction: dict[str, float] = field(default_factory=dict)  # multiplexing per counter
+    leftover: list[int] = field(default_factory=list)  # detached processes still running
 
 
 def resolve_executable(argv0: str, env: dict[str, str]) -> str:
+    if not argv0.strip():
+        raise PerflabError("an empty command was given", "give the program to run")
     if "/" in argv0:
         if not os.path.exists(argv0):
             raise PerflabError(f"command not found: {argv0}", "check the path")
-        if not os.access(argv0, os.X_OK) or os.path.isdir(argv0):
+        if os.path.isdir(argv0):
+            raise PerflabError(f"the command {argv0} is a directory, not a program",
+                               f"give the program inside it (e.g. {argv0.rstrip('/')}/NAME)")
+        if not os.access(argv0, os.X_OK):
             raise PerflabError(f"command is not executable: {argv0}",
                                f"chmod +x {argv0}, or run it through its interpreter")
         return argv0
@@ -69,24 +81,173 @@ def resolve_executable(argv0: str, env: dict[str, str]) -> str:
     return found
 
 
-def _tail(data: bytes, limit: int = 1 << 20) -> str:
-    return data[-limit:].decode(errors="replace")
+TAIL_BYTES = 1 << 20  # of stdout and of stderr kept per run: the workload JSON, the last error
+
+
+class _StreamTail:
+    """A pipe for the commands' stdout or stderr over a whole measurement, drained by a thread
+    that keeps only the last TAIL_BYTES of the current run: a command writing gigabytes costs
+    neither memory nor disk (hand-written because subprocess's readers keep everything).  The
+    fork server hands the same pipe to every command; ``start()`` begins a run's tail and
+    ``take()``, once the command's group is gone, reads what is left in the pipe and returns
+    the run's tail."""
+
+    def __init__(self, limit: int = TAIL_BYTES) -> None:
+        self.limit = limit
+        self.r, self.w = os.pipe2(os.O_CLOEXEC)
+        try:
+            fcntl.fcntl(self.w, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups for big writers
+        except OSError:
+            pass
+        os.set_blocking(self.r, False)
+        self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
+        self._lock = threading.Lock()
+        self.buf = bytearray()
+        self._thread = threading.Thread(target=self._drain, name="perflab-tail", daemon=True)
+        self._thread.start()
+
+    def _read_available(self) -> bool:
+        """Read what the pipe holds now (caller holds the lock); False at end-of-file."""
+        while True:
+            try:
+                chunk = os.read(self.r, 1 << 20)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
+            self.buf += chunk
+            if len(self.buf) > 2 * self.limit:
+                del self.buf[:-self.limit]
+
+    def _drain(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.r, self._stop_r], [], [])
+            if self._stop_r in ready:
+                return
+            with self._lock:
+                if not self._read_available():
+                    return
+
+    def close_writer(self) -> None:
+        """The server has its copy; ours must go, or the pipe never reports end-of-file."""
+        os.close(self.w)
+
+    def start(self) -> None:
+        with self._lock:
+            self._read_available()  # anything late from an earlier run is not this run's
+            self.buf.clear()
+
+    def take(self) -> str:
+        with self._lock:
+            self._read_available()
+            out = bytes(self.buf[-self.limit:])
+            self.buf.clear()
+        return out.decode(errors="replace")
+
+    def close(self) -> None:
+        os.write(self._stop_w, b"x")
+        self._thread.join()
+        for fd in (self.r, self._stop_r, self._stop_w):
+            os.close(fd)
+
+
+@functools.lru_cache(maxsize=1)
+def _become_subreaper() -> bool:
+    """Make perflab the reaper of its descendants' orphans (PR_SET_CHILD_SUBREAPER), so a
+    process a command detached with setsid is seen after the run instead of vanishing to init."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> dict[int, tuple[str, int]]:
+    """This process's children: pid -> (state, process group)."""
+    out: dict[int, tuple[str, int]] = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            pids = Path(f"/proc/self/task/{tid}/children").read_text().split()
+        except OSError:
+            continue
+        for pid in map(int, pids):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            out[pid] = (fields[0], int(fields[2]))
+    return out
+
+
+def _leftovers(before: set[int], group: int) -> list[int]:
+    """Processes the command detached from its process group that are still running (its
+    group was killed); zombies among our children are reaped on the way."""
+    left = []
+    for pid, (state, pgrp) in _children().items():
+        if state == "Z" and pid not in before:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            continue
+        if pid in before or pgrp in (group, os.getpgrp()):
+            continue
+        left.append(pid)
+    return sorted(left)
+
+
+def _check_private(path: Path, what: str) -> str:
+    """'' when ``path`` is owned by us (or root) and not writable by group or others; else why."""
+    st = path.stat()
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"{what} {path} is owned by uid {st.st_uid}, not by you"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{what} {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return ""
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @functools.lru_cache(maxsize=1)
 def launcher_path() -> str:
-    """Build (once, cached by source hash) the small C launcher in perflab-launch.c."""
+    """Build (once, cached by source hash) the small C launcher in perflab-launch.c.
+
+    The cached binary runs every measured command, so it is trusted only when the cache
+    directory and the file are ours (or root's) and writable by nobody else, and the binary's
+    hash is the one recorded when it was built from this source (``<exe>.sha256``).  A foreign
+    or altered binary is rebuilt; a shared, writable cache directory is refused."""
     src = resources.files("perflab").joinpath("data/perflab-launch.c").read_bytes()
     digest = hashlib.sha256(src).hexdigest()[:12]
     cache = Path(os.environ.get("PERFLAB_CACHE") or platformdirs.user_cache_dir("perflab"))
     exe = cache / f"perflab-launch-{digest}"
+    sums = cache / f"perflab-launch-{digest}.sha256"
+    try:
+        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as e:
+        raise PerflabError(f"cannot create perflab's cache directory {cache} ({e.strerror})",
+                           "set PERFLAB_CACHE to a private, writable directory") from None
+    unsafe = _check_private(cache, "perflab's cache directory")
+    if unsafe:
+        raise PerflabError(f"{unsafe}: a binary planted there would run your commands",
+                           f"chmod go-w {cache}, or set PERFLAB_CACHE to a private directory")
     if exe.exists():
-        return str(exe)
+        try:
+            trusted = (not _check_private(exe, "launcher") and not _check_private(sums, "hash")
+                       and sums.read_text().strip() == _file_sha256(exe))
+        except OSError:
+            trusted = False
+        if trusted:
+            return str(exe)
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
     if not cc:
         raise PerflabError("perflab needs a C compiler once, to build its small launcher",
                            "install one (apt-get install gcc) or set CC")
-    cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         c_file = Path(tmp) / "perflab-launch.c"
         c_file.write_bytes(src)
@@ -101,165 +262,263 @@ def launcher_path() -> str:
             raise PerflabError(f"building perflab's launcher with {cc} failed: "
                                f"{r.stderr.strip().splitlines()[-1:]}",
                                "check the C compiler installation")
-        os.replace(out, exe)  # atomic: concurrent perflabs race harmlessly
+        out.chmod(0o755)
+        sum_tmp = Path(tmp) / "sha256"
+        sum_tmp.write_text(_file_sha256(out) + "\n")
+        sum_tmp.chmod(0o644)
+        # Atomic renames: concurrent perflabs race harmlessly (identical builds of one source
+        # may still differ in bytes, so the hash is renamed first and checked on every start;
+        # a loser of the race rebuilds once).
+        os.replace(sum_tmp, sums)
+        os.replace(out, exe)
     return str(exe)
 
 
-def execute(req: RunRequest) -> RunOutcome:
-    """Run ``req.argv`` once; never raises for the command's own failures (they are outcomes)."""
-    path = resolve_executable(req.argv[0], req.env)
-    launcher = launcher_path()
-    out_f = tempfile.TemporaryFile()
-    err_f = tempfile.TemporaryFile()
-    ctl_r, ctl_w = os.pipe()
-    rep_r, rep_w = os.pipe()
-    region: RegionChannel | None = None
-    counters: CounterSet | None = None
-    counter_error = ""
-    env = dict(req.env)
+class LaunchServer:
+    """perflab's launcher kept alive for a whole measurement: a fork server driven over a pipe.
 
-    region_sum: dict[str, Reading] = {}
-    snap: dict[str, Reading] = {}
+    A run costs one fork+exec of the command (in the small C server, never in Python) and one
+    exchange on a pipe (a request, then a "done" line with wait4's figures), two when perf
+    counters are open: the server holds the command before exec and says its pid, perflab
+    opens the counters on it (the kernel binds them to one pid: they cannot be carried from one
+    run to the next; counters opened once on the server with inherit were tried, and stopped
+    counting children after two or three runs on kernel 6.18), then releases it.  The region
+    fifos and their thread are made once and reset between runs; stdout/stderr go to two
+    unlinked files rewound and truncated between runs.
+    Timeouts are enforced by the server and kill the command's process group; so does closing
+    the pipe (Ctrl-C) and perflab's death (PR_SET_PDEATHSIG).
+    """
 
-    def on_enable() -> None:
-        if counters is not None:
-            snap.update(counters.read())
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._region: RegionChannel | None = None
+        self._counters: CounterSet | None = None
+        self._snap: dict[str, Reading] = {}
+        self._region_sum: dict[str, Reading] = {}
+        self._out: _StreamTail | None = None
+        self._err: _StreamTail | None = None
+        self._ctl_w = -1
+        self._report: Any = None
+        self._watch = False
 
-    def on_disable() -> None:
-        if counters is not None:
-            now = counters.read()
-            for k, v in now.items():
-                d = v - snap[k]
-                region_sum[k] = region_sum[k] + d if k in region_sum else d
+    # -- lifetime ---------------------------------------------------------------------------
+    def _start(self) -> None:
+        launcher = launcher_path()
+        self._watch = _become_subreaper()
+        self._out, self._err = _StreamTail(), _StreamTail()
+        ctl_r, ctl_w = os.pipe2(os.O_CLOEXEC)
+        rep_r, rep_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            self._proc = subprocess.Popen(
+                [launcher, "--server", str(ctl_r), str(rep_w)], stdin=subprocess.DEVNULL,
+                stdout=self._out.w, stderr=self._err.w, pass_fds=(ctl_r, rep_w), cwd="/")
+        finally:
+            os.close(ctl_r)
+            os.close(rep_w)
+            self._out.close_writer()
+            self._err.close_writer()
+        self._ctl_w = ctl_w
+        self._report = os.fdopen(rep_r, "rb")
 
-    if req.region:
-        region = RegionChannel(on_enable, on_disable)
-        env.update(region.env())
-    cpus = ",".join(map(str, req.pin)) if req.pin else "-"
-    proc = subprocess.Popen(
-        [launcher, str(ctl_r), str(rep_w), cpus, path, *req.argv], stdin=subprocess.DEVNULL,
-        stdout=out_f, stderr=err_f, env=env, cwd=req.cwd, pass_fds=(ctl_r, rep_w))
-    os.close(ctl_r)
-    os.close(rep_w)
-    report = os.fdopen(rep_r, "r")
-    timed_out = threading.Event()
-    timer: threading.Timer | None = None
-    child = 0
-    try:
-        first = report.readline().split()
-        if len(first) != 2 or first[0] != "pid":
-            proc.wait()
-            raise PerflabError(f"perflab's launcher failed to start {req.argv[0]} "
-                               f"({' '.join(first) or 'no report'})",
-                               "check --pin and the command")
-        child = int(first[1])
-        if req.counters and req.backend is not None:
+    def _region_channel(self) -> RegionChannel:
+        if self._region is None:
+            self._region = RegionChannel(self._on_enable, self._on_disable)
+            self._region.start()
+        return self._region
+
+    def close(self) -> None:
+        """End the server (EOF on its pipe: a running command's group is killed) and remove
+        the fifos; safe to call twice."""
+        if self._counters is not None:
+            self._counters.close()
+            self._counters = None
+        if self._ctl_w >= 0:
+            os.close(self._ctl_w)
+            self._ctl_w = -1
+        if self._proc is not None:
             try:
-                counters = req.backend.open(child, req.counters)
-            except OSError as e:
-                counter_error = str(e)
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        if self._report is not None:
+            self._report.close()
+            self._report = None
+        for t in (self._out, self._err):
+            if t is not None:
+                t.close()
+        self._out = self._err = None
+        if self._region is not None:
+            self._region.close()
+            self._region = None
+
+    def __enter__(self) -> LaunchServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the timed region's snapshots (called from the region thread) ------------------------
+    def _on_enable(self) -> None:
+        if self._counters is not None:
+            self._snap.update(self._counters.read())
+
+    def _on_disable(self) -> None:
+        if self._counters is not None:
+            for k, v in self._counters.read().items():
+                d = v - self._snap[k]
+                self._region_sum[k] = self._region_sum[k] + d if k in self._region_sum else d
+
+    # -- one run ------------------------------------------------------------------------------
+    def run(self, req: RunRequest) -> RunOutcome:
+        """Run ``req.argv`` once; never raises for the command's own failures (outcomes)."""
+        path = resolve_executable(req.argv[0], req.env)
+        if self._proc is None:
+            self._start()
+        env = dict(req.env)
+        region: RegionChannel | None = None
+        if req.region:
+            region = self._region_channel()
+            region.reset()
+            env.update(region.env())
+        self._snap, self._region_sum = {}, {}
+        assert self._out is not None and self._err is not None
+        self._out.start()
+        self._err.start()
+        before = set(_children()) if self._watch else set()
+        cpus = ",".join(map(str, req.pin)) if req.pin else "-"
+        timeout_ms = max(1, int(req.timeout * 1000 + 0.999)) if req.timeout else 0
+        # Held before exec only when there are counters to open on it; otherwise the server
+        # releases it at once (one exchange a run instead of two).
+        hold = bool(req.counters and req.backend is not None)
+        fields = [cpus, str(timeout_ms), "1" if hold else "0", req.cwd or os.getcwd(), path,
+                  str(len(req.argv)), *req.argv, *(f"{k}={v}" for k, v in env.items())]
+        payload = b"\0".join(os.fsencode(f) for f in fields) + b"\0"
+        counter_error = ""
+        final: dict[str, Reading] = {}
+        try:
+            _write_all(self._ctl_w, b"run %d\n" % len(payload) + payload)
+            if hold:
+                first = self._report.readline().decode(errors="replace").split()
+                if len(first) != 2 or first[0] != "pid":
+                    raise PerflabError(f"perflab's launcher failed to start {req.argv[0]} "
+                                       f"({' '.join(first) or 'no report'})",
+                                       "check --pin and the command")
+                try:
+                    self._counters = req.backend.open(  # type: ignore[union-attr]
+                        int(first[1]), req.counters)
+                except OSError as e:
+                    counter_error = str(e)
+                _write_all(self._ctl_w, b"g")
+            done = self._report.readline().decode(errors="replace").split()
+            if self._counters is not None:
+                final = self._counters.read()
+                self._counters.close()
+                self._counters = None
+        except BaseException:
+            # Ctrl-C or anything else: closing the pipe makes the server kill the command's
+            # process group and end; a server whose conversation stopped half-way is not reused.
+            self.close()
+            raise
+        if len(done) != 14 or done[0] != "done":
+            self.close()
+            raise PerflabError(f"perflab's launcher failed to run {req.argv[0]} "
+                               f"({' '.join(done) or 'no report'})",
+                               "check --pin and the command; if it persists, report a bug")
+        status, wall_ns, utime_us, stime_us = (int(x) for x in done[1:5])
+        maxrss, minflt, majflt, nvcsw, nivcsw, exec_errno, timed_out, child, run_delay_ns = (
+            int(x) for x in done[5:14])
+        stdout, stderr = self._out.take(), self._err.take()
+        leftover = _leftovers(before, child) if self._watch else []
+
+        values: dict[str, float] = {
+            "wall_time": wall_ns / 1e9,
+            "user_time": utime_us / 1e6,
+            "sys_time": stime_us / 1e6,
+            "max_rss": float(maxrss),
+            "minor_faults": float(minflt),
+            "major_faults": float(majflt),
+            "voluntary_switches": float(nvcsw),
+            "involuntary_switches": float(nivcsw),
+        }
+        if run_delay_ns >= 0:
+            values["run_delay"] = run_delay_ns / 1e9
+        exec_error = os.strerror(exec_errno) if exec_errno else ""
+        running_fraction: dict[str, float] = {}
+        region_used = False
+        region_error = ""
         if region is not None:
-            region.start()
-        if req.timeout:
-            def kill() -> None:
-                timed_out.set()
-                _kill_group(child)
+            region_used = region.enables > 0
+            if region.open_region:
+                region_error = ("it began a timed region (perflab_region_begin) and never ended "
+                                "it; call perflab_region_end() after the timed work")
+            elif region.error:
+                region_error = f"timed-region protocol: {region.error}"
+            if region_used:
+                values["region_time"] = region.region_ns / 1e9
+        if final:
+            readings = self._region_sum if region_used and self._region_sum else final
+            for name, r in readings.items():
+                v = r.scaled
+                values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
+                running_fraction[name] = r.running_fraction
 
-            timer = threading.Timer(req.timeout, kill)
-            timer.daemon = True
-            timer.start()
-        os.write(ctl_w, b"g")
-        done = report.readline().split()
-        proc.wait()
-    except BaseException:
-        # Ctrl-C or anything else: never leave the command running.
-        if child:
-            _kill_group(child)
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        if timer:
-            timer.cancel()
-        os.close(ctl_w)
-        report.close()
-    if child:
-        _kill_group(child)  # anything the command left behind in its group
-    if len(done) != 11 or done[0] != "done":
-        raise PerflabError(f"perflab's launcher ended without a report ({' '.join(done)})",
-                           "run again; if it persists, report a bug")
-    status, wall_ns, utime_us, stime_us = (int(x) for x in done[1:5])
-    maxrss, minflt, majflt, nvcsw, nivcsw, exec_errno = (int(x) for x in done[5:11])
-
-    values: dict[str, float] = {
-        "wall_time": wall_ns / 1e9,
-        "user_time": utime_us / 1e6,
-        "sys_time": stime_us / 1e6,
-        "max_rss": float(maxrss),
-        "minor_faults": float(minflt),
-        "major_faults": float(majflt),
-        "voluntary_switches": float(nvcsw),
-        "involuntary_switches": float(nivcsw),
-    }
-    exec_error = os.strerror(exec_errno) if exec_errno else ""
-    running_fraction: dict[str, float] = {}
-    region_used = False
-    if region is not None:
-        region_used = region.enables > 0
-        if region_used:
-            values["region_time"] = region.region_ns / 1e9
-        region.close()
-    if counters is not None:
-        final = counters.read()
-        counters.close()
-        readings = region_sum if region_used and region_sum else final
-        for name, r in readings.items():
-            v = r.scaled
-            values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
-            running_fraction[name] = r.running_fraction
-
-    out_f.seek(0)
-    err_f.seek(0)
-    stdout, stderr = _tail(out_f.read()), _tail(err_f.read())
-    out_f.close()
-    err_f.close()
-
-    outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
-                         stderr=stderr, region_used=region_used, counter_error=counter_error,
-                         running_fraction=running_fraction)
-    if exec_error:
-        outcome.status, outcome.exit_code = "failed", 127
-        outcome.error = f"could not start {req.argv[0]}: {exec_error}"
-        return outcome
-    if timed_out.is_set():
-        outcome.status = "timeout"
-        outcome.error = f"killed after the {req.timeout:g} s timeout (with its process group)"
-        return outcome
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        outcome.status, outcome.exit_code = "signal", -sig
-        outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_line(stderr)
-        return outcome
-    outcome.exit_code = os.WEXITSTATUS(status)
-    if outcome.exit_code != 0:
-        outcome.status = "failed"
-        outcome.error = f"exited with status {outcome.exit_code}" + _last_line(stderr)
-    try:
-        own = parse_last_json(stdout)
-    except WorkloadJSONError as e:
-        own = None
-        if outcome.status == "ok":
+        outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
+                             stderr=stderr, region_used=region_used,
+                             counter_error=counter_error,
+                             running_fraction=running_fraction, leftover=leftover)
+        if exec_error:
+            outcome.status, outcome.exit_code = "failed", 127
+            outcome.error = f"could not start {req.argv[0]}: {exec_error}"
+            return outcome
+        if timed_out:
+            outcome.status = "timeout"
+            outcome.error = (f"killed after the {req.timeout:g} s timeout (with its process "
+                             "group)")
+            return outcome
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            outcome.status, outcome.exit_code = "signal", -sig
+            outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_line(stderr)
+            return outcome
+        outcome.exit_code = os.WEXITSTATUS(status)
+        if outcome.exit_code != 0:
             outcome.status = "failed"
-            outcome.error = str(e)
-    if own:
-        for k, v in own.items():
-            values.setdefault(k, v)  # perflab's own measurement wins a name clash
-    return outcome
+            outcome.error = f"exited with status {outcome.exit_code}" + _last_line(stderr)
+        elif region_error:
+            outcome.status = "failed"
+            outcome.error = region_error
+        try:
+            own = parse_last_json(stdout)
+        except WorkloadJSONError as e:
+            own = None
+            if outcome.status == "ok":
+                outcome.status = "failed"
+                outcome.error = str(e)
+        if own:
+            for k, v in own.items():
+                values.setdefault(k, v)  # perflab's own measurement wins a name clash
+        return outcome
+
+
+def execute(req: RunRequest, server: LaunchServer | None = None) -> RunOutcome:
+    """Run ``req.argv`` once, on ``server`` (kept by the caller for many runs) or a new one."""
+    if server is not None:
+        return server.run(req)
+    with LaunchServer() as one:
+        return one.run(req)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _last_line(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return f": {lines[-1].strip()[:200]}" if lines else ""
+    lines = [ln for ln in text.split("\n") if ln.strip()]  # a CR is shown, not a line break
+    return f": {printable(lines[-1].strip()[:200])}" if lines else ""
 
 
 def _kill_group(pid: int) -> None:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from perflab.region import ACK_ENV, CTL_ENV
+from perflab.region_client import ACK_ENV, CTL_ENV
 
 
 class RegionChannel:
@@ -41,7 +41,16 @@ class RegionChannel:
         return {CTL_ENV: self.ctl_path, ACK_ENV: self.ack_path}
 
     def start(self) -> None:
-        self._thread.start()
+        if not self._thread.is_alive():
+            self._thread.start()
+
+    def reset(self) -> None:
+        """Forget the last run's figures: one channel (two fifos, one thread) serves every run
+        of a measurement; only one command runs at a time, so nothing is in flight here."""
+        self.enables = 0
+        self.region_ns = 0
+        self._t_enable = None
+        self.error = ""
 
     def _serve(self) -> None:
         buf = b""

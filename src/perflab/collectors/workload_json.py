@@ -32,8 +32,15 @@ def parse_last_json(stdout: str) -> dict[str, float] | None:
         raise WorkloadJSONError("the last line of stdout is JSON but not an object")
     out: dict[str, float] = {}
     for k, v in obj.items():
-        if isinstance(v, bool):
-            continue
-        if isinstance(v, int | float) and math.isfinite(v):
-            out[str(k)] = float(v)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            continue  # labels and nested details are not metrics
+        if not math.isfinite(v):
+            raise WorkloadJSONError(f"the workload reported {k} = {v} (not a finite number); "
+                                    "report a number, or leave the key out")
+        if v < 0:
+            # Every perflab metric is a time, a count or a rate; a negative one would give
+            # nonsense ratios ("-200% faster").
+            raise WorkloadJSONError(f"the workload reported {k} = {v:g}, a negative value; "
+                                    "metrics must be times, counts or rates (>= 0)")
+        out[str(k)] = float(v)
     return out

@@ -7,10 +7,11 @@ the commit a measurement is recorded against.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from perflab.console import stdout_console
@@ -20,6 +21,7 @@ from perflab.history.git import git_state, short
 __all__ = ["git_state", "register"]
 
 console = stdout_console()
+err_console = Console(stderr=True)
 
 DB_HELP = ("Result database: a SQLite file or a postgresql:// URL "
            "(default: $PERFLAB_DB or the user's).")
@@ -31,8 +33,10 @@ def _store(db: str | None):  # -> Store; imported late so `perflab --help` stays
     return Store(db)
 
 
-def _fmt(x: float) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+def _fmt(x: float, unit: str = "") -> str:
+    from perflab.reports.format import fmt_value
+
+    return fmt_value(x, unit)
 
 
 def history_cmd(
@@ -75,7 +79,7 @@ def history_cmd(
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
         t = Table(title=s.key.label(), title_justify="left")
-        for col in ("commit", "result", "kind", "runs", f"median ({s.unit})", "95% CI", "change"):
+        for col in ("commit", "result", "kind", "runs", "median", "95% CI", "change"):
             t.add_column(col, justify="right" if col != "kind" else "left")
         at = {cp.index: cp for cp in cps}
         for i, p in enumerate(s.points):
@@ -85,7 +89,8 @@ def history_cmd(
                 style = "dim" if cp.ignored else ("red" if cp.regression else "green")
                 mark = f"[{style}]{cp.change_pct:+.1f}% p={cp.p_value:.2g}[/]"
             t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.kind,
-                      str(p.n), _fmt(p.median), f"[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]", mark)
+                      str(p.n), _fmt(p.median, s.unit),
+                      f"[{_fmt(p.ci_low, s.unit)}, {_fmt(p.ci_high, s.unit)}]", mark)
         console.print(t)
         for n in s.notes:
             console.print(f"[dim]{n}[/]")
@@ -108,6 +113,29 @@ def _primary(store, found) -> str:  # type: ignore[no-untyped-def]
     return sorted(metrics)[0]
 
 
+def _decision_series(store, series):  # type: ignore[no-untyped-def]
+    """The series detect looks at by default: the metric that decided each result when it was
+    measured (runner.choose_primary: CPU time for CPU-bound work) and the wall-clock metric
+    it was chosen over, which keeps its own row."""
+    from perflab.runner import CPU_COUNTERPART
+
+    wall_of = {cpu: wall for wall, cpu in CPU_COUNTERPART.items()}
+    wall_of["cpu_time"] = "wall_time"
+    primary: dict[int, str | None] = {}
+    keep = []
+    for s in series:
+        rid = s.points[-1].result_id
+        if rid not in primary:
+            try:
+                primary[rid] = store.load(rid).settings.get("primary_metric")
+            except PerflabError:
+                primary[rid] = None
+        p = primary[rid] or "wall_time"
+        if s.key.metric in (p, wall_of.get(p, p)):
+            keep.append(s)
+    return keep
+
+
 def detect_cmd(
     benchmark: str = typer.Option(None, "--benchmark", "-b", help="Only these (glob)."),
     metric: str = typer.Option(None, "--metric", "-m", help="Only this metric."),
@@ -118,16 +146,33 @@ def detect_cmd(
                                             help="Exit with status 1 if a regression is found."),
     show_ignored: bool = typer.Option(False, "--show-ignored", help="List ignored ones too."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    all_metrics: bool = typer.Option(
+        False, "--all-metrics", help="Every stored metric, not only the deciding ones."),
+    report: Path = typer.Option(None, "--report", help="Write one Markdown file (with its "
+                                "history plot) per regression not ignored into this directory."),
+    webhook: str = typer.Option(None, "--webhook", help="POST each regression as JSON to this "
+                                "URL (chat or issue bots)."),
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
-    """Change points in every stored series (E-divisive means + t-test, Apache Otava)."""
+    """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.series import load_series
 
+    if fail_on_regression and metric:
+        from perflab.model import metric_direction
+
+        if metric_direction(metric) == "none":
+            raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
+                               "nor higher is better), so it cannot regress",
+                               "use --metric with a time, memory or count metric")
     sets = load_settings(settings)
     store = _store(db)
     series = load_series(store, benchmark, None, metric, None, None, repo)
-    cps = [cp for s in series for cp in detect_series(s, sets)]
+    if not metric and not all_metrics:
+        series = _decision_series(store, series)
+    found = [(s, cp) for s in series for cp in detect_series(s, sets)]
+    cps = [cp for _, cp in found]
+    unit = {s.key: s.unit for s in series}
     shown = [cp for cp in cps if show_ignored or not cp.ignored]
     regressions = [cp for cp in cps if cp.regression and not cp.ignored]
     if as_json:
@@ -139,19 +184,39 @@ def detect_cmd(
                     "before (mean ± sd)", "after (mean ± sd)", "p", ""):
             t.add_column(col)
         for cp in shown:
+            u = unit.get(cp.key, "")
             what = (f"[dim]ignored: {cp.ignored}[/]" if cp.ignored
-                    else "[red]regression[/]" if cp.regression else "[green]improvement[/]")
+                    else "[red]regression[/]" if cp.regression
+                    else "[magenta]changed (no direction)[/]" if cp.direction == "none"
+                    else "[green]improvement[/]")
             t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
                       str(cp.key.machine_id), cp.key.metric,
                       f"{short(cp.commit_before)}..{short(cp.commit_after)}",
-                      f"{cp.change_pct:+.2f}%", f"{_fmt(cp.mean_before)} ± {_fmt(cp.std_before)}",
-                      f"{_fmt(cp.mean_after)} ± {_fmt(cp.std_after)}", f"{cp.p_value:.2g}", what)
+                      f"{cp.change_pct:+.2f}%",
+                      f"{_fmt(cp.mean_before, u)} ± {_fmt(cp.std_before, u)}",
+                      f"{_fmt(cp.mean_after, u)} ± {_fmt(cp.std_after, u)}",
+                      f"{cp.p_value:.2g}", what)
         console.print(t)
         ignored = sum(1 for c in cps if c.ignored)
-        console.print(f"{len(regressions)} regression(s), "
-                      f"{sum(1 for c in cps if not c.regression and not c.ignored)} "
+        better = sum(1 for c in cps if not c.regression and not c.ignored
+                     and c.direction != "none")
+        console.print(f"{len(regressions)} regression(s), {better} "
                       f"improvement(s), {ignored} ignored"
                       + (f" (settings: {sets.source})" if sets.source else ""))
+    if report is not None or webhook:
+        import tempfile
+
+        from perflab.history.filing import post, write_reports
+
+        out_dir = report or Path(tempfile.mkdtemp(prefix="perflab-regressions-"))
+        filed = write_reports(store, found, out_dir, repo)
+        for md, _ in filed:
+            err_console.print(f"regression report: {md}", highlight=False, soft_wrap=True)
+        for _, doc in filed if webhook else []:
+            post(webhook, doc)
+        if webhook:
+            err_console.print(f"posted {len(filed)} regression(s) to the webhook",
+                              highlight=False)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
 
@@ -194,27 +259,54 @@ def import_cmd(
     db: str = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Store hyperfine --export-json, pyperf JSON or perf stat -j results (kind "import")."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from perflab.history.imports import import_file
 
-    # Parse everything before storing anything: one bad file stores nothing.
-    parsed = [import_file(Path(f), fmt, benchmark) for f in files]
-    c, dirty, r = git_state(repo, commit)
-    fp: dict = {}
-    if here:
-        from perflab.fingerprint import machine_fingerprint
+    err_console = Console(stderr=True)
 
-        fp = machine_fingerprint()
-    store = _store(db)
-    for f, rs in zip(files, parsed, strict=True):
-        rs.commit, rs.dirty, rs.repo = c, dirty, r
-        rs.fingerprint = {**rs.fingerprint, **fp}
-        rs.status = "complete"
-        rid = store.save(rs)
-        n = sum(len(cfg.measured_runs()) for cfg in rs.configurations)
-        console.print(f"{f}: result {rid}, {len(rs.configurations)} configuration(s), {n} runs, "
-                      f"metrics {', '.join(sorted(rs.metrics))}")
-        for note in rs.notes:
-            console.print(f"  [dim]{note}[/]")
+    stored: list[str] = []
+    current = ""
+    try:
+        # Parse everything before storing anything: one bad file stores nothing.
+        parsed = []
+        for f in files:
+            current = str(f)
+            parsed.append(import_file(Path(f), fmt, benchmark))
+        c, dirty, r = git_state(repo, commit)
+        fp: dict = {}
+        if here:
+            from perflab.fingerprint import machine_fingerprint
+
+            fp = machine_fingerprint()
+        store = _store(db)
+        # One transaction per file (all of it or none of it), runs inserted in batches.
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=err_console, transient=True)
+        with bar:
+            for f, rs in zip(files, parsed, strict=True):
+                current = str(f)
+                rs.commit, rs.dirty, rs.repo = c, dirty, r
+                rs.fingerprint = {**rs.fingerprint, **fp}
+                rs.status = "complete"
+                total = sum(len(cfg.runs) for cfg in rs.configurations)
+                task = bar.add_task(f"storing {Path(f).name}", total=total)
+                rid = store.save(rs, progress=lambda n, t=task: bar.advance(t, n))
+                bar.remove_task(task)
+                stored.append(f"{f} (result {rid})")
+                n = sum(len(cfg.measured_runs()) for cfg in rs.configurations)
+                console.print(f"{f}: result {rid}, {len(rs.configurations)} configuration(s), "
+                              f"{n} runs, metrics {', '.join(sorted(rs.metrics))}",
+                              highlight=False, soft_wrap=True)
+                for note in rs.notes:
+                    console.print(f"  [dim]{escape(note)}[/]", highlight=False)
+    except KeyboardInterrupt:
+        kept = f"; stored before it: {', '.join(stored)}" if stored else ""
+        raise PerflabError(f"import interrupted: nothing of {current} was stored (each file is "
+                           f"stored whole or not at all){kept}",
+                           "run the import again for the files not stored",
+                           exit_code=130) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -29,9 +29,10 @@ from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.model import Configuration, ResultSet
+from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 
 console = Console(stderr=True)
-DEFAULT_THRESHOLD = 0.01
+DEFAULT_THRESHOLD = STATS_DEFAULT_THRESHOLD  # the one default band
 
 
 @dataclass
@@ -178,7 +179,7 @@ def _copy_good(spec: BisectSpec, top: Path, target: _Target, dest: Path) -> None
 
 def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> BisectOutcome:
     from perflab.runner import MeasureOptions, RunFailed, measure
-    from perflab.stats import compare_samples
+    from perflab.stats import Plan, bisect_step, parse_estimator, verdict_word
 
     say = (out or console).print
     top = git.toplevel(spec.repo)
@@ -219,6 +220,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
         started = True
         git._git(top, "checkout", "-q", "--detach", good)
         target = _Target(spec, top)
+        auto_primary = metric is None
         metric = metric or target.primary
         rs.settings["metric"] = metric
         say(f"building the good commit {git.short(good)} once ...")
@@ -230,18 +232,24 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
         valgrind = metric in ("instructions", "instructions_per_op")
         opts = MeasureOptions(
             warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
-            timeout=spec.timeout, counters="none" if valgrind else "auto",
+            auto_primary=auto_primary and not valgrind, timeout=spec.timeout,
+            counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
             valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices
             region_symbol=target.manifest.get("region_symbol") if valgrind else None,
             seed=spec.seed)
         base_argv = target.argv(tmp)
         step_no = 0
+        said_choice = False
         threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
+        # Runs per round can be few (--runs 3): the median needs no trimming headroom.
+        estimator = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8 else "median")
+        rs.settings["comparison"] = Plan(threshold=threshold, estimator=str(estimator),
+                                         looks=spec.max_rounds).to_dict()
 
         def judge(commit: str) -> Step:
             """Build ``commit`` (checked out) and compare it with the good build."""
-            nonlocal step_no
+            nonlocal step_no, metric, said_choice
             step_no += 1
             assert target is not None
             if commit != good:
@@ -260,40 +268,44 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                                      benchmark=target.benchmark, params=cell, commit=commit)
                 try:
                     measure(rs, [base, cand], opts, store=store)
+                    if rs.status == "interrupted":
+                        # measure() keeps the runs and returns on Ctrl-C; a bisect must stop
+                        # there, not judge a step on what it had.
+                        raise KeyboardInterrupt
                 except RunFailed as e:
                     if any(r.status != "ok" for r in base.runs):
                         raise PerflabError(f"the good build failed to run: {e.problem}",
                                            "check the command at the good commit") from e
                     return Step(commit, "skip", f"the command failed: {e.problem}")
+                metric = opts.primary_metric  # the warm-up's choice (runner.choose_primary)
+                rs.settings["metric"] = metric
+                choice = rs.settings.get("primary_choice")
+                if choice and not said_choice:
+                    say(f"primary metric: {choice['reason']}")
+                    said_choice = True
                 if metric not in rs.metrics:
                     raise PerflabError(f"the runs produced no metric '{metric}'",
                                        f"choose one of {', '.join(sorted(rs.metrics)) or '-'}")
                 base_s += base.samples(metric)
                 cand_s += cand.samples(metric)
                 info = rs.metrics[metric]
-                cmp = compare_samples(base_s, cand_s, threshold=threshold,
-                                      deterministic=info.deterministic,
-                                      higher_is_better=info.higher_is_better, metric=metric,
-                                      paired=len(base_s) == len(cand_s))
-                verdict = cmp.verdict
-                if verdict == "inconclusive" and math.isfinite(cmp.ci_high) and (
-                        cmp.ci_low >= 1.0 - threshold if info.higher_is_better
-                        else cmp.ci_high <= 1.0 + threshold):
-                    # The step asks one-sided "slower by more than the band?": a CI wholly on
-                    # the good side of the band answers no, even when it is too wide for the
-                    # core to call the two equivalent.
-                    verdict = "not slower"
-                if cmp.deterministic and abs(cmp.ratio - 1.0) <= threshold:
-                    # Exact counts still move by a few instructions with the binary's path
-                    # (argv and auxv on the stack): within the threshold is "equivalent".
-                    verdict = "equivalent"
+                # The core's step rule (stats.bisect_step): judged at alpha / max_rounds, since
+                # every round is a look; one-sided "not worse by more than the band" is good.
+                # Exact counts within the band are equivalent (they move by a few instructions
+                # with the binary's path: argv and auxv on the stack).
+                decision, cmp = bisect_step(base_s, cand_s, threshold=threshold,
+                                            looks=spec.max_rounds, info=info,
+                                            paired=len(base_s) == len(cand_s),
+                                            estimator=estimator)
                 st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
                           cmp.base_median, cmp.cand_median, len(cand_s))
-                if verdict == "slower":
-                    st.decision, st.reason = "bad", "slower"
+                if decision == "bad":
+                    st.decision, st.reason = "bad", cmp.verdict
                     return st
-                if verdict in ("faster", "equivalent", "not slower"):
-                    st.decision, st.reason = "good", verdict
+                if decision == "good":
+                    st.decision = "good"
+                    st.reason = cmp.verdict if cmp.verdict != "inconclusive" else (
+                        "not " + verdict_word(info, info.direction != "higher"))
                     return st
                 say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
                     f"({cmp.change_pct:+.2f}%), measuring again")
@@ -327,6 +339,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 threshold = max(DEFAULT_THRESHOLD, math.sqrt(max(lo, 1.0)) - 1.0)
                 say(f"judging steps against a ±{threshold:.1%} band (midway to the change)")
         rs.settings["threshold"] = threshold
+        rs.settings["comparison"]["threshold"] = threshold
         _bisect_git(top, "bad", bad)
         text = _bisect_git(top, "good", good)
         while True:
@@ -360,6 +373,11 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                                 for s in steps]
         unit = rs.metrics[metric].unit if metric in rs.metrics else ""
         return BisectOutcome(first, cands, steps, rs.id, metric, unit, size)
+    except KeyboardInterrupt:
+        rs.status = "interrupted"
+        if not any(n.startswith("interrupted") for n in rs.notes):
+            rs.notes.append("interrupted by the user: the runs finished so far are kept")
+        raise
     finally:
         if rs.id is not None:
             if rs.status == "running":
@@ -406,13 +424,25 @@ def bisect_cmd(
     if workload and command:
         raise PerflabError("give either --workload or a command after --, not both",
                            "drop one of them")
+    from perflab.validate import fraction, positive
+
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.05")
+    positive(timeout, "--timeout", "30")
+    positive(build_timeout, "--build-timeout", "900")
     spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
                       workload=workload, params=parse_params(param), metric=metric,
                       artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
                       threshold=threshold, timeout=timeout, build_timeout=build_timeout,
                       check=check)
     store = Store(db)
-    res = run_bisect(spec, store)
+    try:
+        res = run_bisect(spec, store)
+    except KeyboardInterrupt:
+        console.print("bisect interrupted: the runs measured so far are stored (perflab results "
+                      "list); git's bisect state is reset. Run the same command again to "
+                      "bisect anew.", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     top = git.toplevel(repo) or repo
     out = stdout_console()
     if res.first_bad:

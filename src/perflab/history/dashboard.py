@@ -13,6 +13,7 @@ from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.plot import plot_series
 from perflab.history.series import Series
+from perflab.reports.format import fmt_value
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -28,14 +29,15 @@ def _page(title: str, body: str) -> str:
             f"</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+def _fmt(x: float, unit: str = "") -> str:
+    return fmt_value(x, unit)
 
 
-def _cp_rows(cps: list[ChangePoint], link: bool) -> str:
+def _cp_rows(cps: list[ChangePoint], link: bool, units: dict[object, str]) -> str:
     rows = []
     for cp in cps:
         cls = "ign" if cp.ignored else ("reg" if cp.regression else "imp")
+        u = units.get(cp.key, "")
         what = f"ignored ({cp.ignored})" if cp.ignored else (
             "regression" if cp.regression else "improvement")
         series = (f"<td><a href='{cp.key.slug()}.html'>{html.escape(cp.key.label())}</a></td>"
@@ -43,8 +45,8 @@ def _cp_rows(cps: list[ChangePoint], link: bool) -> str:
         rows.append(
             f"<tr class='{cls}'>{series}<td><code>{short(cp.commit_before)}.."
             f"{short(cp.commit_after)}</code></td><td>{cp.change_pct:+.2f}%</td>"
-            f"<td>{_fmt(cp.mean_before)} &plusmn; {_fmt(cp.std_before)}</td>"
-            f"<td>{_fmt(cp.mean_after)} &plusmn; {_fmt(cp.std_after)}</td>"
+            f"<td>{_fmt(cp.mean_before, u)} &plusmn; {_fmt(cp.std_before, u)}</td>"
+            f"<td>{_fmt(cp.mean_after, u)} &plusmn; {_fmt(cp.std_after, u)}</td>"
             f"<td>{cp.p_value:.2g}</td><td>{html.escape(what)}</td></tr>")
     head = ("<tr>" + ("<th>series</th>" if link else "") + "<th>commits</th><th>change</th>"
             "<th>before (mean &plusmn; sd)</th><th>after</th><th>p</th><th></th></tr>")
@@ -54,6 +56,7 @@ def _cp_rows(cps: list[ChangePoint], link: bool) -> str:
 def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
                     store_location: str = "") -> Path:
     out.mkdir(parents=True, exist_ok=True)
+    units: dict[object, str] = {s.key: s.unit for s, _ in items}
     index_rows = []
     all_cps: list[ChangePoint] = []
     for s, cps in items:
@@ -62,8 +65,10 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
         pts = "".join(
             f"<tr><td><code>{short(p.commit)}{'*' if p.dirty else ''}</code></td>"
             f"<td>{time.strftime('%Y-%m-%d %H:%M', time.gmtime(p.created_at))}</td>"
-            f"<td>{p.result_id}</td><td>{p.kind}</td><td>{p.n}</td><td>{_fmt(p.median)}</td>"
-            f"<td>[{_fmt(p.ci_low)}, {_fmt(p.ci_high)}]</td></tr>" for p in s.points)
+            f"<td>{p.result_id}</td><td>{p.kind}</td><td>{p.n}</td>"
+            f"<td>{_fmt(p.median, s.unit)}</td>"
+            f"<td>[{_fmt(p.ci_low, s.unit)}, {_fmt(p.ci_high, s.unit)}]</td></tr>"
+            for p in s.points)
         notes = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in s.notes)
         body = (f"<p><a href='index.html'>&larr; all series</a></p>"
                 f"<h1>{html.escape(s.key.benchmark)}</h1>"
@@ -71,7 +76,8 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
                 f"configuration: {html.escape(s.key.config)} &middot; machine {s.key.machine_id}"
                 f" &middot; metric: {html.escape(s.key.metric)} ({html.escape(s.unit)})</p>"
                 f"<img src='{slug}.png' alt='plot'>{notes}<h2>Change points</h2>"
-                f"{_cp_rows(cps, link=False)}<h2>Points (commit order)</h2><table><tr>"
+                f"{_cp_rows(cps, link=False, units=units)}<h2>Points (commit order)</h2>"
+                "<table><tr>"
                 "<th>commit</th><th>measured (UTC)</th><th>result</th><th>kind</th><th>runs</th>"
                 f"<th>median</th><th>95% CI</th></tr>{pts}</table>")
         (out / f"{slug}.html").write_text(_page(s.key.label(), body))
@@ -82,13 +88,14 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
             f"<td><code>{html.escape(s.key.params_text())}</code></td>"
             f"<td>{html.escape(s.key.config)}</td><td>{s.key.machine_id}</td>"
             f"<td>{html.escape(s.key.metric)}</td><td>{len(s.points)}</td>"
-            f"<td>{_fmt(last.median)} {html.escape(s.unit)}</td>"
+            f"<td>{_fmt(last.median, s.unit)}</td>"
             f"<td class='{'reg' if any(c.regression for c in live) else ''}'>{len(live)}</td></tr>")
         all_cps.extend(cps)
     body = (f"<h1>perflab dashboard</h1><p>{len(items)} series from "
             f"<code>{html.escape(store_location)}</code>, generated "
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>"
-            f"<h2>Change points</h2>{_cp_rows(all_cps, link=True)}<h2>Series</h2><table><tr>"
+            f"<h2>Change points</h2>{_cp_rows(all_cps, link=True, units=units)}"
+            "<h2>Series</h2><table><tr>"
             "<th>benchmark</th><th>params</th><th>configuration</th><th>machine</th>"
             "<th>metric</th><th>points</th><th>latest median</th><th>change points</th></tr>"
             f"{''.join(index_rows)}</table>")

@@ -1,19 +1,22 @@
-"""Change points in stored series: E-divisive means + Student's t-test, as Apache Otava does.
+"""Change points in stored series: a change-point search + Student's t-test, as Apache Otava.
 
-The algorithm is Apache Otava's (``otava.analysis.compute_change_points``: sliding-window
-E-divisive split with a relaxed p-value, then a bottom-up merge that keeps the change points
-with p <= max_pvalue and a relative change above min_change).  perflab feeds it one value per
-point (the median of that result's runs) and adds what a user needs to act: the commit range,
-means and spread on both sides, direction (regression or improvement) and the ignore list.
+Candidates come from ruptures (kernel PELT, Gaussian kernel, a liberal penalty) over sliding
+windows; a bottom-up merge then keeps the change points with a t-test p <= max_pvalue and a
+relative change above min_change (Otava's rule and Otava's test).  Apache Otava's own
+E-divisive pass is available with ``algorithm = "otava"`` and the ``perflab[otava]`` extra;
+the figures behind the default are in docs/history.md.  perflab feeds one value per point (the
+median of that result's runs) and adds what a user needs to act: the commit range, means and
+spread on both sides, direction (regression or improvement) and the ignore list.
 
 Settings come from a TOML file (``.perflab/detect.toml`` by default)::
 
     [detect]
     max_pvalue = 0.0001    # t-test significance of a change point
     min_change = 0.02      # ignore changes smaller than 2% (relative)
-    window = 50            # Otava's sliding window, in points
+    window = 50            # sliding window, in points (as Otava's)
     min_points = 4         # shorter series are not analysed
     min_segment = 2        # points a level must last (1: flag the newest result alone)
+    algorithm = "ruptures" # or "otava" (pip install 'perflab[otava]')
 
     [benchmarks."eh/*"]    # per-benchmark overrides (fnmatch glob on the benchmark name)
     min_change = 0.05
@@ -41,7 +44,8 @@ from perflab.errors import PerflabError
 from perflab.history.series import Series, SeriesKey
 
 DEFAULT_CONFIG = Path(".perflab/detect.toml")
-_KNOWN = {"max_pvalue", "min_change", "window", "min_points", "min_segment"}
+_KNOWN = {"max_pvalue", "min_change", "window", "min_points", "min_segment", "algorithm"}
+_ALGORITHMS = ("ruptures", "otava")
 
 
 @dataclass
@@ -56,6 +60,9 @@ class Thresholds:
     # (its spread is zero): 12 of 200 flat t(3)-noise series here.  Segments shorter than
     # this are dropped; 1 reports a change from its first point on.
     min_segment: int = 2
+    # "ruptures" (default: ruptures' PELT candidates + t-test merge) or "otava" (Apache
+    # Otava's E-divisive + t-test; needs the perflab[otava] extra).
+    algorithm: str = "ruptures"
 
 
 @dataclass
@@ -97,6 +104,11 @@ def _check_thresholds(d: dict[str, Any], where: str, path: Path) -> dict[str, An
         raise PerflabError(f"{path}: unknown setting(s) {sorted(unknown)} in {where}",
                            f"use only {sorted(_KNOWN)}")
     for k, v in d.items():
+        if k == "algorithm":
+            if v not in _ALGORITHMS:
+                raise PerflabError(f"{path}: {where}.algorithm = {v!r} is not known",
+                                   f"use one of {', '.join(map(repr, _ALGORITHMS))}")
+            continue
         if not isinstance(v, int | float) or isinstance(v, bool) or v < 0:
             raise PerflabError(f"{path}: {where}.{k} = {v!r} is not a non-negative number",
                                "write a number such as 0.001")
@@ -156,6 +168,7 @@ class ChangePoint:
     p_value: float
     regression: bool
     ignored: str | None = None  # reason, when an ignore rule matched
+    direction: str = "lower"  # of the metric; "none": a change, never a regression
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,20 +180,135 @@ class ChangePoint:
             "std_before": self.std_before, "mean_after": self.mean_after,
             "std_after": self.std_after, "p_value": self.p_value,
             "regression": self.regression, "ignored": self.ignored,
+            "direction": self.direction,
         }
 
 
-def change_points_of(values: list[float], t: Thresholds) -> list[tuple[int, Any]]:
-    """Otava's change points of a plain list of values: [(index, TTestStats)]."""
-    from otava.analysis import TTestSignificanceTester, compute_change_points, merge
+@dataclass
+class TTestStats:
+    """Both sides of a change point and the t-test between them (Otava's TTestStats fields)."""
 
+    mean_1: float
+    mean_2: float
+    std_1: float
+    std_2: float
+    pvalue: float
+
+
+def _ttest(left: np.ndarray, right: np.ndarray) -> TTestStats:
+    from scipy.stats import ttest_ind_from_stats
+
+    m1, m2 = float(np.mean(left)), float(np.mean(right))
+    s1 = float(np.std(left, ddof=1)) if len(left) > 1 else 0.0
+    s2 = float(np.std(right, ddof=1)) if len(right) > 1 else 0.0
+    if s1 == 0.0 and s2 == 0.0:
+        # Exact (zero-spread) sides, e.g. instruction counts: any difference is certain.
+        p = 1.0 if m1 == m2 else 0.0
+    else:
+        # Otava's test: Student's t with pooled variance, two-sided.
+        p = float(ttest_ind_from_stats(m1, s1, len(left), m2, s2, len(right),
+                                       equal_var=True).pvalue)
+    return TTestStats(m1, m2, s1, s2, p)
+
+
+def _candidates(data: np.ndarray, min_size: int) -> list[int]:
+    """Candidate change points from ruptures' kernel change-point search (PELT, in C).
+
+    The Gaussian (rbf) kernel on robust z-scores bounds the weight of any one run, so a burst
+    of two or three outlying runs stays inside its level where a least-squares cost cuts it out
+    as a segment of its own (8% false alarms on flat t(3) noise with the linear kernel, 0% with
+    rbf: benchmarks/changepoint_libraries.py).  The penalty (log n) is liberal: the t-test
+    merge below decides which candidates are real, as Otava's relaxed E-divisive pass followed
+    by its t-test does.
+    """
+    import ruptures as rpt
+
+    n = len(data)
+    # Robust noise scale: MAD of first differences (a step moves one difference only).
+    sigma = 1.4826 * float(np.median(np.abs(np.diff(data)))) / math.sqrt(2)
+    scale = max(float(np.max(np.abs(data))), 1e-300)
+    sigma = max(sigma, scale * 1e-9)  # exact series: any real step saturates the kernel
+    z = ((data - np.median(data)) / sigma).reshape(-1, 1)
+    algo = rpt.KernelCPD(kernel="rbf", params={"gamma": 0.5}, min_size=max(1, min_size), jump=1)
+    bkps = algo.fit(z).predict(pen=math.log(n))
+    return [int(b) for b in bkps[:-1]]
+
+
+def _magnitude(st: TTestStats) -> float:
+    """Otava's change magnitude: the larger of the forward and backward relative change."""
+    if st.mean_1 == 0 or st.mean_2 == 0:
+        return math.inf if st.mean_1 != st.mean_2 else 0.0
+    return max(abs(st.mean_2 / st.mean_1 - 1.0), abs(st.mean_1 / st.mean_2 - 1.0))
+
+
+def _merge(data: np.ndarray, cps: list[int], t: Thresholds) -> list[tuple[int, TTestStats]]:
+    """Drop the weakest change point until every one left is significant and large enough.
+
+    Otava's merge (otava.analysis.merge), re-written on plain indices because the rule is a
+    dozen lines and Otava is now an optional extra: the candidate with the largest p-value goes
+    while it exceeds max_pvalue, then the one with the smallest magnitude while that is below
+    min_change; its neighbours are re-tested against the wider segments each time.
+    """
+    cps = sorted(cps)
+    while cps:
+        bounds = [0, *cps, len(data)]
+        tested = [_ttest(data[bounds[i]:bounds[i + 1]], data[bounds[i + 1]:bounds[i + 2]])
+                  for i in range(len(cps))]
+        worst_p = max(range(len(cps)), key=lambda j: tested[j].pvalue)
+        if tested[worst_p].pvalue > t.max_pvalue:
+            cps.pop(worst_p)
+            continue
+        smallest = min(range(len(cps)), key=lambda j: _magnitude(tested[j]))
+        if _magnitude(tested[smallest]) >= t.min_change:
+            return list(zip(cps, tested, strict=True))
+        cps.pop(smallest)
+    return []
+
+
+def change_points_of(values: list[float], t: Thresholds) -> list[tuple[int, TTestStats]]:
+    """Change points of a plain list of values: [(index of the first point after, stats)].
+
+    Candidates come from ruptures (kernel PELT) and each is kept only when Student's t-test between
+    the segments on either side gives p <= max_pvalue and the relative change is at least
+    min_change (Otava's rule).  With ``algorithm = "otava"`` in the settings and the
+    ``perflab[otava]`` extra installed, Apache Otava's own E-divisive pass is used instead.
+    Why ruptures and not Otava by default: docs/history.md (figures from
+    benchmarks/changepoint_libraries.py).
+    """
     if len(values) < max(t.min_points, 3):
         return []
+    data = np.asarray([float(v) for v in values], dtype=float)
+    if t.algorithm == "otava":
+        return _otava_change_points(values, t)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # Windows of `window` points (Otava's sliding window), overlapping by half, so a long
+        # history is searched locally; candidates from every window are merged together.
+        w = max(int(t.window), 2)
+        cands: set[int] = set()
+        start = 0
+        while True:
+            stop = min(len(data), start + w)
+            cands.update(start + c for c in _candidates(data[start:stop], t.min_segment))
+            if stop >= len(data):
+                break
+            start += max(1, w // 2)
+        found = _merge(data, sorted(cands), t)
+    return [(i, st) for i, st in found
+            if i >= t.min_segment and len(data) - i >= t.min_segment]
+
+
+def _otava_change_points(values: list[float], t: Thresholds) -> list[tuple[int, TTestStats]]:
+    try:
+        from otava.analysis import TTestSignificanceTester, compute_change_points, merge
+    except ImportError as e:
+        raise PerflabError("algorithm = \"otava\" needs Apache Otava, which is not installed",
+                           "pip install 'perflab[otava]', or remove algorithm from the "
+                           "detect settings") from e
     # Otava's detector slices only Python sequences (an ndarray window is not sliced), so
     # hand it a list of floats.
     data = [float(v) for v in values]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
-        # Exact (zero-spread) segments make the t statistic infinite: p = 0 is the right answer.
         warnings.simplefilter("ignore", RuntimeWarning)
         cps, _weak = compute_change_points(data, window_len=max(int(t.window), 2),
                                            max_pvalue=t.max_pvalue, min_magnitude=t.min_change)
@@ -188,7 +316,6 @@ def change_points_of(values: list[float], t: Thresholds) -> list[tuple[int, Any]
             bounds = [0] + [c.index for c in cps] + [len(data)]
             short = {i for i in range(len(bounds) - 1)
                      if bounds[i + 1] - bounds[i] < t.min_segment}
-            # segment i lies between change points i-1 and i
             drop = {j for i in short for j in (i - 1, i) if 0 <= j < len(cps)}
             if drop:
                 kept = [c for j, c in enumerate(cps) if j not in drop]
@@ -196,7 +323,11 @@ def change_points_of(values: list[float], t: Thresholds) -> list[tuple[int, Any]
                 intervals = tester.get_intervals(kept)
                 kept = [tester.change_point(c.to_candidate(), data, intervals) for c in kept]
                 cps = merge(kept, data, t.max_pvalue, t.min_change)
-    return [(int(c.index), c.stats) for c in cps]
+    return [(int(c.index), TTestStats(float(c.stats.mean_1), float(c.stats.mean_2),
+                                      float(c.stats.std_1), float(c.stats.std_2),
+                                      float(c.stats.pvalue) if c.stats.pvalue is not None
+                                      else 0.0))
+            for c in cps]
 
 
 def detect_series(series: Series, settings: DetectSettings) -> list[ChangePoint]:
@@ -207,10 +338,14 @@ def detect_series(series: Series, settings: DetectSettings) -> list[ChangePoint]
         before, after = series.points[idx - 1], series.points[idx]
         m1, m2 = float(st.mean_1), float(st.mean_2)
         pct = (m2 / m1 - 1.0) * 100.0 if m1 != 0 else math.inf
-        worse = m2 < m1 if series.higher_is_better else m2 > m1
+        # A metric with no direction (a checksum, an operation count) changes, but is never a
+        # regression.
+        worse = series.direction != "none" and (m2 < m1 if series.direction == "higher"
+                                                else m2 > m1)
         p = float(st.pvalue) if st.pvalue is not None and math.isfinite(st.pvalue) else 0.0
         cp = ChangePoint(series.key, idx, before.commit, after.commit, before.result_id,
-                         after.result_id, pct, m1, float(st.std_1), m2, float(st.std_2), p, worse)
+                         after.result_id, pct, m1, float(st.std_1), m2, float(st.std_2), p, worse,
+                         direction=series.direction)
         for rule in settings.ignore:
             if rule.matches(series.key, after.commit):
                 cp.ignored = rule.reason or "ignore list"

@@ -77,6 +77,8 @@ def _read_json(path: Path, fmt: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise _bad(path, fmt, f"invalid JSON at line {e.lineno}") from e
+    except RecursionError:
+        raise _bad(path, fmt, "JSON nested too deeply") from None
 
 
 def _num(x: Any) -> bool:
@@ -105,7 +107,17 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
             raise _bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
                        "(hyperfine older than 1.8, or not --export-json)")
         command = str(res.get("command", f"command {i + 1}"))
-        codes = res.get("exit_codes") or [0] * len(times)
+        codes = res.get("exit_codes")
+        if not isinstance(codes, list):
+            codes = []
+        if codes and len(codes) != len(times):
+            # hyperfine writes one exit code per time; a file cut or edited by hand may not.
+            rs.notes.append(
+                f"'{command}' has {len(times)} times but {len(codes)} exit codes: "
+                + (f"the last {len(times) - len(codes)} runs are kept with an unknown exit code"
+                   if len(codes) < len(times) else
+                   f"the {len(codes) - len(times)} exit codes without a time are ignored"))
+        codes = codes + [None] * (len(times) - len(codes))
         params = res.get("parameters") or {}
         cfg = Configuration(name=command, command=[command], shell=True,
                             benchmark=benchmark or command,
@@ -284,11 +296,27 @@ IMPORTERS = {"hyperfine": import_hyperfine, "pyperf": import_pyperf,
              "perf-stat": import_perf_stat}
 
 
+def max_import_bytes() -> int:
+    env = os.environ.get("PERFLAB_IMPORT_MAX_MB", "")
+    try:
+        return int(float(env) * 2**20) if env else 1024 * 2**20
+    except ValueError:
+        raise PerflabError(f"PERFLAB_IMPORT_MAX_MB={env!r} is not a number of MiB",
+                           "set it to e.g. 2048, or unset it") from None
+
+
 def import_file(path: Path, fmt: str, benchmark: str | None = None) -> ResultSet:
     if fmt not in IMPORTERS:
         raise PerflabError(f"unknown import format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     if not path.is_file():
         raise PerflabError(f"{path} does not exist or is not a file", "check the path")
-    if os.path.getsize(path) == 0:
+    size = os.path.getsize(path)
+    if size == 0:
         raise _bad(path, fmt, "empty file")
+    limit = max_import_bytes()
+    if size > limit:
+        # Parsed whole in memory (about 10x the file's size): refuse before the machine swaps.
+        raise PerflabError(f"{path} is {size / 2**20:.0f} MiB; perflab imports files up to "
+                           f"{limit / 2**20:.0f} MiB (PERFLAB_IMPORT_MAX_MB)",
+                           "split the file, or raise PERFLAB_IMPORT_MAX_MB if memory allows")
     return IMPORTERS[fmt](path, benchmark)

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.history import git
+from perflab.model import metric_direction
 from perflab.storage import Store, configurations, results, runs
 
 EXCLUDED_KINDS = ("bisect",)
@@ -77,8 +78,13 @@ class Series:
     unit: str = ""
     deterministic: bool = False
     higher_is_better: bool = False
+    direction: str = "lower"  # lower | higher | none (a checksum: never a regression)
     points: list[Point] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.higher_is_better and self.direction == "lower":
+            self.direction = "higher"
 
     def medians(self) -> list[float]:
         return [p.median for p in self.points]
@@ -128,7 +134,9 @@ def load_series(
                        configurations.c.commit.label("ccommit"), runs.c["values"])
              .select_from(results.join(configurations).join(runs))
              .where(runs.c.warmup.is_(False), runs.c.status == "ok",
-                    results.c.kind.notin_(EXCLUDED_KINDS))
+                    results.c.kind.notin_(EXCLUDED_KINDS),
+                    # a fleet job's attempt lost with its worker: measured again in full
+                    results.c.status != "abandoned")
              .order_by(results.c.created_at, results.c.id, configurations.c.id, runs.c.seq))
         if benchmark and not any(ch in benchmark for ch in "*?["):
             q = q.where(configurations.c.benchmark == benchmark)
@@ -157,9 +165,13 @@ def load_series(
             s = by_key.get(key)
             if s is None:
                 info = minfo.get(m, {})
+                hib = bool(info.get("higher_is_better", False))
+                # Results stored before metrics had a direction: derive it from the name.
+                direction = info.get("direction") or ("higher" if hib else metric_direction(m))
                 s = by_key[key] = Series(key, unit=info.get("unit", ""),
                                          deterministic=bool(info.get("deterministic", False)),
-                                         higher_is_better=bool(info.get("higher_is_better", False)))
+                                         higher_is_better=direction == "higher",
+                                         direction=direction)
             pk = (key, r["cid"])
             p = points.get(pk)
             if p is None:

@@ -32,6 +32,51 @@ class ProfileDiff:
     warnings: list[str] = field(default_factory=list)
     svg: Path | None = None  # the differential flame graph (B's shape, red = larger in B)
 
+    @property
+    def a_ops(self) -> float | None:
+        return profile_ops(self.a)
+
+    @property
+    def b_ops(self) -> float | None:
+        return profile_ops(self.b)
+
+    def per_op(self, row: DiffRow) -> tuple[float, float, float] | None:
+        """The row's self samples per operation in A, in B, and the change (B - A), as
+        PerfView's diffs show them: share x the profile's samples / the run's ops.  Shares alone
+        hide a symbol whose cost per operation stayed put while everything else got faster.
+        None when a profile does not know its operations (a plain command)."""
+        a_ops, b_ops = self.a_ops, self.b_ops
+        if not a_ops or not b_ops:
+            return None
+        a = row.a_share * float(self.a.summary.get("samples", 0)) / a_ops
+        b = row.b_share * float(self.b.summary.get("samples", 0)) / b_ops
+        return a, b, b - a
+
+
+    @property
+    def cpu_time(self) -> bool:
+        """Both profiles sampled cpu-clock: a sample's weight is CPU nanoseconds."""
+        return all(r.sampler.split(":")[0] == "cpu-clock" for r in (self.a, self.b))
+
+    def ns_per_op(self, row: DiffRow) -> tuple[float, float, float] | None:
+        """The same as per_op in CPU nanoseconds per operation (cpu-clock profiles only: share x
+        the profile's total weight, which is CPU ns, / ops)."""
+        a_ops, b_ops = self.a_ops, self.b_ops
+        if not a_ops or not b_ops or not self.cpu_time:
+            return None
+        a = row.a_share * float(self.a.summary.get("weight", 0)) / a_ops
+        b = row.b_share * float(self.b.summary.get("weight", 0)) / b_ops
+        return a, b, b - a
+
+
+def profile_ops(rec: ProfileRecord) -> float | None:
+    """The operations the profiled run did (its workload JSON's ``ops``), if it said."""
+    wl = rec.summary.get("workload") or {}
+    ops = wl.get("ops") if isinstance(wl, dict) else None
+    if isinstance(ops, int | float) and not isinstance(ops, bool) and ops > 0:
+        return float(ops)
+    return None
+
 
 def machine_differences(a: ProfileRecord, b: ProfileRecord) -> dict[str, tuple[object, object]]:
     return {k: (a.machine.get(k), b.machine.get(k)) for k in IDENTITY_KEYS

@@ -24,7 +24,8 @@ err_console = Console(stderr=True)
 HELP = """Profile a command or a workload with perf record; show, list and diff stored profiles.
 
 \b
-  perflab profile [OPTIONS] COMMAND...          record (short for: profile record ...)
+  perflab profile -- ./prog --size 10            record, argv (short for: profile record ...)
+  perflab profile './prog --size 10'             record, one quoted string (hyperfine's way)
   perflab profile --workload NAME [--param k=v ...]
   perflab profile show ID                        top symbols of a stored profile
   perflab profile list                           stored profiles
@@ -108,24 +109,51 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
     from perflab.profiles.api import diff_profiles
 
     d = diff_profiles(a, b, store)
+    per_op = d.a_ops is not None and d.b_ops is not None
+    # CPU ns per operation where the weight is CPU time (cpu-clock), else samples per 1,000 ops.
+    unit = "ns/op" if d.cpu_time else "smp/kop"
     t = Table(title=f"profile {b} ({escape(d.b.name)}) vs {a} ({escape(d.a.name)}): "
-              "self share per symbol",
+              "self share per symbol" + (f", and self {unit}" if per_op else ""),
               title_justify="left")
-    for col, just in (("A", "right"), ("B", "right"), ("Delta", "right"),
-                      ("Total A", "right"), ("Total B", "right"), ("Symbol", "left"),
-                      ("Module", "left")):
+    cols = [("A", "right"), ("B", "right"), ("Delta", "right")]
+    if per_op:
+        cols += [(f"A {unit}", "right"), (f"B {unit}", "right"), (f"Delta {unit}", "right")]
+    cols += [("Total A", "right"), ("Total B", "right"), ("Symbol", "left"), ("Module", "left")]
+    for col, just in cols:
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in d.rows[:top]:
         color = "red" if r.delta > 0 else "green" if r.delta < 0 else ""
         delta = f"{r.delta * 100:+.1f} pt"
-        t.add_row(_pct(r.a_share), _pct(r.b_share), f"[{color}]{delta}[/]" if color else delta,
-                  _pct(r.a_total), _pct(r.b_total), escape(r.symbol), _module(r.module))
+        cells = [_pct(r.a_share), _pct(r.b_share),
+                 f"[{color}]{delta}[/]" if color else delta]
+        po = d.ns_per_op(r) if d.cpu_time else d.per_op(r)
+        if po is not None and not d.cpu_time:
+            po = (po[0] * 1e3, po[1] * 1e3, po[2] * 1e3)
+        if po is not None:
+            pc = "red" if po[2] > 0 else "green" if po[2] < 0 else ""
+            dpo = _per_op(po[2], signed=True)
+            cells += [_per_op(po[0]), _per_op(po[1]), f"[{pc}]{dpo}[/]" if pc else dpo]
+        t.add_row(*cells, _pct(r.a_total), _pct(r.b_total), escape(r.symbol), _module(r.module))
     console.print(t)
+    if per_op:
+        what = ("CPU ns per operation: share x the profile's CPU time / ops" if d.cpu_time else
+                "samples per 1,000 operations: share x samples / ops x 1000")
+        console.print(f"{unit}: self {what} (A {d.a_ops:,.0f} ops, B {d.b_ops:,.0f} ops); the "
+                      "absolute change, where shares alone hide what stayed put")
+    else:
+        console.print("no samples per operation: a profile of a plain command does not know its "
+                      "operations (profile a workload, whose JSON line gives ops)")
     _warn(d.warnings)
     if d.svg is not None:
         if svg:
             shutil.copyfile(d.svg, svg)
         console.print(f"differential flame graph: {svg or d.svg}")
+
+
+def _per_op(v: float, signed: bool = False) -> str:
+    """Per-operation figures with three significant figures, thousands grouped."""
+    s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
+    return s if signed else s.lstrip("+")
 
 
 class _DefaultRecord(TyperGroup):
@@ -148,7 +176,9 @@ def register(app: typer.Typer) -> None:
     svg_opt = typer.Option(None, "--svg", help="Also copy the flame graph to this path.")
 
     @group.command(
-        "record", help="Profile COMMAND (or --workload NAME) with perf record and store it.",
+        "record", help="Profile COMMAND (or --workload NAME) with perf record and store it."
+        "\n\n\b\nThe command, either way:\n  perflab profile record -- ./prog --size 10    argv"
+        "\n  perflab profile record './prog --size 10'    one quoted string",
         context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
     def record(
         command: list[str] = typer.Argument(None, metavar="COMMAND..."),
@@ -190,6 +220,11 @@ def register(app: typer.Typer) -> None:
                 raise PerflabError("--param needs --workload", "add --workload NAME")
             if not args:
                 raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
+            from perflab.cmdline import forgiving_argv
+
+            args, note = forgiving_argv(args)
+            if note:
+                err_console.print(note, highlight=False, soft_wrap=True, markup=False)
         store = _store(db)
         pid = record_profile(args, name=name, store=store, call_graph=call_graph,
                              region=not no_region, duration=duration, event=event,

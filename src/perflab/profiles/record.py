@@ -28,9 +28,10 @@ import platformdirs
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.fingerprint import PROFILE_IDENTITY_KEYS as IDENTITY_KEYS
 from perflab.profiles.analysis import Aggregate, aggregate, folded_text
 from perflab.profiles.perfscript import parse_perf_script
-from perflab.region import ACK_ENV, CTL_ENV
+from perflab.region_client import ACK_ENV, CTL_ENV
 from perflab.storage import Store, machines
 from perflab.storage import profiles as profiles_table
 
@@ -38,10 +39,21 @@ CALL_GRAPHS = ("fp", "dwarf", "none")
 DEFAULT_FREQUENCY = 4999  # Hz; a prime, so sampling does not beat in step with periodic work
 DWARF_FREQUENCY = 999  # dwarf copies ~8 KB of stack per sample: sample less often
 SCRIPT_FIELDS = "comm,pid,tid,time,period,event,ip,sym,dso"
-# The machine identity a diff compares (the fingerprint's stable part, load excluded).
-IDENTITY_KEYS = ("hostname", "cpu_model", "cpu_count", "kernel", "arch")
 TOP_KEEP = 500  # symbols kept in the stored summary (the folded stacks keep everything)
 PARANOID_PATH = "/proc/sys/kernel/perf_event_paranoid"
+# What makes each JIT runtime write /tmp/perf-PID.map, the file perf reads to name JIT-compiled
+# frames (perf script looks it up by the sampled process's pid when it runs, after the command).
+# perflab sets them for every profile: other programs ignore them, and a Java, Node or Mono
+# process anywhere under the command (a launcher script, a build tool) gets its map.
+JIT_MAP_OPTIONS = {
+    # JDK 17: the whole code cache at exit (DumpPerfMapAtExit is a diagnostic flag).
+    "JAVA_TOOL_OPTIONS": "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+    # V8: one line per compiled function, as it is compiled.
+    "NODE_OPTIONS": "--perf-basic-prof",
+    # Mono: one line per JIT-compiled method, as it is compiled.
+    "MONO_ENV_OPTIONS": "--jitmap",
+}
+_PERF_MAP = re.compile(r"(?:^|/)perf-(\d+)\.map$")
 
 
 # -- probing ------------------------------------------------------------------------------------
@@ -109,7 +121,7 @@ def default_event() -> str:
     return "cpu-clock"
 
 
-def machine_identity() -> dict[str, Any]:
+def current_fingerprint() -> dict[str, Any]:
     try:
         from perflab.fingerprint import machine_fingerprint
 
@@ -237,6 +249,58 @@ class _PerfRun:
     enabled: bool  # perf reported "Events enabled" (the region was announced)
 
 
+def jit_map_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` (the variables the command gets on top of perflab's own environment) with each
+    runtime's perf-map switch appended to what the user already set (never replacing it)."""
+    out = dict(env)
+    for var, opt in JIT_MAP_OPTIONS.items():
+        have = out.get(var, os.environ.get(var, ""))
+        if opt not in have:
+            out[var] = f"{have} {opt}".strip()
+    return out
+
+
+def remove_v8_logs(where: Path, pids: set[int], since: float) -> list[Path]:
+    """Delete the ``isolate-0x...-PID-v8.log`` files that node's ``--perf-basic-prof`` leaves in
+    the working directory (V8's logger writes them whenever a perf map is on, and NODE_OPTIONS
+    cannot redirect them): only those of the profiled pids, written since the profile began."""
+    gone = []
+    for p in where.glob("isolate-0x*-v8.log"):
+        m = re.fullmatch(r"isolate-0x[0-9a-f]+-(\d+)-v8\.log", p.name)
+        try:
+            if m and int(m.group(1)) in pids and p.stat().st_mtime >= since:
+                p.unlink()
+                gone.append(p)
+        except OSError:
+            pass
+    return gone
+
+
+def perf_map_pid(module: str) -> int | None:
+    """The pid of a /tmp/perf-PID.map module name, or None for any other module."""
+    m = _PERF_MAP.search(module)
+    return int(m.group(1)) if m else None
+
+
+def jit_map_summary(agg: Aggregate) -> dict[str, Any]:
+    """Which perf maps named JIT frames, and how much of the samples' leaf weight sits in JIT
+    code each named or left as an address (the check that the maps worked)."""
+    named: dict[str, float] = {}
+    unnamed: dict[str, float] = {}
+    w = agg.weight or 1.0
+    for st in agg.symbols:
+        if perf_map_pid(st.module) is None:
+            continue
+        bucket = named if st.resolved else unnamed
+        bucket[st.module] = bucket.get(st.module, 0.0) + st.self_weight / w
+    maps = sorted(set(named) | set(unnamed))
+    return {"maps": [{"path": m, "exists": Path(m).is_file(),
+                      "named_share": round(named.get(m, 0.0), 4),
+                      "unnamed_share": round(unnamed.get(m, 0.0), 4)} for m in maps],
+            "named_share": round(sum(named.values()), 4),
+            "unnamed_share": round(sum(unnamed.values()), 4)}
+
+
 def _call_graph_args(call_graph: str) -> list[str]:
     if call_graph == "fp":
         return ["--call-graph", "fp"]
@@ -341,10 +405,21 @@ def symbol_warnings(agg: Aggregate, threshold: float = 0.2) -> list[str]:
     for module, share in agg.unresolved_by_module.items():
         if share < threshold:
             continue
-        if module == "[unknown]":
+        if perf_map_pid(module) is not None:
+            # JIT-compiled code: -g cannot help; only the runtime's own map names it.
+            if Path(module).is_file():
+                out.append(f"{share:.0%} of the samples are in JIT code that {module} does not "
+                           "name (runtime stubs, or code compiled or moved after the map was "
+                           "written): shown as addresses")
+            else:
+                out.append(f"{share:.0%} of the samples are in JIT code of a runtime that wrote "
+                           f"no {module}: shown as addresses -- perflab asks Java, Node and Mono "
+                           "for their maps; another runtime needs its own perf-map switch")
+        elif module == "[unknown]":
             out.append(f"{share:.0%} of the samples are in code perf could not map to any file "
-                       "(JIT-generated code?): shown as addresses -- JIT runtimes can write "
-                       "/tmp/perf-PID.map (e.g. node --perf-basic-prof)")
+                       "(JIT-generated code without a perf map?): shown as addresses -- "
+                       "perflab asks Java, Node and Mono to write /tmp/perf-PID.map; another "
+                       "runtime needs its own perf-map switch")
         else:
             out.append(f"{share:.0%} of the samples are in {module}, which has no symbols "
                        "(stripped?): shown as addresses -- rebuild it with -g and without "
@@ -386,7 +461,7 @@ def store_profile(store: Store, agg: Aggregate, data_dir: Path, *, name: str,
                  countname="ns" if sampler.startswith("cpu-clock") else "events")
         except PerflabError as e:
             warnings.append(f"no flame graph: {e.line()}")
-    fp = machine or machine_identity()
+    fp = machine or current_fingerprint()
     summary = {
         "samples": agg.samples, "weight": agg.weight, "events": dict(agg.events),
         **(extra or {}),
@@ -455,7 +530,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
     if duration is not None and shutil.which("timeout") is None:
         raise PerflabError("--duration needs coreutils' timeout, which is not on PATH",
                            "install coreutils, or limit the work with the command's own flags")
-    env = dict(env or {})
+    env = jit_map_env(dict(env or {}))
     exe = command[0]
     if shutil.which(exe, path=env.get("PATH", os.environ.get("PATH"))) is None:
         raise PerflabError(f"cannot run the command '{exe}': not found or not executable",
@@ -471,6 +546,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
     warnings: list[str] = []
     if modifier:
         warnings.append("perf_event_paranoid is 2: user space only (kernel time not sampled)")
+    started = time.time()
     try:
         data = data_dir / "perf.data"
         run = _perf_record(perf, command, env, data, ev, freq, call_graph, region, duration)
@@ -485,7 +561,9 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
         err = _perf_error(run, ev, command)
         if err is not None:
             raise err
-        agg = aggregate(parse_perf_script(_perf_script(perf, data).splitlines()))
+        samples = list(parse_perf_script(_perf_script(perf, data).splitlines()))
+        remove_v8_logs(Path.cwd(), {s.pid for s in samples}, started - 1.0)
+        agg = aggregate(samples)
         if agg.samples == 0:
             raise PerflabError(
                 f"the profile is empty: no samples in {run.seconds:.2f} s"
@@ -501,7 +579,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
         (data_dir / "command.out").write_text(run.stdout)
         extra = {"frequency": freq, "region": region, "seconds": round(run.seconds, 3),
                  "stopped_after": duration if run.stopped else None,
-                 "workload": _workload_json(run.stdout)}
+                 "workload": _workload_json(run.stdout), "jit": jit_map_summary(agg)}
         return store_profile(store, agg, data_dir, name=name or os.path.basename(command[0]),
                              command=command, sampler=ev, call_graph=call_graph,
                              result_id=result_id, configuration_id=configuration_id,

@@ -30,7 +30,7 @@ STORY_COUNTERS: tuple[tuple[str, str], ...] = (
     ("task_clock", "task_clock"),
 )
 _WORDS = dict(STORY_COUNTERS)
-MOVED = ("faster", "slower")
+MOVED = ("faster", "slower", "larger", "smaller", "different")  # = perflab.stats.MOVED
 
 
 class ComparisonLike(Protocol):

@@ -27,7 +27,7 @@ from typing import Any
 
 from perflab import __version__
 from perflab.model import ResultSet
-from perflab.reports.format import fmt_change, fmt_value
+from perflab.reports.format import fmt_change, fmt_value, md_text
 from perflab.reports.terminal import metrics_to_show, warnings
 from perflab.stats import Comparison, summarize
 
@@ -70,7 +70,8 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         comps.append({k: d[k] for k in (
             "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
             "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
-            "base_median", "cand_median")})
+            "base_median", "cand_median", "diff", "diff_low", "diff_high", "ci_level",
+            "estimator", "scale", "note", "direction", "regression", "correction")})
     return _clean({
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
@@ -125,10 +126,10 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
             continue
         others = [c for c in configs if c is not base]
         if cell != "{}":
-            lines.append(f"**cell {cell}**\n")
-        head = ["metric", f"{base.name} (baseline)"]
+            lines.append(f"**cell {md_text(cell)}**\n")
+        head = ["metric", f"{md_text(base.name)} (baseline)"]
         for c in others:
-            head += [c.name, "change [95% CI]", "verdict"]
+            head += [md_text(c.name), "change [CI]", "verdict"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
         for m in shown:
@@ -136,7 +137,7 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
             bs = base.samples(m)
             if not bs:
                 continue
-            row = [m, fmt_value(summarize(bs).median, info.unit)]
+            row = [md_text(m), fmt_value(summarize(bs).median, info.unit)]
             for c in others:
                 comp = by_key.get((cell, c.name, m))
                 cs = c.samples(m)
@@ -144,12 +145,11 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
                     row += ["-", "-", "-"]
                     continue
                 row += [fmt_value(summarize(cs).median, info.unit),
-                        fmt_change(comp.ratio, comp.ci_low, comp.ci_high, comp.deterministic),
-                        comp.verdict]
+                        fmt_change(comp, info.unit), comp.label]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     for w in warnings(rs):
-        lines.append(f"- warning: {w}")
+        lines.append(f"- warning: {md_text(w)}")
     for n in rs.notes:
-        lines.append(f"- note: {n}")
+        lines.append(f"- note: {md_text(n)}")
     return "\n".join(lines) + "\n"

@@ -1,41 +1,109 @@
-"""Human-readable numbers with units (shared by every report)."""
+"""Human-readable numbers with units (shared by every report), and user text made safe for
+Markdown."""
 
 from __future__ import annotations
 
+import html
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perflab.stats import Comparison
 
 
-def fmt_value(value: float, unit: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+def md_text(text: object) -> str:
+    """User-controlled text (names, labels, commands, notes) for a Markdown table or line:
+    HTML is escaped (GitHub renders raw HTML in Markdown), pipes cannot split a cell, and a
+    newline cannot end the row."""
+    s = html.escape(str(text), quote=False).replace("|", "\\|")
+    return " ".join(s.splitlines())
+
+
+# The one number formatter of perflab: compare, stat, report, history, the HTML pages and the
+# exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def fmt_number(v: float) -> str:
+    """Whole numbers exactly, thousands grouped ("14,122,994"); from 1,000 up no decimals;
+    below, four significant figures ("32.01")."""
+    if _missing(v):
         return "-"
-    if unit == "s":
-        return fmt_seconds(value)
-    if unit == "ms":
-        return fmt_seconds(value / 1e3)
-    if unit == "ns":
-        return fmt_seconds(value / 1e9)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if float(v).is_integer() or abs(v) >= 1e3:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def time_scale(seconds: float) -> tuple[float, str]:
+    """The unit a duration reads best in: (seconds per unit, unit).  Below 10 µs it stays in
+    ns, the unit per-operation costs are thought in ("1,430 ns per throw")."""
+    a = abs(seconds)
+    for per, unit in ((1.0, "s"), (1e-3, "ms"), (1e-5, "µs")):
+        if a >= per:
+            return (1e-6 if unit == "µs" else per), unit
+    return 1e-9, "ns"
+
+
+def fmt_value(value: float | None, unit: str) -> str:
+    """A value in the unit people think in: times rescaled (s, ms, µs, ns), KiB up to 10 MiB
+    then MiB, rates with "/s", counts bare, any other unit appended."""
+    if value is None or _missing(value):
+        return "-"
+    if unit in _TIME_UNITS:
+        secs = value * _TIME_UNITS[unit]
+        per, u = time_scale(secs)
+        return f"{fmt_number(secs / per)} {u}"
     if unit == "KiB":
-        return f"{value / 1024:.1f} MiB" if value >= 10240 else f"{value:.0f} KiB"
+        return f"{fmt_number(value / 1024)} MiB" if abs(value) >= 10240 else \
+            f"{fmt_number(value)} KiB"
     if unit == "1/s":
-        return fmt_count(value) + "/s"
-    return fmt_count(value)
+        return fmt_number(value) + "/s"
+    if unit in ("", "count"):
+        return fmt_number(value)
+    return f"{fmt_number(value)} {unit}"
+
+
+def fmt_interval(median: float, low: float, high: float, unit: str, *,
+                 exact: bool = False) -> str:
+    """``median [low, high] unit`` in the median's unit; a deterministic value (an exact
+    count) is one number: ``14,122,994 (exact)``, never an interval of three equal numbers."""
+    if _missing(median):
+        return "-"
+    if exact and (_missing(low) or low == high == median):
+        return f"{fmt_value(median, unit)} (exact)"
+    if unit in _TIME_UNITS:
+        f = _TIME_UNITS[unit]
+        per, u = time_scale(median * f)
+
+        def num(x: float) -> str:
+            return fmt_number(x * f / per)
+    elif unit == "KiB" and abs(median) >= 10240:
+        u = "MiB"
+
+        def num(x: float) -> str:
+            return fmt_number(x / 1024)
+    else:
+        u = "" if unit in ("count",) else unit
+
+        def num(x: float) -> str:
+            return fmt_number(x)
+    if _missing(low) or _missing(high):
+        return f"{num(median)} {u} (no CI)".replace("  ", " ")
+    return f"{num(median)} [{num(low)}, {num(high)}] {u}".strip()
 
 
 def fmt_seconds(s: float) -> str:
-    a = abs(s)
-    if a >= 1:
-        return f"{s:.3f} s"
-    if a >= 1e-3:
-        return f"{s * 1e3:.3f} ms"
-    if a >= 1e-6:
-        return f"{s * 1e6:.3f} µs"
-    return f"{s * 1e9:.1f} ns"
+    return fmt_value(s, "s")
 
 
 def fmt_count(v: float) -> str:
-    if abs(v) >= 1e4 or float(v).is_integer():
-        return f"{v:,.0f}"
-    return f"{v:,.3g}" if abs(v) < 1 else f"{v:,.2f}"
+    return fmt_number(v)
 
 
 def fmt_pct(ratio: float) -> str:
@@ -44,9 +112,34 @@ def fmt_pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.2f}%"
 
 
-def fmt_change(ratio: float, lo: float, hi: float, exact: bool = False) -> str:
-    if exact:
-        return f"{fmt_pct(ratio)} (exact)"
-    if math.isnan(lo):
-        return fmt_pct(ratio)
-    return f"{fmt_pct(ratio)} [{(lo - 1) * 100:+.1f}, {(hi - 1) * 100:+.1f}]"
+def fmt_signed(value: float, unit: str) -> str:
+    """A change in the metric's own unit: +1.234 ms, -12 KiB, +3 (counts)."""
+    if value is None or math.isnan(value):
+        return "-"
+    sign = "+" if value > 0 else "-" if value < 0 else "±"
+    return sign + fmt_value(abs(value), unit)
+
+
+def fmt_change(c: Comparison, unit: str) -> str:
+    """A comparison's change: the % with the absolute change in the metric's unit, and the CI
+    (in %; at the comparison's adjusted level).  A baseline of 0 has no %: the absolute change
+    and its CI are shown instead ('+1 from 0')."""
+    if c.scale == "exact" or c.deterministic:
+        if math.isnan(c.ratio):
+            return f"{fmt_signed(c.diff, unit)} from 0 (exact)"
+        return f"{fmt_pct(c.ratio)} ({fmt_signed(c.diff, unit)}, exact)"
+    if math.isnan(c.ratio):
+        if math.isnan(c.diff):
+            return "-"
+        if c.diff == 0 and c.diff_low == 0 and c.diff_high == 0:
+            return "±0 (both 0)"
+        txt = f"{fmt_signed(c.diff, unit)} from {fmt_value(c.base_center, unit)}"
+        if not math.isnan(c.diff_low):
+            txt += f" [{fmt_signed(c.diff_low, unit)}, {fmt_signed(c.diff_high, unit)}]"
+        return txt
+    txt = fmt_pct(c.ratio)
+    if not math.isnan(c.diff):
+        txt += f" ({fmt_signed(c.diff, unit)})"
+    if math.isnan(c.ci_low):
+        return txt
+    return f"{txt} [{(c.ci_low - 1) * 100:+.1f}, {(c.ci_high - 1) * 100:+.1f}]"

@@ -6,6 +6,7 @@ sections and this avoids a dependency.  CSS is inline; there is no JavaScript an
 
 from __future__ import annotations
 
+import base64
 import html
 import os
 import time
@@ -26,7 +27,8 @@ th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:
 white-space:nowrap}table.wrap td{white-space:normal;text-align:left}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
 .faster{color:#0a7d2c;font-weight:600}.slower{color:#b3261e;font-weight:600}
-.equivalent{color:#0b6e99}.inconclusive{color:#9a6700}
+.equivalent{color:#0b6e99}.inconclusive{color:#9a6700}.larger,.smaller,.different{font-weight:600}
+.regression{color:#b3261e}.improvement{color:#0a7d2c}.different{color:#8e24aa}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.8em;overflow:auto;font-size:.85em}
@@ -49,6 +51,8 @@ def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
             cls = "l" if i == 0 or k == "configuration" else ""
             if k == verdict_col:
                 cls += " " + v.split(" ")[0]
+                # memory and counts read larger/smaller: colour by regression/improvement
+                cls += "".join(f" {w}" for w in ("regression", "improvement") if w in v)
             tds.append(f"<td class='{cls.strip()}'>{html.escape(v)}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     cls = " class='wrap'" if wrap else ""
@@ -58,8 +62,12 @@ def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
 def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
                 plots: Sequence[PlotFile], warnings: Sequence[Warning_], suite_text: str,
                 out_dir: Path, correction: str, threshold: float,
-                exports: Sequence[Path] = ()) -> Path:
-    """Write ``out_dir/index.html``; plots must already be files under ``out_dir``."""
+                exports: Sequence[Path] = (), single_file: Path | None = None) -> Path:
+    """Write ``out_dir/index.html``; plots must already be files under ``out_dir``.
+
+    With ``single_file``, write that one file instead: the plots inlined as base64 PNG data
+    URIs and no links to files beside it, so it opens offline and can be attached to an issue
+    or sent as it is."""
     out_dir.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
     esc = html.escape
@@ -69,13 +77,17 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
-        f"configuration series &middot; verdicts at &plusmn;{threshold:.1%}, p-values adjusted "
-        f"across the whole run ({esc(correction)})</p>",
+        f"configuration series &middot; verdicts at &plusmn;{threshold:.1%}, one family per "
+        f"metric across the run ({esc(correction)} for the primary, bh for the others; CI "
+        f"levels adjusted with p)</p>",
         "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "
         "<a href='#warnings'>Warnings</a> &middot; <a href='#environment'>Environment</a> "
         "&middot; <a href='#suite'>Suite</a></nav>",
     ]
-    if exports:
+    if exports and single_file is not None:
+        parts.append("<p class='muted'>Written beside the full report: "
+                     + ", ".join(esc(p.name) for p in exports) + "</p>")
+    elif exports:
         links = " &middot; ".join(
             f"<a href='{esc(os.path.relpath(p, out_dir))}'>{esc(p.name)}</a>" for p in exports)
         parts.append(f"<p class='muted'>Exports: {links}</p>")
@@ -96,6 +108,12 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         parts.append(f"<h3>{esc(name)}</h3>{_table(rows)}")
     parts.append("<h2 id='plots'>Plots</h2>")
     for p in plots:
+        if single_file is not None:
+            data = base64.b64encode(Path(p.png).read_bytes()).decode("ascii")
+            parts.append(
+                f"<figure><img src='data:image/png;base64,{data}' alt='{esc(p.title)}'>"
+                f"<figcaption>{esc(p.title)} &mdash; {esc(p.caption)}</figcaption></figure>")
+            continue
         png = os.path.relpath(p.png, out_dir)
         svg = os.path.relpath(p.svg, out_dir)
         parts.append(
@@ -113,7 +131,7 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
     parts.append("<h2 id='suite'>Suite</h2>")
     parts.append(f"<pre>{esc(suite_text or '(not a suite run)')}</pre>")
     parts.append("</body></html>")
-    path = out_dir / "index.html"
+    path = single_file if single_file is not None else out_dir / "index.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 

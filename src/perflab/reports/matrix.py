@@ -18,6 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from perflab.model import ResultSet
+from perflab.reports.format import fmt_change, fmt_interval, fmt_pct, fmt_value, md_text
 from perflab.stats import Comparison, Summary, summarize
 
 NOISY_CV = 0.05  # a configuration whose runs vary more than 5% is flagged
@@ -31,6 +32,11 @@ def suite_view(rs: ResultSet) -> ResultSet:
     return replace(rs, configurations=[c for c in rs.configurations if c.id not in sup])
 
 
+def is_exact(rs: ResultSet, metric: str) -> bool:
+    info = rs.metrics.get(metric)
+    return bool(info and info.deterministic)
+
+
 def unit_of(rs: ResultSet, metric: str) -> str:
     info = rs.metrics.get(metric)
     if info is not None and info.unit:
@@ -38,45 +44,11 @@ def unit_of(rs: ResultSet, metric: str) -> str:
     return "ns" if metric.startswith("ns_") or metric.endswith("_ns") else ""
 
 
-def _scale(v: float, unit: str) -> tuple[float, str]:
-    """A divisor and unit that make ``v`` readable (seconds and nanoseconds get rescaled)."""
-    if unit == "s":
-        for scale, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
-            if abs(v) >= scale:
-                return scale, u
-        return 1e-9, "ns"
-    if unit == "ns":
-        for scale, u in ((1e9, "s"), (1e6, "ms"), (1e4, "us")):
-            if abs(v) >= scale:
-                return (1e3 if u == "us" else scale), u
-    return 1.0, unit
-
-
-def _num(v: float) -> str:
-    if math.isnan(v):
-        return "-"
-    if abs(v) >= 1e4:
-        return f"{v:,.0f}"
-    return f"{v:.4g}"
-
-
-def fmt_value(v: float | None, unit: str = "") -> str:
-    """Four significant figures (thousands grouped), seconds and nanoseconds rescaled."""
-    if v is None or math.isnan(v):
-        return "-"
-    scale, u = _scale(v, unit)
-    return f"{_num(v / scale)} {u}".strip()
-
-
-def fmt_ci(s: Summary, unit: str) -> str:
-    """``median [low, high] unit`` with one unit for all three numbers."""
+def fmt_ci(s: Summary, unit: str, exact: bool = False) -> str:
+    """``median [low, high] unit`` (reports/format.py: one formatter for every table)."""
     if s.n == 0:
         return "-"
-    scale, u = _scale(s.median, unit)
-    med = _num(s.median / scale)
-    if math.isnan(s.ci_low):
-        return f"{med} {u} (n={s.n}, no CI)".replace("  ", " ")
-    return f"{med} [{_num(s.ci_low / scale)}, {_num(s.ci_high / scale)}] {u}".strip()
+    return fmt_interval(s.median, s.ci_low, s.ci_high, unit, exact=exact)
 
 
 def cell_params(rs: ResultSet, cell: str) -> dict[str, Any]:
@@ -126,7 +98,7 @@ def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
         row: dict[str, str] = {"cell": cell_label(cell, rs)}
         for n in names:
             s = sums.get((cell, n))
-            row[n] = fmt_ci(s, unit) if s else "-"
+            row[n] = fmt_ci(s, unit, is_exact(rs, metric)) if s else "-"
         rows.append(row)
     return rows
 
@@ -143,11 +115,24 @@ def fmt_p(p: float) -> str:
     return f"{p:.4g}" if p < 0.05 <= float(s) else s
 
 
+def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
+    """The comparison's change in the metric's own unit (KiB, ns): (ratio - 1) x the baseline's
+    median, so it is the same estimate as the ratio, not a second one."""
+    from perflab.reports.format import fmt_signed
+
+    if math.isfinite(c.diff):  # the comparison's own absolute change (same estimate as ratio)
+        return fmt_signed(c.diff, unit)
+    if base is None or not math.isfinite(c.ratio) or not math.isfinite(base.median):
+        return "-"
+    delta = (c.ratio - 1.0) * base.median
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    return sign + fmt_value(abs(delta), unit)
+
+
 def fmt_verdict(c: Comparison) -> str:
-    v = c.verdict
-    if v == "inconclusive" and c.runs_needed:
-        v += f" (~{c.runs_needed} runs)"
-    return v
+    """The verdict as every report prints it (Comparison.label: reason, regression or
+    improvement, not interleaved)."""
+    return c.label
 
 
 def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
@@ -164,14 +149,63 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
         rows.append({
             "cell": cell_label(c.cell, rs),
             "configuration": c.candidate,
-            "base": fmt_ci(b, unit) if b else "-",
-            "diff": fmt_ci(d, unit) if d else "-",
+            "base": fmt_ci(b, unit, is_exact(rs, metric)) if b else "-",
+            "diff": fmt_ci(d, unit, is_exact(rs, metric)) if d else "-",
+            "delta": fmt_delta(c, b, unit),
             "ratio": fmt_ratio(c),
             "change": f"{c.change_pct:+.1f}%",
             "p": "-" if c.p_value is None else fmt_p(c.p_value),
             "verdict": fmt_verdict(c),
         })
     return rows
+
+
+def _spread_text(x: Sequence[float], unit: str, exact: bool) -> str:
+    """``median ±CV`` for the A/B/C table; an exact count is one number."""
+    s = summarize(x, deterministic=exact)
+    if exact and s.min == s.max:
+        return f"{fmt_value(s.median, unit)} (exact)"
+    return fmt_value(s.median, unit) + ("" if math.isnan(s.cv) else f" ±{s.cv:.1%}")
+
+
+def counter_rows(rs: ResultSet, comparisons: Sequence[Comparison],
+                 cell: str) -> list[dict[str, str]]:
+    """Ingo Molnar's A/B/C table for one cell: configurations as columns, every metric as a
+    row (median and spread), and each configuration's % delta against the baseline.  Where the
+    run compared that metric, the delta is the comparison's (with its CI); otherwise it is the
+    ratio of medians, a description rather than a verdict."""
+    configs = rs.configurations_in(cell)
+    base = rs.baseline_in(cell) or (configs[0] if configs else None)
+    if base is None:
+        return []
+    others = [c for c in configs if c is not base]
+    comp = {(c.candidate, c.metric): c for c in comparisons if c.cell == cell}
+    rows: list[dict[str, str]] = []
+    for m, info in rs.metrics.items():
+        bs = base.samples(m)
+        if not bs:
+            continue
+        exact = bool(info.deterministic)
+        row = {"metric": m, f"{base.name} (base)": _spread_text(bs, info.unit, exact)}
+        b_med = summarize(bs).median
+        for c in others:
+            xs = c.samples(m)
+            row[c.name] = _spread_text(xs, info.unit, exact) if xs else "-"
+            cp = comp.get((c.name, m))
+            if cp is not None:
+                delta = fmt_change(cp, info.unit)
+            elif xs and b_med:
+                delta = fmt_pct(summarize(xs).median / b_med) + (" (exact)" if exact else "")
+            else:
+                delta = "-"
+            row[f"Δ {c.name}"] = delta
+        rows.append(row)
+    return rows
+
+
+_RAW_COLUMNS = {"metric", "unit", "configuration", "baseline", "runs", "median", "ci_low",
+                "ci_high", "cv", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",
+                "verdict", "runs_needed"}
 
 
 def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
@@ -187,8 +221,11 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
                 continue
             cmp_ = comp.get((c.cell, c.name, metric))
             row: dict[str, Any] = {"metric": metric, "unit": unit_of(rs, metric)}
-            row.update(c.params)
-            row.update({"configuration": c.name, "baseline": c.is_baseline, "n": s.n,
+            # A matrix parameter keeps its own column: one named like a column of ours (a
+            # parameter "n", "median") is written as "param.NAME", never overwritten.
+            row.update({(f"param.{k}" if k in _RAW_COLUMNS else k): v
+                        for k, v in c.params.items()})
+            row.update({"configuration": c.name, "baseline": c.is_baseline, "runs": s.n,
                         "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
                         "cv": s.cv})
             if cmp_ is not None:
@@ -200,7 +237,8 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
 
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan",
-                 "inconclusive": "yellow"}
+                 "inconclusive": "yellow", "larger": "red", "smaller": "green",
+                 "different": "magenta"}
 
 
 def rich_table(rows: list[dict[str, str]], title: str) -> Table:
@@ -221,15 +259,15 @@ def rich_table(rows: list[dict[str, str]], title: str) -> Table:
 
 
 def to_markdown(rows: list[dict[str, str]], title: str = "") -> str:
-    out = [f"### {title}", ""] if title else []
+    out = [f"### {md_text(title)}", ""] if title else []
     if not rows:
         return "\n".join(out + ["(no data)", ""])
     keys = list(rows[0])
-    out.append("| " + " | ".join(keys) + " |")
-    out.append("|" + "|".join("---" if k in ("cell", "configuration") else "---:"
+    out.append("| " + " | ".join(md_text(k) for k in keys) + " |")
+    out.append("|" + "|".join("---" if k in ("cell", "configuration", "metric") else "---:"
                               for k in keys) + "|")
     for r in rows:
-        out.append("| " + " | ".join(str(r[k]).replace("|", "\\|") for k in keys) + " |")
+        out.append("| " + " | ".join(md_text(r[k]) for k in keys) + " |")
     out.append("")
     return "\n".join(out)
 
@@ -268,8 +306,8 @@ def warnings_for(rs: ResultSet, comparisons: Sequence[Comparison],
                                 f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
     for c in comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
-            need = f"; about {c.runs_needed} runs per configuration would decide it" \
-                if c.runs_needed else ""
+            need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
+                    if c.runs_needed else f" ({c.note})" if c.note else "")
             out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
                                 f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
     for cfg in rs.configurations:

@@ -6,14 +6,35 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from rich.console import Console, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
 from perflab.reports.format import fmt_change, fmt_value
-from perflab.stats import CORRECTION_NAMES, Comparison, summarize
+from perflab.stats import (
+    CORRECTION_NAMES,
+    MIN_RUNS,
+    Comparison,
+    Estimator,
+    Plan,
+    differing_results,
+    parse_estimator,
+    summarize,
+)
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "equivalent": "cyan",
-                 "inconclusive": "yellow"}
+                 "inconclusive": "yellow", "larger": "bold", "smaller": "bold",
+                 "different": "bold magenta"}
+
+
+def verdict_style(c: Comparison) -> str:
+    """Red for a regression, green for an improvement, whatever the metric's words."""
+    if c.regression:
+        return "bold red"
+    if c.improvement:
+        return "bold green"
+    return VERDICT_STYLE.get(c.verdict, "")
 
 # Metrics shown by default, in perf stat's order; workload keys follow.
 DEFAULT_ORDER = [
@@ -42,10 +63,13 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     return out
 
 
-def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str]) -> Table:
+def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
+               estimator: Estimator | None = None) -> Table:
+    """One configuration: the centre (median, or --estimator's) with its 95% CI per metric."""
     t = Table(title=f"{cfg.name}: {len(cfg.measured_runs())} runs", title_justify="left",
               header_style="bold")
-    for col in ("metric", "median", "95% CI", "CV", "min", "max", "source"):
+    head = "median" if estimator is None or estimator.kind == "median" else estimator.label
+    for col in ("metric", head, "95% CI", "CV", "min", "max", "source"):
         t.add_column(col, justify="left" if col in ("metric", "source") else "right",
                      no_wrap=col != "source")
     primary = rs.settings.get("primary_metric")
@@ -54,12 +78,12 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str]) -> Tab
         xs = cfg.samples(m)
         if not xs:
             continue
-        s = summarize(xs, info.deterministic)
+        s = summarize(xs, info.deterministic, estimator)
         ci = ("exact" if info.deterministic and s.ci_low == s.ci_high else
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
         name = f"[bold]{m}[/]" if m == primary else m
-        t.add_row(name, fmt_value(s.median, info.unit), ci,
+        t.add_row(name, fmt_value(s.center, info.unit), ci,
                   "-" if math.isnan(s.cv) else f"{s.cv:.1%}", fmt_value(s.min, info.unit),
                   fmt_value(s.max, info.unit), info.source)
     return t
@@ -79,7 +103,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
     others = [c for c in configs if c is not base]
     for c in others:
         t.add_column(c.name, justify="right")
-        t.add_column("change [95% CI]", justify="right")
+        t.add_column("change [CI]", justify="right")
         t.add_column("verdict")
     primary = rs.settings.get("primary_metric")
     for m in metrics:
@@ -98,19 +122,28 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
                 continue
             sc = summarize(cs, info.deterministic)
             cvc = "" if info.deterministic or math.isnan(sc.cv) else f" ±{sc.cv:.1%}"
-            verdict = comp.verdict
-            if verdict == "inconclusive" and comp.runs_needed:
-                verdict += f" (~{comp.runs_needed} runs)"
-            row += [fmt_value(sc.median, info.unit) + cvc,
-                    fmt_change(comp.ratio, comp.ci_low, comp.ci_high, comp.deterministic),
-                    f"[{VERDICT_STYLE[comp.verdict]}]{verdict}[/]"]
+            row += [fmt_value(sc.median, info.unit) + cvc, fmt_change(comp, info.unit),
+                    f"[{verdict_style(comp)}]{comp.label}[/]"]
         t.add_row(*row)
     return t
 
 
-def correction_line(correction: str, n_tests: int, threshold: float) -> str:
-    return (f"verdicts: 95% CI of the median ratio vs a ±{threshold:.1%} band; p-values adjusted "
-            f"with {CORRECTION_NAMES[correction]} across {n_tests} comparisons")
+def correction_line(comps: Sequence[Comparison], plan: Plan,
+                    primary: str | None = None) -> str:
+    """How the verdicts were reached, in one line: estimator, band, families, level."""
+    est = parse_estimator(plan.estimator)
+    paired = any(c.paired for c in comps)
+    what = ("per-round ratios" if paired else "ratio of the runs (not interleaved)")
+    n_primary = sum(c.p_value is not None and c.metric == primary for c in comps)
+    levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
+    level = f"{100 * min(levels):.4g}%" if levels else "95%"
+    looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
+    fam = (f"{primary}: {CORRECTION_NAMES[plan.correction]} over {n_primary} comparison"
+           f"{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; other metrics: "
+           f"{CORRECTION_NAMES[plan.secondary]} per metric" if primary else
+           f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
+    return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band, one CI decides; "
+            f"{fam}")
 
 
 def warnings(rs: ResultSet) -> list[str]:
@@ -142,8 +175,45 @@ def warnings(rs: ResultSet) -> list[str]:
         if invol and float(np.median(invol)) > 50:
             out.append(f"{cfg.name}: {np.median(invol):.0f} involuntary context switches per run "
                        "(median): other work competed for the CPU")
+    out += differing_results(rs)
+    if len(rs.configurations) > len(rs.cells()):  # something is compared
+        few = sorted({len(c.measured_runs()) for c in rs.configurations
+                      if len(c.measured_runs()) < MIN_RUNS})
+        if few:
+            out.append(f"{few[0]} run(s) per configuration: a statistical verdict needs at least "
+                       f"{MIN_RUNS}, so those comparisons are inconclusive (too few runs)")
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
         out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
                    "during the runs")
+    return out
+
+
+def fit(table: Table, console: Console) -> RenderableType:
+    """``table`` as it is when it fits the terminal; at widths where rich would have to cut its
+    cells to "…" (COLUMNS=40), the same cells stacked: one block per row, one line per column
+    ("header: value"), so every figure and verdict stays readable."""
+    cells = "".join(str(c) for col in table.columns for c in (col.header, *col.cells))
+    rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
+                       for seg in line)
+    if "\u2026" not in rendered or "\u2026" in cells:  # no cell cut to "…"
+        return table
+    headers = [str(c.header) for c in table.columns]
+    columns = [list(c.cells) for c in table.columns]
+    out = Text()
+    if table.title:
+        out.append(f"{table.title}\n", style="bold")
+    for i in range(table.row_count):
+        first = columns[0][i] if columns else ""
+        title = first if isinstance(first, str) else str(first)
+        if title.strip():
+            out.append_text(Text.from_markup(title, style="bold"))
+            out.append("\n")
+        for h, cells in zip(headers[1:], columns[1:], strict=True):
+            cell = cells[i]
+            text = cell if isinstance(cell, str) else str(cell)
+            if text.strip():
+                out.append(f"  {Text.from_markup(h).plain}: ")
+                out.append_text(Text.from_markup(text))
+                out.append("\n")
     return out

@@ -5,7 +5,7 @@ each finished cell its key is recorded in the result's settings (``suite.done``)
 ``--resume`` knows exactly which cells to skip.  A cell interrupted half-way keeps its runs in
 the store, but its configurations are listed in ``suite.superseded`` and the cell is measured
 again from the start: reports drop superseded configurations, so no cell counts twice and none
-is lost.
+is lost.  The resume says so, in its output and in the result's notes.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from rich.text import Text
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.storage import Store
-from perflab.suites.plan import Plan, format_seconds
+from perflab.suites.calibrate import CalibrationFailed, calibrate
+from perflab.suites.plan import Cell, Plan, format_seconds, history_key, probe_key
 
 
 class _Remaining(ProgressColumn):
@@ -58,12 +59,21 @@ def measure_options(plan: Plan) -> Any:
     suite = plan.suite
     m = dict(suite.measure)
     m.pop("expected_run_s", None)
+    m.pop("calibrate", None)  # resolved per cell by run_plan (suites/calibrate.py)
+    m.pop("calibrate_on", None)
     budget = m.pop("budget", None)
     if suite.primary:
         m["primary_metric"] = suite.primary
+    else:  # no primary named: CPU time for CPU-bound work, wall time where it waits
+        m["auto_primary"] = True
     opts = MeasureOptions(**m)
     if budget is not None:
         opts.budget = budget
+    opts.threshold, opts.correction = suite.threshold, suite.correction
+    opts.estimator = suite.estimator
+    # The primary metric is one family across the matrix: the stop rule of each cell decides at
+    # the level the whole family will be judged at.
+    opts.family_size = max(1, sum(len(c.configs) - 1 for c in plan.cells))
     return opts
 
 
@@ -73,15 +83,19 @@ def suite_settings(plan: Plan) -> dict[str, Any]:
         "suite": {
             "name": s.name, "path": str(s.path), "text": s.text, "plan": plan.fingerprint(),
             "baseline": s.baseline, "threshold": s.threshold, "correction": s.correction,
+            "estimator": s.estimator,
             "metrics": s.metrics, "primary": s.primary, "report": s.report,
             "skipped": plan.skipped, "cells": [c.key for c in plan.cells],
+            "calibrate": plan.calibrate, "calibrated": {},
             "done": [], "superseded": [],
         },
     }
 
 
 @dataclass
-class RunOutcome:
+class SuiteOutcome:
+    """What run_plan did (collectors.process.RunOutcome is one run of a command)."""
+
     rs: ResultSet
     measured: int  # cells measured in this invocation
     skipped_done: int  # cells already done (resume)
@@ -97,7 +111,7 @@ def _info(rs: ResultSet) -> dict[str, Any]:
 
 def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
-             opts: Any = None, estimates: dict[str, float] | None = None) -> RunOutcome:
+             opts: Any = None, estimates: dict[str, float] | None = None) -> SuiteOutcome:
     from perflab.runner import RunFailed, measure
 
     console = console or Console(stderr=True)
@@ -117,9 +131,23 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
         done = set(info["done"])
         # Configurations of a cell that never finished: keep their runs, drop them from reports.
         superseded = set(info["superseded"])
+        partial: dict[str, int] = {}
         for c in rs.configurations:
-            if c.cell not in done and c.id is not None and c.id not in superseded:
-                info["superseded"].append(c.id)
+            if c.cell not in done and c.id is not None:
+                if c.id not in superseded:
+                    info["superseded"].append(c.id)
+                partial[c.cell] = partial.get(c.cell, 0) + len(c.runs)
+        for cell_key, n in partial.items():
+            if n == 0:
+                continue
+            # Superseded, not reused: the partial runs come from an earlier session (another
+            # load, another round order), and mixing sessions in one cell would unpair them.
+            note = (f"resumed: the {n} runs of unfinished cell {cell_key} from the interrupted "
+                    "session are superseded (kept in the store, left out of the analysis); the "
+                    "cell is measured again from the start")
+            if note not in rs.notes:
+                rs.notes.append(note)
+            console.print(note, highlight=False, soft_wrap=True)
         rs.configurations = [c for c in rs.configurations if c.cell in done]
         info["failed"] = []  # failed cells are not done: they are measured again now
         rs.status = "running"
@@ -149,12 +177,23 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
                                  completed=len(done), done_before=len(done),
                                  plan_estimate=per_cell * len(todo))
             for cell in todo:
-                configs = [Configuration(name=p.name, command=list(p.argv), benchmark=p.benchmark,
+                prog.update(task, description=f"{plan.suite.name} {_short(cell.params)}")
+                failure = ""
+                try:
+                    argvs = _calibrated_commands(plan, cell, opts, info)
+                except CalibrationFailed as e:
+                    failure = e.line()
+                    info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
+                    console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
+                                  highlight=False, soft_wrap=True)
+                    store.update_result(rs)
+                    prog.advance(task)
+                    continue
+                configs = [Configuration(name=p.name, command=argvs[p.name],
+                                         benchmark=p.benchmark,
                                          params=dict(cell.params), is_baseline=p.is_baseline,
                                          shell=p.shell, env=dict(p.env)) for p in cell.configs]
-                prog.update(task, description=f"{plan.suite.name} {_short(cell.params)}")
                 before = len(rs.configurations)
-                failure = ""
                 try:
                     measure(rs, configs, opts, store=store, progress=prog)
                 except KeyboardInterrupt:
@@ -207,7 +246,38 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
         complete = len(set(info["done"])) == len(plan.cells)
         rs.status = "complete" if complete else "failed" if info.get("failed") else "interrupted"
         store.update_result(rs)
-    return RunOutcome(rs=rs, measured=measured, skipped_done=len(done), interrupted=interrupted)
+    return SuiteOutcome(rs=rs, measured=measured, skipped_done=len(done), interrupted=interrupted)
+
+
+def _calibrated_commands(plan: Plan, cell: Cell, opts: Any,
+                         info: dict[str, Any]) -> dict[str, list[str]]:
+    """Each configuration's command for this cell: with [measure] calibrate, the iteration
+    count that gives the target timed region, resolved now and fixed for the cell's runs."""
+    out = {p.name: list(p.argv) for p in cell.configs}
+    target = plan.calibrate
+    if not target:
+        return out
+    counts: dict[str, int] = {}
+    probe_s: dict[str, float] = {}
+    todo = [p for p in cell.configs if p.calibratable()]
+    shared = plan.suite.measure.get("calibrate_on") == "baseline"
+    if shared:
+        # One count for the whole cell (the same work in every configuration, e.g. the same
+        # prefix of a seeded sequence, so checksums agree), found on the baseline.
+        todo.sort(key=lambda p: not p.is_baseline)
+    for p in todo:
+        if shared and counts:
+            n = next(iter(counts.values()))
+        else:
+            got = calibrate(p.argv_with, p.env, p.start_iterations(), target,
+                            p.workload.params["iterations"], p.name, opts.timeout)
+            n = got.iterations
+            probe_s[p.name] = round(got.seconds, 4)
+        counts[p.name] = n
+        out[p.name] = p.argv_with(n)
+    info.setdefault("calibrated", {})[cell.key] = counts
+    info.setdefault("calibration_s", {})[cell.key] = probe_s  # for the next run's estimate
+    return out
 
 
 def _short(params: dict[str, Any]) -> str:
@@ -228,12 +298,21 @@ def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[s
             lines.append(f"    {p.name}{mark}: {shlex.join(p.argv)}")
     m = s.measure
     per = (f"{m['runs']} runs" if "runs" in m else
-           f"adaptive {m.get('min_runs', 5)}..{m.get('max_runs', 1000)} runs to "
-           f"+-{m.get('precision', 0.01):.1%}")
-    budget = f", budget {m['budget']:.0f}s a cell" if "budget" in m else ""
+           f"adaptive {m.get('min_runs', 6)}..{m.get('max_runs', 1000)} runs until the "
+           "primary comparisons are decided"
+           + (f" or every CI is within +-{m['precision']:.1%}" if "precision" in m else ""))
+    budget = (f", budget {m['budget']:.0f}s a cell" if "budget" in m else
+              "" if "runs" in m else ", budget 10 s per configuration")
     est = plan.estimate_seconds(per_run)
-    lines.append(f"per configuration: {m.get('warmup', 1)} warm-up + {per}{budget}; "
-                 f"estimated time {format_seconds(est)}")
+    cal = (f"iterations calibrated per cell to {plan.calibrate * 1e3:g} ms of timed region a "
+           "run, then " if plan.calibrate else "")
+    known = sum(1 for c in plan.cells for p in c.configs
+                if per_run and (history_key(p.name, c.key) in per_run
+                                or shlex.join(p.argv) in per_run))
+    basis = (f"from earlier runs for {known} of {plan.n_configs} configuration series"
+             if known else "from the runtimes' start-up and the target, no earlier runs")
+    lines.append(f"per configuration: {cal}{m.get('warmup', 1)} warm-up + {per}{budget}; "
+                 f"estimated time {format_seconds(est)} ({basis})")
     return lines
 
 
@@ -245,6 +324,7 @@ def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
     import statistics
 
     wanted = {_cmd_key(p.argv) for c in plan.cells for p in c.configs}
+    wanted_cells = {history_key(p.name, c.key) for c in plan.cells for p in c.configs}
     found: dict[str, list[float]] = {}
     try:
         ids = store.result_ids()[-20:]
@@ -255,10 +335,26 @@ def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
             rs = store.load(rid)
         except PerflabError:
             continue
+        info = rs.settings.get("suite") or {}
+        # The same suite with the same calibration target: the same configuration in the same
+        # cell runs as long as it did then, whatever iteration count calibration picks.
+        same_suite = (rs.kind == "suite" and info.get("name") == plan.suite.name
+                      and info.get("calibrate") == plan.calibrate)
+        superseded = set(info.get("superseded") or [])
+        if same_suite:
+            for cell_key, by_config in (info.get("calibration_s") or {}).items():
+                for name, secs in by_config.items():
+                    found.setdefault(probe_key(name, cell_key), [float(secs)])
         for c in rs.configurations:
+            if c.id in superseded:
+                continue
+            samples = c.samples("wall_time")
             key = _cmd_key(c.command)
             if key in wanted:
-                found.setdefault(key, []).extend(c.samples("wall_time"))
+                found.setdefault(key, []).extend(samples)
+            hkey = history_key(c.name, c.cell)
+            if same_suite and hkey in wanted_cells and hkey not in found:
+                found[hkey] = list(samples)  # the newest run of the suite only
     return {k: statistics.median(v) for k, v in found.items() if v}
 
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import itertools
 import json
 import math
 import os
 import shlex
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.model import canonical_params
-from perflab.suites.spec import ConfigSpec, Suite, substitute
+from perflab.suites.spec import ConfigSpec, Suite, expand_matrix, substitute
 
 
 @dataclass
@@ -35,6 +33,25 @@ class PlannedConfig:
     shell: bool
     benchmark: str
     is_baseline: bool
+    # What made argv, so a calibrated iteration count can make it again (suites/calibrate.py).
+    spec: ConfigSpec | None = field(default=None, repr=False, compare=False)
+    workload: Any = field(default=None, repr=False, compare=False)
+    params: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def calibratable(self) -> bool:
+        """A workload configuration whose workload takes an iteration count."""
+        params = getattr(self.workload, "params", None) or {}
+        return self.workload is not None and "iterations" in params
+
+    def argv_with(self, iterations: int) -> list[str]:
+        assert self.spec is not None
+        argv, _, _ = _command_for(self.spec, {**self.params, "iterations": iterations},
+                                  self.workload)
+        return argv
+
+    def start_iterations(self) -> int:
+        v = {**(self.spec.params if self.spec else {}), **self.params}.get("iterations")
+        return int(v) if isinstance(v, int | float) and v > 0 else 1000
 
 
 @dataclass
@@ -68,20 +85,82 @@ class Plan:
             return int(m["runs"])
         return int(m.get("min_runs", 5))
 
+    @property
+    def calibrate(self) -> float | None:
+        """Target timed-region seconds per run ([measure] calibrate), or None."""
+        v = self.suite.measure.get("calibrate")
+        return float(v) if v else None
+
+    def run_seconds(self, cell: Cell, p: PlannedConfig,
+                    per_run: dict[str, float] | None = None) -> float:
+        """Expected wall time of one run of ``p`` in ``cell``.
+
+        Earlier runs of the same configuration and cell (or the same command) in the store
+        win.  Otherwise: with calibration, the target region plus the runtime's start-up
+        (RUNTIME_START_S, measured on the project's machine); without, expected_run_s."""
+        hist = per_run or {}
+        for key in (history_key(p.name, cell.key), shlex.join(p.argv)):
+            if key in hist:
+                return hist[key]
+        if self.calibrate and p.calibratable():
+            return self.calibrate + runtime_start_s(p.benchmark)
+        return float(self.suite.measure.get("expected_run_s", 1.0))
+
     def estimate_seconds(self, per_run: dict[str, float] | None = None) -> float:
-        """Seconds the plan should take: runs x time per run, capped by each cell's budget."""
+        """Seconds the plan should take: per configuration, the calibration probes, warm-up
+        and measured runs times the time per run plus perflab's own cost per run; each cell
+        capped by its budget."""
         m = self.suite.measure
-        default = float(m.get("expected_run_s", 1.0))
         warm = int(m.get("warmup", 1))
         n = self.runs_per_config() + warm
-        total = 0.0
+        hist = per_run or {}
+        total = PERFLAB_START_S
         for cell in self.cells:
-            t = sum(n * (per_run or {}).get(shlex.join(p.argv), default)
-                    for p in cell.configs)
+            t = PERFLAB_PER_CELL_S
+            for p in cell.configs:
+                run = self.run_seconds(cell, p, per_run) + PERFLAB_PER_RUN_S
+                t += n * run
+                if self.calibrate and p.calibratable() and (
+                        p.is_baseline or m.get("calibrate_on") != "baseline"):
+                    # The probes took this long last time; else one probe at the suite's count
+                    # and one near the target.
+                    t += hist.get(probe_key(p.name, cell.key),
+                                  2 * runtime_start_s(p.benchmark) + self.calibrate)
             if "budget" in m:
                 t = min(t, float(m["budget"]))
             total += t
         return total
+
+
+# Per-run cost outside the command: perflab's launcher, counters, region fifos and a database
+# row (benchmarks/run_all.py measures 3-4 ms a run on `true`, more on a busy machine).
+PERFLAB_PER_RUN_S = 0.01
+# perflab's own start (imports, suite checks, workload build checks, machine fingerprint) and
+# per cell (a measure() call: counter probe, result updates), measured on the project's machine.
+PERFLAB_START_S = 2.0
+PERFLAB_PER_CELL_S = 0.1
+
+# Start-up and in-process warm-up of a workload run outside its timed region, by runtime
+# (wall_time - region time, seconds, on the project's 2-vCPU machine, 2026-11-23): used for
+# estimates before a suite has history in the store.
+RUNTIME_START_S = {"java": 0.45, "node": 0.25, "python": 0.12, "csharp": 0.2, "go": 0.008}
+NATIVE_START_S = 0.004
+
+
+def runtime_start_s(benchmark: str) -> float:
+    """Start-up seconds of a workload named family/runtime (eh/java -> java)."""
+    runtime = benchmark.rsplit("/", 1)[-1]
+    return RUNTIME_START_S.get(runtime, NATIVE_START_S)
+
+
+def probe_key(config: str, cell_key: str) -> str:
+    """Key of a configuration's calibration probes in a cell (seconds they took)."""
+    return f"probe\x00{config}\x00{cell_key}"
+
+
+def history_key(config: str, cell_key: str) -> str:
+    """Key of a configuration in a cell, for estimates from earlier runs of a suite."""
+    return f"{config}\x00{cell_key}"
 
 
 # -- the workload registry, through the documented entry point ----------------------------------
@@ -91,15 +170,10 @@ class WorkloadUnavailable(Exception):
 
 def resolve_workload(name: str) -> Any:
     """The registry's workload object, or WorkloadUnavailable with a one-line reason."""
+    from perflab import workloads as reg
+
     try:
-        from perflab import workloads as reg
-    except ImportError as e:  # pragma: no cover - the package always exists
-        raise WorkloadUnavailable(f"the workload registry cannot be imported ({e})") from e
-    get = getattr(reg, "get", None)
-    if get is None:
-        raise WorkloadUnavailable("the workload registry is not available in this perflab")
-    try:
-        wl = get(name)
+        wl = reg.get(name)
     except (PerflabError, KeyError, LookupError) as e:
         msg = e.line() if isinstance(e, PerflabError) else str(e)
         names = _known_workloads(reg)
@@ -145,18 +219,6 @@ def manifest_values(wl: Any, param: str) -> list[Any] | None:
 
 
 # -- the matrix --------------------------------------------------------------------------------
-def expand_matrix(suite: Suite, config: str | None) -> Iterator[dict[str, Any]]:
-    """Every cell of the matrix (product of the axes) that no exclusion removes."""
-    axes = [a for a in suite.axes if not a.from_manifest or a.values]
-    names = [a.name for a in axes]
-    for combo in itertools.product(*(a.values for a in axes)):
-        params = dict(zip(names, combo, strict=True))
-        if any(e.excludes(config, params) for e in suite.exclusions
-               if (e.configurations is None) or config is not None):
-            continue
-        yield params
-
-
 def _fill_manifest_axes(suite: Suite, workloads: dict[str, Any]) -> None:
     for axis in suite.axes:
         if not axis.from_manifest or axis.values:
@@ -233,6 +295,25 @@ def _command_for(cfg: ConfigSpec, params: dict[str, Any],
     return argv, benchmark, env
 
 
+# The most (cell, configuration) pairs a plan holds: counted from the axes before anything is
+# expanded, so a typo'd matrix (10 axes of 10 values) is refused at once instead of filling
+# the memory (a 10M-cell dry run reached 19.6 GB in 11 minutes).
+MAX_PLAN_SERIES = 100_000
+
+
+def _check_size(suite: Suite, n_configs: int) -> None:
+    axes = [a for a in suite.axes if a.values]
+    cells = math.prod(len(a.values) for a in axes)
+    if cells * max(1, n_configs) <= MAX_PLAN_SERIES:
+        return
+    shape = " x ".join(f"{a.name} {len(a.values)}" for a in axes)
+    raise suite.error(
+        f"the matrix has {cells:,} cells ({shape}) x {n_configs} configuration(s), more than the "
+        f"{MAX_PLAN_SERIES:,} configuration series perflab plans in one suite",
+        "use fewer values (a larger step or factor), or split the study into several suites",
+        "matrix")
+
+
 def make_plan(suite: Suite, *, build: bool = False) -> Plan:
     """Resolve configurations and expand the matrix; raises PerflabError on what cannot run.
 
@@ -257,6 +338,7 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
                                   "configurations", cfg.name, "workload") from None
             skipped.append(f"skipped configuration '{cfg.name}': {e}")
     _fill_manifest_axes(suite, workloads)
+    _check_size(suite, len(usable))
     for name, wl in workloads.items():
         _check_types(suite, suite.config(name), wl)
     if build:
@@ -285,7 +367,8 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
             cell = cells.setdefault(key, Cell(params=params, configs=[]))
             cell.configs.append(PlannedConfig(
                 name=cfg.name, argv=argv, env=env, shell=cfg.shell, benchmark=bench,
-                is_baseline=(cfg.name == suite.baseline)))
+                is_baseline=(cfg.name == suite.baseline), spec=cfg, workload=wl,
+                params=dict(params)))
     for name, cells_ in rejected.items():
         skipped.append(f"skipped {len(cells_)} cell(s) of configuration '{name}' its workload "
                        f"rejects: {cells_[0]}" + (" ..." if len(cells_) > 1 else ""))

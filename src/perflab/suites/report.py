@@ -13,9 +13,10 @@ from rich.console import Console
 
 from perflab.model import ResultSet
 from perflab.reports import matrix
+from perflab.reports.format import md_text
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots
-from perflab.stats import Comparison, compare_result
+from perflab.stats import Comparison, Plan, compare_result, parse_estimator
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Report:
     metrics: list[str]
     out_dir: Path
     html: Path | None = None
+    single_file: Path | None = None
+    markdown: str = ""
     files: list[Path] = field(default_factory=list)
     plots: list[PlotFile] = field(default_factory=list)
 
@@ -51,19 +54,23 @@ def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[st
 
 
 def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[str] | None = None,
-                 console: Console | None = None, plots: bool = True) -> Report:
-    """Analyse a stored result (FDR control across the whole run) and write every output."""
+                 console: Console | None = None, plots: bool = True,
+                 single_file: bool = False) -> Report:
+    """Analyse a stored result (FDR control across the whole run) and write every output.
+
+    ``single_file`` also writes ``perflab-run-ID.html``: one file, plots inlined."""
     view = matrix.suite_view(rs)
     info = view.settings.get("suite") or {}
-    threshold = float(info.get("threshold", 0.02))
-    correction = str(info.get("correction", "holm"))
+    plan = Plan.of(view)  # the threshold, correction and estimator stored with the run
+    threshold, correction = plan.threshold, plan.correction
     mets = report_metrics(view, metrics)
-    comps = compare_result(view, mets, threshold=threshold, correction=correction)
+    comps = compare_result(view, mets, plan=plan)
     out = out_dir or default_out_dir(rs.id)
     out.mkdir(parents=True, exist_ok=True)
     rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
 
     primary = mets[0] if mets else "wall_time"
+    est_label = parse_estimator(plan.estimator).label
     base = info.get("baseline") or ""
     tables: list[tuple[str, list[dict[str, str]]]] = []
     for m in mets:
@@ -73,8 +80,9 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
                        matrix.medians_rows(view, m)))
         if any(c.metric == m for c in comps):
             tables.append((f"{m}: each configuration (diff) against the baseline {base} (base); "
-                           f"ratio = diff / base; p adjusted ({correction}) across all "
-                           f"{len(comps)} comparisons of the run",
+                           f"ratio = {est_label} of the per-round ratios; p and CI "
+                           f"adjusted ({_family(m, primary, plan)}) across the "
+                           f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(view, comps, m)))
 
     warns = matrix.warnings_for(view, comps, primary)
@@ -91,9 +99,16 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
         if len(warns) > 30:
             console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
 
+    # GitHub-ready Markdown: the regression (dotnet ResultsComparer) tables per metric, then
+    # Ingo Molnar's A/B/C table of every metric per cell.
+    counter_tables = [
+        (f"every metric, {matrix.cell_label(cell, view)}: configurations as columns, % delta "
+         "against the baseline", matrix.counter_rows(view, comps, cell))
+        for cell in view.cells()]
     md = out / "tables.md"
-    md.write_text(f"# {view.label or 'perflab'} (result {view.id})\n\n" + "\n".join(
-        matrix.to_markdown(rows, title) for title, rows in tables), encoding="utf-8")
+    rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n" + "\n".join(
+        matrix.to_markdown(rows, title) for title, rows in tables + counter_tables))
+    md.write_text(rep.markdown, encoding="utf-8")
     csv_path = out / "results.csv"
     csv_path.write_text(matrix.to_csv(matrix.raw_rows(view, comps, mets)), encoding="utf-8")
     cmp_csv = out / "comparisons.csv"
@@ -119,4 +134,13 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
     rep.html = render_html(view, title=title, tables=tables, plots=rep.plots, warnings=warns,
                            suite_text=info.get("text", ""), out_dir=out, correction=correction,
                            threshold=threshold, exports=rep.files)
+    if single_file:
+        rep.single_file = render_html(
+            view, title=title, tables=tables, plots=rep.plots, warnings=warns,
+            suite_text=info.get("text", ""), out_dir=out, correction=correction,
+            threshold=threshold, exports=rep.files, single_file=out / f"perflab-run-{rs.id}.html")
     return rep
+
+
+def _family(metric: str, primary: str, plan: Plan) -> str:
+    return plan.correction if metric == primary else f"{plan.secondary}, a secondary metric"

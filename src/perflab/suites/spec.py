@@ -8,19 +8,29 @@ reported as ``FILE:LINE: problem -- fix``.  A suite with any problem never runs.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 import shlex
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.stats import (
+    DEFAULT_CORRECTION,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_THRESHOLD,
+    ESTIMATOR_CHOICES,
+    parse_estimator,
+)
 
 # The keys each table accepts; anything else is a typo we can name.
 SUITE_KEYS = {"name", "description", "baseline", "metrics", "primary", "threshold",
-              "correction", "unavailable"}
+              "correction", "estimator", "unavailable"}
 MEASURE_KEYS = {"warmup", "runs", "min_runs", "max_runs", "precision", "budget", "timeout",
+                "calibrate", "calibrate_on",
                 "pin", "counters", "instructions", "seed", "expected_run_s", "region",
                 "ignore_failure"}
 BENCHMARK_KEYS = {"workload", "command", "params", "shell"}
@@ -137,8 +147,9 @@ class Suite:
     baseline: str = ""
     metrics: list[str] = field(default_factory=list)
     primary: str | None = None
-    threshold: float = 0.02
-    correction: str = "holm"
+    threshold: float = DEFAULT_THRESHOLD
+    correction: str = DEFAULT_CORRECTION  # the primary metric's family across the matrix
+    estimator: str = str(DEFAULT_ESTIMATOR)
     unavailable: str = "skip"
     measure: dict[str, Any] = field(default_factory=dict)
     axes: list[ParamAxis] = field(default_factory=list)
@@ -204,10 +215,26 @@ def _tname(v: Any) -> str:
 
 def _argv(v: Any) -> list[str] | None:
     if isinstance(v, str):
-        return shlex.split(v)
+        try:
+            return shlex.split(v)
+        except ValueError:  # unbalanced quotes: see _argv_problem
+            return None
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
         return list(v)
     return None
+
+
+def _argv_problem(key: str, v: Any) -> tuple[str, str]:
+    """Why ``v`` is not a command (problem, fix) for a key that _argv refused."""
+    if isinstance(v, str):
+        try:
+            shlex.split(v)
+        except ValueError as e:
+            return (f"'{key}' = {v!r} cannot be split into arguments ({e})",
+                    "balance the quotes, or write it as a list of strings")
+    return (f"'{key}' must be a non-empty string or a list of strings",
+            f'write {key} = "python3 -c pass {{n}}"' if key == "command" else
+            f'write {key} = ["..."]')
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -221,6 +248,11 @@ def load_suite(path: str | Path) -> Suite:
     except OSError as e:
         raise PerflabError(f"cannot read suite file {p}: {e.strerror}",
                            "check the path and its permissions") from None
+    except UnicodeDecodeError as e:
+        raw = p.read_bytes()
+        line = raw[:e.start].count(b"\n") + 1
+        raise PerflabError(f"{p}:{line}: the suite file is not UTF-8 (byte 0x{raw[e.start]:02x})",
+                           "save it as UTF-8 (TOML files must be UTF-8)") from None
     return parse_suite(text, p)
 
 
@@ -280,6 +312,13 @@ def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
                    "use 'holm' (family-wise) or 'bh' (Benjamini-Hochberg)")
         else:
             suite.correction = corr
+    est = ck.typed(meta, "estimator", (str,), "'median', 'mean', 'trim' or 'trim:LOW:HIGH'",
+                   ("suite",))
+    if est is not None:
+        try:
+            suite.estimator = str(parse_estimator(est))
+        except ValueError as e:
+            ck.add(("suite", "estimator"), str(e), f"use one of: {ESTIMATOR_CHOICES}")
     una = ck.typed(meta, "unavailable", (str,), "'skip' or 'error'", ("suite",))
     if una is not None:
         if una not in ("skip", "error"):
@@ -317,14 +356,25 @@ def _measure(m: Any, ck: _Checker) -> dict[str, Any]:
                        f"give {key} a positive integer")
             else:
                 out[key] = v
-    for key in ("precision", "budget", "timeout", "expected_run_s"):
+    for key in ("precision", "budget", "timeout", "expected_run_s", "calibrate"):
         v = ck.typed(m, key, (int, float), "a number", path)
         if v is not None:
-            if v <= 0:
-                ck.add(path + (key,), f"'{key}' = {v} must be positive",
+            if not v > 0 or v == float("inf"):  # NaN and inf are valid TOML floats
+                ck.add(path + (key,), f"'{key}' = {v} must be a positive, finite number",
                        f"give {key} a positive number")
+            elif key == "precision" and v >= 1:
+                ck.add(path + (key,), f"'precision' = {v} is a fraction, not a percentage",
+                       f"write precision = {v / 100:g} for {v:g}%")
             else:
                 out[key] = float(v)
+    on = ck.typed(m, "calibrate_on", (str,), "'each' or 'baseline'", path)
+    if on is not None:
+        if on not in ("each", "baseline"):
+            ck.add(path + ("calibrate_on",), f"calibrate_on = '{on}' is unknown",
+                   "use 'each' (a count per configuration) or 'baseline' (the baseline's count "
+                   "for every configuration of the cell)")
+        else:
+            out["calibrate_on"] = on
     pin = ck.typed(m, "pin", (list,), "a list of CPU numbers", path)
     if pin is not None:
         if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in pin):
@@ -472,8 +522,7 @@ def _matrix(m: Any, ck: _Checker) -> tuple[list[ParamAxis], list[Exclusion]]:
 def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
     default_cmd = _argv(bench.get("command")) if "command" in bench else None
     if "command" in bench and default_cmd is None:
-        ck.add(("benchmark", "command"), "'command' must be a string or a list of strings",
-               'write command = "python3 -c pass --n {n}"')
+        ck.add(("benchmark", "command"), *_argv_problem("command", bench.get("command")))
     default_wl = bench.get("workload")
     if default_wl is not None and not isinstance(default_wl, str):
         ck.add(("benchmark", "workload"), "'workload' must be a workload name",
@@ -512,8 +561,7 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
         if "command" in t:
             cmd = _argv(t["command"])
             if cmd is None or not cmd:
-                ck.add(path + ("command",), "'command' must be a non-empty string or list",
-                       'write command = "python3 -c pass {n}"')
+                ck.add(path + ("command",), *_argv_problem("command", t["command"]))
         if wl and cmd:
             ck.add(path, f"configuration '{name}' has both workload and command",
                    "keep one of them")
@@ -528,8 +576,7 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
             if key in t:
                 v = _argv(t[key])
                 if v is None:
-                    ck.add(path + (key,), f"'{key}' must be a string or a list of strings",
-                           f'write {key} = ["..."]')
+                    ck.add(path + (key,), *_argv_problem(key, t[key]))
                 elif key == "prefix":
                     cfg.prefix = v
                 elif key == "flags":
@@ -641,8 +688,6 @@ def _cross_check(suite: Suite, ck: _Checker) -> None:
                    f"configuration '{cfg.name}' sets binary but its command has no {{binary}}",
                    "put {binary} in the command template where the program goes")
     if suite.configurations and suite.axes:
-        from perflab.suites.plan import expand_matrix
-
         if not any(True for _ in expand_matrix(suite, None)) and not any(
                 a.from_manifest for a in suite.axes):
             ck.add(("matrix", "exclude"), "the matrix is empty: the exclusions remove every cell",
@@ -661,3 +706,15 @@ def substitute(tokens: list[str], values: dict[str, Any]) -> list[str]:
                              else m.group(0), t)
         out.append(t2.replace("{{", "{").replace("}}", "}"))
     return out
+
+
+def expand_matrix(suite: Suite, config: str | None) -> Iterator[dict[str, Any]]:
+    """Every cell of the matrix (product of the axes) that no exclusion removes."""
+    axes = [a for a in suite.axes if not a.from_manifest or a.values]
+    names = [a.name for a in axes]
+    for combo in itertools.product(*(a.values for a in axes)):
+        params = dict(zip(names, combo, strict=True))
+        if any(e.excludes(config, params) for e in suite.exclusions
+               if (e.configurations is None) or config is not None):
+            continue
+        yield params

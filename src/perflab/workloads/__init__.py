@@ -6,7 +6,7 @@ Python API (for the measurement, suite and profile stages)::
 
     wl = workloads.get("eh/cpp")                 # PerflabError if unknown or malformed
     ok, why = wl.available()                     # required executables on PATH?
-    wl.is_built()                                # every declared output exists
+    wl.is_built()                                # outputs exist, built from these sources
     wl.build()                                   # BuildResult; PerflabError + log path on failure
     argv, typed = wl.command({"depth": "10"})   # defaults filled, values checked; PerflabError
                                                  # if a value is bad, the runtime is missing or

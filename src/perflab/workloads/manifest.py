@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ _TOP_REQUIRED = ("name", "family", "runtime", "description", "run")
 _TOP_OPTIONAL = ("requires", "build", "outputs", "primary", "region_symbol", "install_hint",
                  "timeout")
 _PARAM_KEYS = ("type", "default", "values", "choices", "min", "max", "help")
+_METRIC_KEYS = ("unit", "direction", "help")
+METRIC_DIRECTIONS = ("lower", "higher", "none")
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -115,6 +118,16 @@ def format_value(v: Any) -> str:
     return str(v)
 
 
+@dataclass(frozen=True)
+class MetricDecl:
+    """What a workload says about one key of its JSON line: its unit and which way is better."""
+
+    name: str
+    unit: str = ""
+    direction: str = "lower"  # lower | higher | none (bookkeeping: never a regression)
+    help: str = ""
+
+
 @dataclass
 class Manifest:
     """The validated content of one workload.toml."""
@@ -133,6 +146,7 @@ class Manifest:
     install_hint: str = ""
     timeout: float = 600.0  # seconds a build may take
     params: dict[str, Param] = field(default_factory=dict)
+    metrics: dict[str, MetricDecl] = field(default_factory=dict)
 
     @property
     def dir(self) -> Path:
@@ -174,14 +188,18 @@ def _check_value(path: Path, pname: str, t: str, key: str, v: Any) -> Any:
     return float(v) if t == "float" else v
 
 
-def _parse_param(path: Path, pname: str, spec: Any) -> Param:
+def _check_table(path: Path, where: str, spec: Any, keys: Sequence[str], how: str) -> None:
+    """``where`` (e.g. params.depth) is a table with only ``keys``; else one clear line."""
     if not isinstance(spec, dict):
-        raise _bad(path, f"params.{pname} must be a table", f"write [params.{pname}] with type "
-                   "and default")
-    unknown = sorted(set(spec) - set(_PARAM_KEYS))
+        raise _bad(path, f"{where} must be a table", how)
+    unknown = sorted(set(spec) - set(keys))
     if unknown:
-        raise _bad(path, f"params.{pname}: unknown key '{unknown[0]}'",
-                   f"use only {', '.join(_PARAM_KEYS)}")
+        raise _bad(path, f"{where}: unknown key '{unknown[0]}'", f"use only {', '.join(keys)}")
+
+
+def _parse_param(path: Path, pname: str, spec: Any) -> Param:
+    _check_table(path, f"params.{pname}", spec, _PARAM_KEYS,
+                 f"write [params.{pname}] with type and default")
     t = spec.get("type")
     if t not in PARAM_TYPES:
         raise _bad(path, f"params.{pname}.type = {t!r} is not a parameter type",
@@ -226,6 +244,20 @@ def _parse_param(path: Path, pname: str, spec: Any) -> Param:
     return p
 
 
+def _parse_metric(path: Path, mname: str, spec: Any) -> MetricDecl:
+    _check_table(path, f"metrics.{mname}", spec, _METRIC_KEYS,
+                 f'write [metrics.{mname}] with unit = "KiB" and direction = "lower"')
+    for key in _METRIC_KEYS:
+        if key in spec and not isinstance(spec[key], str):
+            raise _bad(path, f"metrics.{mname}.{key} must be a string", f'write {key} = "..."')
+    direction = spec.get("direction", "lower")
+    if direction not in METRIC_DIRECTIONS:
+        raise _bad(path, f"metrics.{mname}.direction = {direction!r} is not a direction",
+                   f"write direction = one of {', '.join(METRIC_DIRECTIONS)}")
+    return MetricDecl(name=mname, unit=spec.get("unit", ""), direction=direction,
+                      help=spec.get("help", ""))
+
+
 def load_manifest(path: Path) -> Manifest:
     """Parse and validate one workload.toml; PerflabError (one line: file, problem, fix)."""
     try:
@@ -235,7 +267,7 @@ def load_manifest(path: Path) -> Manifest:
                    ) from None
     except OSError as e:
         raise _bad(path, f"cannot read: {e.strerror}", "check the file's permissions") from None
-    unknown = sorted(set(data) - set(_TOP_REQUIRED) - set(_TOP_OPTIONAL) - {"params"})
+    unknown = sorted(set(data) - set(_TOP_REQUIRED) - set(_TOP_OPTIONAL) - {"params", "metrics"})
     if unknown:
         raise _bad(path, f"unknown key '{unknown[0]}'",
                    "use only the keys of docs/workload-manifest.md (check the spelling)")
@@ -270,10 +302,16 @@ def load_manifest(path: Path) -> Manifest:
     if not isinstance(params_raw, dict):
         raise _bad(path, "'params' must be tables [params.NAME]", "write [params.depth] ...")
     params = {n: _parse_param(path, n, s) for n, s in params_raw.items()}
+    metrics_raw = data.get("metrics", {})
+    if not isinstance(metrics_raw, dict):
+        raise _bad(path, "'metrics' must be tables [metrics.NAME]",
+                   'write [metrics.rss_kib] unit = "KiB" direction = "lower"')
+    metrics = {n: _parse_metric(path, n, s) for n, s in metrics_raw.items()}
     return Manifest(
         path=path, name=data["name"], family=family, runtime=runtime,
         description=data["description"].strip(), run=_str_list(path, data, "run", required=True),
         requires=_str_list(path, data, "requires"), build=build, outputs=outputs,
         primary=data.get("primary", "ns_per_op"), region_symbol=data.get("region_symbol"),
         install_hint=data.get("install_hint", ""), timeout=float(timeout), params=params,
+        metrics=metrics,
     )

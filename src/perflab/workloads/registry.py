@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -13,10 +14,23 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from perflab.errors import PerflabError
-from perflab.workloads.manifest import MANIFEST, Manifest, Param, format_value, load_manifest
+from perflab.workloads.manifest import (
+    MANIFEST,
+    Manifest,
+    MetricDecl,
+    Param,
+    format_value,
+    load_manifest,
+)
 
 ROOT_ENV = "PERFLAB_WORKLOADS_DIR"
 BUILD_LOG = "build/perflab-build.log"
+# The content hash of the sources a build read, written beside the outputs after a good build.
+SOURCE_STAMP = "build/perflab-sources.sha256"
+# Directories under a workload that hold what builds write, not sources.
+OUTPUT_DIRS = frozenset({"build", "target", "bin", "obj", "node_modules", "__pycache__"})
+# The folders of workloads/common/ a runtime's builds read (default: the runtime's own name).
+COMMON_DIRS: dict[str, tuple[str, ...]] = {"cpp": ("c",)}
 
 
 def workloads_root() -> Path:
@@ -50,6 +64,7 @@ class Workload:
     def __init__(self, manifest: Manifest, root: Path) -> None:
         self.manifest = manifest
         self.root = root
+        self._hash_cache: tuple[tuple[tuple[str, int, int], ...], str] | None = None
 
     # -- what the manifest says ---------------------------------------------------------------
     @property
@@ -80,6 +95,11 @@ class Workload:
     def primary(self) -> str:
         """The workload JSON key to use as primary metric (e.g. "ns_per_op")."""
         return self.manifest.primary
+
+    @property
+    def metrics(self) -> dict[str, MetricDecl]:
+        """Units and directions the manifest declares for keys of the JSON line."""
+        return self.manifest.metrics
 
     @property
     def region_symbol(self) -> str | None:
@@ -117,8 +137,69 @@ class Workload:
         return self.available().reason
 
     def is_built(self) -> bool:
-        """Every declared output exists (a workload with nothing to build is always built)."""
+        """Every declared output exists and was built from the sources as they are now (the
+        content hash stored beside the outputs matches); a workload with nothing to build is
+        always built.  So after a rebase or an edit of a shared helper the old binary is not
+        used: the on-demand builds and `workloads build` rebuild it."""
+        if not self._outputs_exist():
+            return False
+        return not self.manifest.build or self._stamp() == self.source_hash()
+
+    def _outputs_exist(self) -> bool:
         return all((self.dir / out).exists() for out in self.manifest.outputs)
+
+    def _stamp(self) -> str | None:
+        try:
+            return (self.dir / SOURCE_STAMP).read_text().strip()
+        except OSError:
+            return None
+
+    def source_files(self) -> list[Path]:
+        """What a build may read: every file under the workload's directory, its language's
+        helpers in the root's ``common/`` (COMMON_DIRS; all of that folder, so a helper this
+        workload does not use only costs a needless rebuild) and the C region header's
+        ``include/`` beside the root; not in output directories (OUTPUT_DIRS), nor hidden.
+        Sorted."""
+        files: list[Path] = []
+        include = self.root.parent / "include"
+        common = [self.root / "common" / d for d in COMMON_DIRS.get(self.runtime, (self.runtime,))]
+        for base in (self.dir, *common, include):
+            if not base.is_dir() or (base == include
+                                     and not (include / "perflab_region.h").exists()):
+                continue
+            for d, subdirs, names in os.walk(base):
+                subdirs[:] = [s for s in subdirs if not s.startswith(".") and s not in OUTPUT_DIRS]
+                files += [Path(d) / n for n in names if not n.startswith(".")]
+        return sorted(set(files))
+
+    def source_hash(self) -> str:
+        """SHA-256 over the sources' paths (relative to the root's parent) and contents.
+        Hand-written: hashlib over a directory walk is all it takes.  The digest is cached
+        while no file's size or mtime changes, so repeated checks (suite plans) only stat."""
+        files = self.source_files()
+        top = self.root.parent
+        sig = []
+        for f in files:
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            sig.append((str(f), st.st_size, st.st_mtime_ns))
+        key = tuple(sig)
+        if self._hash_cache is not None and self._hash_cache[0] == key:
+            return self._hash_cache[1]
+        h = hashlib.sha256()
+        for path, _size, _mtime in sig:
+            f = Path(path)
+            try:
+                data = f.read_bytes()
+            except OSError:
+                continue
+            h.update(os.path.relpath(f, top).encode() + b"\0")
+            h.update(len(data).to_bytes(8, "little") + data)
+        digest = h.hexdigest()
+        self._hash_cache = (key, digest)
+        return digest
 
     # -- build --------------------------------------------------------------------------------
     def build(self) -> BuildResult:
@@ -132,6 +213,14 @@ class Workload:
                                f"install it, then run `perflab workloads build {self.name}`")
         log = self.dir / BUILD_LOG
         t0 = time.monotonic()
+        sources = self.source_hash() if self.manifest.build else None
+        if sources is not None and self._stamp() != sources:
+            # Stale or of unknown provenance: remove the outputs so the build must write them
+            # again, even where its own staleness check misses a changed file (a header a
+            # Makefile does not list).
+            for out in self.manifest.outputs:
+                (self.dir / out).unlink(missing_ok=True)
+            (self.dir / SOURCE_STAMP).unlink(missing_ok=True)
         if self.manifest.build:
             log.parent.mkdir(parents=True, exist_ok=True)
             env = dict(os.environ)
@@ -161,6 +250,11 @@ class Workload:
             raise PerflabError(f"building {self.name} did not produce {missing[0]}",
                                f"fix outputs or build in {self.manifest.path} (log: {log})",
                                exit_code=1)
+        if sources is not None:
+            # The hash taken before the build: a source edited while it ran stays stale.
+            stamp = self.dir / SOURCE_STAMP
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(sources + "\n")
         return BuildResult(self.name, time.monotonic() - t0, log)
 
     # -- run ----------------------------------------------------------------------------------
@@ -186,7 +280,9 @@ class Workload:
             raise PerflabError(f"workload {self.name} cannot run here: {why}",
                                "install it, or choose another workload (perflab workloads list)")
         if not self.is_built():
-            raise PerflabError(f"workload {self.name} is not built",
+            state = ("out of date (its sources changed since it was built)"
+                     if self._outputs_exist() else "not built")
+            raise PerflabError(f"workload {self.name} is {state}",
                                f"run `perflab workloads build {self.name}`")
         argv = [self._expand(a) for a in self.manifest.run]
         argv += [f"--{n}={format_value(v)}" for n, v in typed.items()]

@@ -2,7 +2,7 @@
 
 Usage in a workload::
 
-    from perflab.region import region   # or copy this file: it has no dependencies
+    from perflab.region_client import region   # or copy this file: it has no dependencies
     with region():
         hot_loop()
 

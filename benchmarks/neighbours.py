@@ -1,0 +1,47 @@
+"""CPU-bound neighbours that a benchmark starts itself to measure "under load".
+
+One home for the benchmarks that need them (run_all.py, fleet.py).  Each neighbour is a Python
+busy loop that dies with the benchmark (PR_SET_PDEATHSIG), so a benchmark killed by a signal
+or a time limit leaves no spinning process behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def load() -> list[float]:
+    """The 1/5/15-minute load averages, rounded, to record beside each figure."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+class Neighbours:
+    """COUNT CPU-bound busy loops, started and stopped by the benchmark (by their pids)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Neighbours:
+        for _ in range(self.count):
+            self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                               preexec_fn=_die_with_parent))
+        time.sleep(2.0)  # let the scheduler spread them
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()

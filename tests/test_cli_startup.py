@@ -1,0 +1,56 @@
+"""The CLI starts without loading the heavy libraries; its verb table matches the stages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perflab.cli import VERBS, stage_group
+
+HEAVY = ("matplotlib", "scipy", "sqlalchemy", "numpy", "ruptures", "otava")
+
+PROBE = """
+import json, sys
+{code}
+print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))
+"""
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", PROBE.format(code=code)], capture_output=True,
+                         text=True, check=True).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("code", [
+    "import perflab.cli",
+    "from perflab.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
+    "from perflab.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+])
+def test_cli_start_loads_no_heavy_module(code: str) -> None:
+    loaded = _modules_after(code)
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_verb_loads_its_stage() -> None:
+    # the check above is not vacuous: running a verb does load what it needs
+    loaded = _modules_after("from perflab.cli import main\ntry:\n    main(['results', 'list', "
+                            "'--db', '/nonexistent-dir/x.sqlite'])\nexcept SystemExit:\n    pass")
+    assert "sqlalchemy" in loaded
+
+
+def test_verb_table_matches_what_the_stages_register() -> None:
+    by_module: dict[str, set[str]] = {}
+    for verb, (module, _) in VERBS.items():
+        by_module.setdefault(module, set()).add(verb)
+    for module, verbs in by_module.items():
+        group = stage_group(module)
+        assert set(group.list_commands(None)) == verbs, module  # type: ignore[arg-type]
+        for verb in verbs:
+            real = group.get_command(None, verb)  # type: ignore[arg-type]
+            assert real is not None
+            want = real.get_short_help_str(limit=400)
+            assert VERBS[verb][1] == want, (verb, want)
