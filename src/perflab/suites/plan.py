@@ -141,10 +141,12 @@ PERFLAB_START_S = 2.0
 PERFLAB_PER_CELL_S = 0.1
 
 # Start-up and in-process warm-up of a workload run outside its timed region, by runtime
-# (wall_time - region time, seconds, on the project's 2-vCPU machine, 2026-11-23): used for
-# estimates before a suite has history in the store.
-RUNTIME_START_S = {"java": 0.45, "node": 0.25, "python": 0.12, "csharp": 0.2, "go": 0.008}
-NATIVE_START_S = 0.004
+# (median of wall_time - region time over two `make demo` runs on the project's quiet 2-vCPU
+# machine, 2026-11-24, load about 1; the 2026-11-23 figures, taken at load 7-20, were 1.5-3.5x
+# these and made the first estimate of the study 45% too long): used for estimates before a
+# suite has history in the store.
+RUNTIME_START_S = {"java": 0.13, "node": 0.15, "python": 0.08, "csharp": 0.07, "go": 0.005}
+NATIVE_START_S = 0.005
 
 
 def runtime_start_s(benchmark: str) -> float:
