@@ -100,3 +100,10 @@ def test_single_cell_bars_name_each_configuration(tmp_path: Path) -> None:
     assert [t.get_text() for t in ax.get_yticklabels()] == ["base", "slow", "same", "noisy"]
     widths = [p.get_width() for p in ax.patches]
     assert abs(widths[1] / widths[0] - 2.0) < 0.02  # slow = 2 x base
+
+
+def test_every_configuration_of_a_large_study_has_its_own_style() -> None:
+    # The eh-study has 11 configurations: the 11th must not repeat the 1st's colour (it did).
+    from perflab.reports.plots import colour, marker
+    assert len({colour(i) for i in range(15)}) == 15
+    assert len({(colour(i), marker(i)) for i in range(40)}) == 40

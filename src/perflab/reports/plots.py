@@ -26,7 +26,18 @@ from perflab.model import ResultSet
 from perflab.reports.matrix import cell_params, config_names, summaries, unit_of
 from perflab.stats import Comparison, compare_samples
 
-MARKERS = "osD^v<>ph*"
+# One colour and marker per configuration: matplotlib's ten cycle colours, then five more, so
+# that a study of 11-15 configurations (the eh-study has 11) does not draw two in one style.
+COLOURS = [f"C{k}" for k in range(10)] + ["black", "navy", "teal", "maroon", "goldenrod"]
+MARKERS = "osD^v<>ph*XP"
+
+
+def colour(i: int) -> str:
+    return COLOURS[i % len(COLOURS)]
+
+
+def marker(i: int) -> str:
+    return MARKERS[i % len(MARKERS)]
 
 
 @dataclass
@@ -180,7 +191,7 @@ def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "
             med = [p[1] for p in pts]
             lo = [p[2] if math.isfinite(p[2]) else p[1] for p in pts]
             hi = [p[3] if math.isfinite(p[3]) else p[1] for p in pts]
-            line = ax.plot(xs, med, marker=MARKERS[i % len(MARKERS)], color=f"C{i % 10}",
+            line = ax.plot(xs, med, marker=marker(i), color=colour(i),
                            label=name)[0]
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
             ys_all += med
@@ -218,8 +229,8 @@ def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, flo
             r = [p[1] for p in pts]
             lo = [p[1] - p[2] if math.isfinite(p[2]) else 0.0 for p in pts]
             hi = [p[3] - p[1] if math.isfinite(p[3]) else 0.0 for p in pts]
-            ax.errorbar(xs, r, yerr=[lo, hi], marker=MARKERS[i % len(MARKERS)], capsize=3,
-                        color=f"C{i % 10}",
+            ax.errorbar(xs, r, yerr=[lo, hi], marker=marker(i), capsize=3,
+                        color=colour(i),
                         label=label)
             ys += r
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=1)
@@ -320,7 +331,7 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
                 continue
             lo = s.median - s.ci_low if math.isfinite(s.ci_low) else 0.0
             hi = s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0
-            ax.barh(i, s.median, xerr=[[lo], [hi]], capsize=3, color=f"C{i % 10}")
+            ax.barh(i, s.median, xerr=[[lo], [hi]], capsize=3, color=colour(i))
         ax.set_yticks(range(len(names)))
         ax.set_yticklabels(names, fontsize=8)
         ax.invert_yaxis()
@@ -342,7 +353,7 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
             err_lo.append(s.median - s.ci_low if math.isfinite(s.ci_low) else 0.0)
             err_hi.append(s.ci_high - s.median if math.isfinite(s.ci_high) else 0.0)
         ax.bar(xs, ys, width=width, yerr=[err_lo, err_hi], capsize=3, label=name,
-               color=f"C{i % 10}")
+               color=colour(i))
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cells))])
     ax.set_xticklabels([_label(cell_params(rs, c)) or "(single)" for c in cells], rotation=30,
                        ha="right", fontsize=8)
