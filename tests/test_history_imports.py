@@ -141,3 +141,93 @@ def test_imports_show_in_history(tmp_path: Path) -> None:
                              env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert res.output.count(" import ") == 2
+
+
+@pytest.mark.parametrize(("fixture", "fmt"), [
+    ("hyperfine-two.json", "hyperfine"),
+    ("pyperf-timeit.json", "pyperf"),
+    ("perf-stat-true.jsonl", "perf-stat"),
+    ("perf-stat-duration.jsonl", "perf-stat"),
+])
+def test_the_format_is_told_from_the_file(fixture: str, fmt: str, tmp_path: Path) -> None:
+    from perflab.history.imports import detect_format
+    assert detect_format(FIX / fixture) == fmt
+    # And `perflab import` without --format stores the same as with it.
+    db = tmp_path / "r.sqlite"
+    res = CliRunner().invoke(_app(), ["import", str(FIX / fixture), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    (rid,) = Store(db).result_ids("import")
+    got, want = Store(db).load(rid), import_file(FIX / fixture, fmt)
+    assert got.settings["import_format"] == fmt
+    assert [c.samples(m) for c in got.configurations for m in sorted(want.metrics)] == \
+        [c.samples(m) for c in want.configurations for m in sorted(want.metrics)]
+
+
+def test_a_file_of_no_known_tool_asks_for_the_format(tmp_path: Path) -> None:
+    from perflab.history.imports import detect_format
+    f = tmp_path / "criterion.json"
+    f.write_text('{"reason": "benchmark-complete", "id": "fib 20"}\n')
+    with pytest.raises(PerflabError) as e:
+        detect_format(f)
+    assert "cannot tell which tool wrote" in str(e.value) and "--format" in e.value.line()
+
+
+def _pyperf_suite(path: Path, values: dict[str, list[float]]) -> Path:
+    """A pyperf suite file (pyperf's layout: one benchmark per name, its runs' values in s)."""
+    path.write_text(json.dumps({"version": "1.0", "metadata": {"unit": "second"},
+                                "benchmarks": [{"metadata": {"name": n},
+                                                "runs": [{"values": [v]} for v in vs]}
+                                               for n, vs in values.items()]}))
+    return path
+
+
+def test_stored_results_pair_configurations_by_name_not_position(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_cli_core import run_cli
+    rng = [1.0 + 0.001 * k for k in range(8)]
+    a = _pyperf_suite(tmp_path / "a.json", {"join": [1e-6 * r for r in rng],
+                                            "sort": [1.35e-6 * r for r in rng]})
+    # b lists them in the other order: matched by position, join would meet sort (+35%).
+    b = _pyperf_suite(tmp_path / "b.json", {"sort": [1.35e-6 * r for r in rng],
+                                            "join": [1e-6 * r for r in rng]})
+    db = str(tmp_path / "r.sqlite")
+    for f in (a, b):
+        assert run_cli(["import", str(f), "--db", db], capsys)[0] == 0
+    code, out, err = run_cli(["compare", "--from-db", "1", "--from-db", "2", "--metric",
+                              "ns_per_op", "--db", db], capsys)
+    assert code == 0, err
+    # Each name is compared with itself (one table per name), never join with sort (+35%).
+    assert "#2 join" in out and "#2 sort" in out and "+35" not in out and "-25" not in out
+    assert out.count("equivalent (not interleaved)") == 2
+    rs = Store(db).load(1)
+    assert sorted(c.name for c in rs.configurations) == ["join", "sort"]
+
+
+def test_values_from_two_tools_are_compared_only_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_cli_core import run_cli
+    db = str(tmp_path / "r.sqlite")
+    assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
+    assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    code, out, err = run_cli(["compare", "--from-db", "1", "--from-db", "2", "--force",
+                              "--db", db], capsys)
+    text = " ".join((out + err).split())
+    assert code == 0, err
+    assert "come from different tools (result 1: hyperfine, result 2: perflab)" in text
+    assert "not interleaved" in text
+
+
+def test_a_history_never_alternates_between_tools(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before: an imported hyperfine result and perflab's own stat of the same command made one
+    # series, whose "step" was the tools' difference (perflab's launcher vs hyperfine's).
+    from perflab.history.series import load_series
+    from test_cli_core import run_cli
+    db = str(tmp_path / "r.sqlite")
+    assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
+    assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    series = load_series(Store(db), "true", metric="wall_time")
+    assert sorted(s.key.source for s in series) == ["hyperfine", "perflab"]
+    assert all(len(s.points) == 1 for s in series)
+    assert "(imported from hyperfine)" in next(s.key.label() for s in series
+                                               if s.key.source == "hyperfine")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -398,7 +399,11 @@ def compare(
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
     plan = Plan.of(rs)
     comps = compare_result(rs, shown, plan=plan)
-    console.print(fit(compare_table(rs, comps, shown, rs.cells()[0]), console))
+    for cell in rs.cells():  # one cell, except --from-db of results with several names
+        if len(rs.configurations_in(cell)) > 1:
+            console.print(fit(compare_table(rs, comps, shown, cell), console))
+        else:
+            console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
     stop = rs.settings.get("stop") if from_db is None else None
     if stop and stop.get("reason"):
         console.print(f"[dim]{stop['rounds']} runs per configuration in "
@@ -525,12 +530,23 @@ def _from_db(store: Store, ids: list[int], names: list[str] | None, force: bool)
                     f"({what})", "compare results from one machine, or pass --force")
             err.print(f"[bold red]WARNING:[/] results {first.id} and {other.id} come from "
                       f"different machines ({what}): the comparison mixes machines")
+    sources = {r.id: r.source for r in loaded}
+    if len(set(sources.values())) > 1:
+        err.print("warning: these results come from different tools ("
+                  + ", ".join(f"result {i}: {s}" for i, s in sources.items())
+                  + "), which time different things (launcher, fork/exec, in-process loop): "
+                  "a difference may be the tools', not the code's; verdicts are labelled "
+                  "not interleaved")
     rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=dict(first.settings),
                    status="complete")
     names = list(names or [])
+    # Results of one configuration each are compared with each other (A vs B); results of
+    # several (pyperf suites, suites, compares) are paired by configuration name, so that
+    # "join" is compared with "join" and never with "sort".
+    by_name = any(len(r.configurations) > 1 for r in loaded)
     for i, src in enumerate(loaded):
         for cfg in src.configurations:
-            cfg.cell = "{}"
+            cfg.cell = json.dumps({"configuration": cfg.name}) if by_name else "{}"
             cfg.is_baseline = False
             label = names[i] if i < len(names) else f"#{src.id} {cfg.name}"
             if len(src.configurations) > 1:
@@ -546,7 +562,8 @@ def _from_db(store: Store, ids: list[int], names: list[str] | None, force: bool)
                                         ).to_dict()
     rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
                     "different times, so drift between them is not controlled")
-    rs.configurations[0].is_baseline = True
+    for cell in rs.cells():
+        rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
     return rs
 
 

@@ -194,6 +194,14 @@ class ResultSet:
     notes: list[str] = field(default_factory=list)  # what the collectors said once (no PMU, ...)
     id: int | None = None
 
+    @property
+    def source(self) -> str:
+        """Which tool measured the runs: "perflab", or the imported file's tool (hyperfine,
+        pyperf, perf-stat).  Tools time different things (perflab's launcher and region,
+        hyperfine's fork/exec/wait, pyperf's loop, perf's whole process), so values of two
+        sources are never compared without saying so."""
+        return str(self.settings.get("import_format") or "perflab")
+
     def cells(self) -> list[str]:
         seen: dict[str, None] = {}
         for c in self.configurations:

@@ -305,7 +305,34 @@ def max_import_bytes() -> int:
                            "set it to e.g. 2048, or unset it") from None
 
 
-def import_file(path: Path, fmt: str, benchmark: str | None = None) -> ResultSet:
+def detect_format(path: Path) -> str:
+    """The format of a file to import, told from its first 64 KiB (each tool's files start
+    with their own keys: hyperfine's "results" of "command"s, pyperf's "benchmarks", perf
+    stat -j's "counter-value"/"event" per line).  Raises PerflabError when none fits."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536).decode("utf-8", "replace")
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror or e}", "check the path") from None
+    text = head.lstrip()
+    if text.startswith("{"):
+        first_line = text.splitlines()[0] if text else ""
+        if '"counter-value"' in first_line or ('"event"' in first_line
+                                               and first_line.rstrip().endswith("}")):
+            return "perf-stat"
+        if '"benchmarks"' in head and ('"runs"' in head or '"version"' in head):
+            return "pyperf"
+        if '"results"' in head and '"command"' in head:
+            return "hyperfine"
+    raise PerflabError(f"cannot tell which tool wrote {path} (not hyperfine --export-json, "
+                       "pyperf JSON or perf stat -j output)",
+                       f"pass --format ({', '.join(FORMATS)})")
+
+
+def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> ResultSet:
+    if fmt is None and path.is_file() and os.path.getsize(path) > 0:
+        fmt = detect_format(path)
+    fmt = fmt or "hyperfine"  # an empty or missing file: the checks below say so
     if fmt not in IMPORTERS:
         raise PerflabError(f"unknown import format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     if not path.is_file():

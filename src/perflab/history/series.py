@@ -33,12 +33,16 @@ class SeriesKey:
     config: str
     machine_id: int | None
     metric: str
+    # Which tool measured it (ResultSet.source): an imported hyperfine series and perflab's
+    # own series of one benchmark are two series, never one that alternates between tools.
+    source: str = "perflab"
 
     def label(self) -> str:
         params = json.loads(self.cell) if self.cell else {}
         p = " ".join(f"{k}={v}" for k, v in params.items())
         parts = [self.benchmark, p, f"[{self.config}]" if self.config != self.benchmark else "",
-                 f"machine {self.machine_id}", self.metric]
+                 f"machine {self.machine_id}", self.metric,
+                 f"(imported from {self.source})" if self.source != "perflab" else ""]
         return " ".join(x for x in parts if x)
 
     def params_text(self) -> str:
@@ -47,7 +51,8 @@ class SeriesKey:
 
     def slug(self) -> str:
         """A file-name-safe identifier, stable for the same key."""
-        text = json.dumps([self.benchmark, self.cell, self.config, self.machine_id, self.metric])
+        key = [self.benchmark, self.cell, self.config, self.machine_id, self.metric]
+        text = json.dumps(key + ([self.source] if self.source != "perflab" else []))
         h = hashlib.sha1(text.encode()).hexdigest()[:8]
         base = "".join(ch if ch.isalnum() else "-" for ch in f"{self.benchmark}-{self.metric}")
         return f"{base.strip('-')[:60]}-{h}"
@@ -146,7 +151,13 @@ def load_series(
             q = q.where(results.c.machine_id == machine)
         return [dict(r) for r in conn.execute(q).mappings()]
 
+    def sources(conn: sa.Connection) -> dict[int, str]:
+        q = sa.select(results.c.id, results.c.settings).where(results.c.kind == "import")
+        return {r.id: str((r.settings or {}).get("import_format") or "import")
+                for r in conn.execute(q)}
+
     rows = store.read(go)
+    source_of = store.read(sources)
     want = params or {}
     by_key: dict[SeriesKey, Series] = {}
     points: dict[tuple[SeriesKey, int], Point] = {}
@@ -161,7 +172,8 @@ def load_series(
                 continue
             if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
                 continue
-            key = SeriesKey(r["benchmark"], r["cell"], r["name"], r["machine_id"], m)
+            key = SeriesKey(r["benchmark"], r["cell"], r["name"], r["machine_id"], m,
+                            source_of.get(r["rid"], "perflab"))
             s = by_key.get(key)
             if s is None:
                 info = minfo.get(m, {})
