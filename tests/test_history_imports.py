@@ -231,3 +231,21 @@ def test_a_history_never_alternates_between_tools(
     assert all(len(s.points) == 1 for s in series)
     assert "(imported from hyperfine)" in next(s.key.label() for s in series
                                                if s.key.source == "hyperfine")
+
+
+def test_perflab_reads_its_own_json_export(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from test_cli_core import run_cli
+    db, js = str(tmp_path / "r.sqlite"), tmp_path / "r.json"
+    assert run_cli(["compare", "-r", "6", "--export-json", str(js), "--db", db,
+                    "true", "true -x"], capsys)[0] == 0
+    assert run_cli(["import", str(js), "--db", db], capsys)[0] == 0
+    store = Store(db)
+    original, imported = store.load(1), store.load(2)
+    assert imported.settings["import_format"] == "perflab" and imported.source == "perflab"
+    assert [c.name for c in imported.configurations] == [c.name for c in original.configurations]
+    for a, b in zip(original.configurations, imported.configurations, strict=True):
+        for m in ("wall_time", "max_rss", "user_time"):
+            assert b.samples(m) == a.samples(m)
+    assert {m: i.unit for m, i in imported.metrics.items()} == \
+        {m: i.unit for m, i in original.metrics.items() if m in imported.metrics}

@@ -247,8 +247,8 @@ def dashboard_cmd(
 def import_cmd(
     files: list[Path] = typer.Argument(..., help="Files written by the tool."),
     fmt: str = typer.Option(None, "--format", "-f",
-                            help="hyperfine | pyperf | perf-stat (default: told from each "
-                                 "file's content)"),
+                            help="hyperfine | pyperf | perf-stat | perflab (default: told "
+                                 "from each file's content)"),
     benchmark: str = typer.Option(None, "--benchmark", "-b",
                                   help="Benchmark name to store them under (default: the "
                                        "command / pyperf name / file name)."),

@@ -9,6 +9,7 @@ Formats (read from the files these tools write, not from their docs alone):
 - ``perf stat -j``: one JSON object per event and line (counter-value, unit, event,
   pcnt-running...); a repeated event starts a new run, so several perf stat outputs appended
   to one file become several runs.  Event names map to perflab's metric names.
+- perflab's own ``--export-json`` (schema perflab-result/1): its samples become runs again.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from perflab.model import (
     MetricInfo,
     ResultSet,
     Run,
+    metric_direction,
 )
 
-FORMATS = ("hyperfine", "pyperf", "perf-stat")
+FORMATS = ("hyperfine", "pyperf", "perf-stat", "perflab")
 
 # perf event -> (perflab metric, factor to perflab's unit)
 PERF_EVENTS: dict[str, tuple[str, float]] = {
@@ -292,8 +294,54 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
     return rs
 
 
+def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
+    """perflab's own ``--export-json`` (schema perflab-result/1, docs/export-schema.md): the
+    samples of each configuration and metric become runs again, run i holding every metric's
+    i-th sample (the export keeps samples in run order).  The source stays perflab."""
+    data = _read_json(path, "perflab")
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith(
+            "perflab-result/") or not isinstance(data.get("configurations"), list):
+        raise _bad(path, "perflab", "no 'schema': 'perflab-result/1' with 'configurations'")
+    rs = ResultSet(kind="import", created_at=float(data.get("created_at") or _mtime(path)),
+                   label=str(data.get("label") or f"perflab {path.name}"),
+                   fingerprint=dict(data.get("environment") or {}),
+                   settings={"import_format": "perflab", "file": str(path),
+                             "original": {"id": data.get("id"), "kind": data.get("kind")}},
+                   notes=[str(n) for n in data.get("notes") or []])
+    seq = 0
+    for i, c in enumerate(data["configurations"]):
+        if not isinstance(c, dict) or not isinstance(c.get("metrics"), dict):
+            raise _bad(path, "perflab", f"configuration {i + 1} has no 'metrics'")
+        name = str(c.get("name") or f"configuration {i + 1}")
+        cfg = Configuration(name=name, command=[str(a) for a in c.get("command") or [name]],
+                            benchmark=benchmark or str(c.get("benchmark") or name),
+                            params=dict(c.get("params") or {}), cell=str(c.get("cell") or ""),
+                            is_baseline=bool(c.get("is_baseline")), commit=c.get("commit"))
+        columns: dict[str, list[Any]] = {}
+        for m, v in c["metrics"].items():
+            samples = v.get("samples") if isinstance(v, dict) else None
+            if not isinstance(samples, list):
+                raise _bad(path, "perflab", f"'{name}' metric '{m}' has no 'samples'")
+            columns[m] = samples
+            if m not in rs.metrics:
+                rs.metrics[m] = MetricInfo(m, str(v.get("unit", "")), str(v.get("source", "")),
+                                           deterministic=bool(v.get("deterministic")),
+                                           direction=metric_direction(m))
+        for k in range(max((len(xs) for xs in columns.values()), default=0)):
+            values = {m: float(xs[k]) for m, xs in columns.items()
+                      if k < len(xs) and _num(xs[k]) and math.isfinite(xs[k])}
+            cfg.runs.append(Run(seq=seq, values=values))
+            seq += 1
+        if not cfg.measured_runs():
+            raise _bad(path, "perflab", f"configuration '{name}' has no samples")
+        rs.configurations.append(cfg)
+    if not rs.configurations:
+        raise _bad(path, "perflab", "no configurations")
+    return rs
+
+
 IMPORTERS = {"hyperfine": import_hyperfine, "pyperf": import_pyperf,
-             "perf-stat": import_perf_stat}
+             "perf-stat": import_perf_stat, "perflab": import_perflab}
 
 
 def max_import_bytes() -> int:
@@ -320,12 +368,14 @@ def detect_format(path: Path) -> str:
         if '"counter-value"' in first_line or ('"event"' in first_line
                                                and first_line.rstrip().endswith("}")):
             return "perf-stat"
+        if '"schema": "perflab-result/' in head:
+            return "perflab"
         if '"benchmarks"' in head and ('"runs"' in head or '"version"' in head):
             return "pyperf"
         if '"results"' in head and '"command"' in head:
             return "hyperfine"
     raise PerflabError(f"cannot tell which tool wrote {path} (not hyperfine --export-json, "
-                       "pyperf JSON or perf stat -j output)",
+                       "pyperf JSON, perf stat -j output or perflab --export-json)",
                        f"pass --format ({', '.join(FORMATS)})")
 
 
