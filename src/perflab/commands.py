@@ -15,12 +15,7 @@ from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.fingerprint import differences, machine_fingerprint, pmu_status
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
-from perflab.reports.export import (
-    result_to_csv,
-    result_to_json,
-    result_to_markdown,
-    write_json,
-)
+from perflab.reports.export import EXPORTERS, export_all
 from perflab.reports.format import fmt_seconds
 from perflab.reports.terminal import (
     compare_table,
@@ -90,6 +85,10 @@ RegionSymbol = Annotated[str | None, typer.Option(
 ExportJson = Annotated[Path | None, typer.Option("--export-json", help="Write the JSON schema.")]
 ExportCsv = Annotated[Path | None, typer.Option("--export-csv", help="Write summaries as CSV.")]
 ExportMd = Annotated[Path | None, typer.Option("--export-markdown", help="Write a Markdown table.")]
+ExportHyperfine = Annotated[Path | None, typer.Option(
+    "--export-hyperfine", help="Write hyperfine's --export-json layout (wall times per run).")]
+ExportPyperf = Annotated[Path | None, typer.Option(
+    "--export-pyperf", help="Write pyperf's JSON (for `python -m pyperf compare_to`).")]
 # str, not Path: a Path would fold postgresql://host/db into postgresql:/host/db.
 Db = Annotated[str | None, typer.Option("--db", envvar="PERFLAB_DB",
                                          help="Result database (default: user data dir).")]
@@ -193,12 +192,10 @@ def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_ru
         region_symbol=region_symbol, seed=seed, env=parse_env(env))
 
 
-def _check_exports(export_json: Path | None, export_csv: Path | None,
-                   export_md: Path | None) -> None:
+def _check_exports(paths: dict[str, Path | None]) -> None:
     """Refuse an export path that cannot be written before measuring, not after."""
-    writable_file(export_json, "--export-json")
-    writable_file(export_csv, "--export-csv")
-    writable_file(export_md, "--export-markdown")
+    for fmt, path in paths.items():
+        writable_file(path, EXPORTERS[fmt].option)
 
 
 def _require_successful_runs(rs: ResultSet, store: Store | None) -> None:
@@ -218,25 +215,15 @@ def _require_successful_runs(rs: ResultSet, store: Store | None) -> None:
 
 
 def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
-            export_json: Path | None, export_csv: Path | None, export_md: Path | None) -> None:
-    path: Path | None = None
+            paths: dict[str, Path | None]) -> None:
     try:
-        if export_json:
-            path = export_json
-            write_json(export_json, result_to_json(rs, comps, plan.correction, plan.threshold))
-        if export_csv:
-            path = export_csv
-            export_csv.write_text(result_to_csv(rs, comps))
-        if export_md:
-            path = export_md
-            export_md.write_text(result_to_markdown(rs, comps))
+        written = export_all(rs, comps, plan, paths)
     except OSError as e:
-        raise PerflabError(f"cannot write {path}: {e.strerror} (the result is stored as "
+        raise PerflabError(f"cannot write {e.filename}: {e.strerror} (the result is stored as "
                            f"{rs.id})", f"export it again: perflab results show {rs.id} "
                            "--export-...") from None
-    for p in (export_json, export_csv, export_md):
-        if p:
-            err.print(f"wrote {p}")
+    for p in written:
+        err.print(f"wrote {p}")
 
 
 def _print_notes(rs: ResultSet) -> None:
@@ -261,6 +248,7 @@ def stat(
     env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
     no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
+    export_hyperfine: ExportHyperfine = None, export_pyperf: ExportPyperf = None,
     db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
     seed: Seed = None, estimator: EstimatorOpt = None,
 ) -> None:
@@ -280,7 +268,9 @@ def stat(
         raise PerflabError("stat measures one workload", "use `perflab compare` for several")
     if command and not command[0].strip():
         raise PerflabError("an empty command was given", "give the program to run after --")
-    _check_exports(export_json, export_csv, export_markdown)
+    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown,
+               "hyperfine": export_hyperfine, "pyperf": export_pyperf}
+    _check_exports(exports)
     default_primary, rsym = "wall_time", region_symbol
     if workload:
         probe_valgrind = (metric or "") in ("instructions", "instructions_per_op") and \
@@ -311,7 +301,7 @@ def stat(
     console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
     console.print(f"[dim]{len(cfg.runs)} runs in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
-    _export(rs, [], Plan.of(rs), export_json, export_csv, export_markdown)
+    _export(rs, [], Plan.of(rs), exports)
     if rs.status == "interrupted":
         raise typer.Exit(130)
     _require_successful_runs(rs, store)
@@ -352,6 +342,7 @@ def compare(
     env: Env = None, shell: Shell = False, ignore_failure: IgnoreFailure = False,
     no_counters: NoCounters = False, region_symbol: RegionSymbol = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None, export_markdown: ExportMd = None,
+    export_hyperfine: ExportHyperfine = None, export_pyperf: ExportPyperf = None,
     db: Db = None, label: Label = "", commit: CommitOpt = None, repo: RepoOpt = None,
     seed: Seed = None,
 ) -> None:
@@ -366,7 +357,9 @@ def compare(
     check_plan(estimator, correction, runs, verdict=not from_db)
     if threshold is not None:
         fraction(threshold, "--threshold", "0.01")
-    _check_exports(export_json, export_csv, export_markdown)
+    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown,
+               "hyperfine": export_hyperfine, "pyperf": export_pyperf}
+    _check_exports(exports)
     if fail_on_regression and metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
                            "higher is better), so it cannot regress",
@@ -415,7 +408,7 @@ def compare(
     _print_notes(rs)
     if rs.id is not None and from_db is None:
         store.update_result(rs)
-    _export(rs, comps, plan, export_json, export_csv, export_markdown)
+    _export(rs, comps, plan, exports)
     if profile:
         _profiles(rs, store)
     if rs.status == "interrupted":
@@ -593,14 +586,17 @@ def results_show(
     db: Db = None, threshold: Threshold = None, correction: Correction = None,
     estimator: EstimatorOpt = None,
     export_json: ExportJson = None, export_csv: ExportCsv = None,
-    export_markdown: ExportMd = None,
+    export_markdown: ExportMd = None, export_hyperfine: ExportHyperfine = None,
+    export_pyperf: ExportPyperf = None,
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
     check_plan(estimator, correction, None, verdict=False)
     if threshold is not None:
         fraction(threshold, "--threshold", "0.01")
-    _check_exports(export_json, export_csv, export_markdown)
+    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown,
+               "hyperfine": export_hyperfine, "pyperf": export_pyperf}
+    _check_exports(exports)
     store = Store(db)
     rs = store.load(result_id)
     _header(rs, store)
@@ -621,7 +617,7 @@ def results_show(
         console.print(f"[dim]{correction_line(comps, plan, rs.settings.get('primary_metric'))}[/]",
                       highlight=False)
     _print_notes(rs)
-    _export(rs, comps, plan, export_json, export_csv, export_markdown)
+    _export(rs, comps, plan, exports)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
-"""Exports of a result set: JSON (the documented schema), CSV and Markdown.
+"""Exports of a result set: JSON (the documented schema), CSV, Markdown, and hyperfine's and
+pyperf's JSON; each format is one entry of EXPORTERS (its option and its writer).
 
 JSON schema (version 1), see docs/export-schema.md:
 {
@@ -21,7 +22,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from perflab import __version__
 from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_value, md_text
 from perflab.reports.terminal import metrics_to_show, warnings
-from perflab.stats import Comparison, summarize
+from perflab.stats import Comparison, Plan, summarize
 
 SCHEMA = "perflab-result/1"
 
@@ -82,7 +84,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
 
 
 def write_json(path: Path, doc: dict[str, Any]) -> None:
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    path.write_text(_dumps(doc))
 
 
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
@@ -153,3 +155,115 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
     for n in rs.notes:
         lines.append(f"- note: {md_text(n)}")
     return "\n".join(lines) + "\n"
+
+
+# --- other tools' formats -----------------------------------------------------------------------
+# Written so that their users' scripts keep working on perflab's results: hyperfine's
+# --export-json (scripts/advanced_statistics.py, plot_*.py read results[].times) and pyperf's
+# JSON (`python -m pyperf compare_to a.json b.json`).
+
+def _time_in_seconds(rs: ResultSet, metric: str) -> float | None:
+    """The factor from ``metric``'s unit to seconds, None when it is not a time."""
+    info = rs.metrics.get(metric)
+    factors = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    return factors.get(info.unit) if info is not None else None
+
+
+def result_to_hyperfine(rs: ResultSet) -> dict[str, Any]:
+    """hyperfine's --export-json layout: one entry per configuration, ``times`` the wall time
+    of each measured run in seconds, ``user``/``system`` the mean CPU seconds, ``exit_codes``
+    one per run."""
+    out = []
+    for cfg in rs.configurations:
+        runs = [r for r in cfg.measured_runs() if "wall_time" in r.values]
+        times = [r.values["wall_time"] for r in runs]
+        if not times:
+            continue
+        s = summarize(times)
+        user = [r.values["user_time"] for r in runs if "user_time" in r.values]
+        system = [r.values["sys_time"] for r in runs if "sys_time" in r.values]
+        out.append({"command": cfg.name if cfg.name else " ".join(cfg.command),
+                    "mean": s.mean, "stddev": s.stdev if len(times) > 1 else None,
+                    "median": s.median,
+                    "user": sum(user) / len(user) if user else 0.0,
+                    "system": sum(system) / len(system) if system else 0.0,
+                    "min": s.min, "max": s.max, "times": times,
+                    "exit_codes": [r.exit_code for r in runs],
+                    "parameters": {k: str(v) for k, v in cfg.params.items()} or None})
+    for entry in out:
+        if entry["parameters"] is None:
+            del entry["parameters"]
+    return _clean({"results": out})
+
+
+def result_to_pyperf(rs: ResultSet, metric: str | None = None) -> dict[str, Any]:
+    """pyperf's JSON (version 1.0): one benchmark per configuration, named as it; one pyperf
+    run per measured run holding its value in seconds.  The metric is the result's primary
+    one when it is a time (wall_time, task_clock, ns_per_op: per operation, like pyperf's
+    per-loop values), else wall_time."""
+    primary = metric or str(rs.settings.get("primary_metric") or "wall_time")
+    if _time_in_seconds(rs, primary) is None:
+        primary = "wall_time"
+    factor = _time_in_seconds(rs, primary) or 1.0
+    fp = rs.fingerprint
+    meta = {k: v for k, v in {"hostname": fp.get("hostname"), "cpu_model_name": fp.get("cpu_model"),
+                              "cpu_count": fp.get("cpu_count"),
+                              "platform": fp.get("kernel")}.items() if v is not None}
+    benchmarks = []
+    for cfg in rs.configurations:
+        runs = [{"metadata": {"date": _iso(r.started_at)} if r.started_at else {},
+                 "values": [r.values[primary] * factor]}
+                for r in cfg.measured_runs() if primary in r.values]
+        if runs:
+            benchmarks.append({"metadata": {"name": cfg.name, "unit": "second",
+                                            "perflab_metric": primary,
+                                            "command": " ".join(cfg.command)},
+                               "runs": runs})
+    return _clean({"version": "1.0", "metadata": meta, "benchmarks": benchmarks})
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime
+    return datetime.fromtimestamp(ts).isoformat(sep=" ")
+
+
+# --- the registry: every export is one entry (its option and what it writes) ---------------------
+
+@dataclass(frozen=True)
+class Exporter:
+    option: str  # the command-line option that asks for it
+    render: Callable[[ResultSet, Sequence[Comparison], Plan], str]
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+EXPORTERS: dict[str, Exporter] = {
+    "json": Exporter("--export-json", lambda rs, comps, plan: _dumps(
+        result_to_json(rs, comps, plan.correction, plan.threshold))),
+    "csv": Exporter("--export-csv", lambda rs, comps, plan: result_to_csv(rs, comps)),
+    "markdown": Exporter("--export-markdown",
+                         lambda rs, comps, plan: result_to_markdown(rs, comps)),
+    "hyperfine": Exporter("--export-hyperfine",
+                          lambda rs, comps, plan: _dumps(result_to_hyperfine(rs))),
+    "pyperf": Exporter("--export-pyperf", lambda rs, comps, plan: _dumps(result_to_pyperf(rs))),
+}
+
+
+def export_all(rs: ResultSet, comps: Sequence[Comparison], plan: Plan,
+               paths: dict[str, Path | None]) -> list[Path]:
+    """Write every export asked for (format -> path); returns the paths written.  Raises
+    OSError with ``filename`` set to the path that could not be written."""
+    written = []
+    for fmt, path in paths.items():
+        if path is None:
+            continue
+        text = EXPORTERS[fmt].render(rs, comps, plan)
+        try:
+            path.write_text(text)
+        except OSError as e:
+            e.filename = str(path)
+            raise
+        written.append(path)
+    return written

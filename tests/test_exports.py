@@ -1,0 +1,75 @@
+"""Exports in other tools' formats, read back by those tools (pyperf) or checked against what
+the tool itself writes (hyperfine), and the exporter registry."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perflab.reports.export import EXPORTERS
+from perflab.storage import Store
+from test_cli_core import run_cli
+
+
+def test_every_export_option_is_a_registry_entry() -> None:
+    from perflab.cli import stage_group
+    group = stage_group("perflab.commands")
+    verbs = [group.commands["stat"], group.commands["compare"],
+             group.commands["results"].commands["show"]]  # type: ignore[attr-defined]
+    for verb in verbs:
+        options = {o for p in verb.params for o in p.opts if o.startswith("--export")}
+        assert options == {e.option for e in EXPORTERS.values()}, verb.name
+
+
+def test_pyperf_compare_to_reads_perflab_exports(spin: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pyperf")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    # An old and a new build of one program: the same name in two directories (pyperf
+    # compares benchmarks of the same name), the new one doing 3x the work.
+    for out, n in ((a, "200000"), (b, "600000")):
+        build = tmp_path / out.stem
+        build.mkdir()
+        (build / "prog").write_text(f"#!/bin/sh\nexec {spin} {n}\n")
+        (build / "prog").chmod(0o755)
+        monkeypatch.chdir(build)
+        code, _, err = run_cli(["stat", "-r", "6", "--metric", "task_clock", "--export-pyperf",
+                                str(out), "--", "./prog"], capsys)
+        assert code == 0, err
+    doc = json.loads(a.read_text())
+    (bench,) = doc["benchmarks"]
+    assert bench["metadata"]["unit"] == "second" and len(bench["runs"]) == 6
+    assert bench["metadata"]["perflab_metric"] == "task_clock"
+    rs = Store().load(1)
+    want = [v / 1e3 for v in rs.configurations[0].samples("task_clock")]  # ms -> s
+    assert [r["values"][0] for r in bench["runs"]] == pytest.approx(want)
+    proc = subprocess.run([sys.executable, "-m", "pyperf", "compare_to", str(a), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "slower" in proc.stdout  # 3x the work: pyperf sees it in perflab's samples
+
+
+@pytest.mark.skipif(shutil.which("hyperfine") is None, reason="needs hyperfine")
+def test_hyperfine_export_has_hyperfines_own_layout(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    theirs, ours = tmp_path / "hf.json", tmp_path / "ours.json"
+    subprocess.run(["hyperfine", "-N", "--runs", "3", "--style", "none", "--export-json",
+                    str(theirs), "true"], check=True, capture_output=True)
+    code, _, err = run_cli(["stat", "-r", "6", "--export-hyperfine", str(ours), "--", "true"],
+                           capsys)
+    assert code == 0, err
+    (h,) = json.loads(theirs.read_text())["results"]
+    (p,) = json.loads(ours.read_text())["results"]
+    assert set(h) - {"parameters"} <= set(p)  # every key hyperfine writes
+    rs = Store().load(1)
+    assert p["times"] == rs.configurations[0].samples("wall_time")
+    assert p["exit_codes"] == [0] * 6 and p["command"] == "true"
+    # And perflab imports it back as hyperfine's (the same times).
+    assert run_cli(["import", str(ours)], capsys)[0] == 0
+    assert Store().load(2).configurations[0].samples("wall_time") == p["times"]
