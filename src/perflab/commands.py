@@ -428,10 +428,8 @@ def compare(
 
 
 def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
-    try:
-        from perflab.profiles import counter_story
-    except ImportError:
-        return
+    from perflab.profiles import counter_story
+
     for line in counter_story(rs, comps):
         console.print(f"[bold]story:[/] {line}", highlight=False)
 

@@ -94,8 +94,7 @@ def _run_build(spec: BisectSpec, cwd: Path) -> tuple[bool, str]:
 
 
 def _bisect_git(top: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(top), "bisect", *args], capture_output=True,
-                          text=True)
+    proc = git.bisect(top, *args)
     out = proc.stdout + proc.stderr
     if proc.returncode not in (0, 2) and "first bad commit" not in out \
             and "only 'skip'ped commits" not in out:
@@ -196,7 +195,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
     if git._git(top, "status", "--porcelain", "--untracked-files=no").stdout.strip():
         raise PerflabError(f"{top} has uncommitted changes, and bisect checks out other commits",
                            "commit or stash them first")
-    in_progress = subprocess.run(["git", "-C", str(top), "bisect", "log"], capture_output=True)
+    in_progress = git.bisect(top, "log")
     if in_progress.returncode == 0:
         raise PerflabError(f"a git bisect is already in progress in {top}",
                            "finish it or run 'git bisect reset' first")
@@ -215,8 +214,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
     tmp = Path(tempfile.mkdtemp(prefix="perflab-bisect-good-"))
     started = False
     try:
-        subprocess.run(["git", "-C", str(top), "bisect", "start"], capture_output=True,
-                       check=True)
+        git._git(top, "bisect", "start")
         started = True
         git._git(top, "checkout", "-q", "--detach", good)
         target = _Target(spec, top)
@@ -384,7 +382,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 rs.status = "failed"
             store.update_result(rs)
         if started:
-            subprocess.run(["git", "-C", str(top), "bisect", "reset"], capture_output=True)
+            git.bisect(top, "reset")
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -15,7 +15,6 @@ import json
 import math
 import re
 import shlex
-import subprocess
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.history import git
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
@@ -119,11 +119,7 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
 def git_log(repo: Path | None, before: str | None, after: str | None) -> list[str]:
     if repo is None or not before or not after:
         return []
-    p = subprocess.run(["git", "-C", str(repo), "log", "--oneline", "--no-decorate",
-                        f"{before}..{after}"], capture_output=True, text=True)
-    if p.returncode != 0:
-        return [f"(git log failed: {p.stderr.strip().splitlines()[0] if p.stderr else '?'})"]
-    return p.stdout.splitlines()
+    return git.log_oneline(repo, before, after)
 
 
 def _point(s: Series, cp: ChangePoint, after: bool) -> Point:

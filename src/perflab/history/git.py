@@ -90,3 +90,17 @@ def topo_index(repo: Path) -> dict[str, int]:
 
 def short(commit: str | None) -> str:
     return commit[:10] if commit else "-"
+
+
+def log_oneline(repo: Path, before: str, after: str) -> list[str]:
+    """``git log --oneline before..after``: the commits a change point's range holds (a failed
+    log is one line saying so, for a report that should still be written)."""
+    p = _git(repo, "log", "--oneline", "--no-decorate", f"{before}..{after}", check=False)
+    if p.returncode != 0:
+        return [f"(git log failed: {p.stderr.strip().splitlines()[0] if p.stderr else '?'})"]
+    return p.stdout.splitlines()
+
+
+def bisect(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git bisect ARGS`` in ``repo``, unchecked: bisect's exit codes carry its answers."""
+    return _git(repo, "bisect", *args, check=False)

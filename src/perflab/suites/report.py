@@ -117,15 +117,12 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
         cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(view, comps, m)]
     cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
     rep.files += [md, csv_path, cmp_csv]
-    try:
-        from perflab.reports.export import result_to_json
-    except ImportError:  # the core's JSON export is optional for this report
-        result_to_json = None
-    if result_to_json is not None:
-        js = out / "result.json"
-        js.write_text(json.dumps(result_to_json(view, comps), indent=1, default=str),
-                      encoding="utf-8")
-        rep.files.append(js)
+    from perflab.reports.export import result_to_json
+
+    js = out / "result.json"
+    js.write_text(json.dumps(result_to_json(view, comps), indent=1, default=str),
+                  encoding="utf-8")
+    rep.files.append(js)
     if plots:
         rcfg = info.get("report") or {}
         plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
