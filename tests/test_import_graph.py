@@ -1,0 +1,89 @@
+"""The module graph of src/perflab: no import circles (issue #12).
+
+Hand-written over the standard library's ast rather than grimp or import-linter: the check is
+one graph walk over module-level imports (imports inside functions are the lazy ones that keep
+the CLI fast, and cannot make a circle at import time), and a dependency for it is not worth it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def module_graph() -> dict[str, set[str]]:
+    mods: dict[str, Path] = {}
+    for p in (SRC / "perflab").rglob("*.py"):
+        parts = list(p.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+
+    def known(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        package = m if p.name == "__init__.py" else m.rpartition(".")[0]
+        for node in ast.parse(p.read_text()).body:  # module level: what runs at import time
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for t in targets:
+                target = known(t) if t.startswith("perflab") else None
+                if target and target != m:
+                    graph[m].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles_in_src() -> None:
+    graph = module_graph()
+    assert len(graph) > 40 and "perflab.stats" in graph["perflab.commands"]  # it reads them
+    assert cycles(graph) == []
+
+
+def test_the_check_finds_a_circle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
