@@ -182,11 +182,7 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
                 try:
                     argvs = _calibrated_commands(plan, cell, opts, info)
                 except CalibrationFailed as e:
-                    failure = e.line()
-                    info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
-                    console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
-                                  highlight=False, soft_wrap=True)
-                    store.update_result(rs)
+                    _cell_failed(rs, store, info, cell, e.line(), console)
                     prog.advance(task)
                     continue
                 configs = [Configuration(name=p.name, command=argvs[p.name],
@@ -223,10 +219,7 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
                     rs.configurations = [c for c in rs.configurations
                                          if not any(c is x for x in configs)]
                     if failure:
-                        info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
-                        console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
-                                      highlight=False, soft_wrap=True)
-                        store.update_result(rs)
+                        _cell_failed(rs, store, info, cell, failure, console)
                         prog.advance(task)
                         continue
                     store.update_result(rs)
@@ -278,6 +271,16 @@ def _calibrated_commands(plan: Plan, cell: Cell, opts: Any,
     info.setdefault("calibrated", {})[cell.key] = counts
     info.setdefault("calibration_s", {})[cell.key] = probe_s  # for the next run's estimate
     return out
+
+
+def _cell_failed(rs: ResultSet, store: Store, info: dict[str, Any], cell: Cell,
+                 failure: str, console: Console) -> None:
+    """Record a cell that could not be measured (its calibration or a run failed), say so in
+    one line, and go on with the study (--resume retries it)."""
+    info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
+    console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}", highlight=False,
+                  soft_wrap=True)
+    store.update_result(rs)
 
 
 def _short(params: dict[str, Any]) -> str:
