@@ -13,6 +13,7 @@ import numpy as np
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import matrix
 from perflab.reports.format import fmt_interval, fmt_seconds, fmt_value
+from perflab.reports.warnings import suite_warnings
 from perflab.stats import compare_result
 from perflab.storage import Store
 
@@ -148,7 +149,7 @@ def test_csv_keeps_a_parameter_named_like_a_column() -> None:
 def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
-    warns = matrix.warnings_for(rs, comps, "ns_per_op")
+    warns = suite_warnings(rs, comps, "ns_per_op")
     kinds = {w.kind for w in warns}
     assert {"noisy", "inconclusive", "skipped"} <= kinds
     noisy = [w.text for w in warns if w.kind == "noisy"]

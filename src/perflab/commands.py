@@ -23,8 +23,8 @@ from perflab.reports.terminal import (
     fit,
     metrics_to_show,
     stat_table,
-    warnings,
 )
+from perflab.reports.warnings import result_warnings
 from perflab.runner import MeasureOptions, measure
 from perflab.stats import (
     CORRECTIONS,
@@ -229,7 +229,7 @@ def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
 def _print_notes(rs: ResultSet) -> None:
     for n in rs.notes:
         console.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in warnings(rs):
+    for w in result_warnings(rs):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
 
 

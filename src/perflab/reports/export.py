@@ -30,7 +30,8 @@ from typing import Any
 from perflab import __version__
 from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_value, md_text
-from perflab.reports.terminal import metrics_to_show, warnings
+from perflab.reports.terminal import metrics_to_show
+from perflab.reports.warnings import result_warnings
 from perflab.stats import Comparison, Plan, summarize
 
 SCHEMA = "perflab-result/1"
@@ -78,7 +79,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
-        "settings": rs.settings, "notes": rs.notes, "warnings": warnings(rs),
+        "settings": rs.settings, "notes": rs.notes, "warnings": result_warnings(rs),
         "configurations": configs, "comparisons": comps, "correction": correction,
         "threshold": threshold})
 
@@ -150,7 +151,7 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
                         fmt_change(comp, info.unit), comp.label]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
-    for w in warnings(rs):
+    for w in result_warnings(rs):
         lines.append(f"- warning: {md_text(w)}")
     for n in rs.notes:
         lines.append(f"- note: {md_text(n)}")

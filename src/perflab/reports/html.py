@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from perflab.model import ResultSet
-from perflab.reports.matrix import Warning_
 from perflab.reports.plots import PlotFile
+from perflab.reports.warnings import Warning_
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;

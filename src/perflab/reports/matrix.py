@@ -12,7 +12,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from rich.table import Table
@@ -20,8 +20,6 @@ from rich.table import Table
 from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_interval, fmt_pct, fmt_value, md_text
 from perflab.stats import Comparison, Summary, summarize
-
-NOISY_CV = 0.05  # a configuration whose runs vary more than 5% is flagged
 
 
 def suite_view(rs: ResultSet) -> ResultSet:
@@ -286,33 +284,3 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-@dataclass
-class Warning_:
-    kind: str  # noisy | inconclusive | failed | skipped | note
-    text: str
-
-
-def warnings_for(rs: ResultSet, comparisons: Sequence[Comparison],
-                 metric: str) -> list[Warning_]:
-    out: list[Warning_] = []
-    for msg in (rs.settings.get("suite") or {}).get("skipped", []):
-        out.append(Warning_("skipped", msg))
-    for n in dict.fromkeys(rs.notes):
-        out.append(Warning_("note", n))
-    sums = summaries(rs, metric)
-    for (cell, name), s in sums.items():
-        if s.n > 1 and not math.isnan(s.cv) and s.cv > NOISY_CV:
-            out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
-                                f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
-    for c in comparisons:
-        if c.metric == metric and c.verdict == "inconclusive":
-            need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
-                    if c.runs_needed else f" ({c.note})" if c.note else "")
-            out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
-                                f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
-    for cfg in rs.configurations:
-        bad = [r for r in cfg.runs if r.status != "ok"]
-        if bad:
-            out.append(Warning_("failed", f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
-                                f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
-    return out

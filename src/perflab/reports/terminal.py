@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -14,11 +13,9 @@ from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
 from perflab.reports.format import fmt_change, fmt_value
 from perflab.stats import (
     CORRECTION_NAMES,
-    MIN_RUNS,
     Comparison,
     Estimator,
     Plan,
-    differing_results,
     parse_estimator,
     summarize,
 )
@@ -144,49 +141,6 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
            f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
     return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band, one CI decides; "
             f"{fam}")
-
-
-def warnings(rs: ResultSet) -> list[str]:
-    """What makes these numbers less trustworthy (hyperfine-style warnings, and more)."""
-    out: list[str] = []
-    primary = rs.settings.get("primary_metric", "wall_time")
-    cpus = rs.fingerprint.get("cpu_count") or 1
-    for cfg in rs.configurations:
-        failed = [r for r in cfg.runs if r.status != "ok"]
-        if failed:
-            out.append(f"{cfg.name}: {len(failed)} run(s) failed and were left out "
-                       f"({failed[0].error})")
-        xs = cfg.samples(primary)
-        info = rs.metrics.get(primary)
-        if len(xs) >= 4 and info and not info.deterministic:
-            s = summarize(xs)
-            if s.outliers:
-                out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
-                           "(outside 1.5 IQR); the median is robust to them, but a quiet machine "
-                           "is better")
-            if s.cv > 0.05:
-                out.append(f"{cfg.name}: {primary} varies a lot (CV {s.cv:.1%}); consider "
-                           "--pin, more runs, or a quieter machine")
-        warm = [r for r in cfg.runs if r.warmup and primary in r.values]
-        if warm and len(xs) >= 3 and warm[0].values[primary] > 1.5 * float(np.median(xs)):
-            out.append(f"{cfg.name}: the warm-up run was much slower than the rest (caches, "
-                       "JIT): warm-up matters here")
-        invol = cfg.samples("involuntary_switches")
-        if invol and float(np.median(invol)) > 50:
-            out.append(f"{cfg.name}: {np.median(invol):.0f} involuntary context switches per run "
-                       "(median): other work competed for the CPU")
-    out += differing_results(rs)
-    if len(rs.configurations) > len(rs.cells()):  # something is compared
-        few = sorted({len(c.measured_runs()) for c in rs.configurations
-                      if len(c.measured_runs()) < MIN_RUNS})
-        if few:
-            out.append(f"{few[0]} run(s) per configuration: a statistical verdict needs at least "
-                       f"{MIN_RUNS}, so those comparisons are inconclusive (too few runs)")
-    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
-    if loads and max(loads) > max(1.0, 0.5 * cpus):
-        out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
-                   "during the runs")
-    return out
 
 
 def fit(table: Table, console: Console) -> RenderableType:

@@ -16,6 +16,7 @@ from perflab.reports import matrix
 from perflab.reports.format import md_text
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots
+from perflab.reports.warnings import suite_warnings
 from perflab.stats import Comparison, Plan, compare_result, parse_estimator
 
 
@@ -85,7 +86,7 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(view, comps, m)))
 
-    warns = matrix.warnings_for(view, comps, primary)
+    warns = suite_warnings(view, comps, primary)
     if console is not None:
         # The terminal gets the primary metric; every metric is in the HTML and Markdown.
         for title, rows in tables:

@@ -1,0 +1,97 @@
+"""What makes a result's numbers less trustworthy, said once: the one noise rule, and the
+warnings of a single result (stat, compare, exports) and of a suite's report (grouped by kind
+in the HTML page)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from perflab.model import ResultSet
+from perflab.reports.matrix import cell_label, fmt_ratio, summaries
+from perflab.stats import MIN_RUNS, Comparison, Summary, differing_results, summarize
+
+NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
+
+
+def is_noisy(s: Summary) -> bool:
+    """The noise rule: more than one run, and a coefficient of variation above NOISY_CV."""
+    return s.n > 1 and not math.isnan(s.cv) and s.cv > NOISY_CV
+
+
+def result_warnings(rs: ResultSet) -> list[str]:
+    """What makes these numbers less trustworthy (hyperfine-style warnings, and more)."""
+    out: list[str] = []
+    primary = rs.settings.get("primary_metric", "wall_time")
+    cpus = rs.fingerprint.get("cpu_count") or 1
+    for cfg in rs.configurations:
+        failed = [r for r in cfg.runs if r.status != "ok"]
+        if failed:
+            out.append(f"{cfg.name}: {len(failed)} run(s) failed and were left out "
+                       f"({failed[0].error})")
+        xs = cfg.samples(primary)
+        info = rs.metrics.get(primary)
+        if len(xs) >= 4 and info and not info.deterministic:
+            s = summarize(xs)
+            if s.outliers:
+                out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
+                           "(outside 1.5 IQR); the median is robust to them, but a quiet machine "
+                           "is better")
+            if is_noisy(s):
+                out.append(f"{cfg.name}: {primary} varies a lot (CV {s.cv:.1%}); consider "
+                           "--pin, more runs, or a quieter machine")
+        warm = [r for r in cfg.runs if r.warmup and primary in r.values]
+        if warm and len(xs) >= 3 and warm[0].values[primary] > 1.5 * float(np.median(xs)):
+            out.append(f"{cfg.name}: the warm-up run was much slower than the rest (caches, "
+                       "JIT): warm-up matters here")
+        invol = cfg.samples("involuntary_switches")
+        if invol and float(np.median(invol)) > 50:
+            out.append(f"{cfg.name}: {np.median(invol):.0f} involuntary context switches per run "
+                       "(median): other work competed for the CPU")
+    out += differing_results(rs)
+    if len(rs.configurations) > len(rs.cells()):  # something is compared
+        few = sorted({len(c.measured_runs()) for c in rs.configurations
+                      if len(c.measured_runs()) < MIN_RUNS})
+        if few:
+            out.append(f"{few[0]} run(s) per configuration: a statistical verdict needs at least "
+                       f"{MIN_RUNS}, so those comparisons are inconclusive (too few runs)")
+    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
+    if loads and max(loads) > max(1.0, 0.5 * cpus):
+        out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
+                   "during the runs")
+    return out
+
+
+@dataclass
+class Warning_:
+    kind: str  # noisy | inconclusive | failed | skipped | note
+    text: str
+
+
+def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
+                 metric: str) -> list[Warning_]:
+    out: list[Warning_] = []
+    for msg in (rs.settings.get("suite") or {}).get("skipped", []):
+        out.append(Warning_("skipped", msg))
+    for n in dict.fromkeys(rs.notes):
+        out.append(Warning_("note", n))
+    sums = summaries(rs, metric)
+    for (cell, name), s in sums.items():
+        if is_noisy(s):
+            out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
+                                f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
+    for c in comparisons:
+        if c.metric == metric and c.verdict == "inconclusive":
+            need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
+                    if c.runs_needed else f" ({c.note})" if c.note else "")
+            out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
+                                f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
+    for cfg in rs.configurations:
+        bad = [r for r in cfg.runs if r.status != "ok"]
+        if bad:
+            out.append(Warning_("failed", f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
+                                f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
+    return out
