@@ -9,10 +9,10 @@ Candidates (each must be installed to be measured; a missing one is reported, no
 - signal-processing-algorithms (MongoDB's E-divisive with a permutation test);
 - ruptures alone (PELT, l2 cost, a BIC-like penalty, no significance test).
 
-Series (as tests/test_history_detect.py): 120 points with +20%, -10%, +5% steps every 30 points in
-2% Gaussian noise; flat Gaussian noise (100 points, 3% sd); flat heavy-tailed noise (100 points,
-Student t with 3 degrees of freedom, scale 3%).  A step counts as found when a change point lies
-within one point of it; a flat series with any change point is a false alarm.
+Series (as tests/history/test_history_detect.py): 120 points with +20%, -10%, +5% steps every
+30 points in 2% Gaussian noise; flat Gaussian noise (100 points, 3% sd); flat heavy-tailed noise
+(100 points, Student t with 3 degrees of freedom, scale 3%).  A step counts as found when a
+change point lies within one point of it; a flat series with any change point is a false alarm.
 
 usage: python benchmarks/changepoint_libraries.py [--trials 50]
 """

@@ -32,7 +32,7 @@ from perflab.errors import PerflabError, printable  # noqa: E402
 # verb -> (the stage module whose register(app) adds it, its one-line help).  The stage is
 # imported only when its verb runs (or its own --help is asked for), so `perflab --help` and
 # `perflab --version` never load numpy, scipy, matplotlib or SQLAlchemy: the CLI starts in
-# a fraction of the time.  tests/test_cli_startup.py checks this table against the verbs the
+# a fraction of the time.  tests/core/test_cli_startup.py checks this table against the verbs the
 # stages really register, so the two cannot drift apart.
 VERBS: dict[str, tuple[str, str]] = {
     "stat": ("perflab.commands", "Run a command (or a workload) repeatedly and report every "

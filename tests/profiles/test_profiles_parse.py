@@ -20,7 +20,7 @@ from perflab.profiles.perfscript import parse_perf_script
 from perflab.profiles.record import import_perf_script, load_profile, symbol_warnings
 from perflab.storage import Store
 
-FIX = Path(__file__).parent / "fixtures" / "profiles"
+FIX = Path(__file__).parents[1] / "fixtures" / "profiles"
 
 
 def _parse(name: str) -> list:

@@ -72,7 +72,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # -- discovery -----------------------------------------------------------------------------------
 def test_the_repository_manifests_are_valid() -> None:
-    d = discover(Path(__file__).resolve().parents[1] / "workloads")
+    d = discover(Path(__file__).resolve().parents[2] / "workloads")
     assert not d.errors, [e.line() for e in d.errors]
     for name in ("eh/cpp", "eh/c", "eh/rust", "eh/go"):
         wl = d.workloads[name]

@@ -8,12 +8,12 @@ import matplotlib.image
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from test_reports_matrix import make_result  # the shared known-samples result
 
 from perflab.model import canonical_params
 from perflab.reports import plots
 from perflab.stats import compare_result
 from perflab.storage import Store
-from test_reports_matrix import make_result  # the shared known-samples result
 
 
 def _stored(tmp_path: Path):  # noqa: ANN202

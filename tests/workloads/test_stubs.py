@@ -17,7 +17,7 @@ import pytest
 
 from workload_helpers import region_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STUBS = ROOT / "workloads" / "stubs" / "c"
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),

@@ -22,7 +22,7 @@ from perflab import workloads
 from perflab.workloads import Workload
 from workload_helpers import region_server
 
-ROOT = Path(__file__).resolve().parents[1] / "workloads"
+ROOT = Path(__file__).resolve().parents[2] / "workloads"
 NATIVE = ["eh/cpp", "eh/c", "eh/rust", "eh/go"]
 KEYS = {"ops", "threads", "iterations", "warmup", "per_thread_ns", "ns_per_op", "ops_per_s",
         "per_thread_cpu_ns", "cpu_ns_per_op",

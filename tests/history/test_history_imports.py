@@ -16,7 +16,7 @@ from perflab.errors import PerflabError
 from perflab.history.imports import import_file
 from perflab.storage import Store
 
-FIX = Path(__file__).parent / "fixtures" / "history"
+FIX = Path(__file__).parents[1] / "fixtures" / "history"
 
 
 def _app() -> typer.Typer:
@@ -183,7 +183,7 @@ def _pyperf_suite(path: Path, values: dict[str, list[float]]) -> Path:
 
 def test_stored_results_pair_configurations_by_name_not_position(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from test_cli_core import run_cli
+    from cli_helpers import run_cli
     rng = [1.0 + 0.001 * k for k in range(8)]
     a = _pyperf_suite(tmp_path / "a.json", {"join": [1e-6 * r for r in rng],
                                             "sort": [1.35e-6 * r for r in rng]})
@@ -205,7 +205,7 @@ def test_stored_results_pair_configurations_by_name_not_position(
 
 def test_values_from_two_tools_are_compared_only_with_a_warning(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from test_cli_core import run_cli
+    from cli_helpers import run_cli
     db = str(tmp_path / "r.sqlite")
     assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
     assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
@@ -221,8 +221,8 @@ def test_a_history_never_alternates_between_tools(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before: an imported hyperfine result and perflab's own stat of the same command made one
     # series, whose "step" was the tools' difference (perflab's launcher vs hyperfine's).
+    from cli_helpers import run_cli
     from perflab.history.series import load_series
-    from test_cli_core import run_cli
     db = str(tmp_path / "r.sqlite")
     assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
     assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
@@ -235,7 +235,7 @@ def test_a_history_never_alternates_between_tools(
 
 def test_perflab_reads_its_own_json_export(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from test_cli_core import run_cli
+    from cli_helpers import run_cli
     db, js = str(tmp_path / "r.sqlite"), tmp_path / "r.json"
     assert run_cli(["compare", "-r", "6", "--export-json", str(js), "--db", db,
                     "true", "true -x"], capsys)[0] == 0

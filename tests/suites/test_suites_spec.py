@@ -13,7 +13,7 @@ from perflab.suites.execute import describe_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import LineIndex, load_suite, parse_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = """\
 [suite]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_cli
 from perflab.reports.export import EXPORTERS
 from perflab.storage import Store
-from test_cli_core import run_cli
 
 
 def test_every_export_option_is_a_registry_entry() -> None:

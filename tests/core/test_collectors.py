@@ -25,7 +25,7 @@ from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
 
-FIXTURES = Path(__file__).parent / "fixtures" / "core"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "core"
 
 
 def req(argv: list[str], **kw: object) -> RunRequest:

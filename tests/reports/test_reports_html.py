@@ -13,10 +13,10 @@ from pathlib import Path
 import matplotlib.image
 import numpy as np
 import pytest
+from test_reports_matrix import SUITE_TEXT, make_result  # the shared known-samples result
 
 from perflab.storage import Store
 from perflab.suites.report import Report, build_report
-from test_reports_matrix import SUITE_TEXT, make_result  # the shared known-samples result
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
                                         if Path("/usr/bin/chromium").exists() else None)

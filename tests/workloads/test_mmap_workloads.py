@@ -21,7 +21,7 @@ import pytest
 
 from workload_helpers import region_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MMAP = ROOT / "workloads" / "mmap"
 LANGS = ("c", "rust", "go")
 _built: dict[str, list[str]] = {}

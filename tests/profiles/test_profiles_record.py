@@ -16,7 +16,7 @@ from perflab.profiles import record as rec_mod
 from perflab.profiles.record import _perf_error, _PerfRun, load_profile, user_only_modifier
 from perflab.storage import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "tests" / "fixtures" / "profiles" / "shares.c"
 
 pytestmark = pytest.mark.skipif(shutil.which("perf") is None or shutil.which("gcc") is None,
