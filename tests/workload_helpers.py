@@ -4,16 +4,20 @@
 - ``built_workload``: a registry workload, built if needed, or the test skipped.
 - ``refuses``: run a workload with one bad flag and check it exits 2 with one line naming it.
 - ``region_server``: serve perflab's timed-region fifos like perflab does, recording commands.
+- ``run_workload``: run a workload outside perflab and return its checked JSON line.
+- ``check_per_thread``: a threaded workload's ops and per-thread times add up.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -71,3 +75,28 @@ def region_server() -> Iterator[tuple[dict[str, str], list[str]]]:
         t.start()
         yield dict(os.environ, PERFLAB_CTL_FIFO=ctl, PERFLAB_ACK_FIFO=ack), got
         t.join(10)
+
+
+def run_workload(wl: Workload, params: dict[str, Any], *, env: dict[str, str] | None = None,
+                 timeout: float = 120) -> dict[str, Any]:
+    """Run ``wl`` with ``params`` (values as on the command line) outside perflab: it exits 0
+    and its last stdout line is the contract's JSON object."""
+    argv, _ = wl.command({k: str(v) for k, v in params.items()})
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert CONTRACT_KEYS <= set(out)
+    return out
+
+
+def check_per_thread(out: dict[str, Any], params: dict[str, Any]) -> None:
+    """A threaded workload's figures add up: one time per thread, ops = iterations x threads,
+    ns_per_op the mean of the threads' ns per iteration."""
+    threads = int(params.get("threads", 1))
+    n = int(params["iterations"])
+    assert out["threads"] == threads and len(out["per_thread_ns"]) == threads
+    assert out["ops"] == n * threads
+    assert all(ns > 0 for ns in out["per_thread_ns"])
+    assert out["ns_per_op"] == pytest.approx(
+        sum(ns / n for ns in out["per_thread_ns"]) / threads, rel=1e-3)

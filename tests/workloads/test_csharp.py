@@ -10,7 +10,6 @@ queue per thread, that firing timers fire, the timed-region protocol, and that b
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from typing import Any
@@ -18,24 +17,20 @@ from typing import Any
 import pytest
 
 from perflab.workloads.registry import Workload
-from workload_helpers import CONTRACT_KEYS, built_workload, refuses, region_server
+from workload_helpers import (
+    built_workload,
+    check_per_thread,
+    refuses,
+    region_server,
+    run_workload,
+)
 
 pytestmark = pytest.mark.slow
 
 
 def _result(wl: Workload, env: dict[str, str] | None = None, **params: Any) -> dict[str, Any]:
-    argv, _ = wl.command({k: str(v) for k, v in params.items()})
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert CONTRACT_KEYS <= set(out)
-    threads = int(params.get("threads", 1))
-    n = int(params["iterations"])
-    assert out["threads"] == threads and len(out["per_thread_ns"]) == threads
-    assert out["ops"] == n * threads
-    assert all(ns > 0 for ns in out["per_thread_ns"])
-    assert out["ns_per_op"] == pytest.approx(
-        sum(ns / n for ns in out["per_thread_ns"]) / threads, rel=1e-3)
+    out = run_workload(wl, params, env=env)
+    check_per_thread(out, params)
     assert out["ops_per_s"] == pytest.approx(out["ops"] * 1e9 / max(out["per_thread_ns"]),
                                              rel=1e-3)
     for k, v in params.items():

@@ -8,24 +8,19 @@ there in KiB and ordered as the modes imply, and that bad flags exit 2 with one 
 
 from __future__ import annotations
 
-import json
 import subprocess
 from typing import Any
 
 import pytest
 
 from perflab.workloads.registry import Workload
-from workload_helpers import CONTRACT_KEYS, built_workload, refuses
+from workload_helpers import built_workload, refuses, run_workload
 
 pytestmark = pytest.mark.slow
 
 
 def _result(wl: Workload, **params: Any) -> dict[str, Any]:
-    argv, _ = wl.command({k: str(v) for k, v in params.items()})
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert CONTRACT_KEYS <= set(out)
+    out = run_workload(wl, params, timeout=180)
     n = int(params["methods"]) * int(params["calls"])
     assert out["ops"] == n and out["checksum"] == n  # every call made
     assert out["rss_after_gc_kib"] > 1000

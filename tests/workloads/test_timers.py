@@ -9,14 +9,12 @@ missing is skipped.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
 
 from perflab.workloads.registry import Workload
-from workload_helpers import CONTRACT_KEYS, built_workload, refuses
+from workload_helpers import built_workload, check_per_thread, refuses, run_workload
 
 pytestmark = pytest.mark.slow
 
@@ -29,18 +27,9 @@ def _result(wl: Workload, **params: Any) -> dict[str, Any]:
 
 
 def _run(wl: Workload, **params: Any) -> dict[str, Any]:
-    argv, _ = wl.command({k: str(v) for k, v in params.items()})
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert CONTRACT_KEYS <= set(out)
-    threads = int(params.get("threads", 1))
-    n = int(params["iterations"])
-    assert out["threads"] == threads and len(out["per_thread_ns"]) == threads
-    assert out["ops"] == n * threads
-    assert all(ns > 0 for ns in out["per_thread_ns"])
-    assert out["ns_per_op"] == pytest.approx(
-        sum(ns / n for ns in out["per_thread_ns"]) / threads, rel=1e-3)
+    out = run_workload(wl, params)
+    check_per_thread(out, params)
+    threads, n = int(params.get("threads", 1)), int(params["iterations"])
     assert out["ops_per_s"] > 0
     # The proof the work happened: every timer created was cancelled (or, --fire, fired).
     assert out["checksum"] == n * threads
