@@ -84,10 +84,6 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         "threshold": threshold})
 
 
-def write_json(path: Path, doc: dict[str, Any]) -> None:
-    path.write_text(_dumps(doc))
-
-
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
               "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
               "ratio_ci_high", "p_value", "verdict"]
