@@ -363,13 +363,11 @@ def detect_format(path: Path) -> str:
     except OSError as e:
         raise PerflabError(f"cannot read {path}: {e.strerror or e}", "check the path") from None
     text = head.lstrip()
+    if '"schema": "perflab-result/' in head:
+        return "perflab"
+    if '"counter-value"' in head and '"event"' in head:
+        return "perf-stat"  # its JSON lines may follow other lines (perf stat -o FILE)
     if text.startswith("{"):
-        first_line = text.splitlines()[0] if text else ""
-        if '"counter-value"' in first_line or ('"event"' in first_line
-                                               and first_line.rstrip().endswith("}")):
-            return "perf-stat"
-        if '"schema": "perflab-result/' in head:
-            return "perflab"
         if '"benchmarks"' in head and ('"runs"' in head or '"version"' in head):
             return "pyperf"
         if '"results"' in head and '"command"' in head:
