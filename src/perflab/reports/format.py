@@ -112,12 +112,32 @@ def fmt_pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.2f}%"
 
 
-def fmt_signed(value: float, unit: str) -> str:
-    """A change in the metric's own unit: +1.234 ms, -12 KiB, +3 (counts)."""
+def fmt_signed(value: float, unit: str, like: float | None = None) -> str:
+    """A change in the metric's own unit: +1.234 ms, -12 KiB, +3 (counts).  With ``like`` (the
+    value it changes, e.g. the baseline's centre) a time is printed in that value's unit, so a
+    change sits beside its value in one unit family ("-6.39 µs" next to "1.31 ms", never
+    "-6,390 ns"); a count's change keeps at most two decimals ("+0.02", not "+0.02443")."""
     if value is None or math.isnan(value):
         return "-"
     sign = "+" if value > 0 else "-" if value < 0 else "±"
-    return sign + fmt_value(abs(value), unit)
+    a = abs(value)
+    if unit in _TIME_UNITS and like is not None and not _missing(like) and like != 0:
+        per, u = time_scale(like * _TIME_UNITS[unit])
+        return f"{sign}{fmt_number(a * _TIME_UNITS[unit] / per)} {u}"
+    if unit in ("", "count") and not float(a).is_integer() and a < 1e3:
+        return sign + fmt_number(round(a, 2))
+    return sign + fmt_value(a, unit)
+
+
+def fmt_cv(center: float, cv: float, stdev: float, unit: str) -> str:
+    """The spread printed after a centre: " ±1.2%" (the CV).  Around a centre of 0 a CV says
+    nothing ("0 ±556.4%"): the spread is then the standard deviation in the value's unit
+    (" ±sd 3 ns"); nothing when it is unknown."""
+    if _missing(cv) or _missing(center):
+        return ""
+    if center == 0:
+        return "" if _missing(stdev) else f" ±sd {fmt_value(stdev, unit)}"
+    return f" ±{cv:.1%}"
 
 
 def fmt_change(c: Comparison, unit: str) -> str:
@@ -127,7 +147,7 @@ def fmt_change(c: Comparison, unit: str) -> str:
     if c.scale == "exact" or c.deterministic:
         if math.isnan(c.ratio):
             return f"{fmt_signed(c.diff, unit)} from 0 (exact)"
-        return f"{fmt_pct(c.ratio)} ({fmt_signed(c.diff, unit)}, exact)"
+        return f"{fmt_pct(c.ratio)} ({fmt_signed(c.diff, unit, like=c.base_center)}, exact)"
     if math.isnan(c.ratio):
         if math.isnan(c.diff):
             return "-"
@@ -139,7 +159,7 @@ def fmt_change(c: Comparison, unit: str) -> str:
         return txt
     txt = fmt_pct(c.ratio)
     if not math.isnan(c.diff):
-        txt += f" ({fmt_signed(c.diff, unit)})"
+        txt += f" ({fmt_signed(c.diff, unit, like=c.base_center)})"
     if math.isnan(c.ci_low):
         return txt
     return f"{txt} [{(c.ci_low - 1) * 100:+.1f}, {(c.ci_high - 1) * 100:+.1f}]"

@@ -18,7 +18,15 @@ from typing import Any
 from rich.table import Table
 
 from perflab.model import ResultSet
-from perflab.reports.format import fmt_change, fmt_interval, fmt_pct, fmt_value, md_text
+from perflab.reports.format import (
+    fmt_change,
+    fmt_cv,
+    fmt_interval,
+    fmt_pct,
+    fmt_signed,
+    fmt_value,
+    md_text,
+)
 from perflab.stats import Comparison, Summary, summarize
 
 
@@ -116,15 +124,12 @@ def fmt_p(p: float) -> str:
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
     """The comparison's change in the metric's own unit (KiB, ns): (ratio - 1) x the baseline's
     median, so it is the same estimate as the ratio, not a second one."""
-    from perflab.reports.format import fmt_signed
-
+    like = base.median if base is not None else c.base_center
     if math.isfinite(c.diff):  # the comparison's own absolute change (same estimate as ratio)
-        return fmt_signed(c.diff, unit)
+        return fmt_signed(c.diff, unit, like=like)
     if base is None or not math.isfinite(c.ratio) or not math.isfinite(base.median):
         return "-"
-    delta = (c.ratio - 1.0) * base.median
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    return sign + fmt_value(abs(delta), unit)
+    return fmt_signed((c.ratio - 1.0) * base.median, unit, like=like)
 
 
 def fmt_verdict(c: Comparison) -> str:
@@ -163,7 +168,7 @@ def _spread_text(x: Sequence[float], unit: str, exact: bool) -> str:
     s = summarize(x, deterministic=exact)
     if exact and s.min == s.max:
         return f"{fmt_value(s.median, unit)} (exact)"
-    return fmt_value(s.median, unit) + ("" if math.isnan(s.cv) else f" ±{s.cv:.1%}")
+    return fmt_value(s.median, unit) + fmt_cv(s.median, s.cv, s.stdev, unit)
 
 
 def counter_rows(rs: ResultSet, comparisons: Sequence[Comparison],

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
-from perflab.reports.format import fmt_change, fmt_value
+from perflab.reports.format import fmt_change, fmt_cv, fmt_value
 from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,
@@ -109,7 +109,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
         if not bs:
             continue
         sb = summarize(bs, info.deterministic)
-        cv = "" if info.deterministic or math.isnan(sb.cv) else f" ±{sb.cv:.1%}"
+        cv = "" if info.deterministic else fmt_cv(sb.median, sb.cv, sb.stdev, info.unit)
         row = [f"[bold]{m}[/]" if m == primary else m, fmt_value(sb.median, info.unit) + cv]
         for c in others:
             cs = c.samples(m)
@@ -118,7 +118,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
                 row += ["-", "-", ""]
                 continue
             sc = summarize(cs, info.deterministic)
-            cvc = "" if info.deterministic or math.isnan(sc.cv) else f" ±{sc.cv:.1%}"
+            cvc = "" if info.deterministic else fmt_cv(sc.median, sc.cv, sc.stdev, info.unit)
             row += [fmt_value(sc.median, info.unit) + cvc, fmt_change(comp, info.unit),
                     f"[{verdict_style(comp)}]{comp.label}[/]"]
         t.add_row(*row)
