@@ -1,0 +1,157 @@
+"""The runner itself, without the CLI: interleaving order, stop-rule decisions and the choice of
+the primary metric (pure functions, and measure() on `true`)."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from perflab.model import Configuration, ResultSet, Run
+from perflab.runner import (
+    DEFAULT_BUDGET_PER_CONFIG,
+    MeasureOptions,
+    choose_primary,
+    effective_budget,
+    effective_min_runs,
+    measure,
+    plan_for,
+)
+
+
+def _run(**values: float) -> Run:
+    return Run(seq=0, values=dict(values))
+
+
+# -- choose_primary ------------------------------------------------------------------------------
+def test_cpu_bound_runs_choose_task_clock() -> None:
+    # 9.5 ms of CPU in a 10 ms run: CPU-bound.
+    runs = [_run(task_clock=9.5, wall_time=0.010), _run(task_clock=9.0, wall_time=0.010)]
+    choice = choose_primary("wall_time", runs)
+    assert choice.metric == "task_clock"
+    assert choice.cpu_bound is True
+    assert "cpu/wall 0.95 over 2 warm-up runs" in choice.reason
+
+
+def test_waiting_runs_keep_wall_time() -> None:
+    # `sleep`: 1 ms of CPU in 100 ms, voluntary switches only.
+    runs = [_run(task_clock=1.0, wall_time=0.1, voluntary_switches=5, involuntary_switches=0)]
+    choice = choose_primary("wall_time", runs, seen="first-round")
+    assert choice.metric == "wall_time"
+    assert choice.cpu_bound is False
+    assert "mostly waiting" in choice.reason and "1 first-round run" in choice.reason
+
+
+def test_run_queue_wait_is_left_out() -> None:
+    # 40% of wall time on CPU, but 55 ms of the 100 ms waiting for a CPU: CPU-bound.
+    runs = [_run(task_clock=40.0, wall_time=0.1, user_time=0.04, sys_time=0.0, run_delay=0.055,
+                 voluntary_switches=2, involuntary_switches=0)]
+    choice = choose_primary("wall_time", runs)
+    assert choice.metric == "task_clock"
+    assert "without the" in choice.reason
+
+
+def test_preempted_runs_count_as_cpu_bound() -> None:
+    runs = [_run(task_clock=20.0, wall_time=0.1, voluntary_switches=2, involuntary_switches=8)]
+    choice = choose_primary("wall_time", runs)
+    assert choice.metric == "task_clock"
+    assert "preempted" in choice.reason
+
+
+def test_without_perf_events_cpu_time_is_the_counterpart() -> None:
+    runs = [_run(cpu_time=0.009, user_time=0.009, sys_time=0.0, wall_time=0.010)]
+    assert choose_primary("wall_time", runs).metric == "cpu_time"
+
+
+def test_workload_metric_with_no_counterpart_is_kept() -> None:
+    choice = choose_primary("instructions_per_op", [_run(instructions_per_op=12.0)])
+    assert choice.metric == "instructions_per_op" and choice.cpu_bound is None
+
+
+def test_failed_runs_leave_nothing_to_choose_from() -> None:
+    failed = Run(seq=0, values={"wall_time": 0.1}, status="failed")
+    choice = choose_primary("wall_time", [failed])
+    assert choice.metric == "wall_time" and choice.cpu_bound is None
+
+
+# -- options ------------------------------------------------------------------------------------
+def test_fixed_runs_have_one_look_and_no_budget() -> None:
+    opts = MeasureOptions(runs=5)
+    assert plan_for(opts).looks == 1
+    assert effective_budget(opts, 3) is None
+
+
+def test_adaptive_defaults() -> None:
+    opts = MeasureOptions()
+    assert effective_budget(opts, 3) == DEFAULT_BUDGET_PER_CONFIG * 3
+    assert plan_for(opts).looks > 1  # alpha is split over the adaptive schedule's looks
+    # --min-runs below what the estimator needs is raised to it; above it is kept.
+    need = effective_min_runs(opts)
+    assert effective_min_runs(MeasureOptions(min_runs=1)) == need
+    assert effective_min_runs(MeasureOptions(min_runs=need + 3)) == need + 3
+
+
+# -- measure() on tiny real commands -------------------------------------------------------------
+def _measure(configs: list[Configuration], opts: MeasureOptions) -> ResultSet:
+    rs = ResultSet(kind="compare" if len(configs) > 1 else "stat")
+    return measure(rs, configs, opts, console=Console(quiet=True))
+
+
+def _true(name: str, baseline: bool = False) -> Configuration:
+    return Configuration(name=name, command=["true"], is_baseline=baseline)
+
+
+def test_rounds_interleave_every_configuration() -> None:
+    configs = [_true("a", baseline=True), _true("b"), _true("c")]
+    rs = _measure(configs, MeasureOptions(runs=4, warmup=1, counters="none", seed=7))
+    runs = sorted((r.seq, cfg.name, r.warmup) for cfg in rs.configurations for r in cfg.runs)
+    assert [seq for seq, _, _ in runs] == list(range(15))  # one schedule, no gaps
+    # Every round (warm-up first) runs each configuration exactly once.
+    for k in range(5):
+        chunk = runs[3 * k:3 * k + 3]
+        assert sorted(name for _, name, _ in chunk) == ["a", "b", "c"]
+        assert {w for _, _, w in chunk} == {k == 0}
+    assert rs.settings["interleaved"] is True
+    assert rs.settings["stop"]["reason"] == "--runs 4"
+    assert rs.status == "complete"
+
+
+def test_the_seed_fixes_the_order() -> None:
+    def order(seed: int) -> list[str]:
+        configs = [_true("a", baseline=True), _true("b"), _true("c")]
+        rs = _measure(configs, MeasureOptions(runs=3, warmup=0, counters="none", seed=seed))
+        return [n for _, n in sorted((r.seq, c.name) for c in rs.configurations for r in c.runs)]
+
+    assert order(3) == order(3)
+
+
+def test_budget_stop_says_how_few_runs_it_allowed() -> None:
+    rs = _measure([_true("a")], MeasureOptions(budget=0.0, warmup=0, counters="none"))
+    assert rs.settings["stop"]["rounds"] == 1
+    assert rs.settings["stop"]["reason"] == "the 0 s budget was spent"
+    assert "the 0 s budget allowed only 1 runs per configuration" in rs.notes
+
+
+def test_precision_stop_at_the_first_look() -> None:
+    opts = MeasureOptions(precision=10.0, warmup=0, counters="none", budget=600)
+    rs = _measure([_true("a")], opts)
+    assert rs.settings["stop"]["reason"] == "every CI was within ±1000.0%"
+    assert rs.settings["stop"]["rounds"] == effective_min_runs(opts)
+
+
+def test_max_runs_stop() -> None:
+    # max_runs is raised to what the estimator needs, and checked before the stop rule's look.
+    opts = MeasureOptions(max_runs=2, min_runs=1, warmup=0, counters="none", budget=600)
+    configs = [_true("a", baseline=True), Configuration("b", ["sh", "-c", ":"])]
+    rs = _measure(configs, opts)
+    n = effective_min_runs(opts)
+    assert rs.settings["stop"]["reason"] == f"--max-runs {max(2, n)} reached"
+
+
+def test_unknown_primary_metric_fails_the_result() -> None:
+    from perflab.errors import PerflabError
+
+    opts = MeasureOptions(runs=1, warmup=0, counters="none", primary_metric="nonsense")
+    rs = ResultSet(kind="stat")
+    with pytest.raises(PerflabError, match="unknown metric 'nonsense'"):
+        measure(rs, [_true("a")], opts, console=Console(quiet=True))
+    assert rs.status == "failed"

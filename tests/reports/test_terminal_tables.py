@@ -1,0 +1,93 @@
+"""reports/terminal.py directly: which metrics a table shows, and the stat and compare tables'
+cells (rendered by rich, read back cell by cell)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from cli_helpers import verdicts_of
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.reports.format import fmt_value
+from perflab.reports.terminal import (
+    compare_table,
+    correction_line,
+    fit,
+    metrics_to_show,
+    stat_table,
+)
+from perflab.stats import Plan, compare_result
+
+BASE = [10.0, 10.1, 9.9, 10.2, 9.8, 10.0, 10.1, 9.9]
+
+
+def _cfg(name: str, scale: float, baseline: bool = False) -> Configuration:
+    cfg = Configuration(name=name, command=[name], is_baseline=baseline)
+    for i, x in enumerate(BASE):
+        cfg.runs.append(Run(seq=i, values={"task_clock": x * scale, "wall_time": x * scale / 1e3,
+                                           "ops": 1000.0, "checksum": 7.0,
+                                           "ns_per_op": 10.0 + i}))
+    return cfg
+
+
+def _rs(*configs: Configuration) -> ResultSet:
+    rs = ResultSet(kind="compare", configurations=list(configs),
+                   settings={"primary_metric": "wall_time", "interleaved": True})
+    for m in ("task_clock", "wall_time"):
+        rs.metrics[m] = BUILTIN_METRICS[m]
+    for m in ("ops", "checksum", "ns_per_op"):
+        rs.metrics[m] = MetricInfo(m, "", "workload JSON")
+    return rs
+
+
+def _render(renderable: object, width: int = 200) -> str:
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_primary_first_then_perf_order_then_varying_workload_keys() -> None:
+    rs = _rs(_cfg("a", 1.0, baseline=True))
+    # ops and checksum never vary within a configuration: bookkeeping, left out.
+    assert metrics_to_show(rs) == ["wall_time", "task_clock", "ns_per_op"]
+    assert metrics_to_show(rs, ["ops", "nope", "task_clock"]) == ["ops", "task_clock"]
+
+
+def test_stat_table_cells() -> None:
+    rs = _rs(_cfg("a", 1.0, baseline=True))
+    cfg = rs.configurations[0]
+    text = _render(stat_table(rs, cfg, ["task_clock"]))
+    assert "a: 8 runs" in text
+    row = next(line for line in text.splitlines() if line.startswith("│ task_clock"))
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    unit = rs.metrics["task_clock"].unit
+    assert cells[1] == fmt_value(10.0, unit)  # the median of BASE
+    assert cells[4] == fmt_value(9.8, unit) and cells[5] == fmt_value(10.2, unit)
+
+
+def test_compare_table_verdicts_and_stacked_form() -> None:
+    rs = _rs(_cfg("a", 1.0, baseline=True), _cfg("b", 1.5), _cfg("c", 1.0))
+    comps = compare_result(rs, ["wall_time", "task_clock"])
+    table = compare_table(rs, comps, ["wall_time", "task_clock"], rs.cells()[0])
+    text = _render(table)
+    assert "a (baseline)" in text
+    verdicts = verdicts_of(text)
+    assert verdicts["wall_time"] == "equivalent"  # the last configuration's cell: c
+    by = {(c.candidate, c.metric): c.verdict for c in comps}
+    assert by[("b", "wall_time")] == "slower" and by[("c", "wall_time")] == "equivalent"
+    # At 40 columns the same cells are stacked one per line, none cut to "…".
+    narrow = Console(width=40, record=True, file=io.StringIO())
+    narrow.print(fit(table, narrow))
+    stacked = narrow.export_text()
+    assert "…" not in stacked
+    assert "  verdict: slower" in stacked and "  verdict: equivalent" in stacked
+
+
+def test_correction_line_names_estimator_band_and_family() -> None:
+    rs = _rs(_cfg("a", 1.0, baseline=True), _cfg("b", 1.5))
+    comps = compare_result(rs, ["wall_time"])
+    line = correction_line(comps, Plan(looks=3), "wall_time")
+    assert line.startswith("verdicts: ")
+    assert "per-round ratios" in line
+    assert "over 1 comparison, alpha split over 3 looks" in line
