@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from typing import Any
 
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.profiles import counter_story
-from perflab.stats import compare_result
+from perflab.stats import Comparison, compare_result
 
 OPS = 1000
 
@@ -65,21 +65,10 @@ def test_no_counters_no_story() -> None:
     assert counter_story(rs, compare_result(rs, ["wall_time"])) == []
 
 
-@dataclass
-class FakeComparison:
-    metric: str
-    baseline: str
-    candidate: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_value: float | None
-    verdict: str
-    cell: str
-
-    @property
-    def change_pct(self) -> float:
-        return (self.ratio - 1) * 100
+def _comp(*fields: Any) -> Comparison:
+    """A stats.Comparison from (metric, baseline, candidate, ratio, ci_low, ci_high, p_value,
+    verdict, cell): the stories read only these."""
+    return Comparison(*fields[:8], cell=fields[8])
 
 
 def test_story_per_cell_and_undecided_counters() -> None:
@@ -89,11 +78,11 @@ def test_story_per_cell_and_undecided_counters() -> None:
              _cfg("A", BASE, baseline=True, seed=9, cell=big),
              _cfg("B", {**BASE, "cache_misses": 6.0}, baseline=False, seed=10, cell=big))
     comps = [
-        FakeComparison("cache_misses", "A", "B", 1.004, 0.98, 1.03, 0.6, "inconclusive",
+        _comp("cache_misses", "A", "B", 1.004, 0.98, 1.03, 0.6, "inconclusive",
                        rs.configurations[0].cell),
-        FakeComparison("cache_misses", "A", "B", 2.0, 1.9, 2.1, 0.001, "slower",
+        _comp("cache_misses", "A", "B", 2.0, 1.9, 2.1, 0.001, "slower",
                        rs.configurations[2].cell),
-        FakeComparison("wall_time", "A", "B", 1.0, 0.99, 1.01, 0.9, "equivalent",
+        _comp("wall_time", "A", "B", 1.0, 0.99, 1.01, 0.9, "equivalent",
                        rs.configurations[2].cell),
     ]
     lines = counter_story(rs, comps)
@@ -105,6 +94,6 @@ def test_story_per_cell_and_undecided_counters() -> None:
 
 def test_story_survives_missing_configurations_and_nan() -> None:
     rs = _rs(_cfg("A", BASE, baseline=True, seed=11))
-    comp = FakeComparison("instructions", "A", "ghost", math.nan, math.nan, math.nan, None,
+    comp = _comp("instructions", "A", "ghost", math.nan, math.nan, math.nan, None,
                           "slower", "{}")
     assert counter_story(rs, [comp]) == ["ghost vs A: moved: instructions"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from perflab.model import Configuration, ResultSet
+from perflab.stats import MOVED, Comparison
 
 # The counters a story talks about, in the order it names them, with the words it uses.
 STORY_COUNTERS: tuple[tuple[str, str], ...] = (
@@ -30,22 +31,6 @@ STORY_COUNTERS: tuple[tuple[str, str], ...] = (
     ("task_clock", "task_clock"),
 )
 _WORDS = dict(STORY_COUNTERS)
-MOVED = ("faster", "slower", "larger", "smaller", "different")  # = perflab.stats.MOVED
-
-
-class ComparisonLike(Protocol):
-    metric: str
-    baseline: str
-    candidate: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_value: float | None
-    verdict: str
-    cell: str
-
-    @property
-    def change_pct(self) -> float: ...
 
 
 def _name(x: Any) -> str:
@@ -91,17 +76,17 @@ def _amount(metric: str, delta: float, per: str) -> str:
     return f"{sign}{text} {_WORDS.get(metric, metric)}{per}"
 
 
-def _pct(c: ComparisonLike) -> str:
+def _pct(c: Comparison) -> str:
     if any(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)):
         return ""
     return (f"{c.change_pct:+.1f}% [{(c.ci_low - 1) * 100:+.1f}, "
             f"{(c.ci_high - 1) * 100:+.1f}]")
 
 
-def counter_story(rs: ResultSet, comparisons: Iterable[ComparisonLike]) -> list[str]:
+def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]:
     """One line per non-baseline configuration (per cell) whose comparisons include counters:
     what moved (with the change per operation and in percent) and what did not."""
-    groups: dict[tuple[str, str, str], dict[str, ComparisonLike]] = {}
+    groups: dict[tuple[str, str, str], dict[str, Comparison]] = {}
     for c in comparisons:
         if c.metric not in _WORDS:
             continue
