@@ -617,6 +617,14 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
     return c
 
 
+def ratio_interval(base: Sequence[float], cand: Sequence[float], *,
+                   deterministic: bool = False) -> tuple[float, float, float]:
+    """cand / base with its 95% CI: the estimate compare_samples judges, without a verdict
+    (for drawing a ratio, e.g. 2 threads over 1, where nothing is being decided)."""
+    c = compare_samples(base, cand, deterministic=deterministic)
+    return c.ratio, c.ci_low, c.ci_high
+
+
 def holm(p: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjustment (scipy has only BH/BY; this is four lines)."""
     arr = np.asarray(p, dtype=float)

@@ -430,3 +430,13 @@ def test_bisect_step_is_one_sided_and_counts_its_rounds() -> None:
     assert c.verdict in ("inconclusive", "faster") and verdict == "good"
     few, _ = bisect_step(a[:3], worse[:3], threshold=0.01, looks=3, info=TIME, paired=True)
     assert few == "inconclusive"
+
+
+def test_ratio_interval_is_the_estimate_compare_samples_judges() -> None:
+    from perflab.stats import ratio_interval
+    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99]
+    cand = [2 * x for x in reversed(base)]
+    ratio, lo, hi = ratio_interval(base, cand)
+    c = compare_samples(base, cand)
+    assert (ratio, lo, hi) == (c.ratio, c.ci_low, c.ci_high)
+    assert lo < ratio < hi and lo < 2.0 < hi

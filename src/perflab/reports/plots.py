@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from perflab.model import ResultSet
 from perflab.reports.matrix import cell_params, config_names, summaries, unit_of
-from perflab.stats import Comparison, compare_samples
+from perflab.stats import Comparison, ratio_interval
 
 # One colour and marker per configuration: matplotlib's ten cycle colours, then five more, so
 # that a study of 11-15 configurations (the eh-study has 11) does not draw two in one style.
@@ -281,9 +281,9 @@ def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any,
                 sa_, sb = by.get((ca, name)), by.get((cb, name))
                 if not sa_ or not sb:
                     continue
-                cmp_ = compare_samples(sb, sa_, deterministic=det)
+                ratio, lo, hi = ratio_interval(sb, sa_, deterministic=det)
                 series.setdefault(_label(panel) or metric, {}).setdefault(name, []).append(
-                    (xv, cmp_.ratio, cmp_.ci_low, cmp_.ci_high))
+                    (xv, ratio, lo, hi))
     return series
 
 
