@@ -227,10 +227,9 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
 
 def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine comparison") -> Path:
     """The same tables as one self-contained page (no script, no network)."""
-    from perflab.reports.html import CSS
+    from perflab.reports.html import page as html_page
 
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-             f"</title><style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+    parts = [f"<h1>{html.escape(title)}</h1>",
              "<p>" + html.escape(", ".join(
                  f"{m} (result {', '.join(map(str, pm.result_ids[m]))})" for m in pm.machines))
              + "</p>"]
@@ -250,11 +249,10 @@ def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine co
                  f"correction within a machine, equivalence band ±{pm.threshold:.1%}); samples "
                  "of different machines are never pooled.</p>")
     parts += [f"<p class='muted'>note: {html.escape(n)}</p>" for n in pm.notes]
-    parts.append("</body></html>")
     out.mkdir(parents=True, exist_ok=True)
-    page = out / "machines.html"
-    page.write_text("\n".join(parts))
-    return page
+    path = out / "machines.html"
+    path.write_text(html_page(title, parts))
+    return path
 
 
 def machines_differ(results: list[ResultSet]) -> bool:

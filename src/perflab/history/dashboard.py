@@ -14,19 +14,11 @@ from perflab.history.git import short
 from perflab.history.plot import plot_series
 from perflab.history.series import Series
 from perflab.reports.format import fmt_value
-
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:1em 0}
-td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
-th{background:#f3f3f3} .reg{color:#b00;font-weight:bold} .imp{color:#070} .ign{color:#888}
-code{font-size:12px}
-"""
+from perflab.reports.html import page
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}"
-            f"</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+    return page(title, [body])
 
 
 def _fmt(x: float, unit: str = "") -> str:

@@ -33,7 +33,17 @@ figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.8em;overflow:auto;font-size:.85em}
 ul.w li{margin:.2em 0}.muted{color:#666;font-size:.9em}
+.reg{color:#b3261e;font-weight:600}.imp{color:#0a7d2c}.ign{color:#888}code{font-size:.9em}
 """
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    """The one page shell of every HTML perflab writes (a suite's report, the history
+    dashboard, the fleet's per-machine page): a self-contained page with perflab's CSS, no
+    script and nothing fetched from the network."""
+    return "\n".join(["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                      f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+                      *body, "</body></html>\n"])
 
 
 def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
@@ -72,8 +82,6 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
     esc = html.escape
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
@@ -130,9 +138,8 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
             f"<li>{esc(n)}</li>" for n in rs.notes) + "</ul>")
     parts.append("<h2 id='suite'>Suite</h2>")
     parts.append(f"<pre>{esc(suite_text or '(not a suite run)')}</pre>")
-    parts.append("</body></html>")
     path = single_file if single_file is not None else out_dir / "index.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
+    path.write_text(page(title, parts), encoding="utf-8")
     return path
 
 
