@@ -62,9 +62,17 @@ class MetricInfo:
 
 
 DIRECTIONS = ("lower", "higher", "none")
-# Workload JSON keys that are bookkeeping, not costs: compared for equality, never a regression.
+# Workload JSON keys that are bookkeeping, not costs: never a regression (the results among them,
+# is_result_key, are also compared for equality across configurations).
 NO_DIRECTION_KEYS = ("checksum", "ops", "iterations", "threads", "result", "n", "seed", "depth",
                      "count", "items")
+
+
+def is_result_key(name: str) -> bool:
+    """A key that is what the workload computed (a checksum, a result), as opposed to the size
+    of the work (ops, iterations) or a runtime's diagnostics (jitted_methods): configurations
+    of one cell that do the same work must agree on it, so a difference is worth a warning."""
+    return name == "result" or name.endswith("_checksum") or name.startswith("checksum")
 
 
 def metric_direction(name: str) -> str:

@@ -58,7 +58,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from perflab.model import MetricInfo, ResultSet
+from perflab.model import MetricInfo, ResultSet, is_result_key
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -748,11 +748,13 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
 
 
 def differing_results(rs: ResultSet) -> list[str]:
-    """Metrics with no direction (checksums, operation counts) whose value differs between
-    configurations of one cell: they computed different results."""
+    """Result keys with no direction (checksums, results: model.is_result_key) whose value
+    differs between configurations of one cell: they computed different results.  Operation
+    and iteration counts, and a runtime's diagnostics, may differ by design (calibrated
+    iteration counts, a JIT on or off): they are not checked."""
     out: list[str] = []
     for m, info in rs.metrics.items():
-        if info.direction != "none":
+        if info.direction != "none" or not is_result_key(m):
             continue
         for cell in rs.cells():
             base = rs.baseline_in(cell)

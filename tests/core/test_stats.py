@@ -336,6 +336,21 @@ def test_different_results_are_reported() -> None:
     assert differing_results(rs) == ["A and B computed different results: checksum 123 vs 456"]
 
 
+def test_work_sizes_and_diagnostics_may_differ_without_a_warning() -> None:
+    """Calibrated iteration counts differ per configuration by design, as do a JIT's counts:
+    only what was computed (checksum, result) is checked for equality."""
+    rs = _result({"t": 1.0})
+    for key in ("ops", "iterations", "jitted_methods", "result"):
+        rs.metrics[key] = MetricInfo(key, "", "w", direction="none")
+    for cfg, v in zip(rs.configurations, (1000.0, 2000.0), strict=True):
+        for r in cfg.runs:
+            r.values.update(ops=v, iterations=v, jitted_methods=v / 10, result=7.0)
+    assert differing_results(rs) == []
+    for r in rs.configurations[1].runs:
+        r.values["result"] = 8.0
+    assert differing_results(rs) == ["A and B computed different results: result 7 vs 8"]
+
+
 # --- defect 3: runs_needed is a plan -------------------------------------------------------------
 
 def test_runs_needed_decides_most_cases_it_is_asked_about() -> None:
