@@ -52,7 +52,7 @@ Runs = Annotated[int | None, typer.Option("--runs", "-r", min=1,
                                           help="Exactly N measured runs (no adaptive stop).")]
 MinRuns = Annotated[int | None, typer.Option(
     "--min-runs", min=2, help="Adaptive: at least N runs (default: what the estimator needs, "
-    "8 for the 20% trimmed mean).")]
+    "6 for the default trimmed mean).")]
 MaxRuns = Annotated[int, typer.Option("--max-runs", min=2, help="Adaptive: at most N runs.")]
 Budget = Annotated[float | None, typer.Option(
     "--budget", help="Adaptive: stop after SECONDS in all (default: 10 s per configuration).")]
@@ -149,15 +149,16 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
         raise PerflabError(str(e), f"use --estimator with one of: {ESTIMATOR_CHOICES}") from None
     if correction is not None and correction not in CORRECTIONS:
         raise PerflabError(f"--correction {correction!r} is unknown", "use holm, bh or none")
-    if runs is not None and verdict:
+    if runs is not None:
         why = check_estimator_runs(est, runs)
         if runs < MIN_RUNS:
-            err.print(f"[yellow]warning:[/] --runs {runs} is below the {MIN_RUNS} runs a "
-                      "verdict needs: the comparisons will be labelled inconclusive (too few "
-                      "runs)", highlight=False)
-        elif why and estimator:
+            if verdict:
+                err.print(f"[yellow]warning:[/] --runs {runs} is below the {MIN_RUNS} runs a "
+                          "verdict needs: the comparisons will be labelled inconclusive (too "
+                          "few runs)", highlight=False)
+        elif why and estimator:  # stat too: a trimmed mean's CI needs MIN_RUNS kept
             raise PerflabError(f"--estimator {why}", "raise --runs or choose a lighter trim")
-        elif why:
+        elif why and verdict:
             err.print(f"[yellow]warning:[/] the default estimator ({est.label}) needs "
                       f"{est.min_runs()} runs: with --runs {runs} the comparisons will be "
                       "inconclusive (too few runs); raise --runs or pass --estimator median",

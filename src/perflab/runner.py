@@ -75,7 +75,7 @@ STAT_PRECISION = 0.01  # `stat` (nothing to compare) stops at this CI half-width
 class MeasureOptions:
     warmup: int = 1
     runs: int | None = None  # fixed: exactly N rounds, one look
-    min_runs: int | None = None  # None: what the estimator needs (8 for the 20% trimmed mean)
+    min_runs: int | None = None  # None: what the estimator needs (6 for the default trim)
     max_runs: int = 1000
     # Seconds in all; None: DEFAULT_BUDGET_PER_CONFIG x configurations (adaptive only).
     budget: float | None = None

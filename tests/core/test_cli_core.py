@@ -225,6 +225,7 @@ def test_stat_records_the_commit_measured(tmp_path: Path,
     (["compare", "--fail-on-regression", "--metric", "checksum", "-r", "8", "true", "true -x"],
      "checksum has no direction"),
     (["stat", "--estimator", "trim:0.7:0", "-r", "8", "--", "true"], "valid: median, mean"),
+    (["stat", "--estimator", "trim:0.3:0.3", "-r", "8", "--", "true"], "leaves 4 of 8 runs"),
 ])
 def test_bad_statistics_input_is_one_line(argv: list[str], line: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:

@@ -267,3 +267,10 @@ def test_estimator_key(tmp_path: Path) -> None:
     msg = error_of(tmp_path, text)
     assert_at(msg, p, line_of(text, "estimator"))
     assert "unknown estimator 'mode'" in msg and "median, mean, trim" in msg
+    # Trimming that leaves fewer than 6 of the runs: refused where the estimator is named.
+    text = GOOD.replace('baseline = "a"', 'baseline = "a"\nestimator = "trim:0.25:0.25"'
+                        ).replace("runs = 3", "runs = 8")
+    p = write(tmp_path, text)
+    msg = error_of(tmp_path, text)
+    assert_at(msg, p, line_of(text, "estimator"))
+    assert "leaves 4 of 8 runs" in msg and "at least 10 runs" in msg

@@ -23,6 +23,8 @@ from perflab.stats import (
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
     ESTIMATOR_CHOICES,
+    MIN_RUNS,
+    check_estimator_runs,
     parse_estimator,
 )
 
@@ -642,6 +644,12 @@ def _report(r: Any, ck: _Checker) -> dict[str, Any]:
 
 def _cross_check(suite: Suite, ck: _Checker) -> None:
     names = [c.name for c in suite.configurations]
+    runs = suite.measure.get("runs")
+    if runs is not None and runs >= MIN_RUNS:  # below MIN_RUNS: labelled "too few runs"
+        why = check_estimator_runs(parse_estimator(suite.estimator), runs)
+        if why:
+            ck.add(("suite", "estimator"), f"estimator {why}",
+                   "raise [measure] runs or choose a lighter trim")
     if suite.baseline:
         if suite.baseline not in names:
             close = difflib.get_close_matches(suite.baseline, names, n=1)
