@@ -447,6 +447,30 @@ def test_bisect_step_is_one_sided_and_counts_its_rounds() -> None:
     assert few == "inconclusive"
 
 
+def test_bisect_rounds_are_looks_so_a_band_edge_change_is_rarely_called_bad() -> None:
+    """Issue 9, defect 8: three uncorrected rounds called a true +1% (the band's edge) 'bad'
+    in 4.75% of steps.  With each round a look (alpha / rounds), three rounds of 10 runs stay
+    at about one look's rate (the one-sided nominal 2.5%, plus the trimmed t's known small-n
+    excess), while judging every round at 0.05 does not."""
+    def bad_rate(looks: int, trials: int = 3000) -> float:
+        rng = np.random.default_rng(88)
+        bad = 0
+        for _ in range(trials):
+            base = rng.lognormal(0, 0.01, 30)
+            cand = base * np.exp(rng.normal(math.log1p(0.01), 0.02, 30))
+            for n in (10, 20, 30):  # --runs 10 --max-rounds 3
+                decision, _ = bisect_step(base[:n], cand[:n], threshold=0.01, looks=looks,
+                                          info=TIME, paired=True)
+                if decision != "inconclusive":
+                    bad += decision == "bad"
+                    break
+        return bad / trials
+
+    counted, uncounted = bad_rate(looks=3), bad_rate(looks=1)
+    assert counted <= ALPHA / 2 * 1.3, counted
+    assert uncounted >= 1.6 * counted, (counted, uncounted)
+
+
 def test_ratio_interval_is_the_estimate_compare_samples_judges() -> None:
     from perflab.stats import ratio_interval
     base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99]

@@ -182,3 +182,20 @@ def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
     with pytest.raises(PerflabError, match="no workload 'syn/none'"):
         run_bisect(BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build="true",
                               workload="syn/none"), store)
+
+
+def test_bisect_with_fewer_than_six_runs_warns_and_decides_nothing(tmp_path: Path) -> None:
+    """--runs 2 --max-rounds 2 is 4 runs a side: a warning first, then the check of bad against
+    good is inconclusive (too few runs), however large the step (issue 9: no verdict below 6)."""
+    import io
+
+    from rich.console import Console
+
+    repo, shas = make_repo(tmp_path, 2, slow_at=1, base_n=200_000)
+    spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1], build=BUILD, command=["./prog"],
+                      runs=2, max_rounds=2)
+    buf = io.StringIO()
+    with pytest.raises(PerflabError, match="not measurably slower .*too few runs"):
+        run_bisect(spec, Store(tmp_path / "r.sqlite"), out=Console(file=buf, width=200))
+    said = " ".join(buf.getvalue().split())
+    assert "--runs 2 x --max-rounds 2 is below the 6 runs a verdict needs" in said

@@ -44,7 +44,7 @@ class BisectSpec:
     command: list[str] = field(default_factory=list)  # the -- COMMAND form
     workload: str | None = None  # or a workload of the repository (workloads/<name>/)
     params: dict[str, str] = field(default_factory=dict)
-    metric: str | None = None  # default: the workload's primary, else wall_time
+    metric: str | None = None  # default: the workload's primary or wall_time; CPU time if CPU-bound
     artifacts: list[str] = field(default_factory=list)  # what to keep of the good build
     runs: int = 10
     max_rounds: int = 3
@@ -178,7 +178,7 @@ def _copy_good(spec: BisectSpec, top: Path, target: _Target, dest: Path) -> None
 
 def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> BisectOutcome:
     from perflab.runner import MeasureOptions, RunFailed, measure
-    from perflab.stats import Plan, bisect_step, parse_estimator, verdict_word
+    from perflab.stats import MIN_RUNS, Plan, bisect_step, parse_estimator, verdict_word
 
     say = (out or console).print
     top = git.toplevel(spec.repo)
@@ -228,6 +228,10 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                                "fix --build, or choose a good commit that builds")
         _copy_good(spec, top, target, tmp)
         valgrind = metric in ("instructions", "instructions_per_op")
+        if not valgrind and spec.runs * spec.max_rounds < MIN_RUNS:
+            say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} is "
+                f"below the {MIN_RUNS} runs a verdict needs: every step will be inconclusive "
+                "(too few runs); raise --runs", highlight=False)
         opts = MeasureOptions(
             warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
             auto_primary=auto_primary and not valgrind, timeout=spec.timeout,
@@ -308,7 +312,8 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
                     f"({cmp.change_pct:+.2f}%), measuring again")
             assert cmp is not None
-            return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs",
+            few = f", {cmp.note}" if cmp.note else ""  # "too few runs" below MIN_RUNS
+            return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs{few}",
                         cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_median,
                         cmp.cand_median, len(cand_s))
 
@@ -397,8 +402,9 @@ def bisect_cmd(
                                  help="Measure workloads/NAME of the repository instead."),
     param: list[str] = typer.Option(None, "--param", "-p", help="Workload parameter k=v."),
     metric: str = typer.Option(None, "--metric", "-m",
-                               help="wall_time (default), instructions (valgrind, exact), or a "
-                                    "workload metric such as ns_per_op."),
+                               help="Default: CPU time (task_clock) when the warm-up shows "
+                                    "CPU-bound work, else wall_time, as compare chooses; or "
+                                    "instructions (valgrind, exact), or a workload metric."),
     repo: Path = typer.Option(Path("."), "--repo", help="The repository (default: here)."),
     artifact: list[str] = typer.Option(None, "--artifact",
                                        help="Build output to keep from the good commit "
