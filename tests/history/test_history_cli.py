@@ -201,3 +201,33 @@ def test_a_checksum_change_is_never_a_regression(tmp_path: Path) -> None:
     res = invoke("detect", "--db", str(db), "--metric", "checksum", "--fail-on-regression")
     assert isinstance(res.exception, PerflabError)
     assert "checksum has no direction" in res.exception.problem
+
+
+def test_detect_looks_at_the_metric_that_decided_and_its_wall_clock(tmp_path: Path) -> None:
+    """detect uses the default compare chose (issue 9 item 4): a result decided on task_clock is
+    searched on task_clock and wall_time by default; another metric only with --all-metrics."""
+    db = tmp_path / "r.sqlite"
+    store = Store(db)
+    r = np.random.default_rng(3)
+    for i in range(20):
+        step = 1.25 if i >= 10 else 1.0
+        rs = ResultSet(kind="stat", commit=f"{i:040x}", dirty=False, status="complete",
+                       created_at=1000.0 + i, fingerprint={"hostname": "h"},
+                       metrics={m: BUILTIN_METRICS[m]
+                                for m in ("wall_time", "task_clock", "user_time")},
+                       settings={"primary_metric": "task_clock"})
+        cfg = Configuration(name="A", command=["x"], benchmark="syn/b", params={"depth": 1})
+        cfg.runs = [Run(seq=j, values={m: float(r.normal(v * step, v * step * 0.01))
+                                       for m, v in (("task_clock", 10.0), ("wall_time", 0.01),
+                                                    ("user_time", 0.01))})
+                    for j in range(7)]
+        rs.configurations.append(cfg)
+        store.save(rs)
+    import json
+
+    res = invoke("detect", "--db", str(db), "--json")
+    assert res.exit_code == 0, res.output
+    found = {cp["metric"] for cp in json.loads(res.output)["change_points"]}
+    assert found == {"task_clock", "wall_time"}
+    res = invoke("detect", "--db", str(db), "--json", "--all-metrics")
+    assert "user_time" in {cp["metric"] for cp in json.loads(res.output)["change_points"]}
