@@ -91,3 +91,23 @@ def test_correction_line_names_estimator_band_and_family() -> None:
     assert line.startswith("verdicts: ")
     assert "per-round ratios" in line
     assert "over 1 comparison, alpha split over 3 looks" in line
+
+
+def test_outlier_warning_names_the_estimator_the_verdicts_use() -> None:
+    from perflab.reports.warnings import result_warnings
+
+    def rs_with(estimator: str | None) -> ResultSet:
+        settings = {"primary_metric": "wall_time"}
+        rs = ResultSet(kind="stat", metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
+                       settings={**settings, **({"comparison": {"estimator": estimator}}
+                                                if estimator else {})})
+        cfg = Configuration(name="A", command=["x"])
+        cfg.runs = [Run(seq=i, values={"wall_time": v})
+                    for i, v in enumerate([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 5.0])]
+        rs.configurations.append(cfg)
+        return rs
+
+    (w,) = [w for w in result_warnings(rs_with(None)) if "outlier" in w]
+    assert "1 statistical outlier(s)" in w and "20% trimmed mean the verdicts use is robust" in w
+    (w,) = [w for w in result_warnings(rs_with("mean")) if "outlier" in w]
+    assert "the mean the verdicts use is not robust" in w

@@ -12,7 +12,15 @@ import numpy as np
 
 from perflab.model import ResultSet
 from perflab.reports.matrix import cell_label, fmt_ratio, summaries
-from perflab.stats import MIN_RUNS, Comparison, Summary, differing_results, summarize
+from perflab.stats import (
+    MIN_RUNS,
+    Comparison,
+    Plan,
+    Summary,
+    differing_results,
+    parse_estimator,
+    summarize,
+)
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
 
@@ -38,8 +46,7 @@ def result_warnings(rs: ResultSet) -> list[str]:
             s = summarize(xs)
             if s.outliers:
                 out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
-                           "(outside 1.5 IQR); the median is robust to them, but a quiet machine "
-                           "is better")
+                           f"(outside 1.5 IQR); {_robust(rs)}, but a quiet machine is better")
             if is_noisy(s):
                 out.append(f"{cfg.name}: {primary} varies a lot (CV {s.cv:.1%}); consider "
                            "--pin, more runs, or a quieter machine")
@@ -63,6 +70,14 @@ def result_warnings(rs: ResultSet) -> list[str]:
         out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
                    "during the runs")
     return out
+
+
+def _robust(rs: ResultSet) -> str:
+    """Whether the estimator the verdicts use (stored with the result) shrugs off outliers."""
+    est = parse_estimator(Plan.of(rs).estimator)
+    if est.kind == "mean":
+        return "the mean the verdicts use is not robust to them (--estimator trim is)"
+    return f"the {est.label} the verdicts use is robust to a few"
 
 
 @dataclass
