@@ -181,3 +181,20 @@ def test_value_formatting() -> None:
     assert fmt_interval(4.3e-3, 4.2e-3, 4.4e-3, "s") == "4.3 [4.2, 4.4] ms"
     assert fmt_seconds(87.6) == "87.6 s"
     assert matrix.fmt_value(float("nan"), "ns") == "-"
+
+
+def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> None:
+    """Issue 9 defect 5: `results show` used a ±1% band while `report` used the suite's.  Both
+    now read stats.Plan.of(rs): the suite's threshold (±5% here) and correction."""
+    from perflab.stats import Plan
+    from perflab.suites.report import build_report
+
+    rs = make_result()
+    plan = Plan.of(rs)
+    assert (plan.threshold, plan.correction) == (0.05, "holm")
+    shown = compare_result(rs, ["ns_per_op"], plan=plan)  # what `results show` computes
+    rep = build_report(rs, tmp_path / "r", metrics=["ns_per_op"], plots=False)
+    reported = [c for c in rep.comparisons if c.metric == "ns_per_op"]
+    key = [(c.cell, c.candidate, c.verdict, c.threshold) for c in shown]
+    assert key == [(c.cell, c.candidate, c.verdict, c.threshold) for c in reported]
+    assert {c.threshold for c in reported} == {0.05}
