@@ -118,8 +118,8 @@ ESTIMATOR_CHOICES = "median, mean, trim (20% each side) or trim:LOW:HIGH (e.g. t
 
 
 def parse_estimator(text: str | None) -> Estimator:
-    """'median' | 'mean' | 'trim' | 'trim:LOW:HIGH' (proportions, or run counts out of N with
-    'trim:0:2/8').  Raises ValueError with a message naming the valid choices."""
+    """'median' | 'mean' | 'trim' | 'trim:LOW:HIGH' (proportions: 'trim:0:0.125' leaves out the
+    slowest of 8 runs).  Raises ValueError with a message naming the valid choices."""
     if text is None or text == "":
         return DEFAULT_ESTIMATOR
     t = text.strip().lower()
@@ -152,7 +152,8 @@ def check_estimator_runs(est: Estimator, runs: int) -> str | None:
 def _trim_counts(n: int, est: Estimator) -> tuple[int, int]:
     if est.kind != "trim":
         return 0, 0
-    kl, kh = math.floor(est.low * n), math.floor(est.high * n)
+    # The epsilon keeps 0.29 x 100 (28.999999999999996 in floating point) at 29 runs.
+    kl, kh = math.floor(est.low * n + 1e-9), math.floor(est.high * n + 1e-9)
     while est.keep_min and n - kl - kh < MIN_RUNS and (kl or kh):
         # Symmetric trimming stays symmetric: one fewer from each side.
         kl, kh = max(0, kl - 1), max(0, kh - 1)

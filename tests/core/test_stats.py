@@ -293,6 +293,7 @@ def test_estimator_parsing_and_bad_input() -> None:
     why = check_estimator_runs(parse_estimator("trim:0.25:0.25"), 8)
     assert why is not None and "leaves 4 of 8" in why and "at least 10" in why
     assert check_estimator_runs(parse_estimator("trim:0:0.125"), 8) is None  # 8 minus 1
+    assert parse_estimator("trim:0.29:0").kept(100) == 71  # not 72: 0.29 x 100 in floats
 
 
 def test_trimming_below_six_runs_is_inconclusive() -> None:
