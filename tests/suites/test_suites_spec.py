@@ -3,6 +3,7 @@ matrix with ranges and exclusions."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -99,6 +100,18 @@ def test_linear_range_and_dry_run_text(tmp_path: Path) -> None:
     assert f"{len(plan.cells)} cells" in lines[0]
     assert "estimated time" in lines[-1]
     assert any("echo 2 5" in line for line in lines)
+
+
+def test_range_up_to_nproc(tmp_path: Path) -> None:
+    """stop = "nproc": the CPUs this process may run on (the timers suites' 1..nproc threads)."""
+    text = GOOD.replace("size = { start = 1, stop = 8, factor = 2 }",
+                        'size = { start = 1, stop = "nproc" }').replace("size = 8", "size = 1")
+    axis = next(a for a in load_suite(write(tmp_path, text)).axes if a.name == "size")
+    assert axis.values == list(range(1, len(os.sched_getaffinity(0)) + 1))
+    bad = GOOD.replace("size = { start = 1, stop = 8, factor = 2 }",
+                       'size = { start = 1, stop = "ncpu" }')
+    said = error_of(tmp_path, bad)
+    assert "range 'size' needs numeric start and stop (or stop = \"nproc\")" in said
 
 
 # Each bad input: (what GOOD becomes, the line the message must name, what it must say).

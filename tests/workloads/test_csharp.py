@@ -112,6 +112,8 @@ def test_timers_churn_checksum(queue: str, cancel: str) -> None:
                   warmup=1000)
     assert out["checksum"] == 10000  # every timer created was disposed
     assert out["fired"] == 0 and out["live_disposed"] == 100  # hour-long timers never fire
+    # cancel=other really disposes on another thread (the disposer compares thread ids).
+    assert out["cross_thread_cancels"] == (10000 if cancel == "other" else 0)
     if queue == "partitioned":
         # One queue per thread, each receiving exactly its thread's timers (plus its live share).
         assert out["queues"] == 2 and out["queue_inserts"] == [5050, 5050]

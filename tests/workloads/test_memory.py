@@ -8,11 +8,13 @@ there in KiB and ordered as the modes imply, and that bad flags exit 2 with one 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
 import pytest
 
+from perflab.collectors.workload_json import parse_last_json
 from perflab.workloads.registry import Workload
 from workload_helpers import built_workload, refuses, run_workload
 
@@ -24,6 +26,9 @@ def _result(wl: Workload, **params: Any) -> dict[str, Any]:
     n = int(params["methods"]) * int(params["calls"])
     assert out["ops"] == n and out["checksum"] == n  # every call made
     assert out["rss_after_gc_kib"] > 1000
+    # perflab takes every number as a metric and refuses a negative one (the suites failed on a
+    # wrapped int `result` before it was printed unsigned).
+    assert parse_last_json(json.dumps(out)) is not None
     return out
 
 
@@ -75,3 +80,14 @@ def test_csharp_bad_params_exit_2() -> None:
     wl = built_workload("memory/csharp")
     for bad in ("--mode=aot", "--methods=5000", "--calls=0", "--tiered=1"):
         assert refuses(wl, bad).stdout.strip() == ""
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("memory/java", {"jit": "c1", "methods": 400, "calls": 300}),
+    ("memory/csharp", {"mode": "jit", "methods": 400, "calls": 100}),
+])
+def test_result_wraps_unsigned(name: str, params: dict[str, Any]) -> None:
+    """These counts make the int sum of the results wrap below zero: `result` stays >= 0, so
+    perflab (which refuses negative metrics) can run the memory suites."""
+    out = _result(built_workload(name), **params)
+    assert 2**31 <= out["result"] < 2**32

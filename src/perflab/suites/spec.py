@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
 import re
 import shlex
 import tomllib
@@ -422,9 +423,13 @@ def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | 
     path = ("matrix", name)
     ck.keys(r, RANGE_KEYS, path, f"the range of '{name}'")
     start, stop = r.get("start"), r.get("stop")
+    if stop == "nproc":
+        # The CPUs this process may run on (not os.cpu_count(): a container or taskset limits
+        # them), so `threads = { start = 1, stop = "nproc" }` is 1..nproc on every machine.
+        stop = len(os.sched_getaffinity(0))
     nums = (int, float)
     if not isinstance(start, nums) or not isinstance(stop, nums) or isinstance(start, bool):
-        ck.add(path, f"range '{name}' needs numeric start and stop",
+        ck.add(path, f"range '{name}' needs numeric start and stop (or stop = \"nproc\")",
                f"write {name} = {{ start = 1, stop = 10, step = 1 }}")
         return None
     if "step" in r and "factor" in r:

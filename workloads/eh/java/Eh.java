@@ -24,7 +24,7 @@ import perflab.Workload;
  * loop's {@code join()} throws the CompletionException that is caught. Every stage is already
  * complete when composed, so the chain runs on the calling thread: depth costs are the stage
  * machinery and the exception, not executor hand-offs. async_stages counts the handle stages the
- * failure passed through in one operation (depth - 1 for depth &gt;= 1).
+ * failure passed through in one operation: depth (depth 0 = the leaf stage alone).
  */
 public final class Eh {
     static final String[] KINDS = {"software", "notrace", "prealloc", "hardware", "error"};
@@ -233,9 +233,10 @@ public final class Eh {
         return CompletableFuture.completedFuture(n).thenApply(leaf::applyAsInt);
     }
 
-    /** Level n composes level n-1 and handles what it completed with. */
+    /** Level n composes level n-1 and handles what it completed with; level 0 is the leaf, so
+     *  depth n has n handle levels above it, as eh/cpp has n coroutines and eh/csharp n awaits. */
     static CompletableFuture<Integer> chainAsync(int n, IntUnaryOperator leaf, long[] stages) {
-        if (n <= 1) {
+        if (n <= 0) {
             return chainAsyncLeaf(n, leaf);
         }
         return CompletableFuture.completedFuture(n - 1)
@@ -275,7 +276,7 @@ public final class Eh {
         }
 
         CompletableFuture<Integer> start(int depth) {
-            return depth == 0 ? chainAsyncLeaf(0, leaf) : chainAsync(depth, leaf, STAGES.get());
+            return chainAsync(depth, leaf, STAGES.get());
         }
 
         public int once(int depth, Holder h) {

@@ -90,7 +90,7 @@ static class Memory
             .Add("gc_total_kib", gcTotal).Add("working_set_kib", workingSet)
             .Add("private_kib", privateBytes).Add("rss_after_gc_kib", rss)
             .Add("jitted_methods", jitted).Add("jitted_il_bytes", ilBytes)
-            .Add("loader_heap_kib", loader < 0 ? -1 : loader / 1024).Add("result", (long)sink)
+            .Add("loader_heap_kib", loader < 0 ? -1 : loader / 1024).Add("result", (long)(uint)sink)  // unsigned: perflab refuses negative metrics
             .Add("parallelism", "threads").Add("runtime", Bench.RuntimeName())
             .Add("params", p).ToString());
         return 0;

@@ -151,7 +151,9 @@ public final class Memory {
                 n * threads, threads, Workload.jsonArray(ns), Workload.nsPerOp(ns, n),
                 Workload.opsPerS(ns, n), Workload.sum(made), rss, nmtTotal, heapCommitted,
                 heapUsed, codeUsed, codeCommitted, metaUsed, metaCommitted, nmtCode, nmtCompiler,
-                compiled, byTier[1], byTier[2], byTier[3], byTier[4], sink,
+                compiled, byTier[1], byTier[2], byTier[3], byTier[4],
+                // unsigned: perflab refuses negative metrics, and the int sum wraps
+                Integer.toUnsignedLong(sink),
                 System.getProperty("java.vm.version"), jit, methods, calls, threads, iterations));
     }
 }

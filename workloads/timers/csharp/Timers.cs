@@ -19,7 +19,8 @@
 //                      as above).  Both queues wait with millisecond resolution (Monitor.Wait, the
 //                      runtime's Timer takes milliseconds): due times are rounded up to whole ms,
 //                      lateness is measured against the requested N us.
-// checksum = timers disposed.
+// checksum = timers disposed; cross_thread_cancels = disposals whose thread is not the creating
+// one (compared by ManagedThreadId in the disposer), as in timers/c and timers/java.
 using System;
 using System.Collections.Generic;
 using System.Threading;
@@ -199,6 +200,8 @@ sealed class Worker
     public Ring Ring;               // cancel=other
     public ManualResetEventSlim Start = new ManualResetEventSlim(false);
     public long Disposed;           // by the disposer thread (cancel=other)
+    public int CreatorId;           // ManagedThreadId of the thread that creates this worker's timers
+    public long Cross;              // disposals on a thread other than the creator's
     public ManualResetEventSlim DisposerDone = new ManualResetEventSlim(false);
     public long[] Late;             // fire > 0: lateness of each firing, ns
     public long Fired;
@@ -247,10 +250,16 @@ static class Timers
     static void Disposer(Worker w, long n)
     {
         w.Start.Wait();
-        long d = 0;
+        int me = Thread.CurrentThread.ManagedThreadId;
+        long d = 0, cross = 0;
         for (long i = 0; i < n; i++)
-            if (Dispose(w.Ring.Pop())) d++;
+            if (Dispose(w.Ring.Pop()))
+            {
+                d++;
+                if (me != w.CreatorId) cross++;  // cross_thread_cancels: checked, not assumed
+            }
         w.Disposed = d;
+        w.Cross = cross;
         w.DisposerDone.Set();
     }
 
@@ -258,6 +267,7 @@ static class Timers
     static long Churn(Worker w, long n)
     {
         long disposed = 0;
+        w.CreatorId = Thread.CurrentThread.ManagedThreadId;  // before Start.Set (a barrier)
         if (cancel == "other")
         {
             w.Start.Set();
@@ -275,6 +285,7 @@ static class Timers
         var timers = new object[n];
         w.Late = new long[n];
         w.Fired = 0;
+        w.CreatorId = Thread.CurrentThread.ManagedThreadId;
         for (int i = 0; i < n; i++)
         {
             var st = new FireState { W = w, I = i, DeadlineNs = Bench.NowNs() + fireUs * 1000 };
@@ -368,6 +379,9 @@ static class Timers
         Json j = Json.Head("timers/csharp", ns, n, Bench.Sum(disposed))
             .Add("created", n * threads).Add("queues", queue == "global" ? 1L : (long)seen.Count)
             .Add("queue_inserts", inserts.ToArray());
+        long cross = 0;
+        foreach (Worker w in ws) cross += w.Cross;
+        j.Add("cross_thread_cancels", cross);
         if (fireUs > 0)
         {
             var late = new List<long>();
