@@ -297,6 +297,9 @@ namespace Perflab
         }
 
         public Json Add(string k, long v) { Key(k).b.Append(v.ToString(CultureInfo.InvariantCulture)); return this; }
+        /// <summary>A figure the runtime did not give (negative) is left out: a -1 would read as
+        /// a measured value, and perflab refuses negative metrics.</summary>
+        public Json AddKnown(string k, long v) { return v < 0 ? this : Add(k, v); }
         public Json Add(string k, double v)
         {
             Key(k);

@@ -88,9 +88,9 @@ static class Memory
             .Add("threads", (long)threads).Add("iterations", iterations);
         Console.WriteLine(Json.Head("memory/csharp", ns, n, Bench.Sum(made))
             .Add("gc_total_kib", gcTotal).Add("working_set_kib", workingSet)
-            .Add("private_kib", privateBytes).Add("rss_after_gc_kib", rss)
-            .Add("jitted_methods", jitted).Add("jitted_il_bytes", ilBytes)
-            .Add("loader_heap_kib", loader < 0 ? -1 : loader / 1024).Add("result", (long)(uint)sink)  // unsigned: perflab refuses negative metrics
+            .Add("private_kib", privateBytes).AddKnown("rss_after_gc_kib", rss)
+            .AddKnown("jitted_methods", jitted).AddKnown("jitted_il_bytes", ilBytes)
+            .AddKnown("loader_heap_kib", loader < 0 ? -1 : loader / 1024).Add("result", (long)(uint)sink)  // unsigned: perflab refuses negative metrics
             .Add("parallelism", "threads").Add("runtime", Bench.RuntimeName())
             .Add("params", p).ToString());
         return 0;

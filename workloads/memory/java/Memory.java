@@ -52,6 +52,12 @@ public final class Memory {
         return -1;
     }
 
+    /** A figure the VM did not give (negative) is left out of the JSON: a -1 would read as a
+     *  measured value, and perflab refuses negative metrics. */
+    static String known(String key, long kib) {
+        return kib < 0 ? "" : String.format(Locale.ROOT, ", \"%s\": %d", key, kib);
+    }
+
     static String dcmd(String op, String... args) {
         try {
             return (String) ManagementFactory.getPlatformMBeanServer().invoke(
@@ -138,19 +144,20 @@ public final class Memory {
         System.out.println(String.format(Locale.ROOT,
                 "{\"workload\": \"memory/java\", \"ops\": %d, \"threads\": %d, "
                         + "\"per_thread_ns\": %s, \"ns_per_op\": %.3f, \"ops_per_s\": %.1f, "
-                        + "\"checksum\": %d, \"rss_after_gc_kib\": %d, \"committed_kib\": %d, "
+                        + "\"checksum\": %d%s, "
                         + "\"heap_committed_kib\": %d, \"heap_used_kib\": %d, "
                         + "\"code_cache_used_kib\": %d, \"code_cache_committed_kib\": %d, "
                         + "\"metaspace_used_kib\": %d, \"metaspace_committed_kib\": %d, "
-                        + "\"nmt_code_kib\": %d, \"nmt_compiler_kib\": %d, "
                         + "\"compiled_methods\": %d, \"compiled_tier1\": %d, \"compiled_tier2\": %d, "
                         + "\"compiled_tier3\": %d, \"compiled_tier4\": %d, \"result\": %d, "
                         + "\"runtime\": \"%s\", \"parallelism\": \"threads\", "
                         + "\"params\": {\"jit\": \"%s\", \"methods\": %d, \"calls\": %d, "
                         + "\"threads\": %d, \"iterations\": %d}}",
                 n * threads, threads, Workload.jsonArray(ns), Workload.nsPerOp(ns, n),
-                Workload.opsPerS(ns, n), Workload.sum(made), rss, nmtTotal, heapCommitted,
-                heapUsed, codeUsed, codeCommitted, metaUsed, metaCommitted, nmtCode, nmtCompiler,
+                Workload.opsPerS(ns, n), Workload.sum(made),
+                known("rss_after_gc_kib", rss) + known("committed_kib", nmtTotal)
+                        + known("nmt_code_kib", nmtCode) + known("nmt_compiler_kib", nmtCompiler),
+                heapCommitted, heapUsed, codeUsed, codeCommitted, metaUsed, metaCommitted,
                 compiled, byTier[1], byTier[2], byTier[3], byTier[4],
                 // unsigned: perflab refuses negative metrics, and the int sum wraps
                 Integer.toUnsignedLong(sink),
