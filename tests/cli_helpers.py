@@ -1,10 +1,20 @@
-"""Running perflab's CLI in-process from a test, and reading compare's verdicts."""
+"""Running perflab's CLI in-process from a test, the small suite files run tests feed it, and
+reading compare's verdicts."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from perflab.cli import main
+import pytest
+from typer.testing import CliRunner, Result
+
+from perflab.cli import app, main
+
+
+def invoke(*args: str) -> Result:
+    """perflab's typer app on ``args`` in-process (CliRunner, 220 columns): a PerflabError is
+    left in ``result.exception`` for the test to check, not turned into a line."""
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "220"})
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -15,6 +25,32 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
         code = int(e.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def two_config_suite(name: str, runs: int, n: list[int], a: list[str], b: list[str]) -> str:
+    """A suite file's text: configurations ``a`` (the baseline) and ``b`` (commands, where
+    ``{n}`` stands for the matrix value) over ``n``, ``runs`` runs each per cell, no warm-up, no
+    counters, wall_time reported."""
+    return f"""\
+[suite]
+name = "{name}"
+baseline = "a"
+metrics = ["wall_time"]
+
+[measure]
+runs = {runs}
+warmup = 0
+counters = "none"
+
+[matrix]
+n = {json.dumps(n)}
+
+[configurations.a]
+command = {json.dumps(a)}
+
+[configurations.b]
+command = {json.dumps(b)}
+"""
 
 
 def verdicts_of(out: str) -> dict[str, str]:

@@ -186,6 +186,27 @@ class Perflab:
         return counts(self.db)
 
 
+# The unprivileged user the permission faults run perflab as (setpriv; needs root).
+NOBODY = 65534
+
+
+def as_nobody(args: list[str], env: Mapping[str, str | None], cwd: Path) -> Outcome:
+    """Run perflab as ``nobody`` with a fixed, non-terminal environment plus ``env`` (a None
+    value unsets the variable)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    e.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+            sys.executable, "-m", "perflab", *args]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, env=e, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return Outcome(args, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
+
+
 def script(path: Path, body: str, mode: int = 0o755) -> Path:
     """Write an executable shell script (``#!/bin/sh`` prepended) and return its path."""
     path.write_text("#!/bin/sh\n" + body)

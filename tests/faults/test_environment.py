@@ -7,20 +7,16 @@ from __future__ import annotations
 import os
 import pty
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from faults.helpers import ANSI, Outcome, Perflab, counts
+from faults.helpers import ANSI, Perflab, as_nobody, counts
 
 QUICK = ("-r", "3", "-w", "0", "--", "/bin/true")
-NOBODY = 65534
 
 
 def path_without(tmp: Path, tool: str) -> str:
@@ -50,36 +46,6 @@ def test_perf_missing_profile_names_the_package(perflab: Perflab, tmp_path: Path
     path = path_without(tmp_path, "perf")
     out = perflab("profile", "--", "/bin/true", env={"PATH": path})
     out.fails(2, "perf is not installed", fix="apt-get install linux-perf")
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv to run perflab as an unprivileged user")
-    d = Path(tempfile.mkdtemp(prefix="perflab-env-"))
-    d.chmod(0o755)
-    for sub in ("cache", "data"):
-        (d / sub).mkdir(mode=0o700)
-        os.chown(d / sub, NOBODY, NOBODY)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def as_nobody(args: list[str], env: dict[str, str | None], cwd: Path) -> Outcome:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    e.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"})
-    for k, v in env.items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
-    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
-            sys.executable, "-m", "perflab", *args]
-    t0 = time.monotonic()
-    p = subprocess.run(argv, env=e, cwd=cwd, capture_output=True, text=True, timeout=120)
-    return Outcome(args, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
 
 
 def test_perf_event_paranoid_raised(shared_dir: Path) -> None:

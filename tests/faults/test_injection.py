@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from faults.helpers import Perflab
+from git_helpers import commit, new_repo
 
 CHROMIUM = shutil.which("chromium")
 XSS_IMG = "<img src=x onerror=\"document.title='PWNED'\">"
@@ -165,19 +166,9 @@ def test_compare_markdown_export_escapes_names_and_notes(perflab: Perflab,
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_dashboard_escapes_benchmarks_labels_and_commit_messages(perflab: Perflab,
                                                                  tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def g(*a: str) -> None:
-        subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
-
-    g("init", "-q")
-    g("config", "user.email", "t@example.com")
-    g("config", "user.name", XSS_IMG)
+    repo = new_repo(tmp_path / "repo", user=XSS_IMG)
     for i in range(2):
-        (repo / "f").write_text(str(i))
-        g("add", "f")
-        g("commit", "-q", "-m", f"{XSS_SCRIPT} {i}")
+        commit(repo, f"{XSS_SCRIPT} {i}", {"f": str(i)})
         perflab("stat", "-r", "6", "-w", "0", "--no-counters", "--repo", str(repo),
                 "--label", XSS_IMG, "--", "/bin/echo", XSS_IMG).succeeds()
     out = tmp_path / "dash"
@@ -198,23 +189,11 @@ def test_detect_report_markdown_escapes_names_and_commit_messages(perflab: Perfl
     import os
     import random
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-
-    def g(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,
-                              text=True).stdout.strip()
-
-    g("init", "-q")
-    g("config", "user.email", "t@example.com")
-    g("config", "user.name", "t")
+    repo = new_repo(tmp_path / "repo")
     rng = random.Random(3)
     files = []
     for i in range(12):
-        (repo / "f").write_text(str(i))
-        g("add", "f")
-        g("commit", "-q", "-m", f"{XSS_SCRIPT} step {i}")
-        sha = g("rev-parse", "HEAD")
+        sha = commit(repo, f"{XSS_SCRIPT} step {i}", {"f": str(i)})
         base = 1e-3 if i < 6 else 2e-3
         f = tmp_path / f"h{i}.json"
         f.write_text(json.dumps({"results": [{"command": XSS_IMG, "times": [

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import two_config_suite
 from faults.helpers import Perflab, counts, kill_quietly, pids_alive, script
+from git_helpers import commit, new_repo
 
 SLEEP_RUN = 0.15  # one measured run of the quick command
 
@@ -88,12 +90,18 @@ def test_sigint_during_stat_keeps_runs_and_says_interrupted(perflab: Perflab,
     assert_nothing_left(read_pids(pids), [])
 
 
-def test_sigint_during_compare_keeps_both_sides(perflab: Perflab, tmp_path: Path) -> None:
-    a, pa = sleeper(tmp_path, SLEEP_RUN, "a.sh")
-    b, pb = sleeper(tmp_path, SLEEP_RUN, "b.sh")
+def stopped_compare(perflab: Perflab, tmp_path: Path,
+                    sig: int) -> tuple[tuple[int, str, str], list[Path], list[str]]:
+    """A compare of two sleepers stopped with ``sig`` once 4 runs are stored: (exit code, stdout,
+    stderr), the two pid files and the two commands."""
+    (a, pa), (b, pb) = (sleeper(tmp_path, SLEEP_RUN, f"{x}.sh") for x in "ab")
     p = perflab.popen("compare", "-r", "100", "-w", "0", "--no-counters", str(a), str(b))
     wait_for(lambda: perflab.counts().runs >= 4, what="4 stored runs")
-    code, out, err = stop(perflab, p, signal.SIGINT)
+    return stop(perflab, p, sig), [pa, pb], [str(a), str(b)]
+
+
+def test_sigint_during_compare_keeps_both_sides(perflab: Perflab, tmp_path: Path) -> None:
+    (code, out, err), (pa, pb), _ = stopped_compare(perflab, tmp_path, signal.SIGINT)
     assert code == 130, err
     assert "Traceback" not in out + err
     c = perflab.counts()
@@ -151,14 +159,10 @@ def test_sigkill_kills_the_commands_whole_process_group(perflab: Perflab,
 
 
 def test_sigkill_during_compare_then_compare_again(perflab: Perflab, tmp_path: Path) -> None:
-    a, pa = sleeper(tmp_path, SLEEP_RUN, "a.sh")
-    b, pb = sleeper(tmp_path, SLEEP_RUN, "b.sh")
-    p = perflab.popen("compare", "-r", "100", "-w", "0", "--no-counters", str(a), str(b))
-    wait_for(lambda: perflab.counts().runs >= 4, what="4 stored runs")
-    stop(perflab, p, signal.SIGKILL)
+    _, (pa, pb), (a, b) = stopped_compare(perflab, tmp_path, signal.SIGKILL)
     kept = perflab.counts().runs
     assert_nothing_left(read_pids(pa) + read_pids(pb), [])
-    again = perflab("compare", "-r", "6", "-w", "0", "--no-counters", str(a), str(b))
+    again = perflab("compare", "-r", "6", "-w", "0", "--no-counters", a, b)
     again.succeeds()
     c = perflab.counts()
     assert c.runs == kept + 12  # nothing of the killed result was lost or rewritten
@@ -168,33 +172,14 @@ def test_sigkill_during_compare_then_compare_again(perflab: Perflab, tmp_path: P
 
 # -- suites: kill, then --resume ---------------------------------------------------------------
 
-SUITE = """\
-[suite]
-name = "resume-me"
-baseline = "a"
-metrics = ["wall_time"]
-
-[measure]
-runs = 6
-warmup = 0
-counters = "none"
-
-[matrix]
-n = [1, 2, 3]
-
-[configurations.a]
-command = ["{prog}", "a{{n}}"]
-
-[configurations.b]
-command = ["{prog}", "b{{n}}"]
-"""
 
 
 def suite(tmp_path: Path) -> tuple[Path, Path]:
     pids = tmp_path / "suite.pids"
     prog = script(tmp_path / "s.sh", f'echo $$ >> "{pids}"\nexec sleep {SLEEP_RUN}\n')
     f = tmp_path / "resume.toml"
-    f.write_text(SUITE.format(prog=prog))
+    f.write_text(two_config_suite("resume-me", 6, [1, 2, 3], [str(prog), "a{n}"],
+                                  [str(prog), "b{n}"]))
     return f, pids
 
 
@@ -249,24 +234,11 @@ int main(void) { usleep(%d); return 0; }
 
 
 def bisect_repo(tmp: Path) -> tuple[Path, list[str]]:
-    repo = tmp / "repo"
-    repo.mkdir()
-
-    def g(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True,
-                              text=True).stdout.strip()
-
-    g("init", "-q", "-b", "main")
-    g("config", "user.email", "t@example.com")
-    g("config", "user.name", "t")
+    repo = new_repo(tmp / "repo")
     (repo / ".gitignore").write_text("prog\n")
-    shas = []
-    for i in range(4):
-        (repo / "prog.c").write_text(PROG % (20000 if i < 2 else 60000))
-        (repo / "notes.txt").write_text(f"commit {i}\n")  # every commit changes something
-        g("add", "-A")
-        g("commit", "-q", "-m", f"step {i}")
-        shas.append(g("rev-parse", "HEAD"))
+    shas = [commit(repo, f"step {i}", {"prog.c": PROG % (20000 if i < 2 else 60000),
+                                       "notes.txt": f"commit {i}\n"})  # every commit changes
+            for i in range(4)]
     return repo, shas
 
 

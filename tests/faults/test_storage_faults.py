@@ -14,15 +14,14 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from faults.helpers import Outcome, Perflab, counts
+from faults.helpers import Outcome, Perflab, as_nobody, counts
 
 QUICK = ("-r", "3", "-w", "0", "--no-counters", "--", "/bin/true")
 
@@ -162,42 +161,17 @@ def test_db_in_nonexistent_directory_is_created(perflab: Perflab, tmp_path: Path
 
 # -- an unprivileged user: read-only places ------------------------------------------------------
 
-NOBODY = 65534
-
-
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A directory nobody can reach (pytest's tmp_path is private to root)."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv to run perflab as an unprivileged user")
-    d = Path(tempfile.mkdtemp(prefix="perflab-faults-"))
-    d.chmod(0o755)
-    cache = d / "cache"
-    cache.mkdir(mode=0o700)
-    os.chown(cache, NOBODY, NOBODY)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def as_nobody(args: list[str], env: dict[str, str], cwd: Path) -> Outcome:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    e.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "HOME": "/nonexistent"})
-    e.update(env)
-    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
-            sys.executable, "-m", "perflab", *args]
-    t0 = time.monotonic()
-    p = subprocess.run(argv, env=e, cwd=cwd, capture_output=True, text=True, timeout=120)
-    return Outcome(args, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
+def stat_as_nobody(db: Path, shared_dir: Path) -> Outcome:
+    """``stat`` run by nobody against ``db``, with a cache of its own and no home."""
+    return as_nobody(["stat", *QUICK], {"PERFLAB_DB": str(db), "HOME": "/nonexistent",
+                                        "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
 
 
 def test_new_db_in_a_read_only_directory(shared_dir: Path) -> None:
     ro = shared_dir / "ro"
     ro.mkdir(mode=0o755)  # root's: nobody may not create files in it
     db = ro / "r.sqlite"
-    out = as_nobody(["stat", *QUICK], {"PERFLAB_DB": str(db),
-                                       "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
+    out = stat_as_nobody(db, shared_dir)
     out.fails(2, str(db), "not writable", fix="--db")
     assert not db.exists()
 
@@ -209,8 +183,7 @@ def test_existing_db_in_a_read_only_directory(perflab: Perflab, shared_dir: Path
     perflab("stat", "--db", str(db), *QUICK).succeeds()
     db.chmod(0o644)
     before = digest(db)
-    out = as_nobody(["stat", *QUICK], {"PERFLAB_DB": str(db),
-                                       "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
+    out = stat_as_nobody(db, shared_dir)
     out.fails(2, str(db), "not writable", fix="--db")
     assert digest(db) == before and counts(db).runs == 3
 
@@ -218,21 +191,29 @@ def test_existing_db_in_a_read_only_directory(perflab: Perflab, shared_dir: Path
 def test_db_directory_that_cannot_be_created(shared_dir: Path) -> None:
     ro = shared_dir / "ro"
     ro.mkdir(mode=0o755)
-    out = as_nobody(["stat", *QUICK], {"PERFLAB_DB": str(ro / "sub" / "r.sqlite"),
-                                       "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
+    out = stat_as_nobody(ro / "sub" / "r.sqlite", shared_dir)
     out.fails(2, "cannot create the directory", "Permission denied", fix="--db")
+
+
+@contextmanager
+def tmpfs(mnt: Path, size: str) -> Iterator[Path]:
+    """``mnt`` with a tmpfs of ``size`` mounted on it for the block; skips where mounting is not
+    permitted (not root, no mount, a container that forbids it)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip(f"needs root to mount a {size} tmpfs")
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mount is not permitted here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_read_only_file_system(perflab: Perflab, tmp_path: Path) -> None:
     """A database on a file system mounted read-only (a backup, a CI cache)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root to mount a tmpfs")
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("mount is not permitted here")
-    try:
+    with tmpfs(tmp_path / "mnt", "4m") as mnt:
         db = mnt / "r.sqlite"
         perflab("stat", "--db", str(db), *QUICK).succeeds()
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
@@ -240,8 +221,6 @@ def test_read_only_file_system(perflab: Perflab, tmp_path: Path) -> None:
         out.fails(2, str(db), "not writable", fix="--db")
         subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
         assert counts(db).runs == 3
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 # -- a full disk ---------------------------------------------------------------------------------
@@ -249,14 +228,7 @@ def test_read_only_file_system(perflab: Perflab, tmp_path: Path) -> None:
 def test_disk_full_mid_measurement(perflab: Perflab, tmp_path: Path) -> None:
     """The disk fills while runs are being stored: one line naming the full disk; every run
     stored before is kept and readable; the result does not stay 'running'."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root to mount a small tmpfs")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("mount is not permitted here")
-    try:
+    with tmpfs(tmp_path / "small", "2m") as mnt:
         db = mnt / "r.sqlite"
         perflab("stat", "--db", str(db), *QUICK).succeeds()
         # Fill the disk, then give back a few pages: some runs fit, then it is full.
@@ -281,8 +253,6 @@ def test_disk_full_mid_measurement(perflab: Perflab, tmp_path: Path) -> None:
         con = sqlite3.connect(db)
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         con.close()
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 # -- several processes -----------------------------------------------------------------------------

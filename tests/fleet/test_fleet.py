@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from cli_helpers import two_config_suite
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
 
 PERFLAB = [sys.executable, "-m", "perflab"]
@@ -253,26 +254,9 @@ def test_fleet_init_is_idempotent(fleet_url: str) -> None:
     assert "fleet store ready" in p.stdout
 
 
-SUITE = """\
-[suite]
-name = "fleet-tiny"
-baseline = "a"
-metrics = ["wall_time"]
-
-[measure]
-runs = 6
-warmup = 0
-counters = "none"
-
-[matrix]
-n = [1, 2, 3, 4, 5]
-
-[configurations.a]
-command = ["PY", "-c", "import time; time.sleep(0.03)", "{n}"]
-
-[configurations.b]
-command = ["PY", "-c", "import time; time.sleep(0.06)", "{n}"]
-"""
+SUITE = two_config_suite("fleet-tiny", 6, [1, 2, 3, 4, 5],
+                         ["PY", "-c", "import time; time.sleep(0.03)", "{n}"],
+                         ["PY", "-c", "import time; time.sleep(0.06)", "{n}"])
 
 
 def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path: Path) -> None:

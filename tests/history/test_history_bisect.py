@@ -10,6 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from git_helpers import commit, git, new_repo
 from perflab import history
 from perflab.errors import PerflabError
 from perflab.history.bisect import BisectSpec, run_bisect
@@ -32,19 +33,11 @@ BASE_N = 4_000_000  # wall time: about 8 ms good, 40 ms bad
 SMALL_N = 100_000  # instruction counts are exact: keep valgrind's runs short
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
 
 def make_repo(tmp: Path, n_commits: int, slow_at: int, factor: int = 5,
               broken_at: int | None = None, base_n: int = BASE_N) -> tuple[Path, list[str]]:
     """Commits 0..n-1; from ``slow_at`` on the loop runs ``factor`` times longer."""
-    repo = tmp / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+    repo = new_repo(tmp / "repo")
     (repo / ".gitignore").write_text("prog\n")
     shas = []
     for i in range(n_commits):
@@ -52,11 +45,8 @@ def make_repo(tmp: Path, n_commits: int, slow_at: int, factor: int = 5,
         src = PROG % n
         if broken_at is not None and i == broken_at:
             src = "this does not compile\n"
-        (repo / "prog.c").write_text(src)
-        (repo / "notes.txt").write_text(f"commit {i}\n")  # every commit changes something
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"step {i}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+        # notes.txt: every commit changes something
+        shas.append(commit(repo, f"step {i}", {"prog.c": src, "notes.txt": f"commit {i}\n"}))
     return repo, shas
 
 
@@ -77,7 +67,7 @@ def test_bisect_instructions_names_the_commit(tmp_path: Path) -> None:
     assert shas[3] in commits and shas[-1] in commits
     assert all(c.commit == shas[0] for c in rs.configurations if c.is_baseline)
     # the repository is back where it was, with no bisect in progress
-    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
     assert subprocess.run(["git", "-C", str(repo), "bisect", "log"],
                           capture_output=True).returncode != 0
 
@@ -129,7 +119,7 @@ def test_bisect_good_commit_that_does_not_build(tmp_path: Path) -> None:
     with pytest.raises(PerflabError, match="the good commit .* build failed"):
         run_bisect(spec, Store(tmp_path / "r.sqlite"))
     # nothing left behind: no bisect in progress, back on main
-    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
 
 
 WL_PROG = """#include <stdio.h>
@@ -154,19 +144,12 @@ def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     wdir = repo / "workloads" / "syn" / "c"
     wdir.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
+    new_repo(repo)
     (repo / ".gitignore").write_text("prog\n")
     (wdir / "workload.toml").write_text(
         'name = "syn/c"\nrun = ["{dir}/prog"]\nprimary = "wall_time"\n')
-    shas = []
-    for i in range(4):
-        (wdir / "prog.c").write_text(WL_PROG % (5 if i >= 2 else 1))
-        (repo / "notes.txt").write_text(str(i))
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"w{i}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+    shas = [commit(repo, f"w{i}", {"workloads/syn/c/prog.c": WL_PROG % (5 if i >= 2 else 1),
+                                   "notes.txt": str(i)}) for i in range(4)]
     spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1],
                       build="cc -O1 -o workloads/syn/c/prog workloads/syn/c/prog.c",
                       workload="syn/c", params={"iters": "50000"}, metric="instructions",

@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from perflab import history
+from cli_helpers import invoke
+from git_helpers import commit, new_repo
 from perflab.errors import PerflabError
 from perflab.history.git import git_state
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    return app
-
-
-def invoke(*args: str) -> object:
-    return CliRunner().invoke(_app(), list(args), env={"COLUMNS": "220"})
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
 
 
 def fill(db: Path, commits: list[str], step_at: int | None, seed: int = 1,
@@ -133,17 +115,8 @@ def test_dashboard(tmp_path: Path) -> None:
 
 def test_history_in_git_order(tmp_path: Path) -> None:
     """--repo orders by the commit graph even when results were stored out of order."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
-    shas = []
-    for i in range(6):
-        (repo / "f").write_text(str(i))
-        _git(repo, "add", "f")
-        _git(repo, "commit", "-q", "-m", f"c{i}")
-        shas.append(_git(repo, "rev-parse", "HEAD"))
+    repo = new_repo(tmp_path / "repo")
+    shas = [commit(repo, f"c{i}", {"f": str(i)}) for i in range(6)]
     db = tmp_path / "r.sqlite"
     # stored newest-first (a backfill): store order is the reverse of git order
     fill(db, shas, step_at=None, created=[2000.0 - i for i in range(6)])
@@ -160,15 +133,8 @@ def test_git_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert git_state(None) == (None, None, None)  # not a repository: nothing recorded
     with pytest.raises(PerflabError, match="not a git work tree"):
         git_state(tmp_path)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.com")
-    _git(repo, "config", "user.name", "t")
-    (repo / "a.c").write_text("int x;\n")
-    _git(repo, "add", "a.c")
-    _git(repo, "commit", "-q", "-m", "one")
-    head = _git(repo, "rev-parse", "HEAD")
+    repo = new_repo(tmp_path / "repo")
+    head = commit(repo, "one", {"a.c": "int x;\n"})
     assert git_state(repo) == (head, False, str(repo.resolve()))
     (repo / "a.c").write_text("int y;\n")
     assert git_state(repo)[1] is True

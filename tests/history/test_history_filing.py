@@ -5,7 +5,6 @@ commands to reproduce), and the same JSON POSTed to a real HTTP server on loopba
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -13,45 +12,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from perflab import history
+from cli_helpers import invoke
+from git_helpers import commit, new_repo
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    return app
-
-
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(_app(), list(args), env={"COLUMNS": "220"})
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> tuple[Path, list[str]]:
     """A repository of 16 commits; commit 10's subject carries Markdown that must not render."""
-    r = tmp_path / "repo"
-    r.mkdir()
-    _git(r, "init", "-q")
-    _git(r, "config", "user.email", "t@e")
-    _git(r, "config", "user.name", "t")
-    commits = []
-    for i in range(16):
-        (r / "f").write_text(str(i))
-        _git(r, "add", "f")
-        msg = "make it <b>slow</b> | oops" if i == 10 else f"commit {i}"
-        _git(r, "commit", "-q", "-m", msg)
-        commits.append(_git(r, "rev-parse", "HEAD"))
+    r = new_repo(tmp_path / "repo")
+    commits = [commit(r, "make it <b>slow</b> | oops" if i == 10 else f"commit {i}",
+                      {"f": str(i)}) for i in range(16)]
     return r, commits
 
 

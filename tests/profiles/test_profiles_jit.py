@@ -44,12 +44,16 @@ def test_no_rebuild_advice_for_jit_code(tmp_path: object) -> None:
     assert native and "-g" in native[0]  # native code without symbols: rebuild advice
 
 
+def record_workload(tmp_path: object, name: str, **params: str) -> tuple[Store, int]:
+    """Profile the registry's workload ``name`` with ``params`` into a fresh store."""
+    store = Store(f"{tmp_path}/r.sqlite")
+    argv, _ = built_workload(name).command(params)
+    return store, record_profile(argv, store=store, name=name)
+
+
 @needs_perf
 def test_java_frames_are_named(tmp_path: object) -> None:
-    wl = built_workload("timers/java")
-    store = Store(f"{tmp_path}/r.sqlite")
-    argv, _ = wl.command({"threads": "2", "iterations": "150000"})
-    pid = record_profile(argv, store=store, name="timers/java")
+    store, pid = record_workload(tmp_path, "timers/java", threads="2", iterations="150000")
     rec = load_profile(store, pid)
     syms = top_symbols(pid, store, limit=None)
     jit = [s for s in syms if perf_map_pid(s.module) is not None]
@@ -66,12 +70,9 @@ def test_java_frames_are_named(tmp_path: object) -> None:
 
 @needs_perf
 def test_mono_frames_are_named(tmp_path: object) -> None:
-    wl = built_workload("eh/csharp")
-    store = Store(f"{tmp_path}/r.sqlite")
     # 100,000 throws (about 0.6 s): with 20,000 the region held so few samples that 1 run in 12
     # had none in the workload's own methods.
-    argv, _ = wl.command({"depth": "10", "iterations": "100000"})
-    pid = record_profile(argv, store=store, name="eh/csharp")
+    store, pid = record_workload(tmp_path, "eh/csharp", depth="10", iterations="100000")
     syms = top_symbols(pid, store, limit=None, sort="total")
     # Mono's --jitmap names the workload's methods "Class:Method (args)".
     assert any(s.symbol.startswith("Eh:Loop") and perf_map_pid(s.module) is not None
@@ -82,11 +83,9 @@ def test_mono_frames_are_named(tmp_path: object) -> None:
 def test_node_frames_are_named(tmp_path: object) -> None:
     from pathlib import Path
 
-    wl = built_workload("eh/node")
-    store = Store(f"{tmp_path}/r.sqlite")
-    argv, _ = wl.command({"depth": "10", "iterations": "20000"})
+    built_workload("eh/node")  # built before the directory is listed
     before = set(Path.cwd().glob("isolate-0x*-v8.log"))
-    pid = record_profile(argv, store=store, name="eh/node")
+    store, pid = record_workload(tmp_path, "eh/node", depth="10", iterations="20000")
     # V8 writes isolate-0x...-PID-v8.log into the working directory whenever a perf map is on:
     # perflab removes the profiled process's.
     assert set(Path.cwd().glob("isolate-0x*-v8.log")) <= before

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 import perflab.runner
+from cli_helpers import two_config_suite
 from perflab.errors import PerflabError
 from perflab.reports.matrix import suite_view
 from perflab.storage import Store
@@ -20,26 +21,7 @@ from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import load_suite
 
-SUITE = """\
-[suite]
-name = "tiny"
-baseline = "a"
-metrics = ["wall_time"]
-
-[measure]
-runs = 3
-warmup = 0
-counters = "none"
-
-[matrix]
-n = [1, 2, 3]
-
-[configurations.a]
-command = ["true", "{n}"]
-
-[configurations.b]
-command = ["PY", "-c", "pass", "{n}"]
-"""
+SUITE = two_config_suite("tiny", 3, [1, 2, 3], ["true", "{n}"], ["PY", "-c", "pass", "{n}"])
 
 
 REAL_MEASURE = perflab.runner.measure

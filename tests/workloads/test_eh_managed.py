@@ -54,12 +54,6 @@ def _check_contract(out: dict[str, Any], params: dict[str, Any]) -> None:
             assert str(out["params"][k]) == str(params[k])
 
 
-def _bad(wl: Workload, *args: str) -> None:
-    # Replace the defaults with a single bad flag: the workload must refuse it with exit 2.
-    proc = refuses(wl, *args)
-    assert proc.stdout.strip() == ""
-
-
 # ---- Java ----------------------------------------------------------------------------------
 
 def test_java_software_stack_trace_grows_with_depth() -> None:
@@ -121,13 +115,6 @@ def test_java_async_depth_adds_stages(kind: str) -> None:
     assert sync["async_stages"] == 0
 
 
-def test_java_bad_params_exit_2() -> None:
-    wl = built_workload("eh/java")
-    _bad(wl, "--kind=bogus")
-    _bad(wl, "--depth=-1")
-    _bad(wl, "--mode=sideways")
-
-
 # ---- Node ----------------------------------------------------------------------------------
 
 def test_node_error_stack_grows_with_depth() -> None:
@@ -165,13 +152,6 @@ def test_node_runs_without_turbofan_inlining() -> None:
     assert "--no-turbo-inlining" in argv[: argv.index(str(wl.dir / "eh.js"))]
 
 
-def test_node_bad_params_exit_2() -> None:
-    wl = built_workload("eh/node")
-    _bad(wl, "--mode=sideways")
-    _bad(wl, "--depth=999999")
-    _bad(wl, "--nope=1")
-
-
 # ---- Python --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -199,7 +179,15 @@ def test_python_processes_for_threads() -> None:
     assert out["parallelism"] == "processes"
 
 
-def test_python_bad_params_exit_2() -> None:
-    wl = built_workload("eh/python")
-    _bad(wl, "--kind=segfault")
-    _bad(wl, "--iterations=lots")
+BAD_PARAMS = [
+    ("eh/java", "--kind=bogus"), ("eh/java", "--depth=-1"), ("eh/java", "--mode=sideways"),
+    ("eh/node", "--mode=sideways"), ("eh/node", "--depth=999999"), ("eh/node", "--nope=1"),
+    ("eh/python", "--kind=segfault"), ("eh/python", "--iterations=lots"),
+]
+
+
+@pytest.mark.parametrize("name,arg", BAD_PARAMS, ids=[f"{n}:{a}" for n, a in BAD_PARAMS])
+def test_bad_params_exit_2(name: str, arg: str) -> None:
+    # Replace the defaults with a single bad flag: the workload must refuse it with exit 2.
+    proc = refuses(built_workload(name), arg)
+    assert proc.stdout.strip() == ""

@@ -88,20 +88,6 @@ def test_c_fire_really_fires(queue: str) -> None:
     assert "lateness_p50_ns" not in never and never["fired"] == 0
 
 
-def test_c_bad_params() -> None:
-    wl = built_workload("timers/c")
-    refuses(wl, "--kind=itimer")
-    refuses(wl, "--live=-1")
-    refuses(wl, "--cancel=later")
-    refuses(wl, "--queue=percpu")
-    refuses(wl, "--fire=-5")
-    # Combinations that make no sense: one line naming the flag.
-    refuses(wl, "--queue=partitioned", "--kind=timerfd")
-    refuses(wl, "--cancel=other", "--kind=heap")
-    refuses(wl, "--fire=100", "--kind=posix")
-    refuses(wl, "--fire=100", "--kind=queue", "--cancel=other")
-
-
 def test_go() -> None:
     wl = built_workload("timers/go")
     out = _result(wl, threads=2, live=51, iterations=5000)
@@ -159,26 +145,12 @@ def test_java_fire_really_fires(queue: str) -> None:
     assert out["queue_size"] == 0
 
 
-def test_java_bad_params() -> None:
-    wl = built_workload("timers/java")
-    refuses(wl, "--remove_on_cancel=maybe")
-    refuses(wl, "--cancel=later")
-    refuses(wl, "--queue=percpu")
-    refuses(wl, "--fire=-1")
-    refuses(wl, "--fire=100", "--cancel=other")
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 def test_node(threads: int) -> None:
     wl = built_workload("timers/node")
     out = _result(wl, threads=threads, live=30, iterations=4000, warmup=500)
     assert out["live_cancelled"] == 30
     assert out["parallelism"] == ("main-thread" if threads == 1 else "worker_threads")
-
-
-def test_node_bad_params() -> None:
-    wl = built_workload("timers/node")
-    refuses(wl, "--live=x")
 
 
 def test_python() -> None:
@@ -189,3 +161,24 @@ def test_python() -> None:
     out = _result(wl, threads=2, live=10, iterations=2000, warmup=100, yield_every=0)
     assert out["parallelism"] == "processes" and out["live_cancelled"] == 10
     refuses(wl, "--yield_every=-5")
+
+
+BAD_PARAMS = [
+    ("timers/c", ["--kind=itimer"]), ("timers/c", ["--live=-1"]),
+    ("timers/c", ["--cancel=later"]), ("timers/c", ["--queue=percpu"]),
+    ("timers/c", ["--fire=-5"]),
+    # Combinations that make no sense: one line naming the flag.
+    ("timers/c", ["--queue=partitioned", "--kind=timerfd"]),
+    ("timers/c", ["--cancel=other", "--kind=heap"]),
+    ("timers/c", ["--fire=100", "--kind=posix"]),
+    ("timers/c", ["--fire=100", "--kind=queue", "--cancel=other"]),
+    ("timers/java", ["--remove_on_cancel=maybe"]), ("timers/java", ["--cancel=later"]),
+    ("timers/java", ["--queue=percpu"]), ("timers/java", ["--fire=-1"]),
+    ("timers/java", ["--fire=100", "--cancel=other"]),
+    ("timers/node", ["--live=x"]),
+]
+
+
+@pytest.mark.parametrize("name,args", BAD_PARAMS, ids=[f"{n}:{' '.join(a)}" for n, a in BAD_PARAMS])
+def test_bad_params(name: str, args: list[str]) -> None:
+    refuses(built_workload(name), *args)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
 from perflab.reports.format import fmt_change, fmt_cv, fmt_value
 from perflab.stats import (
     CORRECTION_NAMES,
@@ -60,6 +60,17 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     return out
 
 
+def _metric_rows(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
+                 ) -> Iterator[tuple[str, str, MetricInfo, list[float]]]:
+    """The rows of a table led by ``cfg``: (metric, its label, its info, cfg's samples) for each
+    metric ``cfg`` has samples of; the primary metric's label is bold."""
+    primary = rs.settings.get("primary_metric")
+    for m in metrics:
+        xs = cfg.samples(m)
+        if xs:
+            yield m, f"[bold]{m}[/]" if m == primary else m, rs.metrics[m], xs
+
+
 def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
                estimator: Estimator | None = None) -> Table:
     """One configuration: the centre (median, or --estimator's) with its 95% CI per metric."""
@@ -69,17 +80,11 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
     for col in ("metric", head, "95% CI", "CV", "min", "max", "source"):
         t.add_column(col, justify="left" if col in ("metric", "source") else "right",
                      no_wrap=col != "source")
-    primary = rs.settings.get("primary_metric")
-    for m in metrics:
-        info = rs.metrics[m]
-        xs = cfg.samples(m)
-        if not xs:
-            continue
+    for _, name, info, xs in _metric_rows(rs, cfg, metrics):
         s = summarize(xs, info.deterministic, estimator)
         ci = ("exact" if info.deterministic and s.ci_low == s.ci_high else
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
-        name = f"[bold]{m}[/]" if m == primary else m
         t.add_row(name, fmt_value(s.center, info.unit), ci,
                   "-" if math.isnan(s.cv) else f"{s.cv:.1%}", fmt_value(s.min, info.unit),
                   fmt_value(s.max, info.unit), info.source)
@@ -102,15 +107,10 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
         t.add_column(c.name, justify="right")
         t.add_column("change [CI]", justify="right")
         t.add_column("verdict")
-    primary = rs.settings.get("primary_metric")
-    for m in metrics:
-        info = rs.metrics[m]
-        bs = base.samples(m)
-        if not bs:
-            continue
+    for m, name, info, bs in _metric_rows(rs, base, metrics):
         sb = summarize(bs, info.deterministic)
         cv = "" if info.deterministic else fmt_cv(sb.median, sb.cv, sb.stdev, info.unit)
-        row = [f"[bold]{m}[/]" if m == primary else m, fmt_value(sb.median, info.unit) + cv]
+        row = [name, fmt_value(sb.median, info.unit) + cv]
         for c in others:
             cs = c.samples(m)
             comp = by_key.get((c.name, m))

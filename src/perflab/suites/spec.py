@@ -194,6 +194,35 @@ class _Checker:
                 self.add(path + (k,), f"unknown key '{k}' in {where}",
                          f"{hint} (allowed: {', '.join(sorted(allowed))})")
 
+    def table(self, v: Any, path: tuple[str, ...], fix: str, allowed: set[str] | None = None,
+              where: str = "") -> dict[str, Any] | None:
+        """``v`` when it is a table (its keys checked against ``allowed``, named ``where`` in
+        the message); else None, with "'<last key>' must be a table" and ``fix``."""
+        if not isinstance(v, dict):
+            self.add(path, f"'{path[-1]}' must be a table", fix)
+            return None
+        if allowed is not None:
+            self.keys(v, allowed, path, where)
+        return v
+
+    def typed_into(self, out: dict[str, Any], table: dict[str, Any], keys: tuple[str, ...],
+                   types: tuple[type, ...], what: str, path: tuple[str, ...]) -> None:
+        """Copy each of ``keys`` that ``table`` holds with one of ``types`` into ``out``."""
+        for key in keys:
+            v = self.typed(table, key, types, what, path)
+            if v is not None:
+                out[key] = v
+
+    def choice(self, table: dict[str, Any], key: str, choices: tuple[str, ...], what: str,
+               path: tuple[str, ...], problem: str, fix: str) -> str | None:
+        """``table[key]`` when it is one of ``choices``; else None, with ``problem`` (where
+        ``{v}`` stands for the value) and ``fix`` (a value of another type: "must be ``what``")."""
+        v = self.typed(table, key, (str,), what, path)
+        if v is not None and v not in choices:
+            self.add(path + (key,), problem.format(v=v), fix)
+            return None
+        return v
+
     def typed(self, table: dict[str, Any], key: str, types: tuple[type, ...], what: str,
               path: tuple[str, ...]) -> Any:
         if key not in table:
@@ -284,11 +313,8 @@ def parse_suite(text: str, path: Path) -> Suite:
 
 def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
     ck.keys(data, TOP_KEYS, (), "the suite file")
-    meta = data.get("suite", {})
-    if not isinstance(meta, dict):
-        ck.add(("suite",), "'suite' must be a table", "write [suite] with name = ...")
-        meta = {}
-    ck.keys(meta, SUITE_KEYS, ("suite",), "[suite]")
+    meta = ck.table(data.get("suite", {}), ("suite",), "write [suite] with name = ...",
+                    SUITE_KEYS, "[suite]") or {}
     name = ck.typed(meta, "name", (str,), "a string", ("suite",)) or path.stem
     suite = Suite(path=path, text=text, lines=ck.lines, name=name)
     suite.description = ck.typed(meta, "description", (str,), "a string", ("suite",)) or ""
@@ -308,13 +334,11 @@ def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
                    "give a fraction: threshold = 0.02 means +-2%")
         else:
             suite.threshold = float(thr)
-    corr = ck.typed(meta, "correction", (str,), "'holm' or 'bh'", ("suite",))
+    corr = ck.choice(meta, "correction", ("holm", "bh"), "'holm' or 'bh'", ("suite",),
+                     "unknown correction '{v}'",
+                     "use 'holm' (family-wise) or 'bh' (Benjamini-Hochberg)")
     if corr is not None:
-        if corr not in ("holm", "bh"):
-            ck.add(("suite", "correction"), f"unknown correction '{corr}'",
-                   "use 'holm' (family-wise) or 'bh' (Benjamini-Hochberg)")
-        else:
-            suite.correction = corr
+        suite.correction = corr
     est = ck.typed(meta, "estimator", (str,), "'median', 'mean', 'trim' or 'trim:LOW:HIGH'",
                    ("suite",))
     if est is not None:
@@ -322,33 +346,29 @@ def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
             suite.estimator = str(parse_estimator(est))
         except ValueError as e:
             ck.add(("suite", "estimator"), str(e), f"use one of: {ESTIMATOR_CHOICES}")
-    una = ck.typed(meta, "unavailable", (str,), "'skip' or 'error'", ("suite",))
+    una = ck.choice(meta, "unavailable", ("skip", "error"), "'skip' or 'error'", ("suite",),
+                    "unavailable = '{v}' is not a policy",
+                    "use 'skip' (report and skip) or 'error' (refuse to run)")
     if una is not None:
-        if una not in ("skip", "error"):
-            ck.add(("suite", "unavailable"), f"unavailable = '{una}' is not a policy",
-                   "use 'skip' (report and skip) or 'error' (refuse to run)")
-        else:
-            suite.unavailable = una
+        suite.unavailable = una
 
-    suite.measure = _measure(data.get("measure", {}), ck)
-    bench = data.get("benchmark", {})
-    if not isinstance(bench, dict):
-        ck.add(("benchmark",), "'benchmark' must be a table",
-               'write [benchmark] with workload = "eh/cpp" or command = "..."')
-        bench = {}
-    ck.keys(bench, BENCHMARK_KEYS, ("benchmark",), "[benchmark]")
+    suite.measure = _measure(ck.table(data.get("measure", {}), ("measure",),
+                                      "write [measure] with runs = 5", MEASURE_KEYS, "[measure]")
+                             or {}, ck)
+    bench = ck.table(data.get("benchmark", {}), ("benchmark",),
+                     'write [benchmark] with workload = "eh/cpp" or command = "..."',
+                     BENCHMARK_KEYS, "[benchmark]") or {}
     suite.axes, suite.exclusions = _matrix(data.get("matrix", {}), ck)
     suite.configurations = _configs(data.get("configurations"), bench, ck)
-    suite.report = _report(data.get("report", {}), ck)
+    suite.report = _report(ck.table(data.get("report", {}), ("report",),
+                                    'write [report] with x = "depth"', REPORT_KEYS, "[report]")
+                           or {}, ck)
     _cross_check(suite, ck)
     return suite
 
 
-def _measure(m: Any, ck: _Checker) -> dict[str, Any]:
-    if not isinstance(m, dict):
-        ck.add(("measure",), "'measure' must be a table", "write [measure] with runs = 5")
-        return {}
-    ck.keys(m, MEASURE_KEYS, ("measure",), "[measure]")
+def _measure(m: dict[str, Any], ck: _Checker) -> dict[str, Any]:
+    """The [measure] table's settings that are valid, by key."""
     out: dict[str, Any] = {}
     path = ("measure",)
     for key in ("warmup", "runs", "min_runs", "max_runs", "seed"):
@@ -370,14 +390,16 @@ def _measure(m: Any, ck: _Checker) -> dict[str, Any]:
                        f"write precision = {v / 100:g} for {v:g}%")
             else:
                 out[key] = float(v)
-    on = ck.typed(m, "calibrate_on", (str,), "'each' or 'baseline'", path)
-    if on is not None:
-        if on not in ("each", "baseline"):
-            ck.add(path + ("calibrate_on",), f"calibrate_on = '{on}' is unknown",
-                   "use 'each' (a count per configuration) or 'baseline' (the baseline's count "
-                   "for every configuration of the cell)")
-        else:
-            out["calibrate_on"] = on
+    for key, choices, what, fix in (
+            ("calibrate_on", ("each", "baseline"), "'each' or 'baseline'",
+             "use 'each' (a count per configuration) or 'baseline' (the baseline's count "
+             "for every configuration of the cell)"),
+            ("counters", ("auto", "none"), "'auto' or 'none'", "use 'auto' or 'none'"),
+            ("instructions", ("valgrind",), "'valgrind'",
+             "use instructions = 'valgrind' or leave it out")):
+        v = ck.choice(m, key, choices, what, path, key + " = '{v}' is unknown", fix)
+        if v is not None:
+            out[key] = v
     pin = ck.typed(m, "pin", (list,), "a list of CPU numbers", path)
     if pin is not None:
         if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in pin):
@@ -385,24 +407,7 @@ def _measure(m: Any, ck: _Checker) -> dict[str, Any]:
                    "write pin = [0] or pin = [0, 1]")
         else:
             out["pin"] = pin
-    counters = ck.typed(m, "counters", (str,), "'auto' or 'none'", path)
-    if counters is not None:
-        if counters not in ("auto", "none"):
-            ck.add(path + ("counters",), f"counters = '{counters}' is unknown",
-                   "use 'auto' or 'none'")
-        else:
-            out["counters"] = counters
-    instr = ck.typed(m, "instructions", (str,), "'valgrind'", path)
-    if instr is not None:
-        if instr != "valgrind":
-            ck.add(path + ("instructions",), f"instructions = '{instr}' is unknown",
-                   "use instructions = 'valgrind' or leave it out")
-        else:
-            out["instructions"] = instr
-    for key in ("region", "ignore_failure"):
-        v = ck.typed(m, key, (bool,), "true or false", path)
-        if v is not None:
-            out[key] = v
+    ck.typed_into(out, m, ("region", "ignore_failure"), (bool,), "true or false", path)
     if "min_runs" in out and "max_runs" in out and out["min_runs"] > out["max_runs"]:
         ck.add(path + ("min_runs",), "min_runs is larger than max_runs",
                "make min_runs <= max_runs")
@@ -467,8 +472,7 @@ def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | 
 
 
 def _matrix(m: Any, ck: _Checker) -> tuple[list[ParamAxis], list[Exclusion]]:
-    if not isinstance(m, dict):
-        ck.add(("matrix",), "'matrix' must be a table", "write [matrix] with depth = [0, 1]")
+    if ck.table(m, ("matrix",), "write [matrix] with depth = [0, 1]") is None:
         return [], []
     axes: list[ParamAxis] = []
     for name, v in m.items():
@@ -537,10 +541,8 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
         default_wl = None
     if default_wl and default_cmd:
         ck.add(("benchmark",), "[benchmark] has both workload and command", "keep one of them")
-    bparams = bench.get("params", {})
-    if not isinstance(bparams, dict):
-        ck.add(("benchmark", "params"), "'params' must be a table", "write params = { n = 1 }")
-        bparams = {}
+    bparams = ck.table(bench.get("params", {}), ("benchmark", "params"),
+                       "write params = { n = 1 }") or {}
     bshell = bool(bench.get("shell", False))
     if c is None:
         # One implicit configuration: the benchmark as it is.
@@ -598,25 +600,17 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
                    'write env = { NAME = "value" } (quote numbers)')
         else:
             cfg.env = dict(env)
-        params = t.get("params", {})
-        if not isinstance(params, dict):
-            ck.add(path + ("params",), "'params' must be a table", "write params = { n = 1 }")
-        else:
+        params = ck.table(t.get("params", {}), path + ("params",), "write params = { n = 1 }")
+        if params is not None:
             cfg.params = {**bparams, **params}
         out.append(cfg)
     return out
 
 
-def _report(r: Any, ck: _Checker) -> dict[str, Any]:
-    if not isinstance(r, dict):
-        ck.add(("report",), "'report' must be a table", 'write [report] with x = "depth"')
-        return {}
-    ck.keys(r, REPORT_KEYS, ("report",), "[report]")
+def _report(r: dict[str, Any], ck: _Checker) -> dict[str, Any]:
+    """The [report] table's settings that are valid, by key."""
     out: dict[str, Any] = {}
-    for key in ("x", "scaling", "title"):
-        v = ck.typed(r, key, (str,), "a string", ("report",))
-        if v is not None:
-            out[key] = v
+    ck.typed_into(out, r, ("x", "scaling", "title"), (str,), "a string", ("report",))
     for key in ("log_x", "log_y"):
         if key in r:
             v = r[key]
@@ -633,12 +627,10 @@ def _report(r: Any, ck: _Checker) -> dict[str, Any]:
         else:
             out["metrics"] = v
     if "kinds" in r:
-        k = r["kinds"]
-        if not isinstance(k, dict):
-            ck.add(("report", "kinds"), "'kinds' must be a table",
-                   'write kinds = { param = "kind", a = "hardware", b = "software" }')
-        else:
-            ck.keys(k, KINDS_KEYS, ("report", "kinds"), "[report.kinds]")
+        k = ck.table(r["kinds"], ("report", "kinds"),
+                     'write kinds = { param = "kind", a = "hardware", b = "software" }',
+                     KINDS_KEYS, "[report.kinds]")
+        if k is not None:
             if not all(isinstance(k.get(x), str) for x in ("param", "a", "b")):
                 ck.add(("report", "kinds"), "'kinds' needs param, a and b as strings",
                        'write kinds = { param = "kind", a = "hardware", b = "software" }')

@@ -75,43 +75,32 @@ NOINLINE int perflab_frame_error(int depth) {
     return 0;
 }
 
-static unsigned long long software_loop(long long n, const struct config *c) {
-    volatile unsigned long long caught = 0; /* volatile: survives the longjmp */
-    jmp_buf env;
-    t_env = &env;
-    for (volatile long long i = 0; i < n; i++) {
-        if (setjmp(env) == 0) {
-            if (c->depth == 0) {
-                t_thrown++;
-                longjmp(env, 1);
-            }
-            perflab_frame(c->depth, c);
-        } else {
-            caught++;
-        }
+/* The two jump loops, written once: they differ only in the buffer, how it is set and how depth 0
+ * leaves.  A macro rather than a function taking those as parameters: GCC never inlines a
+ * function that calls setjmp, so a shared function would put an indirect call inside the timed
+ * loop; the macro expands to the same direct code as the loops written out by hand. */
+#define JUMP_LOOP(NAME, BUF, SLOT, SET, LEAVE)                                                \
+    static unsigned long long NAME(long long n, const struct config *c) {                     \
+        volatile unsigned long long caught = 0; /* volatile: survives the jump */            \
+        BUF env;                                                                              \
+        SLOT = &env;                                                                          \
+        for (volatile long long i = 0; i < n; i++) {                                          \
+            if (SET == 0) {                                                                   \
+                if (c->depth == 0) {                                                          \
+                    t_thrown++;                                                               \
+                    LEAVE;                                                                    \
+                }                                                                             \
+                perflab_frame(c->depth, c);                                                   \
+            } else {                                                                          \
+                caught++;                                                                     \
+            }                                                                                 \
+        }                                                                                     \
+        SLOT = NULL;                                                                          \
+        return caught;                                                                        \
     }
-    t_env = NULL;
-    return caught;
-}
 
-static unsigned long long hardware_loop(long long n, const struct config *c) {
-    volatile unsigned long long caught = 0;
-    sigjmp_buf env;
-    t_senv = &env;
-    for (volatile long long i = 0; i < n; i++) {
-        if (sigsetjmp(env, c->savemask) == 0) {
-            if (c->depth == 0) {
-                t_thrown++;
-                fault(c->fpe);
-            }
-            perflab_frame(c->depth, c);
-        } else {
-            caught++;
-        }
-    }
-    t_senv = NULL;
-    return caught;
-}
+JUMP_LOOP(software_loop, jmp_buf, t_env, setjmp(env), longjmp(env, 1))
+JUMP_LOOP(hardware_loop, sigjmp_buf, t_senv, sigsetjmp(env, c->savemask), fault(c->fpe))
 
 static unsigned long long error_loop(long long n, const struct config *c) {
     static volatile int fail = -1; /* depth 0: an error value the compiler cannot fold */

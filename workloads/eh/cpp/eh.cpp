@@ -60,39 +60,17 @@ EH_NOINLINE int perflab_frame_error(int depth) {
     return 0;
 }
 
-template <class E, class Catch>
-static unsigned long long software_loop(long long n, int depth) {
-    unsigned long long caught = 0;
-    for (long long i = 0; i < n; i++) {
-        try {
-            if (depth == 0) {
-                t_thrown++;
-                throw E();
-            }
-            perflab_frame<E>(depth);
-        } catch (const Catch &) {
-            caught++;
-        }
+// The sync chains for eh_throw_loop / eh_error_loop (eh.h).
+struct SyncChain {
+    static void count() { t_thrown++; }
+    template <class E>
+    static void run(int depth) { perflab_frame<E>(depth); }
+    static int run_error(int depth) { return perflab_frame_error(depth); }
+    static int fail() {
+        static volatile int fail = -1;  // depth 0: the "error" is a value the compiler cannot fold
+        return fail;
     }
-    return caught;
-}
-
-static unsigned long long error_loop(long long n, int depth) {
-    unsigned long long caught = 0;
-    static volatile int fail = -1;  // depth 0: the "error" is a value the compiler cannot fold
-    for (long long i = 0; i < n; i++) {
-        int rc;
-        if (depth == 0) {
-            t_thrown++;
-            rc = fail;
-        } else {
-            rc = perflab_frame_error(depth);
-        }
-        EH_BARRIER();
-        if (rc != 0) caught++;
-    }
-    return caught;
-}
+};
 
 static unsigned long long eh_loop(long long n, void *arg) {
     const Config *c = static_cast<const Config *>(arg);
@@ -106,11 +84,12 @@ static unsigned long long eh_loop(long long n, void *arg) {
         g_stored += counts.stored;
     } else switch (c->kind) {
     case SOFTWARE:
-        caught = c->std_exception ? software_loop<StdError, std::exception>(n, c->depth)
-                                  : software_loop<SmallError, SmallError>(n, c->depth);
+        caught = c->std_exception
+                     ? eh_throw_loop<SyncChain, StdError, std::exception>(n, c->depth)
+                     : eh_throw_loop<SyncChain, SmallError, SmallError>(n, c->depth);
         break;
     case ERROR:
-        caught = error_loop(n, c->depth);
+        caught = eh_error_loop<SyncChain>(n, c->depth);
         break;
     case HARDWARE:
         caught = eh_hw_loop(n, c->depth, &signals);

@@ -99,50 +99,30 @@ Task perflab_async_frame_error(int depth) {
     co_return r + 1;
 }
 
-template <class E, class Catch>
-static unsigned long long async_loop(long long n, int depth) {
-    unsigned long long caught = 0;
-    for (long long i = 0; i < n; i++) {
-        try {
-            if (depth == 0) {
-                t_thrown++;
-                throw E();
-            }
-            Task t = perflab_async_frame<E>(depth);
-            t.get();
-        } catch (const Catch &) {
-            caught++;
-        }
+// The coroutine chains for eh_throw_loop / eh_error_loop (eh.h).
+struct AsyncChain {
+    static void count() { t_thrown++; }
+    template <class E>
+    static void run(int depth) {
+        Task t = perflab_async_frame<E>(depth);
+        t.get();
     }
-    return caught;
-}
-
-static unsigned long long async_error_loop(long long n, int depth) {
-    unsigned long long caught = 0;
-    for (long long i = 0; i < n; i++) {
-        int rc;
-        if (depth == 0) {
-            t_thrown++;
-            rc = g_fail;
-        } else {
-            Task t = perflab_async_frame_error(depth);
-            rc = t.get();
-        }
-        EH_BARRIER();
-        if (rc != 0) caught++;
+    static int run_error(int depth) {
+        Task t = perflab_async_frame_error(depth);
+        return t.get();
     }
-    return caught;
-}
+    static int fail() { return g_fail; }
+};
 
 unsigned long long eh_async_loop(long long n, int depth, int kind, bool std_exception,
                                  EhAsyncCounts *counts) {
     unsigned long long f0 = t_frames, s0 = t_stored, th0 = t_thrown, caught;
     if (kind == EH_ASYNC_ERROR)
-        caught = async_error_loop(n, depth);
+        caught = eh_error_loop<AsyncChain>(n, depth);
     else if (std_exception)
-        caught = async_loop<StdError, std::exception>(n, depth);
+        caught = eh_throw_loop<AsyncChain, StdError, std::exception>(n, depth);
     else
-        caught = async_loop<SmallError, SmallError>(n, depth);
+        caught = eh_throw_loop<AsyncChain, SmallError, SmallError>(n, depth);
     counts->frames = t_frames - f0;
     counts->stored = t_stored - s0;
     counts->thrown = t_thrown - th0;

@@ -11,9 +11,7 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -152,28 +150,16 @@ func threadCPUNs() int64 {
 
 var cmd = flags.Command{Prog: "eh"}
 
-func die(format string, a ...any) { cmd.Usage(format, a...) }
-
 func main() {
-	fs := flag.NewFlagSet("eh", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // one line of our own instead of the usage text
-	depth := fs.Int("depth", 0, "frames between recover and panic")
-	kind := fs.String("kind", "software", "software|hardware|error")
-	threads := fs.Int("threads", 1, "threads")
-	iterations := fs.Int("iterations", 0, "throws per thread (0 = calibrate)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		die("%v; known: --depth --kind --threads --iterations", err)
-	}
-	if fs.NArg() > 0 {
-		die("unexpected argument '%s'; flags are --name=value", fs.Arg(0))
-	}
-	cmd.CheckRange("depth", int64(*depth), 0, 100000)
-	cmd.CheckChoice("kind", *kind, "software", "hardware", "error")
-	cmd.CheckRange("threads", int64(*threads), 1, 1024)
-	cmd.CheckRange("iterations", int64(*iterations), 0, maxIterations)
-	c := &config{depth: *depth, kind: *kind}
+	f := cmd.Read(os.Args[1:])
+	depth := int(f.Int("depth", 0, 0, 100000))
+	kind := f.Choice("kind", "software", "software", "hardware", "error")
+	threads := int(f.Int("threads", 1, 1, 1024))
+	iterations := int(f.Int("iterations", 0, 0, maxIterations))
+	f.Done("depth, kind, threads, iterations")
+	c := &config{depth: depth, kind: kind}
 
-	n := *iterations
+	n := iterations
 	calibrated := n == 0
 	if calibrated {
 		// Double until one batch takes >= 20 ms, then scale to the target (also a warm-up).
@@ -198,12 +184,12 @@ func main() {
 
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
-	perThread := make([]int64, *threads)
-	perThreadCPU := make([]int64, *threads)
-	caught := make([]uint64, *threads)
-	ready.Add(*threads)
-	done.Add(*threads)
-	for t := 0; t < *threads; t++ {
+	perThread := make([]int64, threads)
+	perThreadCPU := make([]int64, threads)
+	caught := make([]uint64, threads)
+	ready.Add(threads)
+	done.Add(threads)
+	for t := 0; t < threads; t++ {
 		go func(t int) {
 			runtime.LockOSThread() // one OS thread per worker, like the other runtimes
 			defer done.Done()
@@ -240,15 +226,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "eh: thrown %d, caught %d: the counts disagree\n", gThrown.Load(), checksum)
 		os.Exit(1)
 	}
-	ops := uint64(n) * uint64(*threads)
+	ops := uint64(n) * uint64(threads)
 	out := map[string]any{
-		"ops": ops, "threads": *threads, "iterations": n, "warmup": warmup, "calibrated": calibrated,
-		"per_thread_ns": perThread, "ns_per_op": sum / float64(*threads),
-		"per_thread_cpu_ns": perThreadCPU, "cpu_ns_per_op": cpu / float64(*threads),
+		"ops": ops, "threads": threads, "iterations": n, "warmup": warmup, "calibrated": calibrated,
+		"per_thread_ns": perThread, "ns_per_op": sum / float64(threads),
+		"per_thread_cpu_ns": perThreadCPU, "cpu_ns_per_op": cpu / float64(threads),
 		"ops_per_s": float64(ops) * 1e9 / float64(max(slowest, 1)), "wall_ns": wall,
 		"checksum": checksum, "thrown": gThrown.Load(), "signals": gFaults.Load(),
 		"compiler": strings.TrimPrefix(runtime.Version(), "go"), "gomaxprocs": runtime.GOMAXPROCS(0),
-		"params": map[string]any{"depth": *depth, "kind": *kind, "threads": *threads, "iterations": *iterations},
+		"params": map[string]any{"depth": depth, "kind": kind, "threads": threads, "iterations": iterations},
 	}
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))

@@ -53,11 +53,9 @@ public final class Eh {
     static volatile Object sink;
 
     interface Op {
-        /** One throw+catch through depth frames; returns 1 when something was caught. */
+        /** One throw+catch through depth frames; returns 1 when something was caught, which it
+         * leaves in {@link #sink} (the probe reads its stack trace there). */
         int once(int depth, Holder h);
-
-        /** Frames in the stack trace of one exception thrown through depth frames (0 if none). */
-        int traceFrames(int depth);
     }
 
     // ---- the chains: one method per kind so each call site stays monomorphic ----
@@ -113,18 +111,6 @@ public final class Eh {
                 return 1;
             }
         }
-
-        public int traceFrames(int depth) {
-            try {
-                if (depth == 0) {
-                    throw new TraceEx("depth");
-                }
-                chainSoftware(depth);
-                return -1;
-            } catch (TraceEx e) {
-                return e.getStackTrace().length;
-            }
-        }
     }
 
     static final class NoTrace implements Op {
@@ -139,10 +125,6 @@ public final class Eh {
                 sink = e;
                 return 1;
             }
-        }
-
-        public int traceFrames(int depth) {
-            return 0;
         }
     }
 
@@ -159,10 +141,6 @@ public final class Eh {
                 return 1;
             }
         }
-
-        public int traceFrames(int depth) {
-            return 0;
-        }
     }
 
     static final class Hardware implements Op {
@@ -178,18 +156,6 @@ public final class Eh {
                 return 1;
             }
         }
-
-        public int traceFrames(int depth) {
-            try {
-                if (depth == 0) {
-                    return NULL_HOLDER.value;
-                }
-                chainHardware(depth, NULL_HOLDER);
-                return -1;
-            } catch (NullPointerException e) {
-                return e.getStackTrace().length;
-            }
-        }
     }
 
     static final class ErrorValue implements Op {
@@ -199,10 +165,6 @@ public final class Eh {
                 sink = h;
                 return 1;
             }
-            return 0;
-        }
-
-        public int traceFrames(int depth) {
             return 0;
         }
     }
@@ -295,26 +257,6 @@ public final class Eh {
                 throw e;
             }
         }
-
-        public int traceFrames(int depth) {
-            if (expected != TraceEx.class && expected != NullPointerException.class) {
-                return 0;
-            }
-            try {
-                start(depth).join();
-                return -1;
-            } catch (CompletionException e) {
-                return e.getCause().getStackTrace().length;
-            }
-        }
-
-        /** Handle stages one failure passes through at this depth. */
-        long stages(int depth) {
-            long[] st = STAGES.get();
-            long before = st[0];
-            once(depth, NULL_HOLDER);
-            return st[0] - before;
-        }
     }
 
     // Not final and not a constant: the JIT must load them every time.
@@ -391,11 +333,20 @@ public final class Eh {
         final long[] ns = Workload.timeThreads(threads, "eh", stackBytes, id -> loop(op, d, n),
                 caught);
 
+        // One more failure on a thread of its own, outside the timed region: the frames in its
+        // stack trace (0 for the trace-less kinds and the error value) and, in async mode, the
+        // handle stages it passed through.  once() stands where the loop calls it from, so the
+        // trace holds the same frames as in the timed loop.
         int[] frames = new int[1];
         long[] stages = new long[1];
         Thread probe = new Thread(null, () -> {
-            frames[0] = op.traceFrames(d);
-            stages[0] = op instanceof Async a ? a.stages(d) : 0;
+            long[] st = STAGES.get();
+            long before = st[0];
+            sink = null;
+            op.once(d, NULL_HOLDER);
+            stages[0] = st[0] - before;
+            Object failure = sink instanceof CompletionException c ? c.getCause() : sink;
+            frames[0] = failure instanceof Throwable t ? t.getStackTrace().length : 0;
         }, "probe", stackBytes);
         probe.start();
         probe.join();

@@ -1,8 +1,8 @@
 #!/bin/sh
-# Build memory/csharp: generate Methods.cs (4000 methods) with Gen, then compile the workload.
+# Build memory/csharp: generate Methods.cs (4000 methods) with gen_methods.py, a link to the family's
+# ../gen_methods.py (so this workload's source hash covers it), then compile.
 set -e
 mkdir -p build
-mcs -nologo -optimize+ -out:build/gen.exe Gen.cs
-mono build/gen.exe 4000 build/Methods.cs
+python3 gen_methods.py csharp 4000 build/Methods.cs
 mcs -nologo -optimize+ -r:System.dll -out:build/memory.exe Memory.cs build/Methods.cs \
   ../../common/csharp/Perflab.cs

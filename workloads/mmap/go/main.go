@@ -28,8 +28,7 @@ const (
 var prots = [4]int{syscall.PROT_NONE, syscall.PROT_READ, syscall.PROT_READ | syscall.PROT_WRITE,
 	syscall.PROT_READ | syscall.PROT_WRITE}
 
-var cmd = flags.Command{Prog: "mmap-churn", NoValue: "flag '--%[1]s' needs a value",
-	Unknown: "unknown flag '--%[1]s'; see the workload.toml for its parameters"}
+var cmd = flags.Command{Prog: "mmap-churn"}
 
 func usage(format string, a ...any) { cmd.Usage(format, a...) }
 
@@ -140,17 +139,6 @@ func (c *churn) free() {
 	}
 }
 
-func parseU64(name, v string, lo, hi uint64) uint64 {
-	x, err := strconv.ParseUint(v, 0, 64)
-	if err != nil {
-		usage("--%s='%s' is not a non-negative integer", name, v)
-	}
-	if x < lo || x > hi {
-		usage("--%s=%s is out of range [%d, %d]", name, v, lo, hi)
-	}
-	return x
-}
-
 func thp() string {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	s := string(b)
@@ -162,28 +150,17 @@ func thp() string {
 }
 
 func main() {
-	known := map[string]bool{"bench": true, "iterations": true, "threads": true, "seed": true, "slots": true}
-	vals := cmd.Parse(os.Args[1:], func(name string) bool { return known[name] })
-	for k, v := range map[string]string{"bench": "churn", "threads": "1", "slots": "1024"} {
-		if _, ok := vals[k]; !ok {
-			vals[k] = v
-		}
+	f := cmd.Read(os.Args[1:])
+	if bench := f.String("bench", "churn"); bench != "churn" {
+		usage("--bench='%s' is not available in Go; use churn (lat_mmap and lat_pagefault are in mmap/c)", bench)
 	}
-	if vals["bench"] != "churn" {
-		usage("--bench='%s' is not available in Go; use churn (lat_mmap and lat_pagefault are in mmap/c)", vals["bench"])
-	}
-	threads := int(parseU64("threads", vals["threads"], 1, 256))
-	nslots := int(parseU64("slots", vals["slots"], 1, 65536))
+	threads := int(f.Int("threads", 1, 1, 256))
+	nslots := int(f.Int("slots", 1024, 1, 65536))
+	seed := f.Uint("seed", defaultSeed, 1, ^uint64(0))
+	n := f.Uint("iterations", 1000000, 0, 1<<34)
+	f.Done("bench, iterations, threads, seed, slots")
 	if threads*nslots > 65536 {
 		usage("--threads=%d x --slots=%d is over 65536 mappings (vm.max_map_count is usually 65530); use fewer threads or slots", threads, nslots)
-	}
-	seed := defaultSeed
-	if v, ok := vals["seed"]; ok {
-		seed = parseU64("seed", v, 1, ^uint64(0))
-	}
-	n := uint64(1000000)
-	if v, ok := vals["iterations"]; ok {
-		n = parseU64("iterations", v, 0, 1<<34)
 	}
 	page := uint64(os.Getpagesize())
 

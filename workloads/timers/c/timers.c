@@ -364,14 +364,27 @@ static void *partner_thread(void *arg) {
     return NULL;
 }
 
-/* Wait until the partner processed everything handed to it; returns the cancels since c0. */
-static unsigned long long await_partner(unsigned long long target, unsigned long long c0) {
+/* cancel=other: where the partner's counts stand when a loop hands it n more timers. */
+typedef struct {
+    unsigned long long c0;     /* cancels so far */
+    unsigned long long target; /* hand-offs done once it has processed the n */
+} partner_mark;
+
+static partner_mark mark_partner(long long n) {
+    partner_mark m;
+    m.c0 = atomic_load(&me->cancelled);
+    m.target = atomic_load(&me->done) + (unsigned long long)n;
+    return m;
+}
+
+/* Wait until the partner processed everything handed to it; returns the cancels since the mark. */
+static unsigned long long await_partner(partner_mark m) {
     ring_flush(me->ring);
-    while (atomic_load_explicit(&me->done, memory_order_acquire) < target) {
+    while (atomic_load_explicit(&me->done, memory_order_acquire) < m.target) {
         struct timespec ts = {0, 10000};
         nanosleep(&ts, NULL);
     }
-    return atomic_load(&me->cancelled) - c0;
+    return atomic_load(&me->cancelled) - m.c0;
 }
 
 /* ---- per-thread set-up (each timed thread, and the main thread for calibration) ---- */
@@ -421,11 +434,9 @@ static const struct itimerspec ONE_HOUR = {{0, 0}, {3600, 0}};
 
 static unsigned long long loop_timerfd(long long n, void *arg) {
     (void)arg;
-    unsigned long long cancelled = 0, c0 = 0, target = 0;
-    if (cancel_other) {
-        c0 = atomic_load(&me->cancelled);
-        target = atomic_load(&me->done) + (unsigned long long)n;
-    }
+    unsigned long long cancelled = 0;
+    partner_mark mark = {0, 0};
+    if (cancel_other) mark = mark_partner(n);
     for (long long i = 0; i < n; i++) {
         int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
         if (fd < 0) continue;
@@ -438,16 +449,14 @@ static unsigned long long loop_timerfd(long long n, void *arg) {
         else if (close(fd) == 0)
             cancelled++; /* closing the armed timerfd cancels it */
     }
-    return cancel_other ? await_partner(target, c0) : cancelled;
+    return cancel_other ? await_partner(mark) : cancelled;
 }
 
 static unsigned long long loop_posix(long long n, void *arg) {
     (void)arg;
-    unsigned long long cancelled = 0, c0 = 0, target = 0;
-    if (cancel_other) {
-        c0 = atomic_load(&me->cancelled);
-        target = atomic_load(&me->done) + (unsigned long long)n;
-    }
+    unsigned long long cancelled = 0;
+    partner_mark mark = {0, 0};
+    if (cancel_other) mark = mark_partner(n);
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_NONE; /* never delivers anything: pure create/arm/delete cost */
@@ -463,7 +472,7 @@ static unsigned long long loop_posix(long long n, void *arg) {
         else if (timer_delete(t) == 0)
             cancelled++;
     }
-    return cancel_other ? await_partner(target, c0) : cancelled;
+    return cancel_other ? await_partner(mark) : cancelled;
 }
 
 static unsigned long long loop_heap(long long n, void *arg) {
@@ -502,14 +511,13 @@ static unsigned long long loop_queue(long long n, void *arg) {
         return atomic_load(&me->fired) - f0;
     }
     if (cancel_other) {
-        unsigned long long c0 = atomic_load(&me->cancelled);
-        unsigned long long target = atomic_load(&me->done) + (unsigned long long)n;
+        partner_mark mark = mark_partner(n);
         for (long long i = 0; i < n; i++) {
             qtimer *t = new_qtimer(HOUR_NS);
             tq_insert(t->q, t);
             ring_push(me->ring, (uintptr_t)t);
         }
-        return await_partner(target, c0);
+        return await_partner(mark);
     }
     unsigned long long cancelled = 0;
     for (long long i = 0; i < n; i++) {

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,27 +21,7 @@ var fired atomic.Int64
 
 func onFire() { fired.Add(1) } // never expected to run: the timeout is an hour
 
-var cmd = flags.Command{Prog: "timers/go",
-	Unexpected: "unexpected argument '%[1]s'; parameters are --name=value",
-	NoValue:    "--%[1]s needs a value; write --%[1]s=VALUE"}
-
-func die(format string, a ...any) { cmd.Usage(format, a...) }
-
-func intFlag(f map[string]string, name string, def, lo, hi int64) int64 {
-	v, ok := f[name]
-	if !ok {
-		return def
-	}
-	delete(f, name)
-	x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		die("--%s=%s is not a whole number; give one in [%d, %d]", name, v, lo, hi)
-	}
-	if x < lo || x > hi {
-		die("--%s=%s is out of range; give a value in [%d, %d]", name, v, lo, hi)
-	}
-	return x
-}
+var cmd = flags.Command{Prog: "timers/go"}
 
 // churn creates and stops n timers; it returns how many Stop calls cancelled a pending timer.
 //
@@ -60,13 +38,11 @@ func churn(n int64) int64 {
 }
 
 func main() {
-	f := cmd.Parse(os.Args[1:], nil)
-	threads := int(intFlag(f, "threads", 1, 1, 1024))
-	iterations := intFlag(f, "iterations", 0, 0, 1_000_000_000)
-	live := intFlag(f, "live", 0, 0, 10_000_000)
-	for k := range f {
-		die("unknown parameter --%s; known: threads, live, iterations", k)
-	}
+	f := cmd.Read(os.Args[1:])
+	threads := int(f.Int("threads", 1, 1, 1024))
+	iterations := f.Int("iterations", 0, 0, 1_000_000_000)
+	live := f.Int("live", 0, 0, 10_000_000)
+	f.Done("threads, live, iterations")
 
 	// Live timers first, spread over the threads' Ps by creating them from each worker below.
 	liveTimers := make([][]*time.Timer, threads)

@@ -7,6 +7,8 @@ package flags
 import (
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -74,4 +76,76 @@ func (c Command) CheckChoice(name, v string, choices ...string) {
 		}
 	}
 	c.Usage("--%s=%s is not allowed; choose one of %s", name, v, strings.Join(choices, "|"))
+}
+
+// Values is a command line read whole (Read) whose flags the workload then takes one at a time
+// with a default and a range (Int, Uint, String, Choice); Done refuses any flag left untaken.
+type Values struct {
+	Command
+	vals map[string]string
+}
+
+// Read parses args (every name kept; Done names the unknown ones).
+func (c Command) Read(args []string) *Values {
+	return &Values{c, c.Parse(args, nil)}
+}
+
+func (v *Values) take(name string) (string, bool) {
+	s, ok := v.vals[name]
+	delete(v.vals, name)
+	return s, ok
+}
+
+// Int is --name as a whole number (decimal, or 0x.. / 0o.. / 0b..) in [lo, hi]; def when absent.
+func (v *Values) Int(name string, def, lo, hi int64) int64 {
+	return number(v, name, def, lo, hi, strconv.ParseInt)
+}
+
+// Uint is Int for values up to 2^64-1 (seeds).
+func (v *Values) Uint(name string, def, lo, hi uint64) uint64 {
+	return number(v, name, def, lo, hi, strconv.ParseUint)
+}
+
+func number[T int64 | uint64](v *Values, name string, def, lo, hi T,
+	parse func(string, int, int) (T, error)) T {
+	s, ok := v.take(name)
+	if !ok {
+		return def
+	}
+	x, err := parse(strings.TrimSpace(s), 0, 64)
+	if err != nil {
+		v.Usage("--%s=%s is not a whole number; give one in [%d, %d]", name, s, lo, hi)
+	}
+	if x < lo || x > hi {
+		v.Usage("--%s=%s is out of range; give a value in [%d, %d]", name, s, lo, hi)
+	}
+	return x
+}
+
+// String is --name as given; def when absent.
+func (v *Values) String(name, def string) string {
+	if s, ok := v.take(name); ok {
+		return s
+	}
+	return def
+}
+
+// Choice is --name, one of choices; def when absent.
+func (v *Values) Choice(name, def string, choices ...string) string {
+	s := v.String(name, def)
+	v.CheckChoice(name, s, choices...)
+	return s
+}
+
+// Done exits 2 naming the first (alphabetically) flag no Int/Uint/String/Choice took; known
+// lists the accepted ones for the message.
+func (v *Values) Done(known string) {
+	names := make([]string, 0, len(v.vals))
+	for k := range v.vals {
+		names = append(names, k)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		v.Usage("unknown parameter --%s; known: %s", names[0], known)
+	}
 }
