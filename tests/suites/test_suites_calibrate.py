@@ -97,8 +97,10 @@ def test_counts_are_resolved_per_configuration_and_fixed_for_the_cell(tmp_path: 
         # Every run of the cell did the same count: one fixed command, not a per-run choice.
         assert {r.values["iterations"] for r in cfg.measured_runs()} == {counts[cfg.name]}
         assert len(cfg.measured_runs()) == 3  # the probes are not stored as runs
-    # A deeper stack costs more per throw, so it needs fewer throws for the same duration.
-    assert counts["d10"] < counts["d0"]
+    # Each count is the scaling rule's (two significant figures), from its own probe; which of
+    # the two is larger depends on this machine's timing (a loaded machine can slow either
+    # probe), so that is left to the pure tests of next_count above.
+    assert all(round_up(n) == n for n in counts.values())
     probes = rs.settings["suite"]["calibration_s"][plan.cells[0].key]
     assert set(probes) == {"d0", "d10"} and all(v > 0 for v in probes.values())
 
