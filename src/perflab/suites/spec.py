@@ -534,7 +534,8 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
     if not isinstance(bparams, dict):
         ck.add(("benchmark", "params"), "'params' must be a table", "write params = { n = 1 }")
         bparams = {}
-    bshell = bool(bench.get("shell", False))
+    # typed, not bool(): shell = "false" is a non-empty string, and would turn the shell ON.
+    bshell = ck.typed(bench, "shell", (bool,), "true or false", ("benchmark",)) or False
     if c is None:
         # One implicit configuration: the benchmark as it is.
         if not (default_wl or default_cmd):
@@ -571,7 +572,8 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
             ck.add(path, f"configuration '{name}' has nothing to run",
                    'give it workload = "eh/cpp" or command = "...", or add a [benchmark]')
         cfg.workload, cfg.command = wl, cmd
-        cfg.shell = bool(t.get("shell", bshell))
+        own_shell = ck.typed(t, "shell", (bool,), "true or false", path)
+        cfg.shell = bshell if own_shell is None else own_shell
         for key in ("prefix", "flags", "build"):
             if key in t:
                 v = _argv(t[key])
