@@ -113,6 +113,24 @@ def writable_file(path: Path | None, option: str) -> Path | None:
     return path
 
 
+def output_dir(path: Path, option: str) -> Path:
+    """A directory a verb writes its outputs into (a report, a dashboard): made with its parents
+    and checked writable, so a bad path is one line, not a traceback after the work.  A verb that
+    measures calls it before measuring."""
+    if path.exists() and not path.is_dir():
+        raise PerflabError(f"{option} {path} is a file, not a directory",
+                           f"give a directory, e.g. {option} {path}.d")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise PerflabError(f"cannot create the directory {path} for {option} ({e.strerror})",
+                           f"choose another {option} you can write") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PerflabError(f"{option} {path} is not writable",
+                           f"choose another {option} you can write, or fix its permissions")
+    return path
+
+
 def reject_surrogates(args: list[str]) -> None:
     """Arguments that are not valid UTF-8 (Python keeps them as lone surrogates) cannot be stored
     as names or commands in the result database: refuse them with one line."""

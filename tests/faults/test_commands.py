@@ -215,6 +215,7 @@ def test_nan_metric_is_not_reported_as_unknown(perflab: Perflab, tmp_path: Path)
     line = perflab("stat", "-r", "2", "--metric", "ns_per_op", "--", str(prog)).fails(
         2, "not a finite number")
     assert "unknown metric" not in line
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
 
 
 def test_negative_values_never_reach_a_verdict(perflab: Perflab, tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ def test_perf_missing_profile_names_the_package(perflab: Perflab, tmp_path: Path
     path = path_without(tmp_path, "perf")
     out = perflab("profile", "--", "/bin/true", env={"PATH": path})
     out.fails(2, "perf is not installed", fix="apt-get install linux-perf")
+    assert perflab.counts().runs == 0
 
 
 def test_perf_event_paranoid_raised(shared_dir: Path) -> None:
@@ -86,6 +87,7 @@ def test_home_unset_for_a_user_without_a_home(shared_dir: Path) -> None:
                                        "PERFLAB_DB": str(shared_dir / "data" / "r.sqlite")},
                     shared_dir)
     out.fails(2, "cannot create perflab's cache directory", fix="PERFLAB_CACHE")
+    assert counts(shared_dir / "data" / "r.sqlite").runs == 0
 
 
 def test_unwritable_home(shared_dir: Path) -> None:
@@ -95,6 +97,7 @@ def test_unwritable_home(shared_dir: Path) -> None:
                                        "XDG_DATA_HOME": None,
                                        "PERFLAB_CACHE": str(shared_dir / "cache")}, shared_dir)
     out.fails(2, "cannot create the directory", str(home), fix="--db")
+    assert list(home.iterdir()) == []  # no database anywhere under HOME
 
 
 def test_unwritable_home_with_db_elsewhere_works(shared_dir: Path) -> None:

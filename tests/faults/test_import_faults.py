@@ -9,7 +9,11 @@ import signal
 import time
 from pathlib import Path
 
-from faults.helpers import Perflab
+import pytest
+
+from faults.helpers import Counts, Perflab
+
+EMPTY = Counts(0, 0, {})
 
 
 def hyperfine(path: Path, times: list[float], codes: list[int] | None = None,
@@ -40,11 +44,13 @@ def test_deeply_nested_json(perflab: Perflab, tmp_path: Path) -> None:
     f = tmp_path / "h.json"
     f.write_text("[" * 200_000 + "]" * 200_000)
     perflab("import", "-f", "hyperfine", str(f)).fails(2, "nested too deeply")
+    assert perflab.counts() == EMPTY
 
 
 def test_wrong_format_for_the_file(perflab: Perflab, tmp_path: Path) -> None:
     f = hyperfine(tmp_path / "h.json", [0.1, 0.2, 0.3], [0, 0, 0])
     perflab("import", "-f", "pyperf", str(f)).fails(2, "no 'benchmarks' list", fix="--format")
+    assert perflab.counts() == EMPTY
 
 
 def test_nan_and_strings_in_times(perflab: Perflab, tmp_path: Path) -> None:
@@ -54,10 +60,49 @@ def test_nan_and_strings_in_times(perflab: Perflab, tmp_path: Path) -> None:
     assert perflab.counts().results == 0
 
 
+@pytest.mark.parametrize("fmt, text, words", [
+    # Before: a negative time was stored, and a comparison called it "-200% faster".
+    ("hyperfine", '{"results": [{"command": "x", "times": [-0.1, 0.2]}]}',
+     ["result 1 has a negative time (-0.1 s)"]),
+    ("pyperf", '{"version": "1.0", "benchmarks": [{"metadata": {"name": "b", "unit": "second"},'
+     ' "runs": [{"values": [-1e-6, 1e-6]}]}]}', ["negative value -1e-06 in 'b'"]),
+    ("perf-stat", '{"counter-value" : "nan", "unit" : "", "event" : "cycles"}\n',
+     ["event cycles has the counter value 'nan'"]),
+    ("perf-stat", '{"counter-value" : "-5.0", "unit" : "", "event" : "cycles"}\n',
+     ["counter value '-5.0'"]),
+])
+def test_negative_or_not_finite_values_are_refused(perflab: Perflab, tmp_path: Path, fmt: str,
+                                                   text: str, words: list[str]) -> None:
+    f = tmp_path / "in.json"
+    f.write_text(text)
+    perflab("import", "-f", fmt, str(f)).fails(2, *words, fix="--format")
+    assert perflab.counts() == EMPTY
+
+
+def test_unnamed_command_and_odd_exit_codes(perflab: Perflab, tmp_path: Path) -> None:
+    # Before: a null command was stored as the configuration "None", and an exit code "a" as
+    # a failed run with exit code "a".
+    f = tmp_path / "h.json"
+    f.write_text('{"results": [{"command": null, "times": [0.1, 0.2, 0.3], '
+                 '"exit_codes": ["a", null, 1]}]}')
+    perflab("import", "-f", "hyperfine", str(f)).succeeds()
+    assert perflab.counts() == Counts(1, 3, {"complete": 1})
+    import sqlite3
+
+    con = sqlite3.connect(perflab.db)
+    try:
+        assert con.execute("SELECT name FROM configurations").fetchall() == [("command 1",)]
+        assert con.execute("SELECT status, exit_code FROM runs ORDER BY id").fetchall() == [
+            ("ok", None), ("ok", None), ("failed", 1)]
+    finally:
+        con.close()
+
+
 def test_empty_file(perflab: Perflab, tmp_path: Path) -> None:
     f = tmp_path / "h.json"
     f.touch()
     perflab("import", "-f", "hyperfine", str(f)).fails(2, "empty file")
+    assert perflab.counts() == EMPTY
 
 
 def test_file_over_the_size_limit(perflab: Perflab, tmp_path: Path) -> None:

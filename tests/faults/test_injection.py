@@ -39,6 +39,7 @@ def test_compare_commands_are_split_not_shelled(perflab: Perflab, tmp_path: Path
     b = f"/bin/echo b `touch {marker}` && touch {marker}"
     perflab("compare", "-r", "2", "-w", "0", "--no-counters", a, b).succeeds()
     assert not marker.exists()
+    assert perflab.counts().runs == 4
 
 
 def test_names_labels_and_env_values_are_data(perflab: Perflab, tmp_path: Path) -> None:
@@ -49,6 +50,7 @@ def test_names_labels_and_env_values_are_data(perflab: Perflab, tmp_path: Path) 
                   "/bin/true", "/bin/echo")
     out.succeeds()
     assert not marker.exists()
+    assert perflab.counts().runs == 4
 
 
 def test_suite_commands_params_and_names_are_never_shelled(perflab: Perflab,

@@ -156,6 +156,7 @@ def test_sigkill_kills_the_commands_whole_process_group(perflab: Perflab,
     wait_for(lambda: len(read_pids(pids)) >= 2, what="the command and its helper")
     stop(perflab, p, signal.SIGKILL)
     assert_nothing_left(read_pids(pids), [])
+    assert perflab.counts().runs == 0  # the first run never finished: nothing half-written
 
 
 def test_sigkill_during_compare_then_compare_again(perflab: Perflab, tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ def test_planted_launcher_with_a_forged_hash_file_for_another_binary(
     script(exe, f'touch "{marker}"\nexit 0\n')  # swapped after the build; hash file kept
     perflab("stat", *QUICK, env={"PERFLAB_CACHE": str(cache)}).succeeds()
     assert not marker.exists(), "a binary whose hash does not match ran"
+    assert perflab.counts().runs == 4
 
 
 def test_group_writable_launcher_is_rebuilt(perflab: Perflab, tmp_path: Path) -> None:
@@ -92,6 +93,7 @@ def test_xdg_cache_home_is_checked_too(perflab: Perflab, tmp_path: Path) -> None
     out = perflab("stat", *QUICK, env={"PERFLAB_CACHE": None, "XDG_CACHE_HOME": str(xdg)})
     out.fails(2, "writable by other users", fix="chmod go-w")
     assert not marker.exists()
+    assert perflab.counts().runs == 0
 
 
 def test_cache_directory_owned_by_another_user_is_refused(perflab: Perflab,
@@ -104,6 +106,7 @@ def test_cache_directory_owned_by_another_user_is_refused(perflab: Perflab,
     out = perflab("stat", *QUICK, env={"PERFLAB_CACHE": str(cache)})
     out.fails(2, "owned by uid 65534", fix="PERFLAB_CACHE")
     assert not marker.exists()
+    assert perflab.counts().runs == 0
 
 
 def test_fresh_cache_directory_is_private(perflab: Perflab, tmp_path: Path) -> None:

@@ -62,6 +62,11 @@ def suite(tmp_path: Path, text: str | bytes, name: str = "s.toml") -> Path:
     (GOOD.replace('baseline = "a"', 'baseline = "a"\nthreshold = 5'), ["threshold 5"],
      "fraction"),
     (GOOD.replace('baseline = "a"', 'baseline = "zz"'), ["zz"], None),
+    # Before: bool("false") is True, so shell = "false" ran the commands through a shell.
+    (GOOD.replace('prefix = ["env"]', 'prefix = ["env"]\nshell = "false"'),
+     ["s.toml:18", "'shell' must be true or false, not a string"], "shell = <true or false>"),
+    (GOOD.replace('command = "true {n}"', 'command = "true {n}"\nshell = "yes"'),
+     ["s.toml:11", "'shell' must be true or false"], None),
 ])
 def test_bad_suite_text(perflab: Perflab, tmp_path: Path, text: str, words: list[str],
                         fix: str | None) -> None:
@@ -158,3 +163,28 @@ def test_large_suite_at_a_terminal_asks_and_no_stops_it(perflab: Perflab, tmp_pa
     assert "Run it? [y/N]" in text_out and "not started -- pass --yes" in text_out
     assert "Traceback" not in text_out
     assert perflab.counts() == EMPTY
+
+
+def test_bad_out_directory_is_refused_before_measuring(perflab: Perflab, tmp_path: Path) -> None:
+    # Before: every cell was measured, then the report's mkdir ended in a traceback.
+    path = suite(tmp_path, GOOD)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = perflab("run", str(path), "--out", str(blocker / "report"))
+    out.fails(2, "cannot create the directory", "--out", fix="choose another --out")
+    out = perflab("run", str(path), "--out", str(blocker))
+    out.fails(2, "is a file, not a directory", fix="give a directory")
+    assert perflab.counts() == EMPTY
+
+
+def test_bad_out_directory_of_report_dashboard_and_detect(perflab: Perflab,
+                                                          tmp_path: Path) -> None:
+    perflab("run", "--no-report", str(suite(tmp_path, GOOD))).succeeds()
+    before = perflab.counts()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for args in (("report", "1", "--no-plots", "--out"), ("dashboard", "--out"),
+                 ("detect", "--report")):
+        out = perflab(*args, str(blocker / "sub"))
+        out.fails(2, "cannot create the directory", args[-1], fix=f"choose another {args[-1]}")
+    assert perflab.counts() == before

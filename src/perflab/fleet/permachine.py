@@ -27,6 +27,7 @@ from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_pct, fmt_signed, fmt_value
 from perflab.reports.terminal import VERDICT_STYLE
 from perflab.stats import Comparison, compare_result
+from perflab.validate import output_dir
 
 
 def machine_label(rs: ResultSet) -> str:
@@ -249,7 +250,7 @@ def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine co
                  f"correction within a machine, equivalence band ±{pm.threshold:.1%}); samples "
                  "of different machines are never pooled.</p>")
     parts += [f"<p class='muted'>note: {html.escape(n)}</p>" for n in pm.notes]
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out")
     path = out / "machines.html"
     path.write_text(html_page(title, parts))
     return path

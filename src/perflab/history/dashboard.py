@@ -15,6 +15,7 @@ from perflab.history.plot import plot_series
 from perflab.history.series import Series
 from perflab.reports.format import fmt_value
 from perflab.reports.html import page
+from perflab.validate import output_dir
 
 
 def _page(title: str, body: str) -> str:
@@ -47,7 +48,7 @@ def _cp_rows(cps: list[ChangePoint], link: bool, units: dict[object, str]) -> st
 
 def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
                     store_location: str = "") -> Path:
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out, "--out")
     units: dict[object, str] = {s.key: s.unit for s, _ in items}
     index_rows = []
     all_cps: list[ChangePoint] = []

@@ -29,6 +29,7 @@ from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
 from perflab.reports.format import fmt_pct, fmt_value, md_text
+from perflab.validate import output_dir
 
 
 @dataclass
@@ -222,7 +223,7 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
                   repo: Path | None) -> list[tuple[Path, dict[str, Any]]]:
     from perflab.history.plot import plot_series
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_dir(out_dir, "--report")
     written = []
     for r in group(store, found):
         slug = r.slug()

@@ -87,6 +87,13 @@ def _num(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _negative(values: list[Any]) -> Any:
+    """The first negative number among ``values`` (None if none): every value an import stores
+    is a time or a count, and a negative one would give nonsense ratios ("-200% faster"), as
+    workload_json refuses for measured workloads."""
+    return next((v for v in values if _num(v) and v < 0), None)
+
+
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -108,10 +115,16 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
         if not isinstance(times, list) or not all(_num(t) for t in times) or not times:
             raise _bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
                        "(hyperfine older than 1.8, or not --export-json)")
-        command = str(res.get("command", f"command {i + 1}"))
+        if (neg := _negative(times)) is not None:
+            raise _bad(path, "hyperfine", f"result {i + 1} has a negative time ({neg:g} s)")
+        named = res.get("command")
+        command = (str(named) if isinstance(named, str | int | float) and str(named).strip()
+                   else f"command {i + 1}")
         codes = res.get("exit_codes")
         if not isinstance(codes, list):
             codes = []
+        # An exit code that is not an integer (null, "a") is an unknown one, not a failure.
+        codes = [c if isinstance(c, int) and not isinstance(c, bool) else None for c in codes]
         if codes and len(codes) != len(times):
             # hyperfine writes one exit code per time; a file cut or edited by hand may not.
             rs.notes.append(
@@ -191,8 +204,9 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
                                         started_at=started or 0.0))
                     seq += 1
             for v in run.get("values") or []:
-                if not _num(v):
-                    raise _bad(path, "pyperf", f"non-numeric value {v!r} in '{name}'")
+                if not _num(v) or v < 0:
+                    raise _bad(path, "pyperf", f"{'negative' if _num(v) else 'non-numeric'} "
+                               f"value {v!r} in '{name}'")
                 cfg.runs.append(Run(seq=seq, values={metric: v * factor},
                                     started_at=started or 0.0,
                                     load1=rmeta.get("load_avg_1min")))
@@ -261,6 +275,9 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
         except (TypeError, ValueError):
             unsupported.add(event)  # "<not supported>" / "<not counted>"
             continue
+        if not math.isfinite(value) or value < 0:
+            raise _bad(path, "perf stat -j", f"event {event} has the counter value {raw!r} "
+                       "(counters are finite and >= 0)")
         if metric in current:
             flush()  # the same event again: the next perf stat run starts here
         current[metric] = value * factor

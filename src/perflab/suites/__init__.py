@@ -64,6 +64,10 @@ def run_cmd(
         return
     for msg in plan.skipped:
         err.print(f"[yellow]perflab:[/] {msg}", highlight=False, soft_wrap=True)
+    if out is not None and not no_report:
+        from perflab.validate import output_dir
+
+        output_dir(out, "--out")  # a bad --out is one line now, not after measuring
     store = _store(db)
     history = history_per_run(store, plan)
     est = plan.estimate_seconds(history)

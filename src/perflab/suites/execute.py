@@ -291,7 +291,7 @@ def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[s
     """The --dry-run text: cells, configurations, commands and the estimated time."""
     s = plan.suite
     lines = [f"suite {s.name} ({s.path}): {len(plan.cells)} cells, {plan.n_configs} "
-             f"configuration runs-series, baseline {s.baseline}"]
+             f"configuration series, baseline {s.baseline}"]
     for msg in plan.skipped:
         lines.append(f"  note: {msg}")
     for cell in plan.cells:

@@ -18,6 +18,7 @@ from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots
 from perflab.reports.warnings import suite_warnings
 from perflab.stats import Comparison, Plan, compare_result, parse_estimator
+from perflab.validate import output_dir
 
 
 @dataclass
@@ -66,8 +67,7 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
     threshold, correction = plan.threshold, plan.correction
     mets = report_metrics(view, metrics)
     comps = compare_result(view, mets, plan=plan)
-    out = out_dir or default_out_dir(rs.id)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir or default_out_dir(rs.id), "--out")
     rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
 
     primary = mets[0] if mets else "wall_time"

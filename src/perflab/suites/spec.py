@@ -543,7 +543,8 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
         ck.add(("benchmark",), "[benchmark] has both workload and command", "keep one of them")
     bparams = ck.table(bench.get("params", {}), ("benchmark", "params"),
                        "write params = { n = 1 }") or {}
-    bshell = bool(bench.get("shell", False))
+    # typed, not bool(): shell = "false" is a non-empty string, and would turn the shell ON.
+    bshell = ck.typed(bench, "shell", (bool,), "true or false", ("benchmark",)) or False
     if c is None:
         # One implicit configuration: the benchmark as it is.
         if not (default_wl or default_cmd):
@@ -580,7 +581,8 @@ def _configs(c: Any, bench: dict[str, Any], ck: _Checker) -> list[ConfigSpec]:
             ck.add(path, f"configuration '{name}' has nothing to run",
                    'give it workload = "eh/cpp" or command = "...", or add a [benchmark]')
         cfg.workload, cfg.command = wl, cmd
-        cfg.shell = bool(t.get("shell", bshell))
+        own_shell = ck.typed(t, "shell", (bool,), "true or false", path)
+        cfg.shell = bshell if own_shell is None else own_shell
         for key in ("prefix", "flags", "build"):
             if key in t:
                 v = _argv(t[key])
