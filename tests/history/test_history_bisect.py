@@ -158,8 +158,11 @@ def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
     _git(repo, "config", "user.email", "t@example.com")
     _git(repo, "config", "user.name", "t")
     (repo / ".gitignore").write_text("prog\n")
+    # A full manifest: bisect resolves it as `perflab stat -W` would (workloads.resolve).
     (wdir / "workload.toml").write_text(
-        'name = "syn/c"\nrun = ["{dir}/prog"]\nprimary = "wall_time"\n')
+        'name = "syn/c"\nfamily = "syn"\nruntime = "c"\ndescription = "a loop"\n'
+        'run = ["{dir}/prog"]\nprimary = "wall_time"\n'
+        '[params.iters]\ntype = "int"\ndefault = 1000\n')
     shas = []
     for i in range(4):
         (wdir / "prog.c").write_text(WL_PROG % (5 if i >= 2 else 1))

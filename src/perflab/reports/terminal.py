@@ -47,7 +47,7 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     that vary from run to run."""
     if requested:
         return [m for m in requested if m in rs.metrics]
-    primary = rs.settings.get("primary_metric", "wall_time")
+    primary = rs.settings.primary_metric or "wall_time"
     out = [primary] if primary in rs.metrics else []
     out += [m for m in DEFAULT_ORDER if m in rs.metrics and m not in out]
     for m in rs.metrics:
@@ -69,7 +69,7 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
     for col in ("metric", head, "95% CI", "CV", "min", "max", "source"):
         t.add_column(col, justify="left" if col in ("metric", "source") else "right",
                      no_wrap=col != "source")
-    primary = rs.settings.get("primary_metric")
+    primary = rs.settings.primary_metric
     for m in metrics:
         info = rs.metrics[m]
         xs = cfg.samples(m)
@@ -102,7 +102,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
         t.add_column(c.name, justify="right")
         t.add_column("change [CI]", justify="right")
         t.add_column("verdict")
-    primary = rs.settings.get("primary_metric")
+    primary = rs.settings.primary_metric
     for m in metrics:
         info = rs.metrics[m]
         bs = base.samples(m)
