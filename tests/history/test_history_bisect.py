@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perflab import history
+from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.bisect import BisectSpec, run_bisect
 from perflab.storage import Store

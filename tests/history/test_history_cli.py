@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perflab import history
+from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.git import git_state
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run

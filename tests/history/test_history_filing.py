@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perflab import history
+from perflab.cli import history
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
 

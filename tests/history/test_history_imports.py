@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perflab import history
+from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.imports import import_file
 from perflab.storage import Store

@@ -12,10 +12,10 @@ import typer
 from typer.testing import CliRunner
 
 import perflab.runner
+from perflab.cli.suites import register
 from perflab.errors import PerflabError
 from perflab.reports.matrix import suite_view
 from perflab.storage import Store
-from perflab.cli.suites import register
 from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import load_suite

@@ -155,6 +155,29 @@ def _per_op(v: float, signed: bool = False) -> str:
     return s if signed else s.lstrip("+")
 
 
+def record_argv(command: list[str], workload: str | None, param: list[str] | None,
+                name: str) -> tuple[list[str], str]:
+    """What `profile record` runs, and its name: the COMMAND, or the workload's argv from
+    workloads.resolve (the one spec -> argv for every verb)."""
+    if workload:
+        if command:
+            raise PerflabError("give either a COMMAND or --workload, not both",
+                               "drop the command, or drop --workload")
+        from perflab.workloads import parse_assignments, resolve
+
+        return resolve(workload, parse_assignments(param)).argv, name or workload
+    if param:
+        raise PerflabError("--param needs --workload", "add --workload NAME")
+    if not command:
+        raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
+    from perflab.cmdline import forgiving_argv
+
+    args, note = forgiving_argv(command)
+    if note:
+        err_console.print(note, highlight=False, soft_wrap=True, markup=False)
+    return args, name
+
+
 class _DefaultRecord(TyperGroup):
     """`perflab profile COMMAND...` means `perflab profile record COMMAND...`: anything that is
     not a verb of this group (or a plea for help) goes to `record`."""
@@ -198,25 +221,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from perflab.profiles.record import record_profile
 
-        args = list(command or [])
-        if workload:
-            if args:
-                raise PerflabError("give either a COMMAND or --workload, not both",
-                                   "drop the command, or drop --workload")
-            from perflab.workloads import parse_assignments, resolve
-
-            args = resolve(workload, parse_assignments(param)).argv
-            name = name or workload
-        else:
-            if param:
-                raise PerflabError("--param needs --workload", "add --workload NAME")
-            if not args:
-                raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
-            from perflab.cmdline import forgiving_argv
-
-            args, note = forgiving_argv(args)
-            if note:
-                err_console.print(note, highlight=False, soft_wrap=True, markup=False)
+        args, name = record_argv(list(command or []), workload, param, name)
         store = session.open_store(db)
         pid = record_profile(args, name=name, store=store, call_graph=call_graph,
                              region=not no_region, duration=duration, event=event,

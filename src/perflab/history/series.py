@@ -59,6 +59,26 @@ class SeriesKey:
 
 
 @dataclass
+class Series:
+    """One benchmark x params x configuration x machine x metric: its points in commit order."""
+
+    key: SeriesKey
+    unit: str = ""
+    deterministic: bool = False
+    higher_is_better: bool = False
+    direction: str = "lower"  # lower | higher | none (a checksum: never a regression)
+    points: list[Point] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.higher_is_better and self.direction == "lower":
+            self.direction = "higher"
+
+    def medians(self) -> list[float]:
+        return [p.median for p in self.points]
+
+
+@dataclass
 class Point:
     result_id: int
     created_at: float
@@ -75,24 +95,6 @@ class Point:
     @property
     def n(self) -> int:
         return len(self.samples)
-
-
-@dataclass
-class Series:
-    key: SeriesKey
-    unit: str = ""
-    deterministic: bool = False
-    higher_is_better: bool = False
-    direction: str = "lower"  # lower | higher | none (a checksum: never a regression)
-    points: list[Point] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.higher_is_better and self.direction == "lower":
-            self.direction = "higher"
-
-    def medians(self) -> list[float]:
-        return [p.median for p in self.points]
 
 
 def _summarize_point(p: Point, deterministic: bool) -> None:
