@@ -69,8 +69,6 @@ Threshold = Annotated[float | None, typer.Option(
 Correction = Annotated[str | None, typer.Option(
     "--correction", help="holm | bh | none for the primary metric's family (default holm; "
     "other metrics: bh per metric).")]
-FailOnRegression = Annotated[bool, typer.Option(
-    "--fail-on-regression", help="Exit with status 1 if a regression is found.")]
 
 # -- what the result is stored with ---------------------------------------------------------------
 Label = Annotated[str, typer.Option("--label", help="A note stored with the result.")]
@@ -97,7 +95,7 @@ DetectConfig = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Detect settings TOML (default .perflab/detect.toml).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
-# -- profiles and fleet -------------------------------------------------------------------------
+# -- profiles and listings -------------------------------------------------------------------------
 Top = Annotated[int, typer.Option("--top", "-n", help="Rows to show.")]
 Svg = Annotated[Path | None, typer.Option("--svg", help="Also copy the flame graph to this path.")]
 Sort = Annotated[str, typer.Option("--sort", help="Order rows by self or total share.")]
@@ -105,7 +103,3 @@ ProfileName = Annotated[str, typer.Option("--name", help="A name for the profile
 CallGraph = Annotated[str, typer.Option("--call-graph", "-g",
                                         help="fp (frame pointers), dwarf, or none.")]
 Limit = Annotated[int, typer.Option("--limit", help="How many to list.")]
-Tag = Annotated[list[str] | None, typer.Option(
-    "--tag", "-t", help="A machine tag (repeatable).")]
-Heartbeat = Annotated[float, typer.Option(
-    "--heartbeat", help="Seconds between the workers' heartbeats.")]
