@@ -64,7 +64,12 @@ def check_args(argv: list[str]) -> None:
     unknown option, a missing value) is found at the submitter's desk, not hours later on a
     benchmark host.  The queue (fleet/queue.py) calls this through ``submit(check_args=)``: the
     command line is the CLI's to know, not the queue's."""
-    from perflab.cli import app, click
+    from perflab.cli import app
+
+    try:  # typer >= 0.2x carries its own copy of click
+        from typer._click.exceptions import UsageError  # type: ignore[import-not-found]
+    except ImportError:
+        from click.exceptions import UsageError
 
     verb = argv[0]
     group = typer.main.get_command(app)
@@ -73,7 +78,7 @@ def check_args(argv: list[str]) -> None:
             _name, cmd, rest = group.resolve_command(ctx, list(argv))  # type: ignore[attr-defined]
             assert cmd is not None
             cmd.make_context(verb, list(rest), parent=ctx)
-    except click.UsageError as e:
+    except UsageError as e:
         raise PerflabError(f"the submitted '{verb}' is not valid: {e.format_message()}",
                            f"check it with 'perflab {verb} --help'") from e
 
