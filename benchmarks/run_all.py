@@ -46,11 +46,11 @@ from rich.console import Console
 from rich.table import Table
 from scipy import stats as sps
 
-from perflab.commands import build_options
-from perflab.commands import compare as compare_cmd
+from perflab.cli.measure import compare as compare_cmd
 from perflab.fingerprint import machine_fingerprint, pmu_status
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
+from perflab.session import build_options
 from perflab.stats import compare_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -97,16 +97,16 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
     t0 = time.monotonic()
     measure(rs, [a, b], opts, store=None, console=QUIET)
     elapsed = time.monotonic() - t0
-    primary = rs.settings["primary_metric"]
+    primary = rs.settings.primary_metric
     metrics = [primary] + (["wall_time"] if primary != "wall_time" else [])
     # As `perflab compare` judges: the plan (threshold, correction, estimator) the run stored.
     comps = {c.metric: c for c in compare_result(rs, metrics)}
     out: dict[str, Any] = {"primary_name": primary, "elapsed_s": elapsed, "load1": load_at,
                            "runs_per_config": len(a.measured_runs()),
-                           "primary_reason": (rs.settings.get("primary_choice") or {})
+                           "primary_reason": (rs.settings.primary_choice or {})
                            .get("reason"),
-                           "comparison": rs.settings.get("comparison"),
-                           "stop": rs.settings.get("stop")}
+                           "comparison": rs.settings.comparison,
+                           "stop": rs.settings.stop}
     for m, c in comps.items():
         key = "primary" if m == primary else m
         out[key] = {"verdict": c.verdict, "ratio": c.ratio, "ci": [c.ci_low, c.ci_high],

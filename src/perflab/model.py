@@ -8,8 +8,9 @@ reports all speak these types, so no stage reaches into another's internals.
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -185,6 +186,55 @@ class Configuration:
 
 
 @dataclass
+class Settings:
+    """How a result set was made and is to be judged: stored with it (the ``settings`` JSON
+    column) and read by the runner, the statistics, the reports, suites and history.
+
+    The keys every stage reads are typed fields; what only one kind of result writes (a
+    bisect's steps, an import's file name) stays in ``extra``.  ``to_dict`` writes the same
+    flat JSON object as before these were typed, leaving out what is unset, so stored rows of
+    every perflab version read back through ``from_dict``.
+    """
+
+    primary_metric: str | None = None  # the metric verdicts are decided on
+    primary_choice: dict[str, Any] | None = None  # runner.choose_primary: metric, reason, ...
+    interleaved: bool | None = None  # configurations measured in alternation (paired runs)
+    counters: str | None = None  # how counters were collected (perf, rusage, none)
+    comparison: dict[str, Any] | None = None  # stats.Plan.to_dict(): threshold, correction...
+    stop: dict[str, Any] | None = None  # why the adaptive stop ended: rounds, reason, seconds
+    options: dict[str, Any] | None = None  # the MeasureOptions of a stat / compare
+    # A suite run's plan and progress (suites.execute): name, plan, done, superseded, ...
+    suite: dict[str, Any] = field(default_factory=dict)
+    import_format: str | None = None  # hyperfine | pyperf | perf-stat | perflab (imports)
+    threshold: float | None = None  # a bisect's band (and results of older versions)
+    metric: str | None = None  # a bisect's metric
+    owner: dict[str, Any] | None = None  # the process writing a running result (storage)
+    extra: dict[str, Any] = field(default_factory=dict)  # what only one kind of result keeps
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flat JSON object the store keeps (unset fields left out)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name != "extra" and v is not None and v != {}:
+                out[f.name] = v
+        return {**self.extra, **out}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Settings:
+        """Settings from a stored (or hand-made) object: known keys to fields, others extra."""
+        data = dict(data or {})
+        known = {f.name for f in fields(cls)} - {"extra"}
+        given = {k: data.pop(k) for k in list(data) if k in known}
+        if given.get("suite") is None:
+            given.pop("suite", None)
+        return cls(**given, extra=data)
+
+    def copy(self) -> Settings:
+        return copy.deepcopy(self)
+
+
+@dataclass
 class ResultSet:
     """One invocation of perflab: its configurations, runs, metrics and environment."""
 
@@ -192,7 +242,7 @@ class ResultSet:
     configurations: list[Configuration] = field(default_factory=list)
     metrics: dict[str, MetricInfo] = field(default_factory=dict)
     fingerprint: dict[str, Any] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
     commit: str | None = None
     dirty: bool | None = None
     repo: str | None = None
@@ -208,7 +258,11 @@ class ResultSet:
         pyperf, perf-stat).  Tools time different things (perflab's launcher and region,
         hyperfine's fork/exec/wait, pyperf's loop, perf's whole process), so values of two
         sources are never compared without saying so."""
-        return str(self.settings.get("import_format") or "perflab")
+        return self.settings.import_format or "perflab"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.settings, dict):  # a hand-made result: ResultSet(settings={...})
+            self.settings = Settings.from_dict(self.settings)
 
     def cells(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -86,7 +86,7 @@ class MeasureOptions:
     # Let the warm-up runs choose between primary_metric (a wall-clock metric) and its CPU-time
     # counterpart (choose_primary); set by the verbs when no --metric was given.
     auto_primary: bool = False
-    # How verdicts are judged (stored as rs.settings["comparison"]; see stats.Plan).
+    # How verdicts are judged (stored as rs.settings.comparison; see stats.Plan).
     threshold: float = DEFAULT_THRESHOLD
     correction: str = DEFAULT_CORRECTION
     estimator: str = str(DEFAULT_ESTIMATOR)
@@ -334,11 +334,12 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     counters = _counter_plan(opts, backend, rs.notes)
     timing_phase = not (valgrind_mode and opts.primary_metric in ("instructions",
                                                                   "instructions_per_op"))
-    rs.settings.setdefault("interleaved", len(configs) > 1)
-    rs.settings.setdefault("primary_metric", opts.primary_metric)
-    rs.settings.setdefault("counters", counters)
+    st = rs.settings  # what the caller set stays (a suite's, a bisect's)
+    st.interleaved = len(configs) > 1 if st.interleaved is None else st.interleaved
+    st.primary_metric = st.primary_metric or opts.primary_metric
+    st.counters = st.counters or counters
     plan = plan_for(opts)
-    rs.settings.setdefault("comparison", plan.to_dict())
+    st.comparison = st.comparison if st.comparison is not None else plan.to_dict()
     min_runs = effective_min_runs(opts)
     max_runs = max(opts.max_runs, min_runs)
     looks_at = set(look_schedule(min_runs, max_runs))
@@ -465,7 +466,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             return False
         m = opts.primary_metric
         return stop_check([(b.samples(m), c.samples(m)) for b, c in pairs],
-                          paired=rs.settings.get("interleaved", False), plan=plan,
+                          paired=bool(rs.settings.interleaved), plan=plan,
                           family_size=family, info=rs.metrics.get(m))
 
     def eta(rounds: int) -> str:
@@ -527,8 +528,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                         if precise_enough():
                             stop_reason = f"every CI was within ±{precision:.1%}"
                             break
-                rs.settings["stop"] = {"rounds": rounds, "reason": stop_reason,
-                                       "seconds": round(time.monotonic() - started, 3)}
+                rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
+                                    "seconds": round(time.monotonic() - started, 3)}
             if valgrind_mode:
                 for _ in range(max(1, opts.valgrind_runs)):
                     for cfg in rng.sample(configs, len(configs)):
@@ -571,9 +572,9 @@ def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOp
     runs = [r for c in configs for r in c.runs if (r.warmup if seen == "warm-up" else True)]
     choice = choose_primary(opts.primary_metric, runs, seen=seen)
     opts.primary_metric, opts.auto_primary = choice.metric, False
-    rs.settings["primary_metric"] = choice.metric
-    rs.settings["primary_choice"] = {"metric": choice.metric, "reason": choice.reason,
-                                     "cpu_bound": choice.cpu_bound}
+    rs.settings.primary_metric = choice.metric
+    rs.settings.primary_choice = {"metric": choice.metric, "reason": choice.reason,
+                                  "cpu_bound": choice.cpu_bound}
     note = f"primary metric: {choice.reason}"
     if note not in rs.notes:
         rs.notes.append(note)

@@ -671,12 +671,12 @@ def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = A
 
 def is_paired(rs: ResultSet, cell: str) -> bool:
     """Runs were interleaved in rounds within a cell when its configurations alternate."""
-    return rs.settings.get("interleaved", False) and len(rs.configurations_in(cell)) > 1
+    return bool(rs.settings.interleaved) and len(rs.configurations_in(cell)) > 1
 
 
 @dataclass
 class Plan:
-    """How a result's comparisons are judged: stored in rs.settings['comparison']."""
+    """How a result's comparisons are judged: stored in rs.settings.comparison."""
 
     threshold: float = DEFAULT_THRESHOLD
     correction: str = DEFAULT_CORRECTION  # the primary metric's family
@@ -696,13 +696,13 @@ class Plan:
     def of(cls, rs: ResultSet, **override: Any) -> Plan:
         """The stored plan (old results: their stored threshold/correction, else defaults),
         with non-None overrides from the command line."""
-        d = dict(rs.settings.get("comparison") or {})
-        suite = rs.settings.get("suite") or {}
+        d = dict(rs.settings.comparison or {})
+        suite = rs.settings.suite
         for k in ("threshold", "correction", "estimator"):
             if k not in d and k in suite:
                 d[k] = suite[k]
-        if "threshold" not in d and isinstance(rs.settings.get("threshold"), float | int):
-            d["threshold"] = rs.settings["threshold"]
+        if "threshold" not in d and isinstance(rs.settings.threshold, float | int):
+            d["threshold"] = rs.settings.threshold
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and d[k] is not None}
         known.update({k: v for k, v in override.items() if v is not None})
         return cls(**known)
@@ -718,7 +718,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
         plan = Plan.of(rs, threshold=threshold, correction=correction,
                        estimator=None if estimator is None else str(estimator))
     est = parse_estimator(plan.estimator) if isinstance(plan.estimator, str) else plan.estimator
-    primary = rs.settings.get("primary_metric")
+    primary = rs.settings.primary_metric
     out: list[Comparison] = []
     for cell in rs.cells():
         base = rs.baseline_in(cell)

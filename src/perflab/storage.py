@@ -32,7 +32,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import MACHINE_IDENTITY_KEYS, machine_identity  # noqa: F401 (one home)
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
+from perflab.model import Configuration, MetricInfo, ResultSet, Run, Settings
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
@@ -404,7 +404,8 @@ class Store:
         res = conn.execute(results.insert().values(
             kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
             status=rs.status, machine_id=mid, fingerprint=rs.fingerprint, commit=rs.commit,
-            dirty=rs.dirty, repo=rs.repo, perflab_version=__version__, settings=rs.settings,
+            dirty=rs.dirty, repo=rs.repo, perflab_version=__version__,
+            settings=rs.settings.to_dict(),
             metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes,
             fleet_job=rs.fingerprint.get("fleet_job"),
             fleet_submission=rs.fingerprint.get("fleet_submission")))
@@ -462,7 +463,7 @@ class Store:
         def go(conn: sa.Connection) -> None:
             conn.execute(results.update().where(results.c.id == rs.id).values(
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
-                notes=rs.notes, settings=rs.settings, label=rs.label))
+                notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label))
 
         self.write(go)
 
@@ -510,7 +511,8 @@ class Store:
             out = []
             for row in conn.execute(q).mappings():
                 d = dict(row)
-                d["status"] = effective_status(d["status"], d.pop("settings"))
+                owner = (d.pop("settings") or {}).get("owner")
+                d["status"] = effective_status(d["status"], owner)
                 names = conn.execute(sa.select(configurations.c.name).distinct()
                                      .where(configurations.c.result_id == d["id"])).scalars()
                 d["names"] = list(names)
@@ -529,13 +531,13 @@ class Store:
             rs = ResultSet(
                 kind=row["kind"], label=row["label"] or "", created_at=row["created_at"],
                 status=row["status"], fingerprint=row["fingerprint"] or {}, commit=row["commit"],
-                dirty=row["dirty"], repo=row["repo"], settings=row["settings"] or {},
+                dirty=row["dirty"], repo=row["repo"], settings=Settings.from_dict(row["settings"]),
                 metrics={k: MetricInfo.from_dict(k, v) for k, v in (row["metrics"] or {}).items()},
                 notes=list(row["notes"] or []), id=row["id"])
             rs.fingerprint.setdefault("machine_id", row["machine_id"])
-            rs.status = effective_status(rs.status, rs.settings)
+            rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
-                owner = rs.settings.get("owner") or {}
+                owner = rs.settings.owner or {}
                 rs.notes.append(f"the perflab process that measured it (pid {owner.get('pid')}) "
                                 "ended without finishing (killed, or the machine restarted): "
                                 "interrupted; the runs it finished are kept")
@@ -676,15 +678,15 @@ def owner_alive(owner: dict[str, Any] | None) -> bool | None:
     return start is not None and (owner.get("start") is None or start == owner["start"])
 
 
-def effective_status(status: str, settings: dict[str, Any] | None) -> str:
-    if status == "running" and owner_alive((settings or {}).get("owner")) is False:
+def effective_status(status: str, owner: dict[str, Any] | None) -> str:
+    if status == "running" and owner_alive(owner) is False:
         return "interrupted"
     return status
 
 
 def _stamp_owner(rs: ResultSet) -> None:
     if rs.status == "running":
-        rs.settings["owner"] = current_owner()
+        rs.settings.owner = current_owner()
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

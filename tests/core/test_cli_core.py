@@ -266,7 +266,7 @@ def test_adaptive_compare_stops_when_the_verdict_is_decided(
     rs = Store().load(Store().result_ids()[-1])
     n = len(rs.configurations[0].measured_runs())
     assert n == 6  # the first look (6 runs, the minimum for a verdict) already decides 3x
-    plan = rs.settings["comparison"]
+    plan = rs.settings.comparison
     assert plan["looks"] > 1 and plan["threshold"] == 0.01 and plan["estimator"] == "trim"
     flat = " ".join(out.split())
     assert f"split over {plan['looks']} looks" in flat

@@ -18,7 +18,7 @@ from perflab.storage import Store
 
 def test_every_export_option_is_a_registry_entry() -> None:
     from perflab.cli import stage_group
-    group = stage_group("perflab.commands")
+    group = stage_group("perflab.cli.measure")
     verbs = [group.commands["stat"], group.commands["compare"],
              group.commands["results"].commands["show"]]  # type: ignore[attr-defined]
     for verb in verbs:

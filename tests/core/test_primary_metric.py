@@ -29,8 +29,8 @@ def test_spinning_command_is_decided_on_task_clock(spin: Path) -> None:
     rs, opts = _measure([str(spin), "20000000"])
     assert rs.configurations[0].runs[0].values["run_delay"] >= 0
     assert opts.primary_metric == "task_clock"
-    assert rs.settings["primary_metric"] == "task_clock"
-    assert rs.settings["primary_choice"]["cpu_bound"] is True
+    assert rs.settings.primary_metric == "task_clock"
+    assert rs.settings.primary_choice["cpu_bound"] is True
     notes = [n for n in rs.notes if n.startswith("primary metric:")]
     assert len(notes) == 1
     assert "CPU-bound" in notes[0] and "wall_time reported beside it" in notes[0]
@@ -40,7 +40,7 @@ def test_spinning_command_is_decided_on_task_clock(spin: Path) -> None:
 def test_sleeping_command_stays_on_wall_time() -> None:
     rs, opts = _measure(["sleep", "0.03"])
     assert opts.primary_metric == "wall_time"
-    assert rs.settings["primary_choice"]["cpu_bound"] is False
+    assert rs.settings.primary_choice["cpu_bound"] is False
     assert any("mostly waiting" in n for n in rs.notes)
 
 

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from git_helpers import commit, git, new_repo
-from perflab import history
+from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.bisect import BisectSpec, run_bisect
 from perflab.storage import Store
@@ -146,8 +146,11 @@ def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
     wdir.mkdir(parents=True)
     new_repo(repo)
     (repo / ".gitignore").write_text("prog\n")
+    # A full manifest: bisect resolves it as `perflab stat -W` would (workloads.resolve).
     (wdir / "workload.toml").write_text(
-        'name = "syn/c"\nrun = ["{dir}/prog"]\nprimary = "wall_time"\n')
+        'name = "syn/c"\nfamily = "syn"\nruntime = "c"\ndescription = "a loop"\n'
+        'run = ["{dir}/prog"]\nprimary = "wall_time"\n'
+        '[params.iters]\ntype = "int"\ndefault = 1000\n')
     shas = [commit(repo, f"w{i}", {"workloads/syn/c/prog.c": WL_PROG % (5 if i >= 2 else 1),
                                    "notes.txt": str(i)}) for i in range(4)]
     spec = BisectSpec(repo=repo, good=shas[0], bad=shas[-1],

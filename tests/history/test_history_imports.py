@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perflab import history
+from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.imports import import_file
 from perflab.storage import Store
@@ -158,7 +158,7 @@ def test_the_format_is_told_from_the_file(fixture: str, fmt: str, tmp_path: Path
     assert res.exit_code == 0, res.output
     (rid,) = Store(db).result_ids("import")
     got, want = Store(db).load(rid), import_file(FIX / fixture, fmt)
-    assert got.settings["import_format"] == fmt
+    assert got.settings.import_format == fmt
     assert [c.samples(m) for c in got.configurations for m in sorted(want.metrics)] == \
         [c.samples(m) for c in want.configurations for m in sorted(want.metrics)]
 
@@ -242,7 +242,7 @@ def test_perflab_reads_its_own_json_export(tmp_path: Path,
     assert run_cli(["import", str(js), "--db", db], capsys)[0] == 0
     store = Store(db)
     original, imported = store.load(1), store.load(2)
-    assert imported.settings["import_format"] == "perflab" and imported.source == "perflab"
+    assert imported.settings.import_format == "perflab" and imported.source == "perflab"
     assert [c.name for c in imported.configurations] == [c.name for c in original.configurations]
     for a, b in zip(original.configurations, imported.configurations, strict=True):
         for m in ("wall_time", "max_rss", "user_time"):

@@ -12,8 +12,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from perflab.cli.profile import register
 from perflab.errors import PerflabError
-from perflab.profiles import diff_profiles, register, top_symbols
+from perflab.profiles import diff_profiles, top_symbols
 from perflab.profiles.analysis import SymbolStat, aggregate, diff_symbols, folded_text, parse_folded
 from perflab.profiles.flamegraph import diff_flame_graph, find_tool, flame_graph
 from perflab.profiles.perfscript import parse_perf_script

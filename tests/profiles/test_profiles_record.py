@@ -213,7 +213,7 @@ def test_cli_profiles_a_workload_in_its_timed_region(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from perflab.profiles import register
+    from perflab.cli.profile import register
     from perflab.workloads.registry import get
 
     wl = get("eh/cpp")

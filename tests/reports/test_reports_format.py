@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from perflab.history import _fmt as history_fmt
+from perflab.cli.history import _fmt as history_fmt
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal

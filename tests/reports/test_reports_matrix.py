@@ -161,7 +161,7 @@ def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
 def test_suite_view_drops_superseded(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     drop = [c.id for c in rs.configurations[:4]]
-    rs.settings["suite"]["superseded"] = drop
+    rs.settings.suite["superseded"] = drop
     view = matrix.suite_view(rs)
     assert len(view.configurations) == len(rs.configurations) - 4
     assert all(c.id not in drop for c in view.configurations)

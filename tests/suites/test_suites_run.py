@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 import perflab.runner
 from cli_helpers import two_config_suite
+from perflab.cli.suites import register
 from perflab.errors import PerflabError
 from perflab.reports.matrix import suite_view
 from perflab.storage import Store
-from perflab.suites import register
 from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import load_suite
@@ -64,7 +64,7 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     assert rid is not None
     stored = store.load(rid)
     assert stored.status == "interrupted"
-    info = stored.settings["suite"]
+    info = stored.settings.suite
     assert len(info["done"]) == 1
     # The partial cell's 2 runs are kept in the store, marked superseded.
     partial = [c for c in stored.configurations if c.id in info["superseded"]]
@@ -77,7 +77,7 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     assert second.measured == 2 and second.skipped_done == 1
     final = store.load(rid)
     assert final.status == "complete"
-    assert sorted(final.settings["suite"]["done"]) == sorted(c.key for c in plan.cells)
+    assert sorted(final.settings.suite["done"]) == sorted(c.key for c in plan.cells)
     view = suite_view(final)
     # Every cell exactly once, each configuration with its 3 runs; the finished cell untouched.
     assert len(view.cells()) == 3
@@ -113,7 +113,7 @@ def test_failed_cell_does_not_stop_the_study(tmp_path: Path) -> None:
     out = run_plan(make_plan(load_suite(p)), store, progress=False)
     final = store.load(out.rs.id)
     assert final.status == "failed"
-    info = final.settings["suite"]
+    info = final.settings.suite
     assert len(info["done"]) == 2 and len(info["failed"]) == 1
     assert '"n":2' in info["failed"][0]["cell"]
     assert len(suite_view(final).cells()) == 2
@@ -153,7 +153,7 @@ def test_a_mistake_every_cell_would_repeat_stops_the_study(tmp_path: Path) -> No
     rid = store.result_ids()[-1]
     final = store.load(rid)
     assert final.status == "failed"
-    assert final.settings["suite"]["done"] == []
+    assert final.settings.suite["done"] == []
     # Only the first cell was attempted; its runs are kept but out of the analysis.
     assert len({c.cell for c in final.configurations}) == 1
     assert suite_view(final).configurations == []

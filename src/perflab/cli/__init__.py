@@ -1,8 +1,12 @@
-"""The perflab command line: it only wires the stages together.
+"""The perflab command line: every verb, as a thin typer adapter, one module per stage.
 
-Each stage registers its own verbs (``register(app)``) so this file stays a table of contents:
-measure (stat, compare, results) · workloads · suites (run, report) · history (history, detect,
-bisect, dashboard, import) · profiles (profile) · fleet (fleet init|submit|status, worker).
+This file is the table of contents (VERBS) and the entry point; each module's ``register(app)``
+adds its verbs: measure.py (stat, compare, results) · suites.py (run, report) · history.py
+(history, detect, bisect, dashboard, import) · profile.py (profile ...) · workloads.py
+(workloads ...) · fleet.py (fleet init|submit|status, worker).  Options more than one verb takes
+are declared once in options.py; what verbs share beyond parsing (opening the store, resolving
+workloads, building options, result sets, --from-db merges, exports) is perflab.session.  No
+module outside this package imports typer.
 """
 
 from __future__ import annotations
@@ -29,39 +33,39 @@ except ImportError:  # pragma: no cover - older typer depends on click
 from perflab import __version__  # noqa: E402
 from perflab.errors import PerflabError, printable  # noqa: E402
 
-# verb -> (the stage module whose register(app) adds it, its one-line help).  The stage is
+# verb -> (the cli module whose register(app) adds it, its one-line help).  The module is
 # imported only when its verb runs (or its own --help is asked for), so `perflab --help` and
 # `perflab --version` never load numpy, scipy, matplotlib or SQLAlchemy: the CLI starts in
 # a fraction of the time.  tests/core/test_cli_startup.py checks this table against the verbs the
-# stages really register, so the two cannot drift apart.
+# modules really register, so the two cannot drift apart.
 VERBS: dict[str, tuple[str, str]] = {
-    "stat": ("perflab.commands", "Run a command (or a workload) repeatedly and report every "
+    "stat": ("perflab.cli.measure", "Run a command (or a workload) repeatedly and report every "
              "metric, like perf stat -r."),
-    "compare": ("perflab.commands", "Compare commands or workloads side by side: % change with "
+    "compare": ("perflab.cli.measure", "Compare commands or workloads side by side: % change with "
                 "CI and a verdict per metric."),
-    "run": ("perflab.suites", "Run a suite: plan the matrix, measure cell by cell "
+    "run": ("perflab.cli.suites", "Run a suite: plan the matrix, measure cell by cell "
             "(configurations interleaved within a cell), save every run as it completes, then "
             "report."),
-    "report": ("perflab.suites", "Report a stored run: terminal tables (verdicts with false "
+    "report": ("perflab.cli.suites", "Report a stored run: terminal tables (verdicts with false "
                "discoveries controlled across the run), plots, a self-contained HTML page, "
                "Markdown and CSV."),
-    "history": ("perflab.history", "The series of BENCHMARK in commit order: a table and a plot "
-                "with change points."),
-    "detect": ("perflab.history", "Change points in every stored series (a change-point search "
+    "history": ("perflab.cli.history", "The series of BENCHMARK in commit order: a table and a "
+                "plot with change points."),
+    "detect": ("perflab.cli.history", "Change points in every stored series (a change-point search "
                "+ t-test, as Apache Otava)."),
-    "bisect": ("perflab.history", "Find the commit that made a benchmark slower: git bisect "
+    "bisect": ("perflab.cli.history", "Find the commit that made a benchmark slower: git bisect "
                "with A/B verdicts."),
-    "dashboard": ("perflab.history", "A static HTML dashboard (one page per series, change "
+    "dashboard": ("perflab.cli.history", "A static HTML dashboard (one page per series, change "
                   "points marked); no server needed."),
-    "import": ("perflab.history", "Store hyperfine --export-json, pyperf JSON or perf stat -j "
+    "import": ("perflab.cli.history", "Store hyperfine --export-json, pyperf JSON or perf stat -j "
                "results (kind \"import\")."),
-    "results": ("perflab.commands", "Stored results: list and show."),
-    "workloads": ("perflab.workloads", "List, build and inspect the benchmark workloads."),
-    "profile": ("perflab.profiles", "Profile a command or a workload with perf record; show, "
+    "results": ("perflab.cli.measure", "Stored results: list and show."),
+    "workloads": ("perflab.cli.workloads", "List, build and inspect the benchmark workloads."),
+    "profile": ("perflab.cli.profile", "Profile a command or a workload with perf record; show, "
                 "list and diff stored profiles."),
-    "fleet": ("perflab.fleet.cli", "A benchmark fleet: one PostgreSQL store and job queue, "
+    "fleet": ("perflab.cli.fleet", "A benchmark fleet: one PostgreSQL store and job queue, "
               "many benchmark hosts (see docs/fleet.md)."),
-    "worker": ("perflab.fleet.cli", "Serve this machine's queue: run the jobs addressed to it "
+    "worker": ("perflab.cli.fleet", "Serve this machine's queue: run the jobs addressed to it "
                "one at a time, writing every run to the fleet's store as it finishes."),
 }
 

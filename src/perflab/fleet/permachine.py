@@ -101,7 +101,7 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
     if len(results) == 1:
         return results[0]
     first = results[0]
-    rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=dict(first.settings),
+    rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=first.settings.copy(),
                    status="complete", id=first.id)
     names = [c.name for r in results for c in r.configurations]
     for src in results:
@@ -111,7 +111,7 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
             rs.configurations.append(cfg)
         for m, info in src.metrics.items():
             rs.metrics.setdefault(m, info)
-    rs.settings["interleaved"] = False
+    rs.settings.interleaved = False
     return rs
 
 
@@ -137,9 +137,9 @@ def build(results: list[ResultSet], *, metric: str | None = None,
         name = f"{label} (machine {mid})" if label in dup else label
         per[name] = _merge_same_machine(rss)
         ids[name] = [int(r.id) for r in rss if r.id is not None]
-    metric = metric or next(iter(per.values())).settings.get("primary_metric", "wall_time")
+    metric = metric or next(iter(per.values())).settings.primary_metric or "wall_time"
     notes = []
-    primaries = {m: r.settings.get("primary_metric") for m, r in per.items()}
+    primaries = {m: r.settings.primary_metric for m, r in per.items()}
     if len(set(primaries.values()) - {None}) > 1:
         notes.append("the machines chose different primary metrics ("
                      + ", ".join(f"{m}: {p}" for m, p in primaries.items())

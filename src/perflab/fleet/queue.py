@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,9 +160,12 @@ def select_machines(store: Store, names: list[str], tags: list[str], all_: bool)
 
 
 # -- submit ---------------------------------------------------------------------------------------
-def validate_verb(argv: list[str]) -> dict[str, str]:
+def validate_verb(argv: list[str],
+                  check_args: Callable[[list[str]], None] | None = None) -> dict[str, str]:
     """Check the verb and its arguments here, before anything is queued: a mistake is found at
-    the submitter's desk, not hours later on a benchmark host.  Returns the files that travel
+    the submitter's desk, not hours later on a benchmark host.  ``check_args`` parses the
+    arguments with the command line's own parser (perflab.cli.fleet.check_args): the queue
+    knows which verbs measure, the CLI knows their options.  Returns the files that travel
     with the job (a suite file, checked by loading and planning it)."""
     if not argv:
         raise PerflabError("nothing to submit", "give the verb after --: "
@@ -173,24 +177,8 @@ def validate_verb(argv: list[str]) -> dict[str, str]:
     if any(a == "--db" or a.startswith("--db=") for a in argv):
         raise PerflabError("the submitted verb names its own --db",
                            "leave --db out after --: the workers write to the fleet's store")
-    import typer.main
-
-    try:  # typer >= 0.2x carries its own copy of click
-        from typer._click import exceptions as click_exc  # type: ignore[import-not-found]
-    except ImportError:
-        from click import exceptions as click_exc
-
-    from perflab.cli import app
-
-    group = typer.main.get_command(app)
-    try:
-        with group.make_context("perflab", list(argv), resilient_parsing=False) as ctx:
-            _name, cmd, rest = group.resolve_command(ctx, list(argv))  # type: ignore[attr-defined]
-            assert cmd is not None
-            cmd.make_context(verb, list(rest), parent=ctx)
-    except click_exc.UsageError as e:
-        raise PerflabError(f"the submitted '{verb}' is not valid: {e.format_message()}",
-                           f"check it with 'perflab {verb} --help'") from e
+    if check_args is not None:
+        check_args(argv)
     files: dict[str, str] = {}
     if verb == "run":
         suite = next((a for a in argv[1:] if not a.startswith("-")), None)
@@ -207,10 +195,12 @@ def validate_verb(argv: list[str]) -> dict[str, str]:
 
 
 def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
-           priority: int = 0) -> tuple[str, list[tuple[str, int]]]:
-    """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id)."""
+           priority: int = 0, check_args: Callable[[list[str]], None] | None = None,
+           ) -> tuple[str, list[tuple[str, int]]]:
+    """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id).
+    ``check_args``: see validate_verb."""
     check_queue_schema(store)
-    files = validate_verb(argv)
+    files = validate_verb(argv, check_args)
     chosen = select_machines(store, names, tags, all_)
     submission = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     app = make_app(store)

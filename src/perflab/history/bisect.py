@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 
-from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
-from perflab.model import Configuration, ResultSet
+from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
+from perflab.workloads import Resolved, resolve
 
 console = Console(stderr=True)
 DEFAULT_THRESHOLD = STATS_DEFAULT_THRESHOLD  # the one default band
@@ -108,22 +105,17 @@ class _Target:
 
     def __init__(self, spec: BisectSpec, top: Path) -> None:
         self.spec, self.top = spec, top
-        self.manifest: dict[str, Any] = {}
         self.wdir: Path | None = None
+        self.primary = "wall_time"
+        self.region_symbol: str | None = None
         if spec.workload:
             self.wdir = top / "workloads" / spec.workload
-            mpath = self.wdir / "workload.toml"
-            if not mpath.is_file():
+            if not (self.wdir / "workload.toml").is_file():
                 raise PerflabError(f"no workload '{spec.workload}' in {top}/workloads",
                                    "give the <family>/<runtime> name 'perflab workloads list' "
                                    "shows, or use -- COMMAND")
-            try:
-                self.manifest = tomllib.loads(mpath.read_text())
-            except tomllib.TOMLDecodeError as e:
-                raise PerflabError(f"{mpath} is not valid TOML ({e})",
-                                   "fix the manifest at the good commit") from e
-            if not self.manifest.get("run"):
-                raise PerflabError(f"{mpath} has no 'run'", "add run = [...] to the manifest")
+            r = self._resolve(top)  # the manifest at the good commit, checked once
+            self.primary, self.region_symbol = r.primary or "wall_time", r.region_symbol
         elif not spec.command:
             raise PerflabError("nothing to measure at each step",
                                "give --workload NAME or a command after --")
@@ -132,9 +124,12 @@ class _Target:
     def benchmark(self) -> str:
         return self.spec.workload or " ".join(self.spec.command)
 
-    @property
-    def primary(self) -> str:
-        return str(self.manifest.get("primary") or "wall_time")
+    def _resolve(self, root: Path) -> Resolved:
+        # The checkout's own workloads/ (its manifest at this commit); built by --build, not
+        # by `perflab workloads build`, so no build stamp is asked for.
+        assert self.spec.workload is not None
+        return resolve(self.spec.workload, self.spec.params, root / "workloads",
+                       require_built=False)
 
     def argv(self, root: Path) -> list[str]:
         """The command with the repository's relative paths resolved in ``root``.
@@ -143,9 +138,7 @@ class _Target:
         path such as ./prog must point into the tree being measured.
         """
         if self.wdir is not None:
-            wdir = root / self.wdir.relative_to(self.top)
-            argv = [str(a).replace("{dir}", str(wdir)) for a in self.manifest["run"]]
-            return argv + [f"--{k}={v}" for k, v in self.spec.params.items()]
+            return self._resolve(root).argv
         out = []
         for a in self.spec.command:
             p = Path(a)
@@ -157,6 +150,10 @@ class _Target:
 
 
 def _copy_good(spec: BisectSpec, top: Path, target: _Target, dest: Path) -> None:
+    if target.wdir is not None:  # the manifest, so the copy resolves as the checkout does
+        manifest = target.wdir.relative_to(top) / "workload.toml"
+        (dest / manifest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(top / manifest, dest / manifest)
     if spec.artifacts:
         for rel in spec.artifacts:
             src = top / rel
@@ -207,9 +204,9 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
     rs = ResultSet(kind="bisect", fingerprint=machine_fingerprint(), repo=str(top), commit=bad,
                    dirty=False, created_at=time.time(),
                    label=f"bisect {git.short(good)}..{git.short(bad)}",
-                   settings={"good": good, "bad": bad, "build": spec.build,
-                             "threshold": spec.threshold, "runs": spec.runs,
-                             "max_rounds": spec.max_rounds})
+                   settings=Settings(threshold=spec.threshold, extra={
+                       "good": good, "bad": bad, "build": spec.build, "runs": spec.runs,
+                       "max_rounds": spec.max_rounds}))
     steps: list[Step] = []
     tmp = Path(tempfile.mkdtemp(prefix="perflab-bisect-good-"))
     started = False
@@ -220,7 +217,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
         target = _Target(spec, top)
         auto_primary = metric is None
         metric = metric or target.primary
-        rs.settings["metric"] = metric
+        rs.settings.metric = metric
         say(f"building the good commit {git.short(good)} once ...")
         ok, why = _run_build(spec, top)
         if not ok:
@@ -238,7 +235,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
             counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
             valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices
-            region_symbol=target.manifest.get("region_symbol") if valgrind else None,
+            region_symbol=target.region_symbol if valgrind else None,
             seed=spec.seed)
         base_argv = target.argv(tmp)
         step_no = 0
@@ -246,8 +243,8 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
         threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
         # Runs per round can be few (--runs 3): the median needs no trimming headroom.
         estimator = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8 else "median")
-        rs.settings["comparison"] = Plan(threshold=threshold, estimator=str(estimator),
-                                         looks=spec.max_rounds).to_dict()
+        rs.settings.comparison = Plan(threshold=threshold, estimator=str(estimator),
+                                      looks=spec.max_rounds).to_dict()
 
         def judge(commit: str) -> Step:
             """Build ``commit`` (checked out) and compare it with the good build."""
@@ -280,8 +277,8 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                                            "check the command at the good commit") from e
                     return Step(commit, "skip", f"the command failed: {e.problem}")
                 metric = opts.primary_metric  # the warm-up's choice (runner.choose_primary)
-                rs.settings["metric"] = metric
-                choice = rs.settings.get("primary_choice")
+                rs.settings.metric = metric
+                choice = rs.settings.primary_choice
                 if choice and not said_choice:
                     say(f"primary metric: {choice['reason']}")
                     said_choice = True
@@ -341,8 +338,8 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                     else 1.0 + st.change_pct / 100.0
                 threshold = max(DEFAULT_THRESHOLD, math.sqrt(max(lo, 1.0)) - 1.0)
                 say(f"judging steps against a ±{threshold:.1%} band (midway to the change)")
-        rs.settings["threshold"] = threshold
-        rs.settings["comparison"]["threshold"] = threshold
+        rs.settings.threshold = threshold
+        rs.settings.comparison["threshold"] = threshold
         _bisect_git(top, "bad", bad)
         text = _bisect_git(top, "good", good)
         while True:
@@ -370,10 +367,10 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 steps.append(size)
         rs.status = "complete"
         rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
-        rs.settings["first_bad"] = first
-        rs.settings["steps"] = [{"commit": s.commit, "decision": s.decision, "reason": s.reason,
-                                 "change_pct": None if math.isnan(s.change_pct) else s.change_pct}
-                                for s in steps]
+        rs.settings.extra["first_bad"] = first
+        rs.settings.extra["steps"] = [
+            {"commit": s.commit, "decision": s.decision, "reason": s.reason,
+             "change_pct": None if math.isnan(s.change_pct) else s.change_pct} for s in steps]
         unit = rs.metrics[metric].unit if metric in rs.metrics else ""
         return BisectOutcome(first, cands, steps, rs.id, metric, unit, size)
     except KeyboardInterrupt:
@@ -390,77 +387,3 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
             git.bisect(top, "reset")
         shutil.rmtree(tmp, ignore_errors=True)
 
-
-def bisect_cmd(
-    command: list[str] = typer.Argument(None, help="After --: the command to measure; its "
-                                                   "relative paths are resolved in the tree."),
-    good: str = typer.Option(..., "--good", help="A commit without the regression."),
-    bad: str = typer.Option(..., "--bad", help="A later commit with it."),
-    build: str = typer.Option(..., "--build", help="Shell command building the checked-out "
-                                                   "commit, run in the repository."),
-    workload: str = typer.Option(None, "--workload", "-w",
-                                 help="Measure workloads/NAME of the repository instead."),
-    param: list[str] = typer.Option(None, "--param", "-p", help="Workload parameter k=v."),
-    metric: str = typer.Option(None, "--metric", "-m",
-                               help="Default: CPU time (task_clock) when the warm-up shows "
-                                    "CPU-bound work, else wall_time, as compare chooses; or "
-                                    "instructions (valgrind, exact), or a workload metric."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The repository (default: here)."),
-    artifact: list[str] = typer.Option(None, "--artifact",
-                                       help="Build output to keep from the good commit "
-                                            "(repeat; default: a copy of the whole tree)."),
-    runs: int = typer.Option(10, "--runs", help="Runs per side per round."),
-    max_rounds: int = typer.Option(3, "--max-rounds",
-                                   help="Rounds for an inconclusive step before skipping it."),
-    threshold: float = typer.Option(None, "--threshold",
-                                    help="Relative change that counts (0.01 = 1%; default: "
-                                         "midway to the good->bad change, at least 1%)."),
-    timeout: float = typer.Option(None, "--timeout", help="Seconds per run."),
-    build_timeout: float = typer.Option(900.0, "--build-timeout", help="Seconds per build."),
-    check: bool = typer.Option(True, "--check/--no-check",
-                               help="First confirm that bad is slower than good."),
-    db: str = typer.Option(None, "--db", help="Result database (default: $PERFLAB_DB)."),
-) -> None:
-    """Find the commit that made a benchmark slower: git bisect with A/B verdicts."""
-    from perflab.history.series import parse_params
-    from perflab.storage import Store
-
-    if workload and command:
-        raise PerflabError("give either --workload or a command after --, not both",
-                           "drop one of them")
-    from perflab.validate import fraction, positive
-
-    if threshold is not None:
-        fraction(threshold, "--threshold", "0.05")
-    positive(timeout, "--timeout", "30")
-    positive(build_timeout, "--build-timeout", "900")
-    spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
-                      workload=workload, params=parse_params(param), metric=metric,
-                      artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
-                      threshold=threshold, timeout=timeout, build_timeout=build_timeout,
-                      check=check)
-    store = Store(db)
-    try:
-        res = run_bisect(spec, store)
-    except KeyboardInterrupt:
-        console.print("bisect interrupted: the runs measured so far are stored (perflab results "
-                      "list); git's bisect state is reset. Run the same command again to "
-                      "bisect anew.", highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
-    top = git.toplevel(repo) or repo
-    out = stdout_console()
-    if res.first_bad:
-        out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
-        s = res.size
-        if s is not None and not math.isnan(s.change_pct):
-            def f(x: float, sign: str = "") -> str:
-                return f"{x:{sign},.0f}" if res.unit == "count" else f"{x:{sign}.6g}"
-
-            out.print(f"{res.metric}: {f(s.base_median)} -> {f(s.cand_median)} {res.unit} "
-                      f"({s.change_pct:+.2f}%, {f(s.cand_median - s.base_median, '+')} "
-                      f"{res.unit})")
-    else:
-        out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
-                  + ", ".join(git.short(c) for c in res.candidates))
-    out.print(f"{len(res.steps)} step(s) stored as result {res.result_id}; replay: "
-              f"{shlex.join(['perflab', 'results', 'show', str(res.result_id)])}")

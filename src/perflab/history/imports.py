@@ -32,6 +32,7 @@ from perflab.model import (
     MetricInfo,
     ResultSet,
     Run,
+    Settings,
     metric_direction,
 )
 
@@ -107,7 +108,7 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
             or not data["results"]:
         raise _bad(path, "hyperfine", "no 'results' list")
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"hyperfine {path.name}",
-                   settings={"import_format": "hyperfine", "file": str(path)})
+                   settings=Settings(import_format="hyperfine", extra={"file": str(path)}))
     rs.metrics["wall_time"] = BUILTIN_METRICS["wall_time"]
     seq = 0
     for i, res in enumerate(data["results"]):
@@ -174,8 +175,9 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
     meta = data.get("metadata") or {}
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"pyperf {path.name}",
                    fingerprint=_pyperf_fingerprint(meta),
-                   settings={"import_format": "pyperf", "file": str(path),
-                             "pyperf_version": data.get("version")})
+                   settings=Settings(import_format="pyperf",
+                                     extra={"file": str(path),
+                                            "pyperf_version": data.get("version")}))
     seq = 0
     first_date: float | None = None
     for i, bench in enumerate(data["benchmarks"]):
@@ -238,7 +240,7 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
         raise _bad(path, "perf stat -j", "binary data") from e
     name = benchmark or path.stem
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"perf stat {path.name}",
-                   settings={"import_format": "perf-stat", "file": str(path)})
+                   settings=Settings(import_format="perf-stat", extra={"file": str(path)}))
     cfg = Configuration(name=name, command=[name], benchmark=name, is_baseline=True)
     current: dict[str, float] = {}
     unsupported: set[str] = set()
@@ -322,8 +324,9 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
     rs = ResultSet(kind="import", created_at=float(data.get("created_at") or _mtime(path)),
                    label=str(data.get("label") or f"perflab {path.name}"),
                    fingerprint=dict(data.get("environment") or {}),
-                   settings={"import_format": "perflab", "file": str(path),
-                             "original": {"id": data.get("id"), "kind": data.get("kind")}},
+                   settings=Settings(import_format="perflab", extra={
+                       "file": str(path),
+                       "original": {"id": data.get("id"), "kind": data.get("kind")}}),
                    notes=[str(n) for n in data.get("notes") or []])
     seq = 0
     for i, c in enumerate(data["configurations"]):

@@ -59,6 +59,26 @@ class SeriesKey:
 
 
 @dataclass
+class Series:
+    """One benchmark x params x configuration x machine x metric: its points in commit order."""
+
+    key: SeriesKey
+    unit: str = ""
+    deterministic: bool = False
+    higher_is_better: bool = False
+    direction: str = "lower"  # lower | higher | none (a checksum: never a regression)
+    points: list[Point] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.higher_is_better and self.direction == "lower":
+            self.direction = "higher"
+
+    def medians(self) -> list[float]:
+        return [p.median for p in self.points]
+
+
+@dataclass
 class Point:
     result_id: int
     created_at: float
@@ -75,24 +95,6 @@ class Point:
     @property
     def n(self) -> int:
         return len(self.samples)
-
-
-@dataclass
-class Series:
-    key: SeriesKey
-    unit: str = ""
-    deterministic: bool = False
-    higher_is_better: bool = False
-    direction: str = "lower"  # lower | higher | none (a checksum: never a regression)
-    points: list[Point] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.higher_is_better and self.direction == "lower":
-            self.direction = "higher"
-
-    def medians(self) -> list[float]:
-        return [p.median for p in self.points]
 
 
 def _summarize_point(p: Point, deterministic: bool) -> None:
@@ -231,3 +233,40 @@ def known_benchmarks(store: Store) -> list[str]:
         return [str(x) for x in conn.execute(q).scalars()]
 
     return store.read(go)
+
+
+def default_metric(store: Any, found: list[Series]) -> str:
+    """The metric a history shows by default: the primary metric the latest result used."""
+    metrics = {s.key.metric for s in found}
+    latest = max(found, key=lambda s: s.points[-1].created_at)
+    try:
+        primary = store.load(latest.points[-1].result_id).settings.primary_metric
+    except PerflabError:
+        primary = None
+    for m in (primary, "wall_time", "ns_per_op", "instructions"):
+        if m in metrics:
+            return str(m)
+    return sorted(metrics)[0]
+
+
+def deciding_series(store: Any, series: list[Series]) -> list[Series]:
+    """The series detect looks at by default: the metric that decided each result when it was
+    measured (runner.choose_primary: CPU time for CPU-bound work) and the wall-clock metric
+    it was chosen over, which keeps its own row."""
+    from perflab.runner import CPU_COUNTERPART
+
+    wall_of = {cpu: wall for wall, cpu in CPU_COUNTERPART.items()}
+    wall_of["cpu_time"] = "wall_time"
+    primary: dict[int, str | None] = {}
+    keep = []
+    for s in series:
+        rid = s.points[-1].result_id
+        if rid not in primary:
+            try:
+                primary[rid] = store.load(rid).settings.primary_metric
+            except PerflabError:
+                primary[rid] = None
+        p = primary[rid] or "wall_time"
+        if s.key.metric in (p, wall_of.get(p, p)):
+            keep.append(s)
+    return keep

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 if TYPE_CHECKING:
     from perflab.profiles.analysis import DiffRow, SymbolStat
     from perflab.profiles.api import ProfileDiff, diff_profiles, top_symbols
@@ -23,7 +21,7 @@ if TYPE_CHECKING:
     from perflab.profiles.stories import counter_story
 
 __all__ = ["DiffRow", "ProfileDiff", "ProfileRecord", "SymbolStat", "counter_story",
-           "diff_profiles", "load_profile", "record_profile", "register", "top_symbols"]
+           "diff_profiles", "load_profile", "record_profile", "top_symbols"]
 
 # Imported on first use, so `perflab --help` does not pay for this stage.
 _LAZY = {
@@ -42,9 +40,3 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(f"perflab.profiles.{mod}"), name)
 
-
-def register(app: typer.Typer) -> None:
-    """Add this stage's verbs to the perflab command line."""
-    from perflab.profiles.cli import register as register_cli
-
-    register_cli(app)

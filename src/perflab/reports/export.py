@@ -79,7 +79,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
-        "settings": rs.settings, "notes": rs.notes, "warnings": result_warnings(rs),
+        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(rs),
         "configurations": configs, "comparisons": comps, "correction": correction,
         "threshold": threshold})
 
@@ -198,7 +198,7 @@ def result_to_pyperf(rs: ResultSet, metric: str | None = None) -> dict[str, Any]
     run per measured run holding its value in seconds.  The metric is the result's primary
     one when it is a time (wall_time, task_clock, ns_per_op: per operation, like pyperf's
     per-loop values), else wall_time."""
-    primary = metric or str(rs.settings.get("primary_metric") or "wall_time")
+    primary = metric or rs.settings.primary_metric or "wall_time"
     if _time_in_seconds(rs, primary) is None:
         primary = "wall_time"
     factor = _time_in_seconds(rs, primary) or 1.0

@@ -47,7 +47,7 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     that vary from run to run."""
     if requested:
         return [m for m in requested if m in rs.metrics]
-    primary = rs.settings.get("primary_metric", "wall_time")
+    primary = rs.settings.primary_metric or "wall_time"
     out = [primary] if primary in rs.metrics else []
     out += [m for m in DEFAULT_ORDER if m in rs.metrics and m not in out]
     for m in rs.metrics:
@@ -64,7 +64,7 @@ def _metric_rows(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
                  ) -> Iterator[tuple[str, str, MetricInfo, list[float]]]:
     """The rows of a table led by ``cfg``: (metric, its label, its info, cfg's samples) for each
     metric ``cfg`` has samples of; the primary metric's label is bold."""
-    primary = rs.settings.get("primary_metric")
+    primary = rs.settings.primary_metric
     for m in metrics:
         xs = cfg.samples(m)
         if xs:

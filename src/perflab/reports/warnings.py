@@ -33,7 +33,7 @@ def is_noisy(s: Summary) -> bool:
 def result_warnings(rs: ResultSet) -> list[str]:
     """What makes these numbers less trustworthy (hyperfine-style warnings, and more)."""
     out: list[str] = []
-    primary = rs.settings.get("primary_metric", "wall_time")
+    primary = rs.settings.primary_metric or "wall_time"
     cpus = rs.fingerprint.get("cpu_count") or 1
     for cfg in rs.configurations:
         failed = [r for r in cfg.runs if r.status != "ok"]
@@ -89,7 +89,7 @@ class Warning_:
 def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
                  metric: str) -> list[Warning_]:
     out: list[Warning_] = []
-    for msg in (rs.settings.get("suite") or {}).get("skipped", []):
+    for msg in rs.settings.suite.get("skipped", []):
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):
         out.append(Warning_("note", n))

@@ -28,7 +28,7 @@ from rich.progress import (
 from rich.text import Text
 
 from perflab.errors import PerflabError
-from perflab.model import Configuration, ResultSet
+from perflab.model import Configuration, ResultSet, Settings
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
 from perflab.suites.plan import Cell, Plan, format_seconds, history_key, probe_key
@@ -77,10 +77,10 @@ def measure_options(plan: Plan) -> Any:
     return opts
 
 
-def suite_settings(plan: Plan) -> dict[str, Any]:
+def suite_settings(plan: Plan) -> Settings:
     s = plan.suite
-    return {
-        "suite": {
+    return Settings(
+        suite={
             "name": s.name, "path": str(s.path), "text": s.text, "plan": plan.fingerprint(),
             "baseline": s.baseline, "threshold": s.threshold, "correction": s.correction,
             "estimator": s.estimator,
@@ -89,7 +89,7 @@ def suite_settings(plan: Plan) -> dict[str, Any]:
             "calibrate": plan.calibrate, "calibrated": {},
             "done": [], "superseded": [],
         },
-    }
+    )
 
 
 @dataclass
@@ -103,7 +103,7 @@ class SuiteOutcome:
 
 
 def _info(rs: ResultSet) -> dict[str, Any]:
-    info = rs.settings.setdefault("suite", {})
+    info = rs.settings.suite
     info.setdefault("done", [])
     info.setdefault("superseded", [])
     return info
@@ -118,7 +118,7 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
     opts = opts if opts is not None else measure_options(plan)
     if resume is not None:
         rs = store.load(resume)
-        info = rs.settings.get("suite")
+        info = rs.settings.suite
         if rs.kind != "suite" or not info:
             raise PerflabError(f"result {resume} is not a suite run",
                                "pass the id printed by 'perflab run' (perflab results list)")
@@ -338,7 +338,7 @@ def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
             rs = store.load(rid)
         except PerflabError:
             continue
-        info = rs.settings.get("suite") or {}
+        info = rs.settings.suite
         # The same suite with the same calibration target: the same configuration in the same
         # cell runs as long as it did then, whatever iteration count calibration picks.
         same_suite = (rs.kind == "suite" and info.get("name") == plan.suite.name

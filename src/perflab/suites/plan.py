@@ -278,13 +278,12 @@ def _command_for(cfg: ConfigSpec, params: dict[str, Any],
     if cfg.binary:
         values["binary"] = cfg.binary
     if wl is not None:
-        if wl.is_built():
-            argv, _typed = wl.command({**cfg.params, **params})
-            argv = list(argv)
-        else:
-            # Not built yet (dry run): check the values and show the command's shape.
-            typed = wl.typed_params({**cfg.params, **params})
-            argv = [f"<{cfg.workload}, not built>"] + [f"--{k}={v}" for k, v in typed.items()]
+        # workloads.resolve's step, on the workload the plan looked up once (resolve_workload)
+        built = wl.is_built()
+        argv = list(wl.resolve({**cfg.params, **params}, require_built=False).argv)
+        if not built:
+            # Not built yet (dry run): the values are checked; show the command's shape.
+            argv = [f"<{cfg.workload}, not built>"] + argv[len(wl.manifest.run):]
         if cfg.binary:
             argv[0] = cfg.binary
         benchmark = str(cfg.workload)

@@ -40,9 +40,9 @@ def default_out_dir(result_id: int | None) -> Path:
 
 def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[str]:
     """The metrics to report: asked for, else the suite's, else the primary and wall time."""
-    info = rs.settings.get("suite") or {}
+    info = rs.settings.suite
     wanted = list(requested or info.get("metrics") or [])
-    primary = info.get("primary") or rs.settings.get("primary_metric")
+    primary = info.get("primary") or rs.settings.primary_metric
     if not wanted:
         wanted = [m for m in (primary, "wall_time") if m]
     present = set()
@@ -62,7 +62,7 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
 
     ``single_file`` also writes ``perflab-run-ID.html``: one file, plots inlined."""
     view = matrix.suite_view(rs)
-    info = view.settings.get("suite") or {}
+    info = view.settings.suite
     plan = Plan.of(view)  # the threshold, correction and estimator stored with the run
     threshold, correction = plan.threshold, plan.correction
     mets = report_metrics(view, metrics)

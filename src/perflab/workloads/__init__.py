@@ -8,9 +8,12 @@ Python API (for the measurement, suite and profile stages)::
     ok, why = wl.available()                     # required executables on PATH?
     wl.is_built()                                # outputs exist, built from these sources
     wl.build()                                   # BuildResult; PerflabError + log path on failure
-    argv, typed = wl.command({"depth": "10"})   # defaults filled, values checked; PerflabError
-                                                 # if a value is bad, the runtime is missing or
-                                                 # the workload is not built
+    r = workloads.resolve("eh/cpp", {"depth": "10"})  # THE spec -> runnable step: r.argv,
+                                                 # r.params (typed, defaults filled), r.primary,
+                                                 # r.region_symbol; PerflabError if a value is
+                                                 # bad, the runtime is missing or the workload
+                                                 # is not built (root=: another workloads dir)
+    argv, typed = wl.command({"depth": "10"})   # (r.argv, r.params) of wl.resolve(...)
     wl.primary                                   # primary metric: a key of the workload's JSON
     wl.region_symbol                             # callgrind --toggle-collect pattern, or None
     wl.params["depth"].values                    # the sweep a study uses
@@ -23,32 +26,26 @@ docs/workloads.md and docs/workload-manifest.md.
 
 from __future__ import annotations
 
-import typer
-
 from perflab.workloads.manifest import MANIFEST, Manifest, Param, load_manifest
 from perflab.workloads.registry import (
     ROOT_ENV,
     Availability,
     BuildResult,
     Discovery,
+    Resolved,
     Workload,
     all_workloads,
     discover,
     get,
     names,
     parse_assignments,
+    resolve,
     workloads_root,
 )
 
 __all__ = [
     "MANIFEST", "ROOT_ENV", "Availability", "BuildResult", "Discovery", "Manifest", "Param",
-    "Workload", "all_workloads", "discover", "get", "load_manifest", "names",
-    "parse_assignments", "register", "workloads_root",
+    "Resolved", "Workload", "all_workloads", "discover", "get", "load_manifest", "names",
+    "parse_assignments", "resolve", "workloads_root",
 ]
 
-
-def register(app: typer.Typer) -> None:
-    """Add `perflab workloads list|build|show` to the perflab command line."""
-    from perflab.workloads.cli import group
-
-    app.add_typer(group, name="workloads")

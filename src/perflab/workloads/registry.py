@@ -17,8 +17,6 @@ from perflab.errors import PerflabError
 from perflab.workloads.manifest import (
     MANIFEST,
     Manifest,
-    MetricDecl,
-    Param,
     format_value,
     load_manifest,
 )
@@ -58,6 +56,24 @@ class BuildResult:
     log: Path
 
 
+def _from_manifest(field_name: str) -> Any:
+    """A read-only attribute of Workload that is the manifest's field of the same name."""
+    return property(lambda self: getattr(self.manifest, field_name),
+                    doc=f"The manifest's {field_name}.")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A workload spec made runnable: what ``resolve`` returns to every caller (stat, compare,
+    suites, profile, bisect), so a spec becomes argv in one place."""
+
+    workload: Workload
+    argv: list[str]  # the manifest's run prefix ({dir}, {root}, {python} expanded) + --name=value
+    params: dict[str, Any]  # every parameter, typed, defaults filled in
+    primary: str  # the primary metric the workload declares (a key of its JSON line)
+    region_symbol: str | None  # callgrind --toggle-collect pattern for the timed region
+
+
 class Workload:
     """One registered workload (a validated manifest plus what perflab can do with it)."""
 
@@ -67,44 +83,19 @@ class Workload:
         self._hash_cache: tuple[tuple[tuple[str, int, int], ...], str] | None = None
 
     # -- what the manifest says ---------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-    @property
-    def family(self) -> str:
-        return self.manifest.family
-
-    @property
-    def runtime(self) -> str:
-        return self.manifest.runtime
-
-    @property
-    def description(self) -> str:
-        return self.manifest.description
-
-    @property
-    def dir(self) -> Path:
-        return self.manifest.dir
-
-    @property
-    def params(self) -> dict[str, Param]:
-        return self.manifest.params
-
-    @property
-    def primary(self) -> str:
-        """The workload JSON key to use as primary metric (e.g. "ns_per_op")."""
-        return self.manifest.primary
-
-    @property
-    def metrics(self) -> dict[str, MetricDecl]:
-        """Units and directions the manifest declares for keys of the JSON line."""
-        return self.manifest.metrics
-
-    @property
-    def region_symbol(self) -> str | None:
-        """A callgrind --toggle-collect pattern for the timed region's function, if any."""
-        return self.manifest.region_symbol
+    # name, family, runtime, description, dir, params, primary (the workload JSON key used as
+    # primary metric, e.g. "ns_per_op"), metrics (units and directions of the JSON line's keys)
+    # and region_symbol (a callgrind --toggle-collect pattern for the timed region, or None)
+    # read through to the manifest: one home for what a workload declares.
+    name = _from_manifest("name")
+    family = _from_manifest("family")
+    runtime = _from_manifest("runtime")
+    description = _from_manifest("description")
+    dir = _from_manifest("dir")
+    params = _from_manifest("params")
+    primary = _from_manifest("primary")
+    metrics = _from_manifest("metrics")
+    region_symbol = _from_manifest("region_symbol")
 
     @property
     def requires(self) -> list[str]:
@@ -269,24 +260,32 @@ class Workload:
         return {n: (p.convert(given[n], self.name) if n in given else p.default)
                 for n, p in self.params.items()}
 
-    def command(self, params: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, Any]]:
-        """(argv, typed params): the manifest's run prefix plus one --name=value per parameter.
+    def resolve(self, params: Mapping[str, Any] | None = None, *,
+                require_built: bool = True) -> Resolved:
+        """This workload run with ``params``: argv (the manifest's run prefix plus one
+        --name=value per parameter), typed parameters, primary metric and region symbol.
 
         ``params`` maps names to strings (command line) or typed values (suites).  Raises
-        PerflabError for an unknown/bad parameter, a missing runtime or an unbuilt workload."""
+        PerflabError for an unknown/bad parameter, a missing runtime or (``require_built``) an
+        unbuilt workload; bisect builds with its own --build command, so it passes False."""
         typed = self.typed_params(params)
         ok, why = self.available()
         if not ok:
             raise PerflabError(f"workload {self.name} cannot run here: {why}",
                                "install it, or choose another workload (perflab workloads list)")
-        if not self.is_built():
+        if require_built and not self.is_built():
             state = ("out of date (its sources changed since it was built)"
                      if self._outputs_exist() else "not built")
             raise PerflabError(f"workload {self.name} is {state}",
                                f"run `perflab workloads build {self.name}`")
         argv = [self._expand(a) for a in self.manifest.run]
         argv += [f"--{n}={format_value(v)}" for n, v in typed.items()]
-        return argv, typed
+        return Resolved(self, argv, typed, self.primary, self.region_symbol)
+
+    def command(self, params: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, Any]]:
+        """(argv, typed params) of ``resolve(params)``."""
+        r = self.resolve(params)
+        return r.argv, r.params
 
     def _expand(self, arg: str) -> str:
         return (arg.replace("{dir}", str(self.dir)).replace("{root}", str(self.root))
@@ -362,6 +361,16 @@ def get(name: str, root: Path | str | None = None) -> Workload:
     raise PerflabError(f"unknown workload '{name}'",
                        f"{hint}see `perflab workloads list` (known: "
                        f"{', '.join(sorted(d.workloads)) or 'none'})")
+
+
+def resolve(name: str, params: Mapping[str, Any] | None = None,
+            root: Path | str | None = None, *, require_built: bool = True) -> Resolved:
+    """THE way a workload spec becomes something to run: the workload ``name`` under ``root``
+    (a workloads directory: default $PERFLAB_WORKLOADS_DIR or the source tree's; bisect gives
+    its checkout's) with ``params`` -> argv, typed parameters, primary metric, region symbol.
+    PerflabError if the name is unknown, a parameter bad, the runtime missing or the workload
+    not built (unless ``require_built`` is False)."""
+    return get(name, root).resolve(params, require_built=require_built)
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""`perflab workloads list | build | show`."""
+"""`perflab workloads list | build | show`: an adapter over perflab.workloads."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from perflab.cli import options as o
 from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.workloads.manifest import format_value
@@ -31,9 +32,7 @@ def _params_text(wl: Workload) -> str:
 
 
 @group.command("list")
-def list_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-) -> None:
+def list_cmd(as_json: o.AsJson = False) -> None:
     """Every workload: runtime, parameters (defaults), built or not and why not."""
     d = discover()
     rows = []
@@ -119,7 +118,7 @@ def build_cmd(
 @group.command("show")
 def show_cmd(
     name: str = typer.Argument(..., help="Workload name, e.g. eh/cpp."),
-    param: list[str] = typer.Option(None, "--param", "-p", help="NAME=VALUE (repeatable)."),
+    param: o.WorkloadParam = None,
 ) -> None:
     """A workload's manifest, parameters and the exact command perflab would run."""
     wl = get(name)
@@ -127,7 +126,7 @@ def show_cmd(
     argv: list[str] | None = None
     problem = ""
     try:
-        argv, _ = wl.command(parse_assignments(param))
+        argv = wl.resolve(parse_assignments(param)).argv
     except PerflabError as e:
         if param:  # a bad --param is the user's mistake: one line, nothing else
             raise
@@ -150,3 +149,8 @@ def show_cmd(
     else:
         console.print(f"command: not runnable yet: {problem}", highlight=False, soft_wrap=True,
                       markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `perflab workloads list|build|show` to the perflab command line."""
+    app.add_typer(group, name="workloads")

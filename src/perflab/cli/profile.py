@@ -1,11 +1,11 @@
-"""`perflab profile`: record, show, list and diff profiles."""
+"""`perflab profile`: record, show, list and diff profiles (an adapter over perflab.profiles)."""
 
 from __future__ import annotations
 
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from perflab import session
+from perflab.cli import options as o
 from perflab.console import stdout_console
 from perflab.errors import PerflabError
 from perflab.profiles.analysis import SymbolStat
@@ -32,9 +34,6 @@ HELP = """Profile a command or a workload with perf record; show, list and diff 
   perflab profile diff A B                       per-symbol share deltas + differential flame graph
   perflab profile import FILE                    store `perf script` output recorded elsewhere
 """
-
-def _store(db: Path | None) -> Store:
-    return Store(db) if db else Store()
 
 
 def _module(module: str) -> str:
@@ -156,6 +155,29 @@ def _per_op(v: float, signed: bool = False) -> str:
     return s if signed else s.lstrip("+")
 
 
+def record_argv(command: list[str], workload: str | None, param: list[str] | None,
+                name: str) -> tuple[list[str], str]:
+    """What `profile record` runs, and its name: the COMMAND, or the workload's argv from
+    workloads.resolve (the one spec -> argv for every verb)."""
+    if workload:
+        if command:
+            raise PerflabError("give either a COMMAND or --workload, not both",
+                               "drop the command, or drop --workload")
+        from perflab.workloads import parse_assignments, resolve
+
+        return resolve(workload, parse_assignments(param)).argv, name or workload
+    if param:
+        raise PerflabError("--param needs --workload", "add --workload NAME")
+    if not command:
+        raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
+    from perflab.cmdline import forgiving_argv
+
+    args, note = forgiving_argv(command)
+    if note:
+        err_console.print(note, highlight=False, soft_wrap=True, markup=False)
+    return args, name
+
+
 class _DefaultRecord(TyperGroup):
     """`perflab profile COMMAND...` means `perflab profile record COMMAND...`: anything that is
     not a verb of this group (or a plea for help) goes to `record`."""
@@ -170,10 +192,6 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer(cls=_DefaultRecord, help=HELP, no_args_is_help=True,
                         subcommand_metavar="[record|show|list|diff|import] ARGS...")
     app.add_typer(group, name="profile")
-    db_opt = typer.Option(None, "--db", help="Result database (default: $PERFLAB_DB or the "
-                                             "user data dir).")
-    top_opt = typer.Option(20, "--top", "-n", help="Rows to show.")
-    svg_opt = typer.Option(None, "--svg", help="Also copy the flame graph to this path.")
 
     @group.command(
         "record", help="Profile COMMAND (or --workload NAME) with perf record and store it."
@@ -181,51 +199,30 @@ def register(app: typer.Typer) -> None:
         "\n  perflab profile record './prog --size 10'    one quoted string",
         context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
     def record(
-        command: list[str] = typer.Argument(None, metavar="COMMAND..."),
-        workload: str | None = typer.Option(None, "--workload", "-w",
-                                            help="Profile this workload (see workloads list)."),
-        param: list[str] = typer.Option(None, "--param", "-p",
-                                        help="Workload parameter k=v (repeatable)."),
-        call_graph: str = typer.Option("fp", "--call-graph", "-g",
-                                       help="fp (frame pointers), dwarf, or none."),
-        event: str | None = typer.Option(None, "--event", "-e",
-                                         help="perf event (default: cycles with a PMU, "
-                                              "else cpu-clock)."),
-        frequency: int | None = typer.Option(None, "--frequency", "-F",
-                                             help="Samples per second (default 4999; "
-                                                  "999 with dwarf)."),
-        duration: float | None = typer.Option(None, "--duration",
-                                              help="Stop the command after this many seconds."),
-        no_region: bool = typer.Option(False, "--no-region",
-                                       help="Profile the whole process, not the timed region."),
-        name: str = typer.Option("", "--name", help="A name for the profile."),
-        top: int = top_opt,
-        sort: str = typer.Option("self", "--sort", help="Order rows by self or total share."),
-        svg: Path | None = svg_opt,
-        db: Path | None = db_opt,
+        command: Annotated[list[str] | None, typer.Argument(metavar="COMMAND...")] = None,
+        workload: o.OneWorkload = None,
+        param: o.WorkloadParam = None,
+        call_graph: o.CallGraph = "fp",
+        event: Annotated[str | None, typer.Option(
+            "--event", "-e", help="perf event (default: cycles with a PMU, else cpu-clock).")]
+        = None,
+        frequency: Annotated[int | None, typer.Option(
+            "--frequency", "-F", help="Samples per second (default 4999; 999 with dwarf).")]
+        = None,
+        duration: Annotated[float | None, typer.Option(
+            "--duration", help="Stop the command after this many seconds.")] = None,
+        no_region: Annotated[bool, typer.Option(
+            "--no-region", help="Profile the whole process, not the timed region.")] = False,
+        name: o.ProfileName = "",
+        top: o.Top = 20,
+        sort: o.Sort = "self",
+        svg: o.Svg = None,
+        db: o.Db = None,
     ) -> None:
         from perflab.profiles.record import record_profile
 
-        args = list(command or [])
-        if workload:
-            if args:
-                raise PerflabError("give either a COMMAND or --workload, not both",
-                                   "drop the command, or drop --workload")
-            from perflab.workloads.registry import get, parse_assignments
-
-            args, _typed = get(workload).command(parse_assignments(param))
-            name = name or workload
-        else:
-            if param:
-                raise PerflabError("--param needs --workload", "add --workload NAME")
-            if not args:
-                raise PerflabError("nothing to profile", "give a COMMAND or --workload NAME")
-            from perflab.cmdline import forgiving_argv
-
-            args, note = forgiving_argv(args)
-            if note:
-                err_console.print(note, highlight=False, soft_wrap=True, markup=False)
-        store = _store(db)
+        args, name = record_argv(list(command or []), workload, param, name)
+        store = session.open_store(db)
         pid = record_profile(args, name=name, store=store, call_graph=call_graph,
                              region=not no_region, duration=duration, event=event,
                              frequency=frequency)
@@ -234,44 +231,36 @@ def register(app: typer.Typer) -> None:
 
     @group.command("show", help="Top symbols of a stored profile, and its files.")
     def show_cmd(
-        profile_id: int = typer.Argument(..., metavar="ID"),
-        top: int = top_opt,
-        sort: str = typer.Option("self", "--sort", help="Order rows by self or total share."),
-        svg: Path | None = svg_opt,
-        db: Path | None = db_opt,
+        profile_id: Annotated[int, typer.Argument(metavar="ID")],
+        top: o.Top = 20, sort: o.Sort = "self", svg: o.Svg = None, db: o.Db = None,
     ) -> None:
-        show(profile_id, _store(db), top, sort, svg)
+        show(profile_id, session.open_store(db), top, sort, svg)
 
     @group.command("list", help="The stored profiles, newest first.")
-    def list_verb(
-        limit: int = typer.Option(50, "--limit", help="How many."),
-        db: Path | None = db_opt,
-    ) -> None:
-        list_cmd(_store(db), limit)
+    def list_verb(limit: o.Limit = 50, db: o.Db = None) -> None:
+        list_cmd(session.open_store(db), limit)
 
     @group.command("diff", help="Per-symbol share in A and B, the delta (sorted by its size), "
                                 "and a differential flame graph.")
     def diff_verb(
-        a: int = typer.Argument(..., metavar="A"),
-        b: int = typer.Argument(..., metavar="B"),
-        top: int = top_opt,
-        svg: Path | None = svg_opt,
-        db: Path | None = db_opt,
+        a: Annotated[int, typer.Argument(metavar="A")],
+        b: Annotated[int, typer.Argument(metavar="B")],
+        top: o.Top = 20, svg: o.Svg = None, db: o.Db = None,
     ) -> None:
-        diff_cmd(a, b, _store(db), top, svg)
+        diff_cmd(a, b, session.open_store(db), top, svg)
 
     @group.command("import", help="Store `perf script` output recorded elsewhere.")
     def import_verb(
-        path: Path = typer.Argument(..., metavar="FILE"),
-        name: str = typer.Option("", "--name", help="A name for the profile."),
-        call_graph: str = typer.Option("fp", "--call-graph", "-g",
-                                       help="How it was recorded: fp, dwarf or none."),
-        top: int = top_opt,
-        db: Path | None = db_opt,
+        path: Annotated[Path, typer.Argument(metavar="FILE")],
+        name: o.ProfileName = "",
+        call_graph: Annotated[str, typer.Option(
+            "--call-graph", "-g", help="How it was recorded: fp, dwarf or none.")] = "fp",
+        top: o.Top = 20,
+        db: o.Db = None,
     ) -> None:
         from perflab.profiles.record import import_perf_script
 
-        store = _store(db)
+        store = session.open_store(db)
         pid = import_perf_script(path, store=store, name=name, call_graph=call_graph)
         show(pid, store, top, "self", None)
         console.print(f"stored as profile {pid}")

@@ -10,14 +10,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from perflab.cli import options as o
 from perflab.console import stdout_console
 from perflab.errors import PerflabError
 
 fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
                         "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
 
-Db = Annotated[str | None, typer.Option(
-    "--db", envvar="PERFLAB_DB", help="The fleet's PostgreSQL URL: postgresql://USER@HOST/DB.")]
+Db = o.FleetDb
 err = Console(stderr=True)
 
 
@@ -51,12 +51,36 @@ def submit_cmd(
 
     store = fleet_store(db)
     submission, jobs = submit(store, list(argv or []), list(machine or []), list(tag or []),
-                              all_, priority)
+                              all_, priority, check_args=check_args)
     out = stdout_console()
     out.print(f"submission {submission}: {len(jobs)} job(s): "
               + ", ".join(f"{m} (job {j})" for m, j in jobs), highlight=False, soft_wrap=True)
     out.print(f"follow it: perflab fleet status --submission {submission}; when done: "
               f"perflab report --submission {submission}", highlight=False, soft_wrap=True)
+
+
+def check_args(argv: list[str]) -> None:
+    """Parse a submitted verb's arguments with perflab's own command line, so a mistake (an
+    unknown option, a missing value) is found at the submitter's desk, not hours later on a
+    benchmark host.  The queue (fleet/queue.py) calls this through ``submit(check_args=)``: the
+    command line is the CLI's to know, not the queue's."""
+    from perflab.cli import app
+
+    try:  # typer >= 0.2x carries its own copy of click
+        from typer._click.exceptions import UsageError  # type: ignore[import-not-found]
+    except ImportError:
+        from click.exceptions import UsageError
+
+    verb = argv[0]
+    group = typer.main.get_command(app)
+    try:
+        with group.make_context("perflab", list(argv), resilient_parsing=False) as ctx:
+            _name, cmd, rest = group.resolve_command(ctx, list(argv))  # type: ignore[attr-defined]
+            assert cmd is not None
+            cmd.make_context(verb, list(rest), parent=ctx)
+    except UsageError as e:
+        raise PerflabError(f"the submitted '{verb}' is not valid: {e.format_message()}",
+                           f"check it with 'perflab {verb} --help'") from e
 
 
 def _age(t: float | None, now: float) -> str:
@@ -75,7 +99,7 @@ def status_cmd(
     db: Db = None,
     submission: Annotated[str | None, typer.Option("--submission", help="Only this "
                                                    "submission's jobs.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="Jobs to list.")] = 30,
+    limit: o.Limit = 30,
     heartbeat: Annotated[float, typer.Option(
         "--heartbeat", help="The workers' heartbeat interval, to tell a lost one.")] = 10.0,
 ) -> None:

@@ -1,0 +1,361 @@
+"""Verbs of the history stage: history, detect, bisect, dashboard, import (perflab.history)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from perflab import session
+from perflab.cli import options as o
+from perflab.console import stdout_console
+from perflab.errors import PerflabError
+from perflab.history import git
+from perflab.history.git import git_state, short
+
+console = stdout_console()
+err_console = Console(stderr=True)
+
+def _fmt(x: float, unit: str = "") -> str:
+    from perflab.reports.format import fmt_value
+
+    return fmt_value(x, unit)
+
+
+def history_cmd(
+    benchmark: str = typer.Argument(..., help="Benchmark name (a glob such as 'eh/*' works)."),
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="Only cells with k=v (repeat).")] = None,
+    metric: Annotated[str | None, typer.Option(
+        "--metric", "-m", help="Metric (default: the result's primary metric).")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="Configuration name.")] = None,
+    machine: Annotated[int | None, typer.Option(
+        "--machine", help="Machine id (see 'perflab results').")] = None,
+    repo: o.OrderRepo = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write the plot here (PNG).")]
+    = None,
+    settings: Annotated[Path | None, typer.Option(
+        "--detect-config", help="Detect settings TOML (default .perflab/detect.toml).")] = None,
+    db: o.Db = None,
+) -> None:
+    """The series of BENCHMARK in commit order: a table and a plot with change points."""
+    from perflab.history.detect import detect_series, load_settings
+    from perflab.history.plot import plot_series
+    from perflab.history.series import (
+        default_metric,
+        known_benchmarks,
+        load_series,
+        parse_params,
+    )
+
+    store = session.open_store(db)
+    wanted = parse_params(param)
+    found = load_series(store, benchmark, wanted, None, config, machine, repo)
+    if not found:
+        names = known_benchmarks(store)
+        hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
+        raise PerflabError(f"no stored results for benchmark '{benchmark}'"
+                           + (f" with {param}" if param else ""),
+                           f"stored benchmarks: {hint}")
+    if metric:
+        series = [s for s in found if s.key.metric == metric]
+        if not series:
+            have = sorted({s.key.metric for s in found})
+            raise PerflabError(f"benchmark '{benchmark}' has no metric '{metric}'",
+                               f"choose one of {', '.join(have)}")
+    else:
+        series = [s for s in found if s.key.metric == default_metric(store, found)]
+    sets = load_settings(settings)
+    items = [(s, detect_series(s, sets)) for s in series]
+    for s, cps in items:
+        t = Table(title=s.key.label(), title_justify="left")
+        for col in ("commit", "result", "kind", "runs", "median", "95% CI", "change"):
+            t.add_column(col, justify="right" if col != "kind" else "left")
+        at = {cp.index: cp for cp in cps}
+        for i, p in enumerate(s.points):
+            cp = at.get(i)
+            mark = ""
+            if cp is not None:
+                style = "dim" if cp.ignored else ("red" if cp.regression else "green")
+                mark = f"[{style}]{cp.change_pct:+.1f}% p={cp.p_value:.2g}[/]"
+            t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.kind,
+                      str(p.n), _fmt(p.median, s.unit),
+                      f"[{_fmt(p.ci_low, s.unit)}, {_fmt(p.ci_high, s.unit)}]", mark)
+        console.print(t)
+        for n in s.notes:
+            console.print(f"[dim]{n}[/]")
+    if plot is not None:
+        plot_series(items, plot)
+        console.print(f"plot: {plot}")
+
+
+def detect_cmd(
+    benchmark: o.BenchmarkGlob = None,
+    metric: Annotated[str | None, typer.Option("--metric", "-m", help="Only this metric.")]
+    = None,
+    settings: o.DetectConfig = None,
+    repo: o.OrderRepo = None,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit with status 1 if a regression is found.")] = False,
+    show_ignored: Annotated[bool, typer.Option(
+        "--show-ignored", help="List ignored ones too.")] = False,
+    as_json: o.AsJson = False,
+    all_metrics: Annotated[bool, typer.Option(
+        "--all-metrics", help="Every stored metric, not only the deciding ones.")] = False,
+    report: Annotated[Path | None, typer.Option(
+        "--report", help="Write one Markdown file (with its history plot) per regression not "
+        "ignored into this directory.")] = None,
+    webhook: Annotated[str | None, typer.Option(
+        "--webhook", help="POST each regression as JSON to this URL (chat or issue bots).")]
+    = None,
+    db: o.Db = None,
+) -> None:
+    """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
+    from perflab.history.detect import detect_series, load_settings
+    from perflab.history.series import deciding_series, load_series
+
+    if fail_on_regression and metric:
+        from perflab.model import metric_direction
+
+        if metric_direction(metric) == "none":
+            raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
+                               "nor higher is better), so it cannot regress",
+                               "use --metric with a time, memory or count metric")
+    sets = load_settings(settings)
+    store = session.open_store(db)
+    series = load_series(store, benchmark, None, metric, None, None, repo)
+    if not metric and not all_metrics:
+        series = deciding_series(store, series)
+    found = [(s, cp) for s in series for cp in detect_series(s, sets)]
+    cps = [cp for _, cp in found]
+    unit = {s.key: s.unit for s in series}
+    shown = [cp for cp in cps if show_ignored or not cp.ignored]
+    regressions = [cp for cp in cps if cp.regression and not cp.ignored]
+    if as_json:
+        doc = {"series": len(series), "change_points": [c.to_dict() for c in shown]}
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        t = Table(title=f"change points in {len(series)} series", title_justify="left")
+        for col in ("benchmark", "params", "config", "machine", "metric", "commits", "change",
+                    "before (mean ± sd)", "after (mean ± sd)", "p", ""):
+            t.add_column(col)
+        for cp in shown:
+            u = unit.get(cp.key, "")
+            what = (f"[dim]ignored: {cp.ignored}[/]" if cp.ignored
+                    else "[red]regression[/]" if cp.regression
+                    else "[magenta]changed (no direction)[/]" if cp.direction == "none"
+                    else "[green]improvement[/]")
+            t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
+                      str(cp.key.machine_id), cp.key.metric,
+                      f"{short(cp.commit_before)}..{short(cp.commit_after)}",
+                      f"{cp.change_pct:+.2f}%",
+                      f"{_fmt(cp.mean_before, u)} ± {_fmt(cp.std_before, u)}",
+                      f"{_fmt(cp.mean_after, u)} ± {_fmt(cp.std_after, u)}",
+                      f"{cp.p_value:.2g}", what)
+        console.print(t)
+        ignored = sum(1 for c in cps if c.ignored)
+        better = sum(1 for c in cps if not c.regression and not c.ignored
+                     and c.direction != "none")
+        console.print(f"{len(regressions)} regression(s), {better} "
+                      f"improvement(s), {ignored} ignored"
+                      + (f" (settings: {sets.source})" if sets.source else ""))
+    if report is not None or webhook:
+        import tempfile
+
+        from perflab.history.filing import post, write_reports
+
+        out_dir = report or Path(tempfile.mkdtemp(prefix="perflab-regressions-"))
+        filed = write_reports(store, found, out_dir, repo)
+        for md, _ in filed:
+            err_console.print(f"regression report: {md}", highlight=False, soft_wrap=True)
+        for _, doc in filed if webhook else []:
+            post(webhook, doc)
+        if webhook:
+            err_console.print(f"posted {len(filed)} regression(s) to the webhook",
+                              highlight=False)
+    if fail_on_regression and regressions:
+        raise typer.Exit(1)
+
+
+def dashboard_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+    = Path("perflab-dashboard"),
+    benchmark: o.BenchmarkGlob = None,
+    settings: o.DetectConfig = None,
+    repo: o.OrderRepo = None,
+    db: o.Db = None,
+) -> None:
+    """A static HTML dashboard (one page per series, change points marked); no server needed."""
+    from perflab.history.dashboard import write_dashboard
+    from perflab.history.detect import detect_series, load_settings
+    from perflab.history.series import load_series
+
+    sets = load_settings(settings)
+    store = session.open_store(db)
+    series = load_series(store, benchmark, None, None, None, None, repo)
+    if not series:
+        raise PerflabError("no stored results to show" + (f" for '{benchmark}'" if benchmark
+                                                           else ""),
+                           "measure something first (perflab stat / compare / import)")
+    index = write_dashboard([(s, detect_series(s, sets)) for s in series], out, store.location)
+    console.print(f"dashboard: {index} ({len(series)} series)")
+
+
+def import_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Files written by the tool.")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", "-f", help="hyperfine | pyperf | perf-stat | perflab (default: told from "
+        "each file's content)")] = None,
+    benchmark: Annotated[str | None, typer.Option(
+        "--benchmark", "-b", help="Benchmark name to store them under (default: the command / "
+        "pyperf name / file name).")] = None,
+    commit: o.CommitOpt = None,
+    repo: o.RepoOpt = None,
+    here: Annotated[bool, typer.Option(
+        "--this-machine", help="Record this machine's fingerprint (the files were measured "
+        "here).")] = False,
+    db: o.Db = None,
+) -> None:
+    """Store hyperfine --export-json, pyperf JSON or perf stat -j results (kind "import")."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from perflab.history.imports import import_file
+
+    err_console = Console(stderr=True)
+
+    stored: list[str] = []
+    current = ""
+    try:
+        # Parse everything before storing anything: one bad file stores nothing.
+        parsed = []
+        for f in files:
+            current = str(f)
+            parsed.append(import_file(Path(f), fmt, benchmark))
+        c, dirty, r = git_state(repo, commit)
+        fp: dict = {}
+        if here:
+            from perflab.fingerprint import machine_fingerprint
+
+            fp = machine_fingerprint()
+        store = session.open_store(db)
+        # One transaction per file (all of it or none of it), runs inserted in batches.
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), console=err_console, transient=True)
+        with bar:
+            for f, rs in zip(files, parsed, strict=True):
+                current = str(f)
+                rs.commit, rs.dirty, rs.repo = c, dirty, r
+                rs.fingerprint = {**rs.fingerprint, **fp}
+                rs.status = "complete"
+                total = sum(len(cfg.runs) for cfg in rs.configurations)
+                task = bar.add_task(f"storing {Path(f).name}", total=total)
+                rid = store.save(rs, progress=lambda n, t=task: bar.advance(t, n))
+                bar.remove_task(task)
+                stored.append(f"{f} (result {rid})")
+                n = sum(len(cfg.measured_runs()) for cfg in rs.configurations)
+                console.print(f"{f}: result {rid}, {len(rs.configurations)} configuration(s), "
+                              f"{n} runs, metrics {', '.join(sorted(rs.metrics))}",
+                              highlight=False, soft_wrap=True)
+                for note in rs.notes:
+                    console.print(f"  [dim]{escape(note)}[/]", highlight=False)
+    except KeyboardInterrupt:
+        kept = f"; stored before it: {', '.join(stored)}" if stored else ""
+        raise PerflabError(f"import interrupted: nothing of {current} was stored (each file is "
+                           f"stored whole or not at all){kept}",
+                           "run the import again for the files not stored",
+                           exit_code=130) from None
+
+
+def bisect_cmd(
+    good: Annotated[str, typer.Option("--good", help="A commit without the regression.")],
+    bad: Annotated[str, typer.Option("--bad", help="A later commit with it.")],
+    build: Annotated[str, typer.Option("--build", help="Shell command building the checked-out "
+                                       "commit, run in the repository.")],
+    command: Annotated[list[str] | None, typer.Argument(
+        help="After --: the command to measure; its relative paths are resolved in the tree.")]
+    = None,
+    workload: Annotated[str | None, typer.Option(
+        "--workload", "-w", help="Measure workloads/NAME of the repository instead.")] = None,
+    param: o.WorkloadParam = None,
+    metric: Annotated[str | None, typer.Option(
+        "--metric", "-m", help="Default: CPU time (task_clock) when the warm-up shows CPU-bound "
+        "work, else wall_time, as compare chooses; or instructions (valgrind, exact), or a "
+        "workload metric.")] = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository (default: here).")]
+    = Path("."),
+    artifact: Annotated[list[str] | None, typer.Option(
+        "--artifact", help="Build output to keep from the good commit (repeat; default: a copy "
+        "of the whole tree).")] = None,
+    runs: Annotated[int, typer.Option("--runs", help="Runs per side per round.")] = 10,
+    max_rounds: Annotated[int, typer.Option(
+        "--max-rounds", help="Rounds for an inconclusive step before skipping it.")] = 3,
+    threshold: Annotated[float | None, typer.Option(
+        "--threshold", help="Relative change that counts (0.01 = 1%; default: midway to the "
+        "good->bad change, at least 1%).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per run.")] = None,
+    build_timeout: Annotated[float, typer.Option(
+        "--build-timeout", help="Seconds per build.")] = 900.0,
+    check: Annotated[bool, typer.Option(
+        "--check/--no-check", help="First confirm that bad is slower than good.")] = True,
+    db: o.Db = None,
+) -> None:
+    """Find the commit that made a benchmark slower: git bisect with A/B verdicts."""
+    from perflab.history.bisect import BisectSpec, run_bisect
+    from perflab.history.series import parse_params
+
+    if workload and command:
+        raise PerflabError("give either --workload or a command after --, not both",
+                           "drop one of them")
+    from perflab.validate import fraction, positive
+
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.05")
+    positive(timeout, "--timeout", "30")
+    positive(build_timeout, "--build-timeout", "900")
+    spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
+                      workload=workload, params=parse_params(param), metric=metric,
+                      artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
+                      threshold=threshold, timeout=timeout, build_timeout=build_timeout,
+                      check=check)
+    store = session.open_store(db)
+    try:
+        res = run_bisect(spec, store)
+    except KeyboardInterrupt:
+        err_console.print("bisect interrupted: the runs measured so far are stored (perflab "
+                          "results list); git's bisect state is reset. Run the same command "
+                          "again to bisect anew.", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    top = git.toplevel(repo) or repo
+    out = stdout_console()
+    if res.first_bad:
+        out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
+        s = res.size
+        if s is not None and not math.isnan(s.change_pct):
+            def f(x: float, sign: str = "") -> str:
+                return f"{x:{sign},.0f}" if res.unit == "count" else f"{x:{sign}.6g}"
+
+            out.print(f"{res.metric}: {f(s.base_median)} -> {f(s.cand_median)} {res.unit} "
+                      f"({s.change_pct:+.2f}%, {f(s.cand_median - s.base_median, '+')} "
+                      f"{res.unit})")
+    else:
+        out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
+                  + ", ".join(git.short(c) for c in res.candidates))
+    out.print(f"{len(res.steps)} step(s) stored as result {res.result_id}; replay: "
+              f"{shlex.join(['perflab', 'results', 'show', str(res.result_id)])}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this stage's verbs to the perflab command line."""
+    app.command("history")(history_cmd)
+    app.command("detect")(detect_cmd)
+    app.command("bisect")(bisect_cmd)
+    app.command("dashboard")(dashboard_cmd)
+    app.command("import")(import_cmd)

@@ -1,0 +1,355 @@
+"""Verbs of the measurement core: `stat`, `compare`, `results list|show`.
+
+Thin adapters: options in, perflab.session's use cases, tables out.  stat and compare take the
+same measurement options; they are declared once (MEASURE, EXPORT) and added to both verbs'
+signatures by ``_with`` (typer reads ``__signature__``), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from perflab import session
+from perflab.cli import options as o
+from perflab.cmdline import forgiving_argv
+from perflab.console import stdout_console
+from perflab.errors import PerflabError
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
+from perflab.reports.format import fmt_seconds
+from perflab.reports.terminal import (
+    compare_table,
+    correction_line,
+    fit,
+    metrics_to_show,
+    stat_table,
+)
+from perflab.reports.warnings import result_warnings
+from perflab.runner import measure
+from perflab.stats import Comparison, Plan, compare_result
+from perflab.storage import Store
+from perflab.validate import fraction
+
+# Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
+console = stdout_console()
+err = Console(stderr=True)
+
+# (name, option type, default): what stat and compare both take.
+MEASURE: list[tuple[str, Any, Any]] = [
+    ("workload", o.Workload, None), ("param", o.Param, None), ("warmup", o.Warmup, 1),
+    ("runs", o.Runs, None), ("min_runs", o.MinRuns, None), ("max_runs", o.MaxRuns, 1000),
+    ("budget", o.Budget, None), ("precision", o.Precision, None), ("metric", o.Metric, None),
+    ("estimator", o.EstimatorOpt, None), ("pin", o.Pin, None), ("timeout", o.Timeout, None),
+    ("env", o.Env, None), ("shell", o.Shell, False), ("ignore_failure", o.IgnoreFailure, False),
+    ("no_counters", o.NoCounters, False), ("region_symbol", o.RegionSymbol, None),
+    ("db", o.Db, None), ("label", o.Label, ""), ("commit", o.CommitOpt, None),
+    ("repo", o.RepoOpt, None), ("seed", o.Seed, None),
+]
+# One per exporter of reports.export.EXPORTERS (tests/core/test_exports.py checks the match).
+EXPORT: list[tuple[str, Any, Any]] = [
+    ("export_json", o.ExportJson, None), ("export_csv", o.ExportCsv, None),
+    ("export_markdown", o.ExportMd, None), ("export_hyperfine", o.ExportHyperfine, None),
+    ("export_pyperf", o.ExportPyperf, None),
+]
+
+
+def _with(*groups: list[tuple[str, Any, Any]]) -> Callable[[Callable[..., None]], Any]:
+    """Add the option groups to a verb's signature; the verb receives them in ``**kw``."""
+    def wrap(fn: Callable[..., None]) -> Callable[..., None]:
+        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values()
+               if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                   annotation=kind)
+                 for group in groups for name, kind, default in group]
+        fn.__signature__ = inspect.Signature(own + added)  # type: ignore[attr-defined]
+        return fn
+    return wrap
+
+
+def _exports(kw: dict[str, Any]) -> dict[str, Path | None]:
+    """--export-FORMAT options -> {format: path}, checked writable before anything runs."""
+    paths = {name.removeprefix("export_"): kw.pop(name) for name, _, _ in EXPORT}
+    session.check_exports(paths)
+    return paths
+
+
+def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
+            paths: dict[str, Path | None]) -> None:
+    for p in session.export(rs, comps, plan, paths):
+        err.print(f"wrote {p}")
+
+
+def _warn(line: str) -> None:
+    err.print(line, highlight=False)
+
+
+def _print_notes(rs: ResultSet) -> None:
+    for n in rs.notes:
+        console.print(f"[dim]note:[/] {n}", highlight=False)
+    for w in result_warnings(rs):
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
+def _header(rs: ResultSet, store: Store) -> None:
+    state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
+             "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
+    console.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
+
+
+def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None,
+             **judge: Any) -> Any:
+    """MeasureOptions from the MEASURE values in ``kw`` (what the verb has not taken out)."""
+    names = ("warmup", "runs", "min_runs", "max_runs", "budget", "precision", "metric", "pin",
+             "timeout", "env", "ignore_failure", "no_counters", "seed", "estimator")
+    return session.build_options(**{n: kw[n] for n in names}, region_symbol=region_symbol,
+                                 default_primary=default_primary, **judge)
+
+
+@_with(MEASURE, EXPORT)
+def stat(
+    command: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")]
+    = None, **kw: Any,
+) -> None:
+    """Run a command (or a workload) repeatedly and report every metric, like perf stat -r.
+
+    \b
+    The command, either way:
+      perflab stat -- ./prog --size 10    argv (perf's way)
+      perflab stat './prog --size 10'     one quoted string (hyperfine's way)
+      perflab stat -W eh/cpp -p depth=10  a workload
+    """
+    workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
+    est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
+                             warn=_warn) if kw["estimator"] else None
+    if bool(command) == bool(workload):
+        raise PerflabError("give either a COMMAND or --workload NAME",
+                           "e.g. perflab stat -- ./prog arg, or perflab stat -W eh/cpp")
+    if workload and len(workload) > 1:
+        raise PerflabError("stat measures one workload", "use `perflab compare` for several")
+    if command and not command[0].strip():
+        raise PerflabError("an empty command was given", "give the program to run after --")
+    exports = _exports(kw)
+    default_primary, rsym = "wall_time", kw["region_symbol"]
+    if workload:
+        from perflab.workloads import parse_assignments
+
+        cfg, r = session.workload_config(workload[0], parse_assignments(kw["param"]), None,
+                                         session.counts_with_valgrind(metric))
+        default_primary, rsym = r.primary or "wall_time", rsym or r.region_symbol
+    else:
+        assert command is not None
+        command, note = forgiving_argv(list(command), shell=shell)
+        if note:
+            err.print(note, highlight=False, soft_wrap=True, markup=False)
+        cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
+                            benchmark=" ".join(command))
+    opts = _options(kw, default_primary, rsym)
+    cfg.is_baseline = True
+    store = session.open_store(kw["db"])
+    rs = session.new_result("stat", opts, repo=kw["repo"], commit=kw["commit"],
+                            label=kw["label"])
+    t0 = time.monotonic()
+    measure(rs, [cfg], opts, store=store)
+    _header(rs, store)
+    console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
+    console.print(f"[dim]{len(cfg.runs)} runs in {fmt_seconds(time.monotonic() - t0)}[/]")
+    _print_notes(rs)
+    _export(rs, [], Plan.of(rs), exports)
+    if rs.status == "interrupted":
+        raise typer.Exit(130)
+    session.require_successful_runs(rs, store)
+
+
+@_with(MEASURE, EXPORT)
+def compare(
+    commands: Annotated[list[str] | None, typer.Argument(
+        help="Commands, each ONE argument (quote it): 'prog -x' 'prog -y'.")] = None,
+    name: Annotated[list[str] | None, typer.Option("--name", "-n", help="Name per command, "
+                                                   "in order (repeatable).")] = None,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline by name "
+                                                 "(default: the first).")] = None,
+    threshold: o.Threshold = None, correction: o.Correction = None,
+    fail_on_regression: Annotated[bool, typer.Option(
+        "--fail-on-regression", help="Exit 1 when the primary metric of any is a regression "
+        "(slower, or larger memory/counts).")] = False,
+    from_db: Annotated[list[int] | None, typer.Option(
+        "--from-db", help="Compare stored results by id instead of running (repeatable).")]
+    = None,
+    force: Annotated[bool, typer.Option("--force", help="Compare stored results measured on "
+                                        "different machines anyway.")] = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Also record a perf profile of "
+                                          "each configuration and diff them.")] = False,
+    **kw: Any,
+) -> None:
+    """Compare commands or workloads side by side: % change with CI and a verdict per metric.
+
+    \b
+    One quoted string per command (hyperfine's way; the argv form is stat's and profile's):
+      perflab compare './old/prog --size 10' './new/prog --size 10'
+      perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
+      perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
+    """
+    metric, estimator = kw["metric"], kw["estimator"]
+    session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.01")
+    exports = _exports(kw)
+    if fail_on_regression and metric and metric_direction(metric) == "none":
+        raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
+                           "higher is better), so it cannot regress",
+                           "use --metric with a time, memory or count metric")
+    store = session.open_store(kw["db"])
+    if from_db and not force:
+        loaded = [store.load(i) for i in from_db]
+        from perflab.fleet.permachine import machines_differ, show
+
+        if machines_differ(loaded):
+            # Several machines: side by side, each judged on its own samples (never pooled).
+            show(loaded, console, out=None, metric=metric, threshold=threshold,
+                 correction=correction, baseline=baseline)
+            return
+    if from_db:
+        rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
+        rs.settings.comparison = Plan.of(rs, threshold=threshold, correction=correction,
+                                         estimator=estimator).to_dict()
+    else:
+        configs, default_primary, rsym = session.compare_configs(
+            commands or [], name, kw["workload"], kw["param"], kw["shell"], metric)
+        opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
+                        threshold=threshold, correction=correction)
+        rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
+                                label=kw["label"])
+        measure(rs, configs, opts, store=store)
+    session.set_baseline(rs, baseline)
+    if from_db is None:
+        _header(rs, store)
+    shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
+    plan = Plan.of(rs)
+    comps = compare_result(rs, shown, plan=plan)
+    for cell in rs.cells():  # one cell, except --from-db of results with several names
+        if len(rs.configurations_in(cell)) > 1:
+            console.print(fit(compare_table(rs, comps, shown, cell), console))
+        else:
+            console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
+    stop = rs.settings.stop if from_db is None else None
+    if stop and stop.get("reason"):
+        console.print(f"[dim]{stop['rounds']} runs per configuration in "
+                      f"{fmt_seconds(stop['seconds'])}: stopped because {stop['reason']}[/]",
+                      highlight=False)
+    primary = rs.settings.primary_metric or "wall_time"
+    console.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
+    _print_stories(rs, comps)
+    _print_notes(rs)
+    if rs.id is not None and from_db is None:
+        store.update_result(rs)
+    _export(rs, comps, plan, exports)
+    if profile:
+        _profiles(rs, store)
+    if rs.status == "interrupted":
+        raise typer.Exit(130)
+    session.require_successful_runs(rs, store if from_db is None else None)
+    if fail_on_regression:
+        info = rs.metrics.get(primary)
+        if info is not None and info.direction == "none":
+            raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
+                               "direction, so it cannot regress",
+                               "use --metric with a time, memory or count metric")
+        bad = [c for c in comps if c.metric == primary and c.regression]
+        if bad:
+            err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
+                      f"({', '.join(c.candidate for c in bad)})", highlight=False)
+            raise typer.Exit(1)
+
+
+def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
+    from perflab.profiles import counter_story
+
+    for line in counter_story(rs, comps):
+        console.print(f"[bold]story:[/] {line}", highlight=False)
+
+
+def _profiles(rs: ResultSet, store: Store) -> None:
+    from perflab.cli.profile import diff_cmd
+    from perflab.profiles import record_profile
+
+    ids = []
+    for cfg in rs.configurations:
+        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else cfg.command
+        pid = record_profile(argv, env=cfg.env or None, name=cfg.name, store=store,
+                             result_id=rs.id, configuration_id=cfg.id)
+        err.print(f"profile {pid}: {cfg.name}")
+        ids.append(pid)
+    for other in ids[1:]:
+        diff_cmd(ids[0], other, store, 15, None)
+
+
+results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help=True)
+
+
+@results_app.command("list")
+def results_list(db: o.Db = None, limit: o.Limit = 30) -> None:
+    """List stored results, newest first."""
+    from rich.table import Table
+
+    store = session.open_store(db)
+    t = Table(header_style="bold")
+    for col in ("id", "kind", "when", "status", "configurations", "runs", "commit", "label"):
+        t.add_column(col)
+    for r in store.list_results(limit):
+        t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
+                                                         time.localtime(r["created_at"])),
+                  r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
+                  (r["commit"] or "")[:10], r["label"] or "")
+    console.print(t)
+
+
+@results_app.command("show")
+@_with(EXPORT)
+def results_show(
+    result_id: Annotated[int, typer.Argument(help="Result id (see `results list`).")],
+    db: o.Db = None, threshold: o.Threshold = None, correction: o.Correction = None,
+    estimator: o.EstimatorOpt = None, **kw: Any,
+) -> None:
+    """Show a stored result: its tables, environment and notes (verdicts with the threshold,
+    correction and estimator stored with it, unless overridden)."""
+    session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
+    if threshold is not None:
+        fraction(threshold, "--threshold", "0.01")
+    exports = _exports(kw)
+    store = session.open_store(db)
+    rs = store.load(result_id)
+    _header(rs, store)
+    fp = rs.fingerprint
+    console.print(f"[dim]{fp.get('cpu_model')} x{fp.get('cpu_count')}, kernel {fp.get('kernel')}, "
+                  f"PMU: {'yes' if fp.get('pmu') else 'no'}, commit {rs.commit or '-'}[/]",
+                  highlight=False)
+    shown = metrics_to_show(rs)
+    plan = Plan.of(rs, threshold=threshold, correction=correction, estimator=estimator)
+    comps = compare_result(rs, shown, plan=plan)
+    for cell in rs.cells():
+        if len(rs.configurations_in(cell)) == 1:
+            cfg = rs.configurations_in(cell)[0]
+            console.print(fit(stat_table(rs, cfg, shown), console))
+        else:
+            console.print(fit(compare_table(rs, comps, shown, cell), console))
+    if comps:
+        console.print(f"[dim]{correction_line(comps, plan, rs.settings.primary_metric)}[/]",
+                      highlight=False)
+    _print_notes(rs)
+    _export(rs, comps, plan, exports)
+
+
+def register(app: typer.Typer) -> None:
+    ctx = {"allow_interspersed_args": False}
+    app.command("stat", context_settings=ctx)(stat)
+    app.command("compare")(compare)
+    app.add_typer(results_app, name="results")
+
+
+__all__ = ["register", "BUILTIN_METRICS"]

@@ -1,0 +1,173 @@
+"""Verbs of the suites stage: ``run`` (measure a suite file cell by cell) and ``report`` (tables,
+plots and an HTML page of a stored run).  See docs/suites.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from perflab import session
+from perflab.cli import options as o
+from perflab.console import stdout_console
+from perflab.errors import PerflabError
+
+# Above these a suite runs only with --yes (or a "y" at a terminal): a typo in a matrix must not
+# start days of measurement.
+CONFIRM_SERIES = 2000
+CONFIRM_SECONDS = 2 * 3600
+
+
+def run_cmd(
+    suite_file: Path = typer.Argument(..., help="The suite TOML file (see suites/)."),
+    db: o.Db = None,
+    resume: int | None = typer.Option(None, "--resume", metavar="RUN_ID",
+                                      help="Continue an interrupted run; finished cells are "
+                                      "not measured again."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated "
+                                 "time; measure nothing."),
+    out: Path | None = typer.Option(None, "--out", help="Report directory (default: "
+                                    "<data dir>/reports/run-<id>)."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write the report at the "
+                                   "end."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Run a large suite (more than "
+                             f"{CONFIRM_SERIES} configuration series or an estimate over "
+                             f"{CONFIRM_SECONDS // 3600} h) without asking."),
+) -> None:
+    """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
+    cell), save every run as it completes, then report."""
+    from perflab.suites.execute import describe_plan, history_per_run, run_plan
+    from perflab.suites.plan import format_seconds, make_plan
+    from perflab.suites.spec import load_suite
+
+    console = stdout_console()
+    err = Console(stderr=True)
+    suite = load_suite(suite_file)
+    plan = make_plan(suite, build=not dry_run)
+    if dry_run:
+        from perflab.storage import default_db_path
+
+        # Estimates use earlier runs when a database exists; a dry run creates none.
+        path = db or default_db_path()
+        exists = "://" in str(path) or Path(path).exists()
+        per_run = history_per_run(session.open_store(path), plan) if exists else {}
+        for line in describe_plan(plan, per_run):
+            console.print(line, highlight=False, soft_wrap=True)
+        return
+    for msg in plan.skipped:
+        err.print(f"[yellow]perflab:[/] {msg}", highlight=False, soft_wrap=True)
+    if out is not None and not no_report:
+        from perflab.validate import output_dir
+
+        output_dir(out, "--out")  # a bad --out is one line now, not after measuring
+    store = session.open_store(db)
+    history = history_per_run(store, plan)
+    est = plan.estimate_seconds(history)
+    summary = (f"{suite.name}: {len(plan.cells)} cells, {plan.n_configs} configuration series, "
+               f"estimated {format_seconds(est)}")
+    if resume is None and not yes and (plan.n_configs > CONFIRM_SERIES or est > CONFIRM_SECONDS):
+        _confirm_large(summary, suite_file)
+    err.print(summary, highlight=False)
+    outcome = run_plan(plan, store, resume=resume, console=err, progress=not no_progress,
+                       estimates=history)
+    rs = outcome.rs
+    if outcome.interrupted or rs.status != "complete":
+        err.print(f"run {rs.id} stopped ({rs.status}) after {len(rs.cells())} of "
+                  f"{len(plan.cells)} cells; every finished run is saved. Continue with: "
+                  f"perflab run {suite_file} --resume {rs.id}"
+                  + (f" --db {db}" if db else ""), highlight=False, soft_wrap=True)
+    if not no_report and rs.cells():
+        _report(rs.id, db, out, console, store=store)
+    if outcome.interrupted:
+        raise typer.Exit(130)
+    if rs.status != "complete":
+        failed = rs.settings.suite.get("failed") or []
+        first = f": {failed[0]['error']}" if failed else ""
+        raise PerflabError(f"run {rs.id} is {rs.status}: {len(failed)} cell(s) failed{first}",
+                           f"fix the failing command, then: perflab run {suite_file} --resume "
+                           f"{rs.id}", exit_code=1)
+
+
+def _confirm_large(summary: str, suite_file: Path) -> None:
+    import sys
+
+    fix = (f"pass --yes to run it, or check the plan first: perflab run {suite_file} --dry-run")
+    if not sys.stdin.isatty():
+        raise PerflabError(f"{summary}: too large to start without confirmation", fix)
+    if not typer.confirm(f"{summary}. Run it?", default=False, err=True):
+        raise PerflabError(f"{summary}: not started", fix)
+
+
+def report_cmd(
+    run_ids: list[int] | None = typer.Argument(
+        None, help="The result id (perflab results list); several ids from different machines "
+        "give the per-machine comparison."),
+    submission: str | None = typer.Option(None, "--submission", help="A fleet submission: "
+                                          "its results on every machine, side by side."),
+    db: o.Db = None,
+    out: Path | None = typer.Option(None, "--out", help="Report directory."),
+    metric: Annotated[list[str] | None, typer.Option(
+        "--metric", "-m", help="Metric to report (repeatable).")] = None,
+    no_plots: bool = typer.Option(False, "--no-plots", help="Tables and exports only."),
+    single_file: bool = typer.Option(
+        False, "--single-file", help="Also write one HTML file with the plots inlined "
+        "(perflab-run-ID.html): opens offline, can be attached to an issue."),
+    markdown: bool = typer.Option(
+        False, "--markdown", help="Print GitHub-ready Markdown instead of the terminal tables: "
+        "base/diff/ratio/verdict per metric and the A/B/C table of every metric."),
+) -> None:
+    """Report a stored run: terminal tables (verdicts with false discoveries controlled across
+    the run), plots, a self-contained HTML page, Markdown and CSV.  Results of one study on
+    several machines (several ids, or --submission): one block per benchmark, one row per
+    machine, each machine judged on its own samples."""
+    ids = list(run_ids or [])
+    if submission or len(ids) > 1:
+        from perflab.fleet.permachine import show
+        from perflab.fleet.queue import submission_results
+
+        store = session.open_store(db)
+        if submission:
+            ids += submission_results(store, submission)
+        if len(metric or []) > 1:
+            raise PerflabError("the per-machine report shows one metric", "give one --metric")
+        show([store.load(i) for i in ids], stdout_console(), out=out,
+             metric=(metric or [None])[0])
+        return
+    if not ids:
+        raise PerflabError("no run to report", "pass a result id (perflab results list) or "
+                           "--submission ID")
+    _report(ids[0], db, out, stdout_console(), metrics=metric or None, plots=not no_plots,
+            single_file=single_file, markdown=markdown)
+
+
+def _report(run_id: int | None, db: str | None, out: Path | None, console: Console, *,
+            store: object | None = None, metrics: list[str] | None = None,
+            plots: bool = True, single_file: bool = False, markdown: bool = False) -> None:
+    from perflab.suites.report import build_report
+
+    if run_id is None:
+        raise PerflabError("no run to report", "pass a result id")
+    st = store if store is not None else session.open_store(db)
+    rs = st.load(run_id)  # type: ignore[attr-defined]
+    if not rs.configurations:
+        raise PerflabError(f"result {run_id} has no measured configurations",
+                           "run the suite again, or --resume it")
+    rep = build_report(rs, out, metrics=metrics, console=None if markdown else console,
+                       plots=plots, single_file=single_file)
+    if markdown:
+        typer.echo(rep.markdown)
+        Console(stderr=True).print(f"report: {rep.html}", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"report: {rep.html}", highlight=False, soft_wrap=True)
+    if rep.single_file is not None:
+        Console(stderr=markdown).print(f"single file: {rep.single_file}", highlight=False,
+                                       soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run`` and ``report`` to the perflab command line."""
+    app.command("run")(run_cmd)
+    app.command("report")(report_cmd)

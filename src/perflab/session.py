@@ -1,0 +1,313 @@
+"""The use cases the verbs share, below the command line and above the stages.
+
+A verb (perflab.cli.*) parses its options and prints; what two verbs both need lives here once:
+opening the store, turning workload specs and commands into configurations, checking and
+building the measurement options, creating a result set, merging stored results (``compare
+--from-db``), refusing a configuration with no successful run, and writing exports.  Nothing
+here imports typer, so the same calls serve a script or a test without a command line.
+
+Warnings that do not stop anything go to ``warn`` (stderr by default), as one line each.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.errors import PerflabError
+from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
+
+if TYPE_CHECKING:
+    from perflab.model import Configuration, ResultSet
+    from perflab.runner import MeasureOptions
+    from perflab.stats import Comparison, Estimator, Plan
+    from perflab.storage import Store
+
+Warn = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(line, highlight=False, soft_wrap=True)
+
+
+# -- the store ------------------------------------------------------------------------------------
+def open_store(db: str | Path | None) -> Store:
+    """The result store at ``db`` (a SQLite path or a URL; None: $PERFLAB_DB or the user's).
+    Imported here, not at the top, so a verb that never stores loads no SQLAlchemy."""
+    from perflab.storage import Store
+
+    return Store(db)
+
+
+def git_state(repo: Path | None, commit: str | None) -> tuple[str | None, bool | None, str | None]:
+    """The commit measured: the working directory's, or ``commit`` resolved in ``repo``."""
+    from perflab.history.git import git_state as state
+
+    return state(repo, commit)
+
+
+# -- what to run ----------------------------------------------------------------------------------
+def parse_env(items: list[str] | None) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise PerflabError(f"--env {item!r} is not K=V", "write e.g. --env OMP_NUM_THREADS=1")
+        out[k] = v
+    return out
+
+
+def counts_with_valgrind(metric: str | None) -> bool:
+    """Instructions asked for where no hardware counter gives them: valgrind counts them."""
+    from perflab.fingerprint import pmu_status
+
+    return (metric or "") in ("instructions", "instructions_per_op") and \
+        "instructions" not in pmu_status()["hardware"]
+
+
+def workload_config(spec: str, common: dict[str, str], name: str | None,
+                    valgrind: bool) -> tuple[Configuration, Any]:
+    """'eh/cpp depth=10 threads=2' -> (a Configuration running that workload, its Resolved)."""
+    from perflab.model import Configuration
+    from perflab.workloads import parse_assignments, resolve
+
+    parts = split_command(spec, "--workload")
+    own = parse_assignments(parts[1:])
+    params: dict[str, Any] = {**common, **own}
+    r = resolve(parts[0], params)
+    if valgrind and r.params.get("iterations") == 0:
+        # A calibrated iteration count depends on timing, which would make instruction counts
+        # differ from run to run: pin it for counting.
+        r = resolve(parts[0], {**params, "iterations": "20000"})
+    label = name or " ".join([r.workload.name] + [f"{k}={v}" for k, v in own.items()])
+    return Configuration(name=label, command=r.argv, benchmark=r.workload.name,
+                         params=r.params), r
+
+
+def compare_configs(commands: list[str], names: list[str] | None, workloads: list[str] | None,
+                    param: list[str] | None, shell: bool,
+                    metric: str | None) -> tuple[list[Configuration], str, str | None]:
+    """The configurations ``compare`` measures, in order (workloads first, then commands), and
+    the default primary metric and region symbol the workloads declare."""
+    from perflab.model import Configuration
+    from perflab.workloads import parse_assignments
+
+    names = list(names or [])
+    configs: list[Configuration] = []
+    primary, rsym = "wall_time", None
+    valgrind = counts_with_valgrind(metric)
+    for i, spec in enumerate(workloads or []):
+        cfg, r = workload_config(spec, parse_assignments(param),
+                                 names[i] if i < len(names) else None, valgrind)
+        primary, rsym = r.primary or primary, rsym or r.region_symbol
+        configs.append(cfg)
+    offset = len(configs)
+    for j, text in enumerate(commands):
+        if not text.strip():
+            raise PerflabError("an empty command was given",
+                               "give the program to run, each command as one quoted argument")
+        argv = [text] if shell else split_command(text, "command")
+        i = offset + j
+        configs.append(Configuration(name=names[i] if i < len(names) else text, command=argv,
+                                     shell=shell, benchmark=text))
+    if len(configs) < 2:
+        raise PerflabError(f"compare needs at least two commands or workloads, got {len(configs)}",
+                           "give each command as one quoted argument: perflab compare 'a' 'b'")
+    seen: set[str] = set()
+    for c in configs:
+        if c.name in seen:
+            raise PerflabError(f"two configurations are named {c.name!r}",
+                               "name them with -n/--name")
+        seen.add(c.name)
+        c.cell = "{}"  # one comparison: every configuration against the baseline
+    configs[0].is_baseline = True
+    return configs, primary, rsym
+
+
+def set_baseline(rs: ResultSet, baseline: str | None) -> None:
+    if baseline is None:
+        return
+    names = [c.name for c in rs.configurations]
+    if baseline not in names:
+        raise PerflabError(f"--baseline {baseline!r} is not one of the configurations",
+                           f"choose one of: {', '.join(names)}")
+    for c in rs.configurations:
+        c.is_baseline = c.name == baseline
+
+
+# -- how to measure and judge -------------------------------------------------------------------
+def check_plan(estimator: str | None, correction: str | None, runs: int | None,
+               verdict: bool, warn: Warn = _stderr) -> Estimator:
+    """Validate --estimator / --correction / --runs before anything runs: one clear line each."""
+    from perflab.stats import (
+        CORRECTIONS,
+        ESTIMATOR_CHOICES,
+        MIN_RUNS,
+        check_estimator_runs,
+        parse_estimator,
+    )
+
+    try:
+        est = parse_estimator(estimator)
+    except ValueError as e:
+        raise PerflabError(str(e), f"use --estimator with one of: {ESTIMATOR_CHOICES}") from None
+    if correction is not None and correction not in CORRECTIONS:
+        raise PerflabError(f"--correction {correction!r} is unknown", "use holm, bh or none")
+    if runs is not None:
+        why = check_estimator_runs(est, runs)
+        if runs < MIN_RUNS:
+            if verdict:
+                warn(f"[yellow]warning:[/] --runs {runs} is below the {MIN_RUNS} runs a verdict "
+                     "needs: the comparisons will be labelled inconclusive (too few runs)")
+        elif why and estimator:  # stat too: a trimmed mean's CI needs MIN_RUNS kept
+            raise PerflabError(f"--estimator {why}", "raise --runs or choose a lighter trim")
+        elif why and verdict:
+            warn(f"[yellow]warning:[/] the default estimator ({est.label}) needs "
+                 f"{est.min_runs()} runs: with --runs {runs} the comparisons will be "
+                 "inconclusive (too few runs); raise --runs or pass --estimator median")
+    return est
+
+
+def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_runs: int,
+                  budget: float | None, precision: float | None, metric: str | None,
+                  pin: str | None, timeout: float | None, env: list[str] | None,
+                  ignore_failure: bool, no_counters: bool, region_symbol: str | None,
+                  seed: int | None, default_primary: str = "wall_time",
+                  estimator: str | None = None, threshold: float | None = None,
+                  correction: str | None = None) -> MeasureOptions:
+    """MeasureOptions from the command line's values, each checked (one line per mistake)."""
+    from perflab.runner import MeasureOptions
+    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, parse_estimator
+
+    primary = metric or default_primary
+    positive(budget, "--budget", "60")
+    positive(timeout, "--timeout", "30")
+    if precision is not None:
+        fraction(precision, "--precision", "0.01")
+    return MeasureOptions(
+        warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs or 0),
+        budget=budget, precision=precision, primary_metric=primary, auto_primary=metric is None,
+        pin=parse_cpus(pin), estimator=str(parse_estimator(estimator)),
+        threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+        correction=correction or DEFAULT_CORRECTION,
+        timeout=timeout, ignore_failure=ignore_failure,
+        counters="none" if no_counters else "auto",
+        instructions="valgrind" if counts_with_valgrind(primary) else None,
+        region_symbol=region_symbol, seed=seed, env=parse_env(env))
+
+
+def new_result(kind: str, opts: MeasureOptions, *, repo: Path | None, commit: str | None,
+               label: str) -> ResultSet:
+    """A result set about to be measured on this machine: its fingerprint, the commit measured
+    and the options it is measured with."""
+    from perflab.fingerprint import machine_fingerprint
+    from perflab.model import ResultSet, Settings
+
+    c, dirty, r = git_state(repo, commit)
+    options = {k: v for k, v in vars(opts).items() if k not in ("backend",)}
+    return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
+                     repo=r, label=label, created_at=time.time(),
+                     settings=Settings(options=options))
+
+
+def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
+    """A configuration without one successful measured run has no figures and no verdict: the
+    command fails (exit 1), so a CI gate never passes on a candidate that only crashed."""
+    empty = [c.name for c in rs.configurations if not c.measured_runs()]
+    if not empty:
+        return
+    if store is not None and rs.id is not None and rs.status != "failed":
+        rs.status = "failed"
+        store.update_result(rs)
+    failed = [r for c in rs.configurations if c.name in empty for r in c.runs if r.error]
+    why = f" (last error: {failed[-1].error})" if failed else ""
+    raise PerflabError(f"{', '.join(empty)}: no successful run, so nothing to compare{why}",
+                       "fix the command; --ignore-failure only leaves failed runs out",
+                       exit_code=1)
+
+
+# -- results from the store -----------------------------------------------------------------------
+def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
+                  warn: Warn = _stderr) -> ResultSet:
+    """A new in-memory comparison of configurations from stored results (nothing re-run)."""
+    from perflab.fingerprint import differences
+    from perflab.model import ResultSet
+    from perflab.stats import Plan
+
+    if len(ids) < 2:
+        raise PerflabError("--from-db needs at least two result ids",
+                           "e.g. --from-db 3 --from-db 7")
+    loaded = [store.load(i) for i in ids]
+    first = loaded[0]
+    for other in loaded[1:]:
+        diff = differences(first.fingerprint, other.fingerprint)
+        if diff:
+            what = "; ".join(f"{k}: {a!r} vs {b!r}" for k, (a, b) in diff.items())
+            if not force:
+                raise PerflabError(
+                    f"results {first.id} and {other.id} were measured on different machines "
+                    f"({what})", "compare results from one machine, or pass --force")
+            warn(f"[bold red]WARNING:[/] results {first.id} and {other.id} come from "
+                 f"different machines ({what}): the comparison mixes machines")
+    sources = {r.id: r.source for r in loaded}
+    if len(set(sources.values())) > 1:
+        warn("warning: these results come from different tools ("
+             + ", ".join(f"result {i}: {s}" for i, s in sources.items())
+             + "), which time different things (launcher, fork/exec, in-process loop): "
+             "a difference may be the tools', not the code's; verdicts are labelled "
+             "not interleaved")
+    rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=first.settings.copy(),
+                   status="complete")
+    names = list(names or [])
+    # Results of one configuration each are compared with each other (A vs B); results of
+    # several (pyperf suites, suites, compares) are paired by configuration name, so that
+    # "join" is compared with "join" and never with "sort".
+    by_name = any(len(r.configurations) > 1 for r in loaded)
+    for i, src in enumerate(loaded):
+        for cfg in src.configurations:
+            cfg.cell = json.dumps({"configuration": cfg.name}) if by_name else "{}"
+            cfg.is_baseline = False
+            label = names[i] if i < len(names) else f"#{src.id} {cfg.name}"
+            if len(src.configurations) > 1:
+                label = f"#{src.id} {cfg.name}"
+            cfg.name = label
+            rs.configurations.append(cfg)
+        for m, info in src.metrics.items():
+            rs.metrics.setdefault(m, info)
+        rs.notes += [n for n in src.notes if n not in rs.notes]
+    rs.settings.interleaved = False  # different sessions: no pairing
+    # Each stored result was judged with its own looks: the comparison keeps the most.
+    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded)
+                                     ).to_dict()
+    rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
+                    "different times, so drift between them is not controlled")
+    for cell in rs.cells():
+        rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
+    return rs
+
+
+# -- exports --------------------------------------------------------------------------------------
+def check_exports(paths: dict[str, Path | None]) -> None:
+    """Refuse an export path that cannot be written before measuring, not after."""
+    from perflab.reports.export import EXPORTERS
+
+    for fmt, path in paths.items():
+        writable_file(path, EXPORTERS[fmt].option)
+
+
+def export(rs: ResultSet, comps: list[Comparison], plan: Plan,
+           paths: dict[str, Path | None]) -> list[Path]:
+    """Write every export asked for (reports.export's registry); the paths written."""
+    from perflab.reports.export import export_all
+
+    try:
+        return list(export_all(rs, comps, plan, paths))
+    except OSError as e:
+        raise PerflabError(f"cannot write {e.filename}: {e.strerror} (the result is stored as "
+                           f"{rs.id})", f"export it again: perflab results show {rs.id} "
+                           "--export-...") from None

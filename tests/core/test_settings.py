@@ -1,0 +1,59 @@
+"""model.Settings: a result's settings as a dataclass that stores the same flat JSON as before
+and reads rows of every earlier version back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perflab.model import Configuration, ResultSet, Run, Settings
+from perflab.storage import Store
+
+OLD_ROW = {  # what a stat of an earlier version stored, plus a bisect's own keys
+    "options": {"warmup": 1, "runs": 3}, "interleaved": False, "primary_metric": "wall_time",
+    "counters": "perf", "comparison": {"threshold": 0.02, "correction": "holm"},
+    "stop": {"rounds": 3, "reason": "--runs 3", "seconds": 0.1},
+    "good": "abc", "steps": [{"commit": "abc", "decision": "good"}],
+}
+
+
+def test_round_trip_keeps_every_key() -> None:
+    s = Settings.from_dict(OLD_ROW)
+    assert s.primary_metric == "wall_time" and s.interleaved is False
+    assert s.comparison == {"threshold": 0.02, "correction": "holm"}
+    assert s.stop is not None and s.stop["reason"] == "--runs 3"
+    assert s.extra == {"good": "abc", "steps": [{"commit": "abc", "decision": "good"}]}
+    assert s.suite == {}  # not a suite run: an empty dict, not None
+    assert s.to_dict() == OLD_ROW
+
+
+def test_unset_fields_are_not_stored() -> None:
+    assert Settings().to_dict() == {}
+    assert Settings(suite={"name": "x"}, threshold=0.05).to_dict() == {
+        "suite": {"name": "x"}, "threshold": 0.05}
+    assert Settings.from_dict(None) == Settings()
+    assert Settings.from_dict({"suite": None}).suite == {}
+
+
+def test_copy_is_deep() -> None:
+    s = Settings(suite={"done": []})
+    c = s.copy()
+    c.suite["done"].append("cell")
+    assert s.suite == {"done": []}
+
+
+def test_a_dict_given_to_result_set_becomes_settings() -> None:
+    rs = ResultSet(kind="stat", settings={"primary_metric": "task_clock", "file": "x.json"})
+    assert isinstance(rs.settings, Settings)
+    assert rs.settings.primary_metric == "task_clock" and rs.settings.extra == {"file": "x.json"}
+
+
+def test_store_round_trip(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.sqlite")
+    rs = ResultSet(kind="stat", settings=Settings.from_dict(OLD_ROW), status="complete")
+    cfg = Configuration(name="a", command=["true"], is_baseline=True)
+    cfg.runs.append(Run(seq=0, values={"wall_time": 1.0}))
+    rs.configurations.append(cfg)
+    rid = store.save(rs)
+    back = store.load(rid)
+    assert back.settings == rs.settings
+    assert back.settings.to_dict() == OLD_ROW
