@@ -314,6 +314,9 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
     line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "results",
                               "list"))
     assert "not a measuring verb" in line
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "profile",
+                              "list"))
+    assert "'profile list' does not measure" in line and "profile record" in line
     store = Store(fleet_url)
     assert store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(fleet_jobs))
                       .scalar()) == 0  # nothing half-queued
