@@ -127,6 +127,12 @@ def machine_identity(fp: dict[str, Any]) -> dict[str, Any]:
     return stable
 
 
+def machine_label(fp: dict[str, Any], machine_id: object = None) -> str:
+    """A machine's name for people: its fleet name (a worker's --name), else its host name,
+    else its row id in the store."""
+    return str(fp.get("machine_name") or fp.get("hostname") or f"machine {machine_id}")
+
+
 def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Identity keys on which two fingerprints disagree (load and versions are not identity)."""
     return {k: (a.get(k), b.get(k)) for k in MACHINE_IDENTITY_KEYS if a.get(k) != b.get(k)}

@@ -31,7 +31,11 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
-from perflab.fingerprint import MACHINE_IDENTITY_KEYS, machine_identity  # noqa: F401 (one home)
+from perflab.fingerprint import (  # noqa: F401 (one home)
+    MACHINE_IDENTITY_KEYS,
+    machine_identity,
+    machine_label,
+)
 from perflab.model import Configuration, MetricInfo, ResultSet, Run, Settings
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
@@ -396,6 +400,12 @@ class Store:
             fingerprint_hash=h, hostname=fp.get("hostname"), fingerprint=machine_identity(fp))
             .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
         return int(conn.execute(q).scalar_one())
+
+    def machine_names(self) -> dict[int, str]:
+        """Every machine row's id -> its name for people (fingerprint.machine_label)."""
+        rows = self.read(lambda c: c.execute(sa.select(machines.c.id, machines.c.fingerprint))
+                         .all())
+        return {int(mid): machine_label(fp or {}, mid) for mid, fp in rows}
 
     def _insert_result(self, conn: sa.Connection, rs: ResultSet) -> int:
         from perflab import __version__

@@ -113,9 +113,11 @@ def test_a_newer_schema_is_refused_in_one_line(store_url: str) -> None:
 
 
 
-def test_a_database_from_before_versioning_is_brought_up_to_date(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite"
-    store = Store(path)
+def test_a_database_from_before_versioning_is_brought_up_to_date(store_url: str) -> None:
+    """A schema-1 database (no version table, no fleet columns): a SQLite file is upgraded on
+    first use; a server database is refused in one line naming `perflab fleet init`, which
+    upgrades it.  Nothing stored is lost either way."""
+    store = Store(store_url)
     rid = store.save(make_result())
     store.write(lambda c: c.execute(sa.text("DROP TABLE perflab_meta")))
     store.write(lambda c: c.execute(sa.text("DROP TABLE fleet_workers")))
@@ -124,9 +126,17 @@ def test_a_database_from_before_versioning_is_brought_up_to_date(tmp_path: Path)
     store.write(lambda c: c.execute(sa.text("ALTER TABLE results DROP COLUMN fleet_job")))
     store.write(lambda c: c.execute(sa.text("ALTER TABLE results DROP COLUMN fleet_submission")))
     assert store.schema_version() == 1
-    again = Store(path)
+    if not store.is_sqlite:
+        with pytest.raises(PerflabError) as e:
+            Store(store_url)
+        assert e.value.line() == (
+            f"the database {store_url} has perflab schema 1, this perflab needs "
+            f"{SCHEMA_VERSION} -- run 'perflab fleet init --db {store_url}' once to upgrade it")
+        assert store.schema_version() == 1  # refused untouched
+    again = Store(store_url, create=True)  # what `perflab fleet init` does on a server
     assert again.schema_version() == SCHEMA_VERSION
     assert again.load(rid).configurations[0].samples("wall_time") == [1.1, 1.2, 1.3]
+    assert Store(store_url).load(rid).kind == "compare"
 
 
 # -- several processes at once ------------------------------------------------------------------

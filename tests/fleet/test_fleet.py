@@ -35,6 +35,20 @@ def one_line_error(p: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def table_row(stdout: str, first: str) -> list[str]:
+    """The cells of the table row whose first cell is ``first``, with the lines a folded cell
+    goes on to joined back (rich folds long cells onto lines with an empty first cell)."""
+    lines = stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"│ {first} "))
+    cells = [c.strip() for c in lines[start].split("│")[1:-1]]
+    for ln in lines[start + 1:]:
+        more = [c.strip() for c in ln.split("│")[1:-1]]
+        if not more or more[0] or len(more) != len(cells):
+            break
+        cells = [f"{a} {b}".strip() for a, b in zip(cells, more, strict=True)]
+    return cells
+
+
 def start_worker(url: str, name: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*PERFLAB, "worker", "--name", name, "--db", url, *FAST, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -169,7 +183,79 @@ def test_a_job_that_keeps_failing_ends_failed_with_its_error(fleet_url: str) -> 
     row = store.read(lambda c: c.execute(sa.select(fleet_jobs)).mappings().one())
     assert row["state"] == "failed" and "exited with status 3" in row["error"]
     status = cli("fleet", "status", "--db", fleet_url)
-    assert "failed" in status.stdout and "exited with status 3" in status.stdout
+    _job, _sub, machine, state, tries, command, error = table_row(status.stdout, str(row["job_id"]))
+    assert (machine, state, tries) == ("solo", "failed", "1")
+    assert command == "stat -r 6 -- sh -c 'exit 3'"  # the command as it would be typed
+    assert "exited with status 3" in error
+
+
+def test_one_job_at_a_time_and_heartbeats_while_measuring(fleet_url: str) -> None:
+    """Two jobs for one machine: the second starts after the first ended (no run of one lies
+    among the other's), and the heartbeat advances while a job measures."""
+    announce(fleet_url, "solo")
+    for _ in range(2):
+        sub = cli("fleet", "submit", "--machine", "solo", "--db", fleet_url, "--",
+                  "stat", "-r", "10", "--", "sleep", "0.2")
+        assert sub.returncode == 0, sub.stderr
+    store = Store(fleet_url)
+    w = start_worker(fleet_url, "solo", "--exit-when-idle")
+    beats: dict[int, set[float]] = {}  # job -> heartbeats seen while the worker was busy on it
+    while w.poll() is None:
+        row = store.read(lambda c: c.execute(
+            sa.select(workers.c.state, workers.c.current_job, workers.c.last_heartbeat)
+            .where(workers.c.name == "solo")).one())
+        if row[0] == "busy":
+            beats.setdefault(int(row[1]), set()).add(float(row[2]))
+        time.sleep(0.1)
+    assert w.returncode == 0, w.stderr.read() if w.stderr else ""
+    rows = store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.job_id, fleet_jobs.c.state, fleet_jobs.c.started_at,
+                  fleet_jobs.c.finished_at, fleet_jobs.c.result_ids)
+        .order_by(fleet_jobs.c.job_id)).all())
+    assert [r[1] for r in rows] == ["done", "done"]
+    (j1, _, s1, f1, (r1,)), (j2, _, s2, f2, (r2,)) = rows
+    assert s1 < f1 <= s2 < f2  # the second job waited for the first
+    run_times = [sorted(r.started_at for c in store.load(rid).configurations for r in c.runs)
+                 for rid in (r1, r2)]
+    assert run_times[0][-1] < run_times[1][0]  # no run of one among the other's
+    # ten runs of 0.2 s each take 2 s at least: with a 0.5 s heartbeat, several beats each
+    assert set(beats) == {j1, j2} and all(len(b) >= 3 for b in beats.values()), beats
+
+
+def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
+    """Its worker SIGKILLed during each of MAX_ATTEMPTS attempts: the job is retried, then
+    ends failed with the reason, and the worker goes on."""
+    from perflab.fleet.queue import MAX_ATTEMPTS
+
+    announce(fleet_url, "frail")
+    sub = cli("fleet", "submit", "--machine", "frail", "--db", fleet_url, "--",
+              "stat", "-r", "200", "--", "sleep", "0.2")
+    assert sub.returncode == 0, sub.stderr
+    store = Store(fleet_url)
+    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        w = start_worker(fleet_url, "frail")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            row = store.read(lambda c: c.execute(
+                sa.select(fleet_jobs.c.state, fleet_jobs.c.attempts)
+                .where(fleet_jobs.c.job_id == job)).one())
+            if tuple(row) == ("running", attempt):
+                break
+            time.sleep(0.05)
+        assert tuple(row) == ("running", attempt)
+        w.send_signal(signal.SIGKILL)
+        w.wait(30)
+    w = start_worker(fleet_url, "frail", "--exit-when-idle")
+    _, err = w.communicate(timeout=120)
+    assert w.returncode == 0, err
+    assert f"was lost {MAX_ATTEMPTS} times" in err
+    row = store.read(lambda c: c.execute(sa.select(fleet_jobs)).mappings().one())
+    assert row["state"] == "failed" and row["attempts"] == MAX_ATTEMPTS
+    assert f"the worker running it was lost {MAX_ATTEMPTS} times" in row["error"]
+    status = cli("fleet", "status", "--db", fleet_url)
+    cells = table_row(status.stdout, str(job))
+    assert cells[3] == "failed" and f"was lost {MAX_ATTEMPTS} times" in cells[-1]
 
 
 def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:
@@ -229,6 +315,9 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
     line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "results",
                               "list"))
     assert "not a measuring verb" in line
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "profile",
+                              "list"))
+    assert "'profile list' does not measure" in line and "profile record" in line
     store = Store(fleet_url)
     assert store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(fleet_jobs))
                       .scalar()) == 0  # nothing half-queued

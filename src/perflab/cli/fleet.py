@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Annotated
 
@@ -129,7 +130,7 @@ def status_cmd(
     for j in jobs(store, submission, limit):
         detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
         jt.add_row(str(j.job_id), j.submission, escape(j.machine), j.state, str(j.attempts),
-                   escape(" ".join(j.argv)), escape(detail))
+                   escape(shlex.join(j.argv)), escape(detail))
     out.print(jt)
 
 

@@ -142,6 +142,7 @@ def detect_cmd(
         doc = {"series": len(series), "change_points": [c.to_dict() for c in shown]}
         typer.echo(json.dumps(doc, indent=2))
     else:
+        names = store.machine_names()
         t = Table(title=f"change points in {len(series)} series", title_justify="left")
         for col in ("benchmark", "params", "config", "machine", "metric", "commits", "change",
                     "before (mean ± sd)", "after (mean ± sd)", "p", ""):
@@ -153,7 +154,7 @@ def detect_cmd(
                     else "[magenta]changed (no direction)[/]" if cp.direction == "none"
                     else "[green]improvement[/]")
             t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
-                      str(cp.key.machine_id), cp.key.metric,
+                      names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
                       f"{short(cp.commit_before)}..{short(cp.commit_after)}",
                       f"{cp.change_pct:+.2f}%",
                       f"{_fmt(cp.mean_before, u)} ± {_fmt(cp.std_before, u)}",

@@ -23,16 +23,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from perflab.errors import PerflabError
+from perflab.fingerprint import machine_label
 from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_pct, fmt_signed, fmt_value
 from perflab.reports.terminal import VERDICT_STYLE
 from perflab.stats import Comparison, compare_result
 from perflab.validate import output_dir
-
-
-def machine_label(rs: ResultSet) -> str:
-    fp = rs.fingerprint
-    return str(fp.get("machine_name") or fp.get("hostname") or f"machine {fp.get('machine_id')}")
 
 
 @dataclass
@@ -116,7 +112,8 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
 
 
 def _machine_key(rs: ResultSet) -> tuple[str, object]:
-    return (machine_label(rs), rs.fingerprint.get("machine_id"))
+    return (machine_label(rs.fingerprint, rs.fingerprint.get("machine_id")),
+            rs.fingerprint.get("machine_id"))
 
 
 def build(results: list[ResultSet], *, metric: str | None = None,

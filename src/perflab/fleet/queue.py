@@ -29,6 +29,8 @@ QUEUE_PREFIX = "perflab/"
 LOCK_PREFIX = "perflab-machine:"
 # The verbs a benchmark host may be asked to run: the ones that measure.
 MEASURING_VERBS = ("run", "compare", "stat", "bisect", "profile")
+# Sub-verbs of those that only read the store: nothing for a benchmark host to do.
+READING_SUBVERBS = {"profile": ("show", "list", "diff", "import")}
 # A job whose worker died is tried again, at most this many times in all; then it fails.
 MAX_ATTEMPTS = 3
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -174,6 +176,9 @@ def validate_verb(argv: list[str],
     if verb not in MEASURING_VERBS:
         raise PerflabError(f"'{verb}' is not a measuring verb, so it cannot be sent to the fleet",
                            f"submit one of: {', '.join(MEASURING_VERBS)}")
+    if len(argv) > 1 and argv[1] in READING_SUBVERBS.get(verb, ()):
+        raise PerflabError(f"'{verb} {argv[1]}' does not measure, so it cannot be sent to the "
+                           "fleet", f"run it here, or submit '{verb} record ...'")
     if any(a == "--db" or a.startswith("--db=") for a in argv):
         raise PerflabError("the submitted verb names its own --db",
                            "leave --db out after --: the workers write to the fleet's store")

@@ -65,18 +65,6 @@ class Regression:
         return self.items[0][0].key.slug() + f"-{short(self.commit_after)[:10]}"
 
 
-def _machine_names(store: Any) -> dict[int, str]:
-    from perflab.storage import machines
-
-    rows = store.read(lambda c: c.execute(sa.select(machines.c.id, machines.c.hostname,
-                                                    machines.c.fingerprint)).all())
-    out = {}
-    for mid, host, fp in rows:
-        name = (fp or {}).get("machine_name") or host or f"machine {mid}"
-        out[int(mid)] = str(name)
-    return out
-
-
 def _configuration(store: Any, result_id: int, name: str) -> tuple[list[str], bool]:
     from perflab.storage import configurations
 
@@ -94,7 +82,7 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
     configuration, metric and commit range, listing every machine it appears on."""
     from perflab.workloads.registry import names as workload_names
 
-    names = _machine_names(store)
+    names = store.machine_names()
     try:
         workloads = set(workload_names())
     except Exception:  # noqa: BLE001 - without a registry, commands are shown as commands
