@@ -26,6 +26,10 @@ _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7f, 0xa0))
             if c not in (0x09,)}
 
 
-def printable(text: str) -> str:
-    """``text`` with control characters (ESC, CR, BEL...) shown as \\xNN escapes."""
-    return text.translate(_CONTROL)
+_CONTROL_KEEP_LINES = {c: v for c, v in _CONTROL.items() if c != 0x0a}
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` with control characters (ESC, CR, BEL...) shown as \\xNN escapes; ``lines``
+    keeps newlines (text of several lines, such as a table's cells)."""
+    return text.translate(_CONTROL_KEEP_LINES if lines else _CONTROL)

@@ -41,6 +41,7 @@ from perflab.collectors.process import (
 )
 from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
+from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.model import (
     BUILTIN_METRICS,
@@ -325,7 +326,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs."""
     if not configs:
         raise PerflabError("nothing to measure", "give at least one command")
-    console = console or Console(stderr=True)
+    console = console or stderr_console()
     rng = random.Random(opts.seed)
     backend = opts.backend or KernelBackend()
     valgrind_mode = opts.instructions == "valgrind"

@@ -30,9 +30,9 @@ Warn = Callable[[str], None]
 
 
 def _stderr(line: str) -> None:
-    from rich.console import Console
+    from perflab.console import stderr_console
 
-    Console(stderr=True).print(line, highlight=False, soft_wrap=True)
+    stderr_console().print(line, highlight=False, soft_wrap=True)
 
 
 # -- the store ------------------------------------------------------------------------------------

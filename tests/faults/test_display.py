@@ -70,3 +70,18 @@ def test_markdown_tables_escape_names(perflab: Perflab, tmp_path: Path) -> None:
     md = (out / "tables.md").read_text()
     assert "<script>" not in md
     assert "&lt;script&gt;" in md or "\\<script\\>" in md
+
+
+def test_control_characters_in_names_are_shown_escaped(perflab: Perflab) -> None:
+    # A configuration name (or a label, or an imported command) is user text: its ESC must not
+    # clear, recolour or retitle the terminal that `compare` and `results list` print to.
+    evil = "\x1b[2J\x1b]0;pwned\x07a"
+    out = perflab("compare", "-r", "6", "-n", evil, "-n", "b", "--metric", "wall_time",
+                  "true", "/bin/true")
+    out.succeeds()
+    listed = perflab("results", "list")
+    listed.succeeds()
+    for o in (out, listed):
+        assert "\x1b" not in o.stdout + o.stderr and "\x07" not in o.stdout + o.stderr, str(o)
+    assert "\\x1b[2J" in out.stdout and "a" in out.stdout
+    assert perflab.counts().runs == 14  # a warm-up and 6 runs each, every one stored

@@ -150,12 +150,12 @@ def _root(
 def main(argv: list[str] | None = None) -> None:
     """Entry point: a PerflabError (or a usage error) becomes one line naming the problem and
     the fix; Ctrl-C outside a measurement is one line too, never a traceback."""
-    from rich.console import Console
     from rich.markup import escape
 
+    from perflab.console import stderr_console
     from perflab.validate import reject_surrogates
 
-    err = Console(stderr=True)
+    err = stderr_console()
 
     def say(text: str) -> None:
         err.print(f"[bold red]perflab:[/] {escape(printable(text))}", highlight=False,

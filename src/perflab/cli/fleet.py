@@ -7,19 +7,18 @@ import time
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from perflab.cli import options as o
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 
 fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
                         "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
 
 Db = o.FleetDb
-err = Console(stderr=True)
+err = stderr_console()
 
 
 @fleet_app.command("init")

@@ -9,19 +9,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from perflab import session
 from perflab.cli import options as o
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.history.git import git_state, short
 
 console = stdout_console()
-err_console = Console(stderr=True)
+err_console = stderr_console()
 
 def _fmt(x: float, unit: str = "") -> str:
     from perflab.reports.format import fmt_value
@@ -225,12 +224,11 @@ def import_cmd(
     db: o.Db = None,
 ) -> None:
     """Store hyperfine --export-json, pyperf JSON or perf stat -j results (kind "import")."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from perflab.history.imports import import_file
 
-    err_console = Console(stderr=True)
+    err_console = stderr_console()
 
     stored: list[str] = []
     current = ""

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from perflab import session
 from perflab.cli import options as o
 from perflab.cmdline import forgiving_argv
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
 from perflab.reports.format import fmt_seconds
@@ -38,7 +37,7 @@ from perflab.validate import fraction
 
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
 console = stdout_console()
-err = Console(stderr=True)
+err = stderr_console()
 
 # (name, option type, default): what stat and compare both take.
 MEASURE: list[tuple[str, Any, Any]] = [

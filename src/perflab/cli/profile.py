@@ -8,20 +8,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
 from perflab import session
 from perflab.cli import options as o
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.profiles.analysis import SymbolStat
 from perflab.storage import Store
 
 console = stdout_console()
-err_console = Console(stderr=True)
+err_console = stderr_console()
 
 HELP = """Profile a command or a workload with perf record; show, list and diff stored profiles.
 

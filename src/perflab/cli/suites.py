@@ -11,7 +11,7 @@ from rich.console import Console
 
 from perflab import session
 from perflab.cli import options as o
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 
 # Above these a suite runs only with --yes (or a "y" at a terminal): a typo in a matrix must not
@@ -44,7 +44,7 @@ def run_cmd(
     from perflab.suites.spec import load_suite
 
     console = stdout_console()
-    err = Console(stderr=True)
+    err = stderr_console()
     suite = load_suite(suite_file)
     plan = make_plan(suite, build=not dry_run)
     if dry_run:
@@ -159,12 +159,12 @@ def _report(run_id: int | None, db: str | None, out: Path | None, console: Conso
                        plots=plots, single_file=single_file)
     if markdown:
         typer.echo(rep.markdown)
-        Console(stderr=True).print(f"report: {rep.html}", highlight=False, soft_wrap=True)
+        stderr_console().print(f"report: {rep.html}", highlight=False, soft_wrap=True)
     else:
         console.print(f"report: {rep.html}", highlight=False, soft_wrap=True)
     if rep.single_file is not None:
-        Console(stderr=markdown).print(f"single file: {rep.single_file}", highlight=False,
-                                       soft_wrap=True)
+        (stderr_console() if markdown else console).print(
+            f"single file: {rep.single_file}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

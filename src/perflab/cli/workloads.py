@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from perflab.cli import options as o
-from perflab.console import stdout_console
+from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.workloads.manifest import format_value
 from perflab.workloads.registry import Workload, discover, get, parse_assignments
@@ -19,7 +18,7 @@ from perflab.workloads.registry import Workload, discover, get, parse_assignment
 group = typer.Typer(help="List, build and inspect the benchmark workloads.",
                     no_args_is_help=True)
 console = stdout_console()
-err = Console(stderr=True)
+err = stderr_console()
 
 
 def _params_text(wl: Workload) -> str:

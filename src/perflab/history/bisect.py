@@ -22,13 +22,14 @@ from typing import Any
 
 from rich.console import Console
 
+from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 from perflab.workloads import Resolved, resolve
 
-console = Console(stderr=True)
+console = stderr_console()
 DEFAULT_THRESHOLD = STATS_DEFAULT_THRESHOLD  # the one default band
 
 

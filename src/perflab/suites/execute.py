@@ -27,6 +27,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.storage import Store
@@ -114,7 +115,7 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
              opts: Any = None, estimates: dict[str, float] | None = None) -> SuiteOutcome:
     from perflab.runner import RunFailed, measure
 
-    console = console or Console(stderr=True)
+    console = console or stderr_console()
     opts = opts if opts is not None else measure_options(plan)
     if resume is not None:
         rs = store.load(resume)
