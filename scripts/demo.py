@@ -28,7 +28,7 @@ SUITE = ROOT / "suites" / "eh-study.toml"
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", help="result database (default: perflab's default database)")
-    ap.add_argument("--out", help="report directory (default: <data dir>/reports/run-<id>)")
+    ap.add_argument("--out", help="report directory (default: run-<id> in the store's reports folder, see docs/suites.md)")
     ap.add_argument("--copy-plots", metavar="DIR",
                     help="also copy the PNG plots there as eh-study-*.png (how docs/img/ "
                     "was filled)")

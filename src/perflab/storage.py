@@ -531,6 +531,21 @@ class Store:
 
         return self.read(go)
 
+    def reports_dir(self) -> Path:
+        """Where reports of this store's results go by default.  Report folders are named by
+        result id (run-3), so two stores must never share one folder: the default database's
+        reports stay in <data dir>/reports, another SQLite file's go beside it
+        (<folder>/<stem>-reports), a server database's under <data dir>/reports/<host-port-db>."""
+        data = Path(platformdirs.user_data_dir("perflab"))
+        if "://" not in self.location:
+            db = Path(self.location).resolve()
+            if db == (data / "results.sqlite").resolve():
+                return data / "reports"
+            return db.with_name(f"{db.stem}-reports")
+        u = sa.engine.make_url(self.url)
+        tag = re.sub(r"[^A-Za-z0-9._-]", "_", f"{u.host or 'local'}-{u.port or 5432}-{u.database}")
+        return data / "reports" / tag
+
     def load(self, result_id: int) -> ResultSet:
         def go(conn: sa.Connection) -> ResultSet:
             q = sa.select(results).where(results.c.id == result_id)

@@ -238,3 +238,17 @@ def test_missing_database_on_the_server_is_one_line(pg_server) -> None:
     with pytest.raises(PerflabError, match="does not exist") as e:
         Store(url)
     assert "createdb" in e.value.fix
+
+
+def test_two_stores_never_share_a_reports_folder(store_url: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Report folders are named by result id: run-1 of one store must not overwrite run-1 of
+    # another (it did, under <data dir>/reports, for every database).
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    default = Store(tmp_path / "data" / "perflab" / "results.sqlite")
+    other = Store(tmp_path / "elsewhere" / "mine.sqlite")
+    given = Store(store_url)
+    dirs = [default.reports_dir(), other.reports_dir(), given.reports_dir()]
+    assert dirs[0] == tmp_path / "data" / "perflab" / "reports"  # where it always was
+    assert dirs[1] == (tmp_path / "elsewhere" / "mine-reports").resolve()
+    assert len(set(dirs)) == 3

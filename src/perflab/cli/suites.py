@@ -28,8 +28,9 @@ def run_cmd(
                                       "not measured again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated "
                                  "time; measure nothing."),
-    out: Path | None = typer.Option(None, "--out", help="Report directory (default: "
-                                    "<data dir>/reports/run-<id>)."),
+    out: Path | None = typer.Option(None, "--out", help="Report directory (default: run-<id> "
+                                    "in <data dir>/reports for the default database, in "
+                                    "<stem>-reports beside another SQLite file)."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write the report at the "
                                    "end."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
@@ -133,8 +134,9 @@ def report_cmd(
             ids += submission_results(store, submission)
         if len(metric or []) > 1:
             raise PerflabError("the per-machine report shows one metric", "give one --metric")
-        show([store.load(i) for i in ids], stdout_console(), out=out,
-             metric=(metric or [None])[0])
+        ids_text = "-".join(map(str, ids))
+        show([store.load(i) for i in ids], stdout_console(),
+             out=out or store.reports_dir() / f"machines-{ids_text}", metric=(metric or [None])[0])
         return
     if not ids:
         raise PerflabError("no run to report", "pass a result id (perflab results list) or "
@@ -155,7 +157,8 @@ def _report(run_id: int | None, db: str | None, out: Path | None, console: Conso
     if not rs.configurations:
         raise PerflabError(f"result {run_id} has no measured configurations",
                            "run the suite again, or --resume it")
-    rep = build_report(rs, out, metrics=metrics, console=None if markdown else console,
+    rep = build_report(rs, out or st.reports_dir() / f"run-{run_id}",  # type: ignore[attr-defined]
+                       metrics=metrics, console=None if markdown else console,
                        plots=plots, single_file=single_file)
     if markdown:
         typer.echo(rep.markdown)

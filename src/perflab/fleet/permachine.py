@@ -262,18 +262,14 @@ def machines_differ(results: list[ResultSet]) -> bool:
     return len(groups) > 1 and all(n >= 2 for n in groups.values())
 
 
-def show(results: list[ResultSet], console: Console, *, out: Path | None, metric: str | None,
+def show(results: list[ResultSet], console: Console, *, out: Path, metric: str | None,
          threshold: float | None = None, correction: str | None = None,
          baseline: str | None = None) -> PerMachine:
-    """Terminal tables, then the HTML page (in ``out``, default <data dir>/reports/machines-IDS)."""
-    import platformdirs
-
+    """Terminal tables, then the HTML page in ``out`` (the verb's default: the store's
+    reports_dir()/machines-IDS)."""
     pm = build(results, metric=metric, threshold=threshold, correction=correction,
                baseline=baseline)
     print_terminal(pm, console)
-    if out is None:
-        ids = "-".join(str(r.id) for r in results if r.id is not None)
-        out = Path(platformdirs.user_data_dir("perflab")) / "reports" / f"machines-{ids}"
     page = render_html(pm, out)
     console.print(f"report: {page}", highlight=False, soft_wrap=True)
     return pm

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from rich.console import Console
 
 from perflab.model import ResultSet
@@ -34,10 +33,6 @@ class Report:
     plots: list[PlotFile] = field(default_factory=list)
 
 
-def default_out_dir(result_id: int | None) -> Path:
-    return Path(platformdirs.user_data_dir("perflab")) / "reports" / f"run-{result_id}"
-
-
 def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[str]:
     """The metrics to report: asked for, else the suite's, else the primary and wall time."""
     info = rs.settings.suite
@@ -55,7 +50,7 @@ def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[st
     return out
 
 
-def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[str] | None = None,
+def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = None,
                  console: Console | None = None, plots: bool = True,
                  single_file: bool = False) -> Report:
     """Analyse a stored result (FDR control across the whole run) and write every output.
@@ -67,7 +62,7 @@ def build_report(rs: ResultSet, out_dir: Path | None = None, *, metrics: list[st
     threshold, correction = plan.threshold, plan.correction
     mets = report_metrics(view, metrics)
     comps = compare_result(view, mets, plan=plan)
-    out = output_dir(out_dir or default_out_dir(rs.id), "--out")
+    out = output_dir(out_dir, "--out")
     rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
 
     primary = mets[0] if mets else "wall_time"
