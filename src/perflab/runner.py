@@ -382,12 +382,20 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     # commit.  Durable per round: a round is stored before the next one starts, and whatever
     # is pending is stored on Ctrl-C, on a failed run and on any other early end.
     server = LaunchServer()
-    pending: list[tuple[int, Run]] = []
+    pending: list[tuple[int, Run]] = []  # the round being recorded
+    ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
+
+    def end_round() -> None:
+        if pending:
+            ended.append(list(pending))
+        pending.clear()
 
     def flush() -> None:
-        if store is not None and pending:
-            store.add_runs(pending)
-        pending.clear()
+        """Store the rounds recorded so far (and a part-recorded one), a transaction each."""
+        end_round()
+        if store is not None and ended:
+            store.add_rounds(ended)
+        ended.clear()
 
     def record(cfg: Configuration, outcome: RunOutcome, warmup: bool,
                load1: float | None = None) -> Run:
@@ -441,12 +449,19 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             raise RunFailed(f"{cfg.name}: {run.error}", fix)
         return run
 
+    requests: dict[tuple[int, bool], RunRequest] = {}
+
     def request(cfg: Configuration, callgrind: bool) -> RunRequest:
-        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
-        env = {**os.environ, **opts.env, **cfg.env}
-        return RunRequest(argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
-                          counters=[] if callgrind else counters, backend=backend,
-                          region=opts.region and not callgrind)
+        """The configuration's request, made once a measurement (the server is given the same
+        environment every run; it used to be rebuilt from os.environ each time)."""
+        key = (id(cfg), callgrind)
+        if key not in requests:
+            argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
+            env = {**os.environ, **opts.env, **cfg.env}
+            requests[key] = RunRequest(argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
+                                       counters=[] if callgrind else counters,
+                                       backend=backend, region=opts.region and not callgrind)
+        return requests[key]
 
     def run_rounds(rounds: list[list[Configuration]], warmup: bool, callgrind: bool) -> None:
         """Run these rounds (each a random order of the configurations) and store each round
@@ -475,7 +490,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         for order in rounds:
             for cfg, outcome in zip(order, it, strict=False):
                 record(cfg, outcome, warmup, load1)
-            flush()
+            end_round()
+        flush()
         if interrupted:
             raise KeyboardInterrupt
 

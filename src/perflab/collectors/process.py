@@ -472,15 +472,18 @@ class LaunchServer:
         if len({r.region for r in reqs}) > 1:
             raise ValueError("run_batch: requests in one batch share the timed-region setting")
         region = self._batch_region_channel() if reqs[0].region else None
+        index: dict[int, int] = {}  # id(request) -> its spec's index: one spec per request
         for r in reqs:
-            env = dict(r.env)
-            if region is not None:
-                env.update(region.env())
-            spec = tuple(_spec(r, resolve_executable(r.argv[0], r.env), env, envc=True))
-            if spec not in specs:
-                specs[spec] = len(specs)
-                fields.extend(spec)
-            order.append(specs[spec])
+            if id(r) not in index:
+                env = dict(r.env)
+                if region is not None:
+                    env.update(region.env())
+                spec = tuple(_spec(r, resolve_executable(r.argv[0], r.env), env, envc=True))
+                if spec not in specs:
+                    specs[spec] = len(specs)
+                    fields.extend(spec)
+                index[id(r)] = specs[spec]
+            order.append(index[id(r)])
         if self._proc is None:
             self._start()
         events = {**SOFTWARE_EVENTS, **HARDWARE_EVENTS}
@@ -711,11 +714,14 @@ def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
 
 
 def execute(req: RunRequest, server: LaunchServer | None = None) -> RunOutcome:
-    """Run ``req.argv`` once, on ``server`` (kept by the caller for many runs) or a new one."""
-    if server is not None:
-        return server.run(req)
-    with LaunchServer() as one:
-        return one.run(req)
+    """Run ``req.argv`` once, on ``server`` (kept by the caller for many runs) or a new one:
+    as a batch of one when it can be (the server opens the counters), else alone."""
+    if server is None:
+        with LaunchServer() as one:
+            return execute(req, one)
+    if batchable(req):
+        return server.run_batch([req], stop_on_failure=False)[0]
+    return server.run(req)
 
 
 def _write_all(fd: int, data: bytes) -> None:
