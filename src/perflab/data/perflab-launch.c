@@ -401,9 +401,13 @@ static int parse_spec(char **f, size_t count, size_t *k, int with_envc, struct s
 }
 
 /* Fork the command into its own process group, held before exec until a byte on *go_w; its
- * stdout and stderr are out_fd and err_fd (-1: the server's own).  *err_r tells exec's errno. */
+ * stdout and stderr are out_fd and err_fd (-1: the server's own).  *err_r tells exec's errno.
+ * With ready, return only once the command is stopped (it stops itself with SIGSTOP, and the
+ * release also sends SIGCONT): counters are then opened on a task that is not runnable, as
+ * when perflab opens them on a command blocked on the go pipe.  A command still running or
+ * queued there started measurably later, its run_delay growing with each counter opened. */
 static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_fd, int *go_w,
-                   int *err_r) {
+                   int *err_r, int ready) {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0) return -1;
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -426,6 +430,7 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
         if (out_fd >= 0) dup2(out_fd, 1);
         if (err_fd >= 0) dup2(err_fd, 2);
         pin_to(s->cpus);
+        if (ready) raise(SIGSTOP);
         /* wait until the parent has made us a process-group leader and started the clock */
         if (read(go[0], &b, 1) != 1) _exit(127);
         int e = 0;
@@ -443,6 +448,17 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
     close(err[1]);
     *go_w = go[1];
     *err_r = err[0];
+    if (ready) {
+        int st;
+        pid_t w;
+        do w = waitpid(child, &st, WUNTRACED); while (w < 0 && errno == EINTR);
+        if (w != child || !WIFSTOPPED(st)) { /* it died before stopping: reaped, no command */
+            group = 0;
+            close(go[1]);
+            close(err[0]);
+            return -1;
+        }
+    }
     return child;
 }
 
@@ -450,13 +466,14 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
 static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long timeout_ms,
                             int *status, struct rusage *ru, long long *wall,
                             long long *run_delay, long long *started, int *exec_errno,
-                            struct batch_io *io) {
+                            struct batch_io *io, int stopped) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     *started = (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec;
     long long t0 = now_ns(), t1 = 0;
     if (write(go_w, "g", 1) != 1) return -1;
     close(go_w);
+    if (stopped) kill(child, SIGCONT);
     *status = 0;
     memset(ru, 0, sizeof *ru);
     int why = wait_command(child, ctl, timeout_ms, t0, status, ru, run_delay, &t1, io);
@@ -509,7 +526,7 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
     }
     int hold = f[0][0] == '1';
     int go_w, err_r;
-    pid_t child = spawn(&s, ctl, rep, -1, -1, &go_w, &err_r);
+    pid_t child = spawn(&s, ctl, rep, -1, -1, &go_w, &err_r, 0);
     int rc = 0;
     if (child < 0) {
         rc = -1;
@@ -534,7 +551,7 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
     struct rusage ru;
     long long wall, run_delay, started;
     int why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &status, &ru, &wall,
-                               &run_delay, &started, &exec_errno, NULL);
+                               &run_delay, &started, &exec_errno, NULL, 0);
     if (why < 0 || why == 2) { /* perflab is gone or gave up on this run: end quietly */
         rc = -1;
         goto out;
@@ -626,7 +643,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         out_t.len = err_t.len = 0;
         if (reg.ctl >= 0) region_reset(&reg);
         int go_w, err_r;
-        pid_t child = spawn(s, ctl, rep, out_p[1], err_p[1], &go_w, &err_r);
+        pid_t child = spawn(s, ctl, rep, out_p[1], err_p[1], &go_w, &err_r, c.n > 0);
         if (child < 0) {
             rc = -1;
             break;
@@ -636,7 +653,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         struct rusage ru;
         long long wall, run_delay, started;
         int why = release_and_wait(child, go_w, err_r, ctl, s->timeout_ms, &status, &ru, &wall,
-                                   &run_delay, &started, &exec_errno, &io);
+                                   &run_delay, &started, &exec_errno, &io, c.n > 0);
         drain(out_p[0], &out_t);
         drain(err_p[0], &err_t);
         if (reg.ctl >= 0) region_serve(&reg, &c); /* a last word said just before the end */
