@@ -1,11 +1,17 @@
-"""Run one command once and measure it: this is where a measurement is taken.
+"""Run a command and measure it: this is where a measurement is taken.
 
 A tiny C launcher (data/perflab-launch.c), kept alive as a fork server for a whole
 measurement (LaunchServer), forks the command into its own process group (so a
-timeout kills everything it started), pins it, and holds it before exec until perflab has
-opened its perf counters on it.  The launcher then releases it and times it from release to
-wait4's return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
+timeout kills everything it started), pins it, and holds it before exec until its perf
+counters are open on it.  The launcher then releases it and times it from release to wait4's
+return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
 covers the command and every descendant it waited for.
+
+Two paths, one outcome (``_outcome``): ``run_batch`` sends many runs in one request and the
+server does everything per run itself (counters, timed region, output), answering once at the
+end, so no Python sits between runs; ``run`` makes one run with perflab opening the counters
+and answering the timed region, for counter backends the server cannot open (the tests' fake
+PMU).  ``execute`` picks the batch path whenever it can.
 """
 
 from __future__ import annotations
@@ -287,14 +293,16 @@ def launcher_path() -> str:
 class LaunchServer:
     """perflab's launcher kept alive for a whole measurement: a fork server driven over a pipe.
 
-    A run costs one fork+exec of the command (in the small C server, never in Python) and one
-    exchange on a pipe (a request, then a "done" line with wait4's figures), two when perf
-    counters are open: the server holds the command before exec and says its pid, perflab
-    opens the counters on it (the kernel binds them to one pid: they cannot be carried from one
-    run to the next; counters opened once on the server with inherit were tried, and stopped
-    counting children after two or three runs on kernel 6.18), then releases it.  The region
-    fifos and their thread are made once and reset between runs; stdout/stderr go to two
-    unlinked files rewound and truncated between runs.
+    A run costs one fork+exec of the command (in the small C server, never in Python).  In a
+    batch (``run_batch``) the server opens the counters on each held command itself and
+    answers the region fifos, and perflab hears from it once per batch.  Alone (``run``) a
+    run costs one exchange on a pipe, two when perflab opens perf counters: the server holds
+    the command before exec and says its pid, perflab opens the counters on it (the kernel
+    binds them to one pid: they cannot be carried from one run to the next; counters opened
+    once on the server with inherit were tried, and stopped counting children after two or
+    three runs on kernel 6.18), then releases it.  The region fifos are made once per path
+    and reset between runs; a run's stdout/stderr tail is kept by the server in a batch, by
+    ``_StreamTail`` threads alone.
     Timeouts are enforced by the server and kill the command's process group; so does closing
     the pipe (Ctrl-C) and perflab's death (PR_SET_PDEATHSIG).
     """
