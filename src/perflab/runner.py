@@ -129,9 +129,10 @@ CPU_BOUND_WITHOUT_WAITS = 0.7
 # Below 80%, but off-CPU time explained by preemption, not by waiting (on a 2-CPU machine with
 # 15 runnable tasks a CPU-bound loop gets 1/8 of a CPU).
 PREEMPTED_SHARE = 0.1
-# Voluntary context switches every run has without waiting for anything: the child blocks on
-# perflab's launcher handshake (until its counters are open) and in exec (measured: a spin
-# loop has 1-3, `sleep 0.03` has 3).
+# Voluntary context switches every run has without waiting for anything: the child stops or
+# blocks in the launcher's handshake (until its counters are open) and in exec (measured: a
+# spin loop has 1-3, `sleep 0.03` has 3; `true` has 2 with counters, 1 without, on both of
+# the launcher's paths).
 LAUNCH_VOLUNTARY = 2
 
 
