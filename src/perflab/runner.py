@@ -33,9 +33,11 @@ from perflab.collectors.perf_events import (
     KernelBackend,
 )
 from perflab.collectors.process import (
+    Interrupted,
     LaunchServer,
     RunOutcome,
     RunRequest,
+    batchable,
     execute,
     resolve_executable,
 )
@@ -70,6 +72,10 @@ from perflab.workloads.manifest import MetricDecl
 
 DEFAULT_BUDGET_PER_CONFIG = 10.0  # seconds of adaptive measuring per configuration
 STAT_PRECISION = 0.01  # `stat` (nothing to compare) stops at this CI half-width by default
+# Rounds are sent to the fork server in batches of about this many seconds: long enough that
+# perflab's Python is out of the way between runs, short enough for the progress display and
+# for what a SIGKILL of perflab can lose (the batch's runs not yet stored).
+BATCH_SECONDS = 0.25
 
 
 @dataclass
@@ -124,9 +130,10 @@ CPU_BOUND_WITHOUT_WAITS = 0.7
 # Below 80%, but off-CPU time explained by preemption, not by waiting (on a 2-CPU machine with
 # 15 runnable tasks a CPU-bound loop gets 1/8 of a CPU).
 PREEMPTED_SHARE = 0.1
-# Voluntary context switches every run has without waiting for anything: the child blocks on
-# perflab's launcher handshake (until its counters are open) and in exec (measured: a spin
-# loop has 1-3, `sleep 0.03` has 3).
+# Voluntary context switches every run has without waiting for anything: the child stops or
+# blocks in the launcher's handshake (until its counters are open) and in exec (measured: a
+# spin loop has 1-3, `sleep 0.03` has 3; `true` has 2 with counters, 1 without, on both of
+# the launcher's paths).
 LAUNCH_VOLUNTARY = 2
 
 
@@ -378,14 +385,23 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     # commit.  Durable per round: a round is stored before the next one starts, and whatever
     # is pending is stored on Ctrl-C, on a failed run and on any other early end.
     server = LaunchServer()
-    pending: list[tuple[int, Run]] = []
+    pending: list[tuple[int, Run]] = []  # the round being recorded
+    ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
 
-    def flush() -> None:
-        if store is not None and pending:
-            store.add_runs(pending)
+    def end_round() -> None:
+        if pending:
+            ended.append(list(pending))
         pending.clear()
 
-    def record(cfg: Configuration, outcome: RunOutcome, warmup: bool) -> Run:
+    def flush() -> None:
+        """Store the rounds recorded so far (and a part-recorded one), a transaction each."""
+        end_round()
+        if store is not None and ended:
+            store.add_rounds(ended)
+        ended.clear()
+
+    def record(cfg: Configuration, outcome: RunOutcome, warmup: bool,
+               load1: float | None = None) -> Run:
         nonlocal seq
         v = outcome.values
         if "task_clock" not in v and "user_time" in v and "sys_time" in v:
@@ -395,8 +411,9 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             # figure the workload computed itself.
             v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
         run = Run(seq=seq, values=outcome.values, status=outcome.status,
-                  exit_code=outcome.exit_code, warmup=warmup, started_at=time.time(),
-                  load1=os.getloadavg()[0], error=outcome.error)
+                  exit_code=outcome.exit_code, warmup=warmup,
+                  started_at=outcome.started_at or time.time(),
+                  load1=os.getloadavg()[0] if load1 is None else load1, error=outcome.error)
         seq += 1
         cfg.runs.append(run)
         for name in outcome.values:
@@ -435,17 +452,59 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             raise RunFailed(f"{cfg.name}: {run.error}", fix)
         return run
 
-    def one(cfg: Configuration, warmup: bool, callgrind: bool) -> Run:
-        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
-        env = {**os.environ, **opts.env, **cfg.env}
-        req = RunRequest(argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
-                         counters=[] if callgrind else counters, backend=backend,
-                         region=opts.region and not callgrind)
-        if callgrind:
-            outcome = execute_callgrind(req, opts.region_symbol, opts.client_region)
-        else:
-            outcome = execute(req, server)
-        return record(cfg, outcome, warmup)
+    requests: dict[tuple[int, bool], RunRequest] = {}
+
+    def request(cfg: Configuration, callgrind: bool) -> RunRequest:
+        """The configuration's request, made once a measurement (the server is given the same
+        environment every run; it used to be rebuilt from os.environ each time)."""
+        key = (id(cfg), callgrind)
+        if key not in requests:
+            argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
+            env = {**os.environ, **opts.env, **cfg.env}
+            requests[key] = RunRequest(argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
+                                       counters=[] if callgrind else counters,
+                                       backend=backend, region=opts.region and not callgrind)
+        return requests[key]
+
+    def run_rounds(rounds: list[list[Configuration]], warmup: bool, callgrind: bool) -> None:
+        """Run these rounds (each a random order of the configurations) and store each round
+        in one transaction.  Without callgrind or an injected PMU, all of them go to the fork
+        server as one batch: it makes the runs back to back with no Python between them, and
+        perflab records them afterwards."""
+        label = "callgrind " if callgrind else "warm-up " if warmup else ""
+        progress.update(task, status=label + rounds[0][0].name + eta(len(round_times)))
+        reqs = [request(cfg, callgrind) for order in rounds for cfg in order]
+        if callgrind or not all(batchable(r) for r in reqs):
+            for order in rounds:  # one run at a time, perflab opening the counters
+                for cfg in order:
+                    progress.update(task, status=label + cfg.name + eta(len(round_times)))
+                    req = request(cfg, callgrind)
+                    record(cfg, execute_callgrind(req, opts.region_symbol, opts.client_region)
+                           if callgrind else execute(req, server), warmup)
+                flush()
+            return
+        interrupted = False
+        try:
+            outcomes = server.run_batch(reqs, stop_on_failure=not opts.ignore_failure)
+        except Interrupted as e:
+            outcomes, interrupted = e.outcomes, True
+        load1 = os.getloadavg()[0]  # once a batch: a fraction of a second apart
+        it = iter(outcomes)
+        for order in rounds:
+            for cfg, outcome in zip(order, it, strict=False):
+                record(cfg, outcome, warmup, load1)
+            end_round()
+        flush()
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def batch_rounds(most: int) -> int:
+        """Rounds in the next batch: up to ``most``, as many as fill about BATCH_SECONDS at the
+        rounds' median time so far (one until a round has been timed)."""
+        if not round_times:
+            return 1
+        per = sorted(round_times)[len(round_times) // 2]
+        return max(1, min(most, int(BATCH_SECONDS / per) if per > 0 else most))
 
     precision = opts.precision if opts.precision is not None or pairs else STAT_PRECISION
     est = parse_estimator(opts.estimator)
@@ -482,23 +541,34 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     try:
         with progress if own_progress else contextlib.nullcontext():
             if timing_phase:
-                for _ in range(opts.warmup):
-                    for cfg in rng.sample(configs, len(configs)):
-                        progress.update(task, status=f"warm-up {cfg.name}")
-                        one(cfg, True, False)
-                    flush()
+                done = 0
+                while done < opts.warmup:
+                    n = batch_rounds(opts.warmup - done)
+                    run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], True,
+                               False)
+                    done += n
                 if opts.auto_primary and opts.warmup > 0:
                     _settle_primary(rs, configs, opts, "warm-up")
                 rounds = 0
                 stop_reason = ""
                 while True:
-                    t_round = time.monotonic()
-                    for cfg in rng.sample(configs, len(configs)):
-                        progress.update(task, status=cfg.name + eta(rounds))
-                        one(cfg, False, False)
-                    flush()
-                    rounds += 1
-                    round_times.append(time.monotonic() - t_round)
+                    # Rounds up to the next point where the stop rule looks (or a fixed count
+                    # ends, or the budget may), at most BATCH_SECONDS of them: one batch.
+                    if fixed is not None:
+                        ahead = fixed - rounds
+                    else:
+                        ahead = min([max_runs - rounds, *(k - rounds for k in looks_at
+                                                          if k > rounds)])
+                        if budget is not None and round_times:
+                            per = sorted(round_times)[len(round_times) // 2]
+                            room = budget - (time.monotonic() - started)
+                            ahead = min(ahead, int(room / per) - 1) if per > 0 else ahead
+                    n = batch_rounds(max(1, ahead))
+                    t_batch = time.monotonic()
+                    run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], False,
+                               False)
+                    rounds += n
+                    round_times.extend([(time.monotonic() - t_batch) / n] * n)
                     if opts.auto_primary:  # no warm-up runs: the first round chooses
                         _settle_primary(rs, configs, opts, "first-round")
                     if opts.primary_metric not in rs.metrics:
@@ -532,11 +602,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                 rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
                                     "seconds": round(time.monotonic() - started, 3)}
             if valgrind_mode:
-                for _ in range(max(1, opts.valgrind_runs)):
-                    for cfg in rng.sample(configs, len(configs)):
-                        progress.update(task, status=f"callgrind {cfg.name}")
-                        one(cfg, False, True)
-                    flush()
+                run_rounds([rng.sample(configs, len(configs))
+                            for _ in range(max(1, opts.valgrind_runs))], False, True)
                 _check_determinism(rs, configs)
     except KeyboardInterrupt:
         rs.status = "interrupted"

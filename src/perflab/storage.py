@@ -453,17 +453,29 @@ class Store:
     def add_runs(self, items: list[tuple[int, Run]]) -> None:
         """Store several runs ((configuration id, run) pairs) in one transaction: the runner
         stores a round at a time, so a run costs no commit of its own."""
+        self.add_rounds([items])
+
+    def add_rounds(self, rounds: list[list[tuple[int, Run]]]) -> None:
+        """Store each round's runs in a transaction of its own, in order, on one connection
+        (a checkout per round cost as much as the commit: the runner stores the rounds of a
+        launcher batch together).  A fault leaves the rounds before it stored."""
         stmt = runs.insert().returning(runs.c.id)
-
-        def go(conn: sa.Connection) -> list[int]:
-            return [int(conn.execute(stmt, {
-                "configuration_id": cid, "seq": run.seq, "warmup": run.warmup,
-                "status": run.status, "exit_code": run.exit_code, "started_at": run.started_at,
-                "load1": run.load1, "error": run.error, "values": run.values}).scalar_one())
-                for cid, run in items]
-
-        for (_, run), rid in zip(items, self.write(go), strict=True):
-            run.id = rid
+        try:
+            with self.engine.connect() as conn:
+                for items in rounds:
+                    if not items:
+                        continue
+                    with conn.begin():
+                        ids = [int(conn.execute(stmt, {
+                            "configuration_id": cid, "seq": run.seq, "warmup": run.warmup,
+                            "status": run.status, "exit_code": run.exit_code,
+                            "started_at": run.started_at, "load1": run.load1,
+                            "error": run.error, "values": run.values}).scalar_one())
+                            for cid, run in items]
+                    for (_, run), rid in zip(items, ids, strict=True):
+                        run.id = rid
+        except (OperationalError, DatabaseError) as e:
+            raise self._db_error(e) from e
 
     def update_result(self, rs: ResultSet) -> None:
         """Record status, metrics and notes as they stand (called at the end, or on Ctrl-C)."""

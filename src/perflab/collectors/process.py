@@ -1,11 +1,17 @@
-"""Run one command once and measure it: this is where a measurement is taken.
+"""Run a command and measure it: this is where a measurement is taken.
 
 A tiny C launcher (data/perflab-launch.c), kept alive as a fork server for a whole
 measurement (LaunchServer), forks the command into its own process group (so a
-timeout kills everything it started), pins it, and holds it before exec until perflab has
-opened its perf counters on it.  The launcher then releases it and times it from release to
-wait4's return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
+timeout kills everything it started), pins it, and holds it before exec until its perf
+counters are open on it.  The launcher then releases it and times it from release to wait4's
+return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
 covers the command and every descendant it waited for.
+
+Two paths, one outcome (``_outcome``): ``run_batch`` sends many runs in one request and the
+server does everything per run itself (counters, timed region, output), answering once at the
+end, so no Python sits between runs; ``run`` makes one run with perflab opening the counters
+and answering the timed region, for counter backends the server cannot open (the tests' fake
+PMU).  ``execute`` picks the batch path whenever it can.
 """
 
 from __future__ import annotations
@@ -29,7 +35,15 @@ from typing import Any
 
 import platformdirs
 
-from perflab.collectors.perf_events import CounterBackend, CounterSet, Reading
+from perflab.collectors.perf_events import (
+    HARDWARE_EVENTS,
+    SOFTWARE_EVENTS,
+    CounterBackend,
+    CounterError,
+    CounterSet,
+    KernelBackend,
+    Reading,
+)
 from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
@@ -59,6 +73,7 @@ class RunOutcome:
     counter_error: str = ""
     running_fraction: dict[str, float] = field(default_factory=dict)  # multiplexing per counter
     leftover: list[int] = field(default_factory=list)  # detached processes still running
+    started_at: float | None = None  # unix time the command was released
 
 
 def resolve_executable(argv0: str, env: dict[str, str]) -> str:
@@ -183,9 +198,10 @@ def _children() -> dict[int, tuple[str, int]]:
     return out
 
 
-def _leftovers(before: set[int], group: int) -> list[int]:
-    """Processes the command detached from its process group that are still running (its
-    group was killed); zombies among our children are reaped on the way."""
+def _leftovers(before: set[int], groups: set[int]) -> list[int]:
+    """Processes the commands (whose process groups are ``groups``) detached from their group
+    that are still running (their groups were killed); zombies among our children are reaped
+    on the way."""
     left = []
     for pid, (state, pgrp) in _children().items():
         if state == "Z" and pid not in before:
@@ -194,7 +210,7 @@ def _leftovers(before: set[int], group: int) -> list[int]:
             except ChildProcessError:
                 pass
             continue
-        if pid in before or pgrp in (group, os.getpgrp()):
+        if pid in before or pgrp in groups or pgrp == os.getpgrp():
             continue
         left.append(pid)
     return sorted(left)
@@ -277,14 +293,16 @@ def launcher_path() -> str:
 class LaunchServer:
     """perflab's launcher kept alive for a whole measurement: a fork server driven over a pipe.
 
-    A run costs one fork+exec of the command (in the small C server, never in Python) and one
-    exchange on a pipe (a request, then a "done" line with wait4's figures), two when perf
-    counters are open: the server holds the command before exec and says its pid, perflab
-    opens the counters on it (the kernel binds them to one pid: they cannot be carried from one
-    run to the next; counters opened once on the server with inherit were tried, and stopped
-    counting children after two or three runs on kernel 6.18), then releases it.  The region
-    fifos and their thread are made once and reset between runs; stdout/stderr go to two
-    unlinked files rewound and truncated between runs.
+    A run costs one fork+exec of the command (in the small C server, never in Python).  In a
+    batch (``run_batch``) the server opens the counters on each held command itself and
+    answers the region fifos, and perflab hears from it once per batch.  Alone (``run``) a
+    run costs one exchange on a pipe, two when perflab opens perf counters: the server holds
+    the command before exec and says its pid, perflab opens the counters on it (the kernel
+    binds them to one pid: they cannot be carried from one run to the next; counters opened
+    once on the server with inherit were tried, and stopped counting children after two or
+    three runs on kernel 6.18), then releases it.  The region fifos are made once per path
+    and reset between runs; a run's stdout/stderr tail is kept by the server in a batch, by
+    ``_StreamTail`` threads alone.
     Timeouts are enforced by the server and kill the command's process group; so does closing
     the pipe (Ctrl-C) and perflab's death (PR_SET_PDEATHSIG).
     """
@@ -292,6 +310,7 @@ class LaunchServer:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._region: RegionChannel | None = None
+        self._batch_region: RegionChannel | None = None
         self._counters: CounterSet | None = None
         self._snap: dict[str, Reading] = {}
         self._region_sum: dict[str, Reading] = {}
@@ -349,9 +368,10 @@ class LaunchServer:
             if t is not None:
                 t.close()
         self._out = self._err = None
-        if self._region is not None:
-            self._region.close()
-            self._region = None
+        for region in (self._region, self._batch_region):
+            if region is not None:
+                region.close()
+        self._region = self._batch_region = None
 
     def __enter__(self) -> LaunchServer:
         return self
@@ -370,9 +390,14 @@ class LaunchServer:
                 d = v - self._snap[k]
                 self._region_sum[k] = self._region_sum[k] + d if k in self._region_sum else d
 
-    # -- one run ------------------------------------------------------------------------------
+    # -- one run, perflab opening the counters ------------------------------------------------
+    def _request(self, verb: bytes, fields: list[str]) -> None:
+        payload = b"\0".join(os.fsencode(f) for f in fields) + b"\0"
+        _write_all(self._ctl_w, verb + b" %d\n" % len(payload) + payload)
+
     def run(self, req: RunRequest) -> RunOutcome:
-        """Run ``req.argv`` once; never raises for the command's own failures (outcomes)."""
+        """Run ``req.argv`` once, perflab opening ``req.backend``'s counters on the held command
+        and answering the timed region itself; never raises for the command's own failures."""
         path = resolve_executable(req.argv[0], req.env)
         if self._proc is None:
             self._start()
@@ -387,18 +412,13 @@ class LaunchServer:
         self._out.start()
         self._err.start()
         before = set(_children()) if self._watch else set()
-        cpus = ",".join(map(str, req.pin)) if req.pin else "-"
-        timeout_ms = max(1, int(req.timeout * 1000 + 0.999)) if req.timeout else 0
         # Held before exec only when there are counters to open on it; otherwise the server
         # releases it at once (one exchange a run instead of two).
         hold = bool(req.counters and req.backend is not None)
-        fields = [cpus, str(timeout_ms), "1" if hold else "0", req.cwd or os.getcwd(), path,
-                  str(len(req.argv)), *req.argv, *(f"{k}={v}" for k, v in env.items())]
-        payload = b"\0".join(os.fsencode(f) for f in fields) + b"\0"
         counter_error = ""
         final: dict[str, Reading] = {}
         try:
-            _write_all(self._ctl_w, b"run %d\n" % len(payload) + payload)
+            self._request(b"run", ["1" if hold else "0", *_spec(req, path, env)])
             if hold:
                 first = self._report.readline().decode(errors="replace").split()
                 if len(first) != 2 or first[0] != "pid":
@@ -421,93 +441,295 @@ class LaunchServer:
             # process group and end; a server whose conversation stopped half-way is not reused.
             self.close()
             raise
-        if len(done) != 14 or done[0] != "done":
+        if len(done) != 1 + len(_DONE_FIELDS) or done[0] != "done":
             self.close()
             raise PerflabError(f"perflab's launcher failed to run {req.argv[0]} "
                                f"({' '.join(done) or 'no report'})",
                                "check --pin and the command; if it persists, report a bug")
-        status, wall_ns, utime_us, stime_us = (int(x) for x in done[1:5])
-        maxrss, minflt, majflt, nvcsw, nivcsw, exec_errno, timed_out, child, run_delay_ns = (
-            int(x) for x in done[5:14])
-        stdout, stderr = self._out.take(), self._err.take()
-        leftover = _leftovers(before, child) if self._watch else []
-
-        values: dict[str, float] = {
-            "wall_time": wall_ns / 1e9,
-            "user_time": utime_us / 1e6,
-            "sys_time": stime_us / 1e6,
-            "max_rss": float(maxrss),
-            "minor_faults": float(minflt),
-            "major_faults": float(majflt),
-            "voluntary_switches": float(nvcsw),
-            "involuntary_switches": float(nivcsw),
-        }
-        if run_delay_ns >= 0:
-            values["run_delay"] = run_delay_ns / 1e9
-        exec_error = os.strerror(exec_errno) if exec_errno else ""
-        running_fraction: dict[str, float] = {}
-        region_used = False
-        region_error = ""
+        raw = _RawRun(**dict(zip(_DONE_FIELDS, map(int, done[1:]), strict=True)))
+        raw.counter_error, raw.final = counter_error, final
+        raw.stdout, raw.stderr = self._out.take(), self._err.take()
         if region is not None:
-            region_used = region.enables > 0
-            if region.open_region:
-                region_error = ("it began a timed region (perflab_region_begin) and never ended "
-                                "it; call perflab_region_end() after the timed work")
-            elif region.error:
-                region_error = f"timed-region protocol: {region.error}"
-            if region_used:
-                values["region_time"] = region.region_ns / 1e9
-        if final:
-            readings = self._region_sum if region_used and self._region_sum else final
-            for name, r in readings.items():
-                v = r.scaled
-                values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
-                running_fraction[name] = r.running_fraction
+            raw.region_enables, raw.region_ns = region.enables, region.region_ns
+            raw.region_open, raw.region_sum = region.open_region, self._region_sum
+            raw.region_error = region.error
+        if self._watch:
+            raw.leftover = _leftovers(before, {raw.pid})
+        return _outcome(req, raw)
 
-        outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
-                             stderr=stderr, region_used=region_used,
-                             counter_error=counter_error,
-                             running_fraction=running_fraction, leftover=leftover)
-        if exec_error:
-            outcome.status, outcome.exit_code = "failed", 127
-            outcome.error = f"could not start {req.argv[0]}: {exec_error}"
-            return outcome
-        if timed_out:
-            outcome.status = "timeout"
-            outcome.error = (f"killed after the {req.timeout:g} s timeout (with its process "
-                             "group)")
-            return outcome
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            outcome.status, outcome.exit_code = "signal", -sig
-            outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_line(stderr)
-            return outcome
-        outcome.exit_code = os.WEXITSTATUS(status)
-        if outcome.exit_code != 0:
-            outcome.status = "failed"
-            outcome.error = f"exited with status {outcome.exit_code}" + _last_line(stderr)
-        elif region_error:
-            outcome.status = "failed"
-            outcome.error = region_error
-        try:
-            own = parse_last_json(stdout)
-        except WorkloadJSONError as e:
-            own = None
-            if outcome.status == "ok":
-                outcome.status = "failed"
-                outcome.error = str(e)
-        if own:
-            for k, v in own.items():
-                values.setdefault(k, v)  # perflab's own measurement wins a name clash
+    # -- many runs in one exchange, the server opening the counters ---------------------------
+    def run_batch(self, reqs: list[RunRequest], stop_on_failure: bool = True) -> list[RunOutcome]:
+        """Run each request once, in order, in one exchange with the server: it opens the perf
+        counters on each command itself, answers its timed region and keeps its output, and
+        says nothing until the last run has ended, so no Python wake-up sits between runs.
+        The outcomes are those ``run`` would give (one home: ``_outcome``).  With
+        ``stop_on_failure`` the runs after a failed one are not made (fewer outcomes).
+
+        Every request must be ``batchable`` and ask for the same counters.  On Ctrl-C the
+        command running is killed with its group and ``Interrupted`` carries the finished
+        runs' outcomes."""
+        if not reqs:
+            return []
+        names = reqs[0].counters
+        if any(not batchable(r) or r.counters != names for r in reqs):
+            raise ValueError("run_batch: requests with perflab-opened counters, or differing "
+                             "counter lists, go through run()")
+        specs: dict[tuple[str, ...], int] = {}
+        fields: list[str] = []
+        order: list[int] = []
+        if len({r.region for r in reqs}) > 1:
+            raise ValueError("run_batch: requests in one batch share the timed-region setting")
+        region = self._batch_region_channel() if reqs[0].region else None
+        index: dict[int, int] = {}  # id(request) -> its spec's index: one spec per request
+        for r in reqs:
+            if id(r) not in index:
+                env = dict(r.env)
+                if region is not None:
+                    env.update(region.env())
+                spec = tuple(_spec(r, resolve_executable(r.argv[0], r.env), env, envc=True))
+                if spec not in specs:
+                    specs[spec] = len(specs)
+                    fields.extend(spec)
+                index[id(r)] = specs[spec]
+            order.append(index[id(r)])
+        if self._proc is None:
+            self._start()
+        events = {**SOFTWARE_EVENTS, **HARDWARE_EVENTS}
+        counters = ",".join("{}:{}".format(*events[n]) for n in names)
+        before = set(_children()) if self._watch else set()
+        outcomes: list[RunOutcome] = []
+        pids: set[int] = set()
+        while len(outcomes) < len(reqs):
+            todo = order[len(outcomes):]
+            head = [str(len(specs)), *fields, counters,
+                    *((region.ctl_path, region.ack_path) if region is not None else ("", "")),
+                    "1" if stop_on_failure else "0", ",".join(map(str, todo))]
+            try:
+                self._request(b"batch", head)
+                ready = False
+                while not ready:  # Ctrl-C lands here, before a byte of the answer is read
+                    ready = bool(select.select([self._report], [], [])[0])
+            except KeyboardInterrupt:
+                # EOF on its pipe: the server kills the command running and hands over the
+                # finished runs before it ends.
+                os.close(self._ctl_w)
+                self._ctl_w = -1
+                raws = self._read_batch(names, complete=False)
+                self.close()
+                done = [_outcome(r, raw) for r, raw in zip(reqs[len(outcomes):], raws,
+                                                           strict=False)]
+                raise Interrupted(outcomes + done) from None
+            except BaseException:
+                self.close()
+                raise
+            raws = self._read_batch(names, complete=True)
+            if not raws:
+                self.close()
+                raise PerflabError(f"perflab's launcher ran none of a batch of "
+                                   f"{reqs[len(outcomes)].argv[0]}",
+                                   "if it persists, report a bug")
+            for r, raw in zip(reqs[len(outcomes):], raws, strict=False):
+                pids.add(raw.pid)
+                outcomes.append(_outcome(r, raw))
+            if stop_on_failure and outcomes[-1].status != "ok":
+                break
+        if self._watch and outcomes:
+            outcomes[-1].leftover = _leftovers(before, pids)
+        return outcomes
+
+    def _batch_region_channel(self) -> RegionChannel:
+        """The timed-region fifos of batches: the server answers them, no Python thread does
+        (a pair apart from ``run``'s, whose thread would race the server for the lines)."""
+        if self._batch_region is None:
+            self._batch_region = RegionChannel(lambda: None, lambda: None)
+        return self._batch_region
+
+    def _read_batch(self, names: list[str], complete: bool) -> list[_RawRun]:
+        """The records of a batch's runs ("rec ...", then "end N"); with ``complete`` False
+        (after Ctrl-C) whatever arrived before the server ended."""
+        raws: list[_RawRun] = []
+        n = len(_DONE_FIELDS)
+        while True:
+            line = self._report.readline().decode(errors="replace").split()
+            if line[:1] == ["end"] and len(line) == 2 and int(line[1]) == len(raws):
+                return raws
+            if line[:1] != ["rec"] or len(line) < n + 3:
+                if not complete:
+                    return raws
+                self.close()
+                raise PerflabError(f"perflab's launcher failed a batch "
+                                   f"({' '.join(line)[:200] or 'no report'})",
+                                   "check --pin and the command; if it persists, report a bug")
+            nums = [int(x) for x in line[1:]]
+            raw = _RawRun(**dict(zip(_DONE_FIELDS, nums[:n], strict=True)))
+            err, nc = nums[n], nums[n + 1]
+            i = n + 2
+            raw.final = _readings(names, nums[i:i + 3 * nc]) if nc else {}
+            i += 3 * nc
+            raw.counter_error = str(CounterError(err, os.strerror(err))) if err else ""
+            raw.region_enables, raw.region_ns, open_, summed = nums[i:i + 4]
+            raw.region_open = bool(open_)
+            i += 4
+            if summed:
+                raw.region_sum = _readings(names, nums[i:i + 3 * nc])
+                i += 3 * nc
+            out_len, err_len, bad_len = nums[i:i + 3]
+            raw.stdout = _tail(self._report.read(out_len))
+            raw.stderr = _tail(self._report.read(err_len))
+            bad = self._report.read(bad_len).decode(errors="replace")
+            if bad_len:
+                raw.region_error = f"unknown region command {bad!r}"
+            raws.append(raw)
+
+
+def batchable(req: RunRequest) -> bool:
+    """Whether ``run_batch`` can make this run: its counters, if any, are the kernel's (the
+    server opens them); injected backends (the tests' fake PMU) go through ``run``."""
+    return not req.counters or type(req.backend) is KernelBackend
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch, with the outcomes of the runs it finished."""
+
+    def __init__(self, outcomes: list[RunOutcome]) -> None:
+        super().__init__()
+        self.outcomes = outcomes
+
+
+# The fields of the server's "done" line and of its batch records, in order.
+_DONE_FIELDS = ("status", "wall_ns", "utime_us", "stime_us", "maxrss", "minflt", "majflt",
+                "nvcsw", "nivcsw", "exec_errno", "timed_out", "pid", "run_delay_ns",
+                "started_ns")
+
+
+@dataclass
+class _RawRun:
+    """One run as the server and the region channel saw it, before it becomes an outcome."""
+
+    status: int
+    wall_ns: int
+    utime_us: int
+    stime_us: int
+    maxrss: int
+    minflt: int
+    majflt: int
+    nvcsw: int
+    nivcsw: int
+    exec_errno: int
+    timed_out: int
+    pid: int
+    run_delay_ns: int
+    started_ns: int
+    counter_error: str = ""
+    final: dict[str, Reading] = field(default_factory=dict)
+    region_enables: int = 0
+    region_ns: int = 0
+    region_open: bool = False
+    region_error: str = ""
+    region_sum: dict[str, Reading] = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+    leftover: list[int] = field(default_factory=list)
+
+
+def _spec(req: RunRequest, path: str, env: dict[str, str], envc: bool = False) -> list[str]:
+    """A command's spec in the server's request (perflab-launch.c)."""
+    cpus = ",".join(map(str, req.pin)) if req.pin else "-"
+    timeout_ms = max(1, int(req.timeout * 1000 + 0.999)) if req.timeout else 0
+    return [cpus, str(timeout_ms), req.cwd or os.getcwd(), path, str(len(req.argv)), *req.argv,
+            *([str(len(env))] if envc else []), *(f"{k}={v}" for k, v in env.items())]
+
+
+def _readings(names: list[str], nums: list[int]) -> dict[str, Reading]:
+    return {n: Reading(*nums[3 * i:3 * i + 3]) for i, n in enumerate(names)}
+
+
+def _tail(data: bytes) -> str:
+    return data[-TAIL_BYTES:].decode(errors="replace")
+
+
+def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
+    """A run's metrics and status from what the server and the region channel saw: the one
+    place both launch paths turn figures into an outcome."""
+    values: dict[str, float] = {
+        "wall_time": raw.wall_ns / 1e9,
+        "user_time": raw.utime_us / 1e6,
+        "sys_time": raw.stime_us / 1e6,
+        "max_rss": float(raw.maxrss),
+        "minor_faults": float(raw.minflt),
+        "major_faults": float(raw.majflt),
+        "voluntary_switches": float(raw.nvcsw),
+        "involuntary_switches": float(raw.nivcsw),
+    }
+    if raw.run_delay_ns >= 0:
+        values["run_delay"] = raw.run_delay_ns / 1e9
+    exec_error = os.strerror(raw.exec_errno) if raw.exec_errno else ""
+    running_fraction: dict[str, float] = {}
+    region_used = raw.region_enables > 0
+    region_error = ""
+    if raw.region_open:
+        region_error = ("it began a timed region (perflab_region_begin) and never ended "
+                        "it; call perflab_region_end() after the timed work")
+    elif raw.region_error:
+        region_error = f"timed-region protocol: {raw.region_error}"
+    if region_used:
+        values["region_time"] = raw.region_ns / 1e9
+    if raw.final:
+        readings = raw.region_sum if region_used and raw.region_sum else raw.final
+        for name, r in readings.items():
+            v = r.scaled
+            values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
+            running_fraction[name] = r.running_fraction
+    stdout, stderr = raw.stdout, raw.stderr
+    outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
+                         stderr=stderr, region_used=region_used,
+                         counter_error=raw.counter_error,
+                         running_fraction=running_fraction, leftover=raw.leftover,
+                         started_at=raw.started_ns / 1e9)
+    if exec_error:
+        outcome.status, outcome.exit_code = "failed", 127
+        outcome.error = f"could not start {req.argv[0]}: {exec_error}"
         return outcome
+    if raw.timed_out:
+        outcome.status = "timeout"
+        outcome.error = (f"killed after the {req.timeout:g} s timeout (with its process "
+                         "group)")
+        return outcome
+    status = raw.status
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        outcome.status, outcome.exit_code = "signal", -sig
+        outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_line(stderr)
+        return outcome
+    outcome.exit_code = os.WEXITSTATUS(status)
+    if outcome.exit_code != 0:
+        outcome.status = "failed"
+        outcome.error = f"exited with status {outcome.exit_code}" + _last_line(stderr)
+    elif region_error:
+        outcome.status = "failed"
+        outcome.error = region_error
+    try:
+        own = parse_last_json(stdout)
+    except WorkloadJSONError as e:
+        own = None
+        if outcome.status == "ok":
+            outcome.status = "failed"
+            outcome.error = str(e)
+    if own:
+        for k, v in own.items():
+            values.setdefault(k, v)  # perflab's own measurement wins a name clash
+    return outcome
 
 
 def execute(req: RunRequest, server: LaunchServer | None = None) -> RunOutcome:
-    """Run ``req.argv`` once, on ``server`` (kept by the caller for many runs) or a new one."""
-    if server is not None:
-        return server.run(req)
-    with LaunchServer() as one:
-        return one.run(req)
+    """Run ``req.argv`` once, on ``server`` (kept by the caller for many runs) or a new one:
+    as a batch of one when it can be (the server opens the counters), else alone."""
+    if server is None:
+        with LaunchServer() as one:
+            return execute(req, one)
+    if batchable(req):
+        return server.run_batch([req], stop_on_failure=False)[0]
+    return server.run(req)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -83,7 +83,8 @@ class RegionChannel:
 
     def close(self) -> None:
         os.write(self._stop_w, b"x")
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # a channel the launch server answers has none
+            self._thread.join(timeout=5)
         for fd in (self._ctl, self._ack, self._stop_r, self._stop_w):
             os.close(fd)
         for p in (self.ctl_path, self.ack_path):

@@ -8,28 +8,46 @@
  * from release to wait4, and reports wait4's rusage (the command's, not perflab's).
  *
  * usage: perflab-launch --server CTL_FD REPORT_FD
- *   A fork server: it stays alive for a whole measurement and starts each run on request, so a
- *   run costs one fork+exec of the command and one or two exchanges on a pipe, not a Python
- *   Popen of a launcher.  Each request on CTL_FD is "run LEN\n" followed by LEN bytes of
- *   NUL-terminated strings: CPUS ("-" or a comma list to pin the command to), TIMEOUT_MS (0:
- *   none), HOLD ("1" or "0"), CWD ("" for the server's), PATH, ARGC, ARGV..., then the
- *   environment (one K=V string each, to the end).  The command is forked into its own process
- *   group.  With HOLD the server answers "pid N\n" and keeps the command before exec until one
- *   byte "g" arrives on CTL_FD (perflab opens its perf counters on it meanwhile; anything else
- *   kills it unreleased and ends the server); without, it is released at once.  When it ends:
- *   "done STATUS WALL_NS UTIME_US STIME_US MAXRSS_KB MINFLT MAJFLT NVCSW NIVCSW EXEC_ERRNO
- *   TIMED_OUT PID RUN_DELAY_NS\n" (wait4's rusage: the command's own; RUN_DELAY_NS from the
- *   zombie's /proc/PID/schedstat, -1 when it is not there).  Its stdout and stderr are the
- *   server's (perflab rewinds and truncates them between runs).  A timeout kills the command's
- *   whole process group; so does anything arriving on CTL_FD during a run (EOF: perflab closed
- *   the pipe or died), which also ends the server, and so does perflab's death
+ *   A fork server: it stays alive for a whole measurement and starts runs on request, so a run
+ *   costs one fork+exec of the command, not a Python Popen of a launcher.  A request is a verb,
+ *   " LEN\n" and LEN bytes of NUL-terminated strings.  A command's spec is CPUS ("-" or a comma
+ *   list to pin it to), TIMEOUT_MS (0: none), CWD ("" for the server's), PATH, ARGC, ARGV...,
+ *   and its environment (K=V strings).  Each command is forked into its own process group,
+ *   held before exec until it is released, and timed from release to wait4.  A timeout kills
+ *   the command's whole process group; so does anything arriving on CTL_FD during a run (EOF:
+ *   perflab closed the pipe or died), which also ends the server, and so does perflab's death
  *   (PR_SET_PDEATHSIG).
+ *
+ *   "run": HOLD ("1" or "0"), then one spec, its environment to the end.  One run, its
+ *   stdout and stderr the server's (perflab drains them).  With HOLD the server answers "pid N\n"
+ *   and keeps the command before exec until one byte "g" arrives on CTL_FD (perflab opens its
+ *   own perf counters on it meanwhile; anything else kills it unreleased and ends the server);
+ *   without, it is released at once.  When it ends: "done STATUS WALL_NS UTIME_US STIME_US
+ *   MAXRSS_KB MINFLT MAJFLT NVCSW NIVCSW EXEC_ERRNO TIMED_OUT PID RUN_DELAY_NS STARTED_NS\n"
+ *   (wait4's rusage: the command's own; RUN_DELAY_NS from the zombie's /proc/PID/schedstat, -1
+ *   when it is not there; STARTED_NS: CLOCK_REALTIME at release).
+ *
+ *   "batch": many runs in one exchange, with no word from perflab between them.  NSPEC, then
+ *   NSPEC specs (each environment preceded by its count ENVC), then COUNTERS ("TYPE:CONFIG,..."
+ *   perf events, "" for none), REGION_CTL and REGION_ACK (the timed-region fifos' paths, ""
+ *   for none), STOP ("1": end the batch after a failed run) and ORDER (comma-separated spec
+ *   indices: the runs, in order).  The server opens the counters on each held command itself
+ *   (the attr perf_events.py uses), answers the timed-region protocol with counter snapshots
+ *   (region.py's rules), and keeps the last 1 MiB of each run's stdout and stderr.  It answers
+ *   once, at the end: for each run done "rec" + the "done" fields + COUNTER_ERRNO NC, NC
+ *   triples VALUE ENABLED RUNNING, REGION_ENABLES REGION_NS REGION_OPEN SUMMED, NC region
+ *   triples when SUMMED, OUTLEN ERRLEN BADLEN "\n", then those many bytes of stdout, stderr and
+ *   the first unknown region command; then "end N\n".  A batch may end early (a failure with
+ *   STOP, or 8 MiB of records): perflab asks for the rest.  EOF on CTL_FD during a batch kills
+ *   the running command, hands over the finished runs' records and ends the server.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,10 +116,199 @@ static int read_line(int fd, char *buf, size_t cap) {
     return 0;
 }
 
+/* ---- the batch: many runs in one exchange ----------------------------------------------- */
+
+#define TAIL_LIMIT (1u << 20) /* of each run's stdout and stderr kept (process.py TAIL_BYTES) */
+#define BATCH_OUTPUT_CAP (8u << 20) /* a batch ends early once its records hold this much */
+#define MAX_COUNTERS 32
+
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const void *data, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) _exit(127);
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...) {
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* Keep the last TAIL_LIMIT bytes of what arrives (the same rule as process.py's _StreamTail). */
+static void tail_add(struct buf *t, const char *data, size_t n) {
+    buf_add(t, data, n);
+    if (t->len > 2 * TAIL_LIMIT) {
+        memmove(t->p, t->p + t->len - TAIL_LIMIT, TAIL_LIMIT);
+        t->len = TAIL_LIMIT;
+    }
+}
+
+/* Read what a non-blocking pipe holds now. */
+static void drain(int fd, struct buf *t) {
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        tail_add(t, chunk, (size_t)n);
+    }
+}
+
+struct reading {
+    long long value, enabled, running;
+};
+
+struct counters {
+    int n;          /* events asked for */
+    int type[MAX_COUNTERS];
+    long long config[MAX_COUNTERS];
+    int fd[MAX_COUNTERS];
+    int open;       /* 1 when every fd is open on the current run */
+};
+
+/* perf_event_open on the held child, as perf_events.py's KernelBackend does (the same attr:
+ * disabled, inherit, exclude_hv, enable_on_exec; enabled and running times read along). */
+static int counters_open(struct counters *c, pid_t pid) {
+    c->open = 0;
+    for (int i = 0; i < c->n; i++) {
+        struct perf_event_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.type = (unsigned)c->type[i];
+        attr.size = sizeof attr;
+        attr.config = (unsigned long long)c->config[i];
+        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+        attr.disabled = 1;
+        attr.inherit = 1;
+        attr.exclude_hv = 1;
+        attr.enable_on_exec = 1;
+        c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0UL);
+        if (c->fd[i] < 0) {
+            int e = errno;
+            for (int j = 0; j < i; j++) close(c->fd[j]);
+            return e;
+        }
+    }
+    c->open = c->n > 0;
+    return 0;
+}
+
+static void counters_read(const struct counters *c, struct reading *out) {
+    for (int i = 0; i < c->n; i++) {
+        unsigned long long v[3] = {0, 0, 0};
+        if (!c->open || read(c->fd[i], v, sizeof v) != (ssize_t)sizeof v) v[0] = v[1] = v[2] = 0;
+        out[i].value = (long long)v[0];
+        out[i].enabled = (long long)v[1];
+        out[i].running = (long long)v[2];
+    }
+}
+
+static void counters_close(struct counters *c) {
+    if (c->open)
+        for (int i = 0; i < c->n; i++) close(c->fd[i]);
+    c->open = 0;
+}
+
+/* The timed-region protocol's parent side (region.py's RegionChannel, for runs whose counters
+ * the server holds): "enable"/"disable" lines on CTL, one "ack\n" on ACK for each; the counters
+ * are read before the acknowledgement, so the region's counts are exactly its own. */
+struct region {
+    int ctl, ack;
+    char line[256];
+    size_t len;
+    int enables, bad;
+    long long ns, t_enable; /* t_enable: -1 when no region is open */
+    struct reading snap[MAX_COUNTERS], sum[MAX_COUNTERS];
+    int summed;
+    char bad_cmd[256];
+};
+
+static void region_reset(struct region *r) {
+    char junk[256];
+    while (r->ctl >= 0 && read(r->ctl, junk, sizeof junk) > 0) {
+    } /* anything an earlier, killed run left half-said is not this run's */
+    r->len = 0;
+    r->enables = r->bad = r->summed = 0;
+    r->ns = 0;
+    r->t_enable = -1;
+    r->bad_cmd[0] = 0;
+}
+
+static void region_command(struct region *r, const char *cmd, struct counters *c) {
+    struct reading now[MAX_COUNTERS];
+    if (strcmp(cmd, "enable") == 0 && r->t_enable < 0) {
+        if (c->open) counters_read(c, r->snap);
+        r->enables++;
+        r->t_enable = now_ns();
+    } else if (strcmp(cmd, "disable") == 0 && r->t_enable >= 0) {
+        r->ns += now_ns() - r->t_enable;
+        r->t_enable = -1;
+        if (c->open) {
+            counters_read(c, now);
+            for (int i = 0; i < c->n; i++) {
+                r->sum[i].value = (r->summed ? r->sum[i].value : 0) + now[i].value - r->snap[i].value;
+                r->sum[i].enabled =
+                    (r->summed ? r->sum[i].enabled : 0) + now[i].enabled - r->snap[i].enabled;
+                r->sum[i].running =
+                    (r->summed ? r->sum[i].running : 0) + now[i].running - r->snap[i].running;
+            }
+            r->summed = 1;
+        }
+    } else if (strcmp(cmd, "enable") != 0 && strcmp(cmd, "disable") != 0) {
+        r->bad = 1;
+        snprintf(r->bad_cmd, sizeof r->bad_cmd, "%s", cmd);
+    }
+    if (write(r->ack, "ack\n", 4) < 0) {
+    }
+}
+
+static void region_serve(struct region *r, struct counters *c) {
+    char chunk[256];
+    ssize_t n;
+    while ((n = read(r->ctl, chunk, sizeof chunk)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (chunk[i] != '\n') {
+                if (r->len + 1 < sizeof r->line) r->line[r->len++] = chunk[i];
+                continue;
+            }
+            r->line[r->len] = 0;
+            char *s = r->line, *e = r->line + r->len;
+            while (*s == ' ' || *s == '\t' || *s == '\r') s++;
+            while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = 0;
+            region_command(r, s, c);
+            r->len = 0;
+        }
+    }
+}
+
+/* What the server watches during a batch's run besides the command: its stdout and stderr
+ * (drained into the run's tails) and the timed-region fifo (answered with counter snapshots). */
+struct batch_io {
+    int out, err;
+    struct buf *out_tail, *err_tail;
+    struct region *region; /* NULL: no region channel */
+    struct counters *counters;
+};
+
 /* Wait for the command, enforcing the timeout and perflab's going away (EOF or a byte on CTL):
  * either kills its whole process group.  Returns 1 on timeout, 2 when perflab went away. */
 static int wait_command(pid_t child, int ctl, long timeout_ms, long long t0, int *status,
-                        struct rusage *ru, long long *run_delay, long long *t_end) {
+                        struct rusage *ru, long long *run_delay, long long *t_end,
+                        struct batch_io *io) {
     /* a pidfd wakes poll when the command ends (Linux 5.3+); without one, poll in 1 ms steps */
     int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
     int why = 0;
@@ -124,11 +331,22 @@ static int wait_command(pid_t child, int ctl, long timeout_ms, long long t0, int
             int left_ms = (int)((left + 999999) / 1000000);
             if (wait_ms < 0 || left_ms < wait_ms) wait_ms = left_ms;
         }
-        struct pollfd p[2] = {{pidfd, POLLIN, 0}, {why ? -1 : ctl, POLLIN, 0}};
-        int r = poll(p, 2, wait_ms);
+        struct pollfd p[5] = {{pidfd, POLLIN, 0}, {why ? -1 : ctl, POLLIN, 0}, {-1, POLLIN, 0},
+                              {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+        if (io) {
+            p[2].fd = io->out;
+            p[3].fd = io->err;
+            p[4].fd = io->region ? io->region->ctl : -1;
+        }
+        int r = poll(p, 5, wait_ms);
         if (r > 0 && p[1].revents) { /* perflab closed the pipe (Ctrl-C, an error) or said kill */
             why = 2;
             kill(-child, SIGKILL);
+        }
+        if (r > 0 && io) {
+            if (p[2].revents) drain(io->out, io->out_tail);
+            if (p[3].revents) drain(io->err, io->err_tail);
+            if (p[4].revents) region_serve(io->region, io->counters);
         }
     }
     if (pidfd >= 0) close(pidfd);
@@ -148,44 +366,55 @@ static int wait_command(pid_t child, int ctl, long timeout_ms, long long t0, int
     return why;
 }
 
-/* One run of the fork server; returns -1 when perflab has gone (EOF). */
-static int serve_one(int ctl, int rep) {
-    char line[64];
-    if (read_line(ctl, line, sizeof line) != 0) return -1;
-    size_t len = 0;
-    if (sscanf(line, "run %zu", &len) != 1 || len == 0 || len > (64u << 20)) {
-        dprintf(rep, "error request %s\n", line);
-        return -1;
-    }
-    char *buf = malloc(len + 1);
-    if (!buf || read_full(ctl, buf, len) != 0) return -1;
-    buf[len] = 0;
-    /* split the NUL-terminated strings */
-    size_t count = 0;
-    for (size_t i = 0; i < len; i++) count += buf[i] == 0;
-    char **f = calloc(count + 1, sizeof *f);
-    size_t k = 0;
-    for (size_t i = 0; i < len && k < count; k++) {
-        f[k] = buf + i;
-        i += strlen(buf + i) + 1;
-    }
-    size_t argc = count >= 6 ? (size_t)atol(f[5]) : 0;
-    if (count < 7 || argc < 1 || 6 + argc > count) {
-        dprintf(rep, "error malformed request\n");
-        free(f);
-        free(buf);
-        return -1;
-    }
-    const char *cpus = f[0], *cwd = f[3], *path = f[4];
-    long timeout_ms = atol(f[1]);
-    int hold = f[2][0] == '1';
-    char **argv = calloc(argc + 1, sizeof *argv);
-    for (size_t i = 0; i < argc; i++) argv[i] = f[6 + i];
-    char **envp = calloc(count - 6 - argc + 1, sizeof *envp);
-    for (size_t i = 6 + argc, j = 0; i < count; i++, j++) envp[j] = f[i];
+/* One command to start: a request's fields (pointers into the request's buffer). */
+struct spec {
+    const char *cpus, *cwd, *path;
+    long timeout_ms;
+    char **argv, **envp;
+};
 
+/* Parse a spec from the NUL-separated fields f[*k..count): CPUS, TIMEOUT_MS, CWD, PATH, ARGC,
+ * ARGV..., then ENVC and the environment (with_envc) or the environment to the end. */
+static int parse_spec(char **f, size_t count, size_t *k, int with_envc, struct spec *s) {
+    if (*k + 5 > count) return -1;
+    s->cpus = f[*k];
+    s->timeout_ms = atol(f[*k + 1]);
+    s->cwd = f[*k + 2];
+    s->path = f[*k + 3];
+    size_t argc = (size_t)atol(f[*k + 4]);
+    *k += 5;
+    if (argc < 1 || *k + argc > count) return -1;
+    s->argv = calloc(argc + 1, sizeof *s->argv);
+    for (size_t i = 0; i < argc; i++) s->argv[i] = f[*k + i];
+    *k += argc;
+    size_t envc = count - *k;
+    if (with_envc) {
+        if (*k >= count) return -1;
+        envc = (size_t)atol(f[*k]);
+        *k += 1;
+        if (*k + envc > count) return -1;
+    }
+    s->envp = calloc(envc + 1, sizeof *s->envp);
+    for (size_t i = 0; i < envc; i++) s->envp[i] = f[*k + i];
+    *k += envc;
+    return 0;
+}
+
+/* Fork the command into its own process group, held before exec until a byte on *go_w; its
+ * stdout and stderr are out_fd and err_fd (-1: the server's own).  *err_r tells exec's errno.
+ * With ready, return only once the command is stopped (it stops itself with SIGSTOP, and the
+ * release also sends SIGCONT): counters are then opened on a task that is not runnable, as
+ * when perflab opens them on a command blocked on the go pipe.  A command still running or
+ * queued there started measurably later, its run_delay growing with each counter opened. */
+static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_fd, int *go_w,
+                   int *err_r, int ready) {
     int go[2], err[2];
-    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return -1;
+    if (pipe2(go, O_CLOEXEC) != 0) return -1;
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        close(go[0]);
+        close(go[1]);
+        return -1;
+    }
     pid_t child = fork();
     if (child < 0) return -1;
     if (child == 0) {
@@ -198,13 +427,16 @@ static int serve_one(int ctl, int rep) {
         close(err[0]);
         close(ctl);
         close(rep);
-        pin_to(cpus);
+        if (out_fd >= 0) dup2(out_fd, 1);
+        if (err_fd >= 0) dup2(err_fd, 2);
+        pin_to(s->cpus);
+        if (ready) raise(SIGSTOP);
         /* wait until the parent has made us a process-group leader and started the clock */
         if (read(go[0], &b, 1) != 1) _exit(127);
         int e = 0;
-        if (cwd[0] && chdir(cwd) != 0) e = errno;
+        if (s->cwd[0] && chdir(s->cwd) != 0) e = errno;
         if (!e) {
-            execve(path, argv, envp);
+            execve(s->path, s->argv, s->envp);
             e = errno;
         }
         if (write(err[1], &e, sizeof e) < 0) _exit(127);
@@ -214,6 +446,92 @@ static int serve_one(int ctl, int rep) {
     group = child;
     close(go[0]);
     close(err[1]);
+    *go_w = go[1];
+    *err_r = err[0];
+    if (ready) {
+        int st;
+        pid_t w;
+        do w = waitpid(child, &st, WUNTRACED); while (w < 0 && errno == EINTR);
+        if (w != child || !WIFSTOPPED(st)) { /* it died before stopping: reaped, no command */
+            group = 0;
+            close(go[1]);
+            close(err[0]);
+            return -1;
+        }
+    }
+    return child;
+}
+
+/* Release the held command, wait for it, and kill what it left in its group. */
+static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long timeout_ms,
+                            int *status, struct rusage *ru, long long *wall,
+                            long long *run_delay, long long *started, int *exec_errno,
+                            struct batch_io *io, int stopped) {
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    *started = (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec;
+    long long t0 = now_ns(), t1 = 0;
+    if (write(go_w, "g", 1) != 1) return -1;
+    close(go_w);
+    if (stopped) kill(child, SIGCONT);
+    *status = 0;
+    memset(ru, 0, sizeof *ru);
+    int why = wait_command(child, ctl, timeout_ms, t0, status, ru, run_delay, &t1, io);
+    kill(-child, SIGKILL); /* anything the command left behind in its group */
+    group = 0;
+    *exec_errno = 0;
+    if (read(err_r, exec_errno, sizeof *exec_errno) != sizeof *exec_errno) *exec_errno = 0;
+    close(err_r);
+    *wall = t1 - t0;
+    return why;
+}
+
+/* Read the rest of a request's header line ("LEN\n") and its LEN bytes of NUL-terminated
+ * fields; NULL when perflab has gone or the request is malformed. */
+static char *read_request(int ctl, int rep, char ***fields, size_t *count) {
+    char line[64];
+    if (read_line(ctl, line, sizeof line) != 0) return NULL;
+    size_t len = 0;
+    if (sscanf(line, "%zu", &len) != 1 || len == 0 || len > (64u << 20)) {
+        dprintf(rep, "error request length %s\n", line);
+        return NULL;
+    }
+    char *buf = malloc(len + 1);
+    if (!buf || read_full(ctl, buf, len) != 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) n += buf[i] == 0;
+    char **f = calloc(n + 1, sizeof *f);
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < n; k++) {
+        f[k] = buf + i;
+        i += strlen(buf + i) + 1;
+    }
+    *fields = f;
+    *count = n;
+    return buf;
+}
+
+/* One run: "run LEN\n" (see the top of the file); returns -1 when perflab has gone. */
+static int serve_one(int ctl, int rep, char **f, size_t count) {
+    struct spec s;
+    size_t k = 1;
+    /* f[0] is HOLD; then the spec, its environment to the end */
+    if (count < 6 || parse_spec(f, count, &k, 0, &s) != 0) {
+        dprintf(rep, "error malformed request\n");
+        return -1;
+    }
+    int hold = f[0][0] == '1';
+    int go_w, err_r;
+    pid_t child = spawn(&s, ctl, rep, -1, -1, &go_w, &err_r, 0);
+    int rc = 0;
+    if (child < 0) {
+        rc = -1;
+        goto out;
+    }
     if (hold) { /* perflab opens its counters on the held child, then says "g" */
         dprintf(rep, "pid %d\n", (int)child);
         char b = 0;
@@ -223,43 +541,199 @@ static int serve_one(int ctl, int rep) {
             kill(-child, SIGKILL);
             waitpid(child, NULL, 0);
             group = 0;
-            close(go[1]);
-            close(err[0]);
-            free(envp);
-            free(argv);
-            free(f);
-            free(buf);
-            return -1;
+            close(go_w);
+            close(err_r);
+            rc = -1;
+            goto out;
         }
     }
-    long long t0 = now_ns();
-    if (write(go[1], "g", 1) != 1) return -1;
-    close(go[1]);
-    int status = 0;
+    int status, exec_errno;
     struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    long long run_delay = -1, t1 = 0;
-    int why = wait_command(child, ctl, timeout_ms, t0, &status, &ru, &run_delay, &t1);
-    kill(-child, SIGKILL); /* anything the command left behind in its group */
-    group = 0;
-    int exec_errno = 0;
-    if (read(err[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno) exec_errno = 0;
-    close(err[0]);
-    free(envp);
-    free(argv);
-    free(f);
-    free(buf);
-    if (why == 2) return -1; /* perflab is gone or gave up on this run: end quietly */
-    dprintf(rep, "done %d %lld %lld %lld %ld %ld %ld %ld %ld %d %d %d %lld\n", status, t1 - t0,
+    long long wall, run_delay, started;
+    int why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &status, &ru, &wall,
+                               &run_delay, &started, &exec_errno, NULL, 0);
+    if (why < 0 || why == 2) { /* perflab is gone or gave up on this run: end quietly */
+        rc = -1;
+        goto out;
+    }
+    dprintf(rep, "done %d %lld %lld %lld %ld %ld %ld %ld %ld %d %d %d %lld %lld\n", status, wall,
             (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
             (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, ru.ru_maxrss,
             ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, exec_errno, why == 1,
-            (int)child, run_delay);
-    return 0;
+            (int)child, run_delay, started);
+out:
+    free(s.argv);
+    free(s.envp);
+    return rc;
+}
+
+static void write_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* A batch: "batch LEN\n" (see the top of the file); returns -1 when perflab has gone. */
+static int serve_batch(int ctl, int rep, char **f, size_t count) {
+    static int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
+    if (out_p[0] < 0) { /* made once: every batch's commands write to these */
+        if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) return -1;
+        fcntl(out_p[0], F_SETFL, O_NONBLOCK);
+        fcntl(err_p[0], F_SETFL, O_NONBLOCK);
+        fcntl(out_p[1], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups for big writers */
+        fcntl(err_p[1], F_SETPIPE_SZ, 1 << 20);
+    }
+    size_t k = 0, nspec = count ? (size_t)atol(f[0]) : 0;
+    k = 1;
+    struct spec *specs = calloc(nspec + 1, sizeof *specs);
+    int bad = nspec < 1;
+    size_t parsed = 0;
+    for (; !bad && parsed < nspec; parsed++)
+        if (parse_spec(f, count, &k, 1, &specs[parsed]) != 0) bad = 1;
+    struct counters c;
+    memset(&c, 0, sizeof c);
+    struct region reg;
+    memset(&reg, 0, sizeof reg);
+    reg.ctl = reg.ack = -1;
+    int stop = 0;
+    const char *order = "";
+    if (!bad && k + 5 <= count) {
+        for (char *tok = f[k], *end; *tok && c.n < MAX_COUNTERS; tok = *end ? end + 1 : end) {
+            c.type[c.n] = (int)strtol(tok, &end, 10);
+            if (*end != ':') {
+                bad = 1;
+                break;
+            }
+            c.config[c.n++] = strtoll(end + 1, &end, 10);
+        }
+        if (f[k + 1][0]) {
+            reg.ctl = open(f[k + 1], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+            reg.ack = open(f[k + 2], O_RDWR | O_CLOEXEC);
+            if (reg.ctl < 0 || reg.ack < 0) bad = 1;
+        }
+        stop = f[k + 3][0] == '1';
+        order = f[k + 4];
+    } else {
+        bad = 1;
+    }
+    int rc = 0;
+    struct buf rec = {0}, out_t = {0}, err_t = {0};
+    if (bad) {
+        dprintf(rep, "error malformed batch request\n");
+        rc = -1;
+        goto done;
+    }
+    struct batch_io io = {out_p[0], err_p[0], &out_t, &err_t, reg.ctl >= 0 ? &reg : NULL, &c};
+    int runs = 0;
+    for (const char *p = order; *p;) {
+        char *end;
+        long i = strtol(p, &end, 10);
+        p = *end ? end + 1 : end;
+        if (i < 0 || (size_t)i >= nspec) {
+            rc = -1;
+            break;
+        }
+        const struct spec *s = &specs[i];
+        drain(out_p[0], &out_t); /* anything late from an earlier run is not this run's */
+        drain(err_p[0], &err_t);
+        out_t.len = err_t.len = 0;
+        if (reg.ctl >= 0) region_reset(&reg);
+        int go_w, err_r;
+        pid_t child = spawn(s, ctl, rep, out_p[1], err_p[1], &go_w, &err_r, c.n > 0);
+        if (child < 0) {
+            rc = -1;
+            break;
+        }
+        int counter_errno = c.n ? counters_open(&c, child) : 0;
+        int status, exec_errno;
+        struct rusage ru;
+        long long wall, run_delay, started;
+        int why = release_and_wait(child, go_w, err_r, ctl, s->timeout_ms, &status, &ru, &wall,
+                                   &run_delay, &started, &exec_errno, &io, c.n > 0);
+        drain(out_p[0], &out_t);
+        drain(err_p[0], &err_t);
+        if (reg.ctl >= 0) region_serve(&reg, &c); /* a last word said just before the end */
+        struct reading fin[MAX_COUNTERS];
+        counters_read(&c, fin);
+        int nc = c.open ? c.n : 0;
+        counters_close(&c);
+        if (why < 0 || why == 2) { /* perflab is gone: hand over the runs finished so far */
+            rc = -1;
+            break;
+        }
+        buf_printf(&rec, "rec %d %lld %lld %lld %ld %ld %ld %ld %ld %d %d %d %lld %lld %d %d",
+                   status, wall, (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+                   (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+                   ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw,
+                   exec_errno, why == 1, (int)child, run_delay, started, counter_errno, nc);
+        for (int j = 0; j < nc; j++)
+            buf_printf(&rec, " %lld %lld %lld", fin[j].value, fin[j].enabled, fin[j].running);
+        int summed = reg.ctl >= 0 && reg.summed && nc;
+        buf_printf(&rec, " %d %lld %d %d", reg.ctl >= 0 ? reg.enables : 0,
+                   reg.ctl >= 0 ? reg.ns : 0LL, reg.ctl >= 0 && reg.t_enable >= 0, summed);
+        for (int j = 0; summed && j < nc; j++)
+            buf_printf(&rec, " %lld %lld %lld", reg.sum[j].value, reg.sum[j].enabled,
+                       reg.sum[j].running);
+        size_t bad_len = reg.ctl >= 0 && reg.bad ? strlen(reg.bad_cmd) : 0;
+        buf_printf(&rec, " %zu %zu %zu\n", out_t.len, err_t.len, bad_len);
+        buf_add(&rec, out_t.p, out_t.len);
+        buf_add(&rec, err_t.p, err_t.len);
+        buf_add(&rec, reg.bad_cmd, bad_len);
+        runs++;
+        int failed = exec_errno || why == 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+                     (reg.ctl >= 0 && (reg.t_enable >= 0 || reg.bad));
+        if ((stop && failed) || rec.len > BATCH_OUTPUT_CAP) break; /* perflab asks for the rest */
+    }
+    buf_printf(&rec, "end %d\n", runs);
+    write_all(rep, rec.p, rec.len); /* one write: perflab wakes once per batch */
+done:
+    if (reg.ctl >= 0) close(reg.ctl);
+    if (reg.ack >= 0) close(reg.ack);
+    for (size_t i = 0; i < parsed; i++) {
+        free(specs[i].argv);
+        free(specs[i].envp);
+    }
+    free(specs);
+    free(rec.p);
+    free(out_t.p);
+    free(err_t.p);
+    return rc;
+}
+
+/* One request; returns -1 when perflab has gone (EOF) or the conversation broke. */
+static int serve_request(int ctl, int rep) {
+    char line[64];
+    /* the verb: peeked one byte at a time up to the space (requests are rare and short) */
+    size_t i = 0;
+    while (i + 1 < sizeof line) {
+        ssize_t n = read(ctl, line + i, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        if (line[i] == ' ') break;
+        i++;
+    }
+    line[i] = 0;
+    int batch = strcmp(line, "batch") == 0;
+    if (!batch && strcmp(line, "run") != 0) {
+        dprintf(rep, "error request %s\n", line);
+        return -1;
+    }
+    char **f = NULL;
+    size_t count = 0;
+    char *buf = read_request(ctl, rep, &f, &count);
+    if (!buf) return -1;
+    int rc = batch ? serve_batch(ctl, rep, f, count) : serve_one(ctl, rep, f, count);
+    free(f);
+    free(buf);
+    return rc;
 }
 
 static int server(int ctl, int rep) {
-    while (serve_one(ctl, rep) == 0) {
+    while (serve_request(ctl, rep) == 0) {
     }
     return 0;
 }

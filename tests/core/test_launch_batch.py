@@ -1,0 +1,156 @@
+"""The fork server's two paths give the same figures: a run made alone (perflab opening the
+counters on the held command and answering its timed region: LaunchServer.run) and a run made
+in a batch (the server doing both itself: LaunchServer.run_batch).  Real processes, real
+perf_event_open software counters, real signals and timeouts, on tests/programs/spin.c."""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from perflab.collectors.perf_events import KernelBackend
+from perflab.collectors.process import Interrupted, LaunchServer, RunOutcome, RunRequest
+
+SOFTWARE = ["task_clock", "page_faults", "context_switches", "cpu_migrations"]
+
+
+def req(argv: list[str], **kw: object) -> RunRequest:
+    kw.setdefault("backend", KernelBackend())
+    return RunRequest(argv=argv, env=dict(os.environ), **kw)  # type: ignore[arg-type]
+
+
+def both(server: LaunchServer, r: RunRequest, n: int) -> tuple[list[RunOutcome],
+                                                                list[RunOutcome]]:
+    """n runs of r alone and n in one batch, alternating the order of the two blocks."""
+    alone = [server.run(r) for _ in range(n)]
+    batch = server.run_batch([r] * n, stop_on_failure=False)
+    return alone, batch
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie waiting for perflab, its subreaper, counts as ended)."""
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def med(outs: list[RunOutcome], name: str) -> float:
+    return statistics.median(o.values[name] for o in outs)
+
+
+def test_whole_process_counts_agree(spin: Path) -> None:
+    """Page faults of a command touching 3000 pages: the same in both paths (software counter
+    and rusage), and the same names, units and exact figures from the workload's JSON."""
+    with LaunchServer() as server:
+        alone, batch = both(server, req([str(spin), "100000", "3000"], counters=SOFTWARE,
+                                        region=False), 5)
+    for o in alone + batch:
+        assert o.status == "ok" and o.exit_code == 0, o.error
+        assert not o.region_used and o.counter_error == ""
+        assert o.running_fraction == {n: 1.0 for n in SOFTWARE}
+    assert set(alone[0].values) == set(batch[0].values)
+    for name in ("page_faults", "minor_faults"):
+        a, b = med(alone, name), med(batch, name)
+        assert a >= 3000 and abs(a - b) <= 0.02 * a, (name, a, b)
+    assert med(alone, "max_rss") == pytest.approx(med(batch, "max_rss"), rel=0.1)
+    assert med(alone, "ops") == med(batch, "ops") == 100000
+    # the same loop: CPU time within a factor that only a broken counter would leave
+    assert 0.5 < med(batch, "task_clock") / med(alone, "task_clock") < 2
+    assert all(o.started_at and abs(o.started_at - time.time()) < 60 for o in alone + batch)
+
+
+def test_timed_region_counts_agree(spin: Path) -> None:
+    """The region's counters exclude the 3000 faults made before it, in both paths; the
+    region's time is inside the wall time; each run's stdout is its own."""
+    with LaunchServer() as server:
+        alone, batch = both(server, req([str(spin), "200000", "3000"], counters=SOFTWARE), 5)
+    for o in alone + batch:
+        assert o.status == "ok" and o.region_used, o.error
+        assert o.values["page_faults"] < 100  # the region only
+        assert 3000 <= o.values["minor_faults"]  # rusage: the whole process
+        assert 0 < o.values["region_time"] < o.values["wall_time"]
+        assert o.stdout.count('"ops": 200000') == 1 and o.stderr == ""
+    assert 0.5 < med(batch, "region_time") / med(alone, "region_time") < 2
+    assert 0.5 < med(batch, "task_clock") / med(alone, "task_clock") < 2
+
+
+def test_failures_are_the_same_outcomes(spin: Path, tmp_path: Path) -> None:
+    """Exit codes, signals, timeouts (with the whole process group killed), a program that
+    cannot start and timed-region protocol errors: identical status, code and message."""
+    marker = tmp_path / "grandchild.pid"
+    bad_interp = tmp_path / "bad-interp"
+    bad_interp.write_text("#!/no/such/interpreter\n")
+    bad_interp.chmod(0o755)
+    ctl = 'echo {} > "$PERFLAB_CTL_FIFO"; read a < "$PERFLAB_ACK_FIFO"; echo out'
+    cases = [
+        req([str(spin), "10", "0", "3"]),
+        req(["sh", "-c", "echo dying >&2; kill -SEGV $$"]),
+        req(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"], timeout=0.3),
+        req([str(bad_interp)]),
+        req(["sh", "-c", ctl.format("bogus")], counters=SOFTWARE),
+        req(["sh", "-c", ctl.format("enable")], counters=SOFTWARE),
+    ]
+    with LaunchServer() as server:
+        for r in cases:
+            alone = server.run(r)
+            if r.timeout:
+                pid = int(marker.read_text())
+                assert gone(pid)  # the group's sleep went with it
+            (batch,) = server.run_batch([r])
+            if r.timeout:
+                assert int(marker.read_text()) != pid and gone(int(marker.read_text()))
+            assert (alone.status, alone.exit_code, alone.error) == (
+                batch.status, batch.exit_code, batch.error), r.argv
+            assert alone.stdout == batch.stdout and alone.stderr == batch.stderr
+            assert alone.region_used == batch.region_used
+
+
+def test_a_batch_stops_at_a_failure_and_keeps_outputs_apart(spin: Path) -> None:
+    with LaunchServer() as server:
+        outs = server.run_batch([req(["sh", "-c", "echo one; echo e1 >&2"]),
+                                 req(["sh", "-c", "echo two; exit 4"]),
+                                 req(["sh", "-c", "echo three"])])
+        assert [o.stdout for o in outs] == ["one\n", "two\n"]  # stopped after the failure
+        assert outs[0].stderr == "e1\n" and outs[1].stderr == ""
+        assert outs[1].status == "failed" and outs[1].exit_code == 4
+        every = server.run_batch([req(["sh", "-c", "exit 4"]), req(["true"])],
+                                 stop_on_failure=False)
+        assert [o.exit_code for o in every] == [4, 0]
+
+
+def test_ctrl_c_during_a_batch_keeps_the_finished_runs(spin: Path, tmp_path: Path) -> None:
+    """SIGINT while the server runs a batch: the command running is killed with its group,
+    the runs finished before it are handed over, and the server is not reused."""
+    marker = tmp_path / "pid"
+    slow = req(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"])
+    quick = req([str(spin), "1000"])
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    server = LaunchServer()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        with pytest.raises(Interrupted) as caught:
+            server.run_batch([quick, quick, slow, quick])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    done = caught.value.outcomes
+    assert [o.status for o in done] == ["ok", "ok"] and done[0].values["ops"] == 1000
+    assert server._proc is None  # closed
+    assert gone(int(marker.read_text()))  # the server killed the group as it ended
+    assert server.run_batch([quick])[0].status == "ok"  # a new server on demand
+    server.close()
