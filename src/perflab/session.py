@@ -44,13 +44,6 @@ def open_store(db: str | Path | None) -> Store:
     return Store(db)
 
 
-def git_state(repo: Path | None, commit: str | None) -> tuple[str | None, bool | None, str | None]:
-    """The commit measured: the working directory's, or ``commit`` resolved in ``repo``."""
-    from perflab.history.git import git_state as state
-
-    return state(repo, commit)
-
-
 # -- what to run ----------------------------------------------------------------------------------
 def parse_env(items: list[str] | None) -> dict[str, str]:
     out = {}
@@ -206,6 +199,7 @@ def new_result(kind: str, opts: MeasureOptions, *, repo: Path | None, commit: st
     """A result set about to be measured on this machine: its fingerprint, the commit measured
     and the options it is measured with."""
     from perflab.fingerprint import machine_fingerprint
+    from perflab.history.git import git_state
     from perflab.model import ResultSet, Settings
 
     c, dirty, r = git_state(repo, commit)

@@ -18,14 +18,10 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.history.git import git_state, short
+from perflab.reports.format import fmt_value
 
 console = stdout_console()
 err_console = stderr_console()
-
-def _fmt(x: float, unit: str = "") -> str:
-    from perflab.reports.format import fmt_value
-
-    return fmt_value(x, unit)
 
 
 def history_cmd(
@@ -85,8 +81,8 @@ def history_cmd(
                 style = "dim" if cp.ignored else ("red" if cp.regression else "green")
                 mark = f"[{style}]{cp.change_pct:+.1f}% p={cp.p_value:.2g}[/]"
             t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.kind,
-                      str(p.n), _fmt(p.median, s.unit),
-                      f"[{_fmt(p.ci_low, s.unit)}, {_fmt(p.ci_high, s.unit)}]", mark)
+                      str(p.n), fmt_value(p.median, s.unit),
+                      f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]", mark)
         console.print(t)
         for n in s.notes:
             console.print(f"[dim]{n}[/]")
@@ -156,8 +152,8 @@ def detect_cmd(
                       names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
                       f"{short(cp.commit_before)}..{short(cp.commit_after)}",
                       f"{cp.change_pct:+.2f}%",
-                      f"{_fmt(cp.mean_before, u)} ± {_fmt(cp.std_before, u)}",
-                      f"{_fmt(cp.mean_after, u)} ± {_fmt(cp.std_after, u)}",
+                      f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
+                      f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
                       f"{cp.p_value:.2g}", what)
         console.print(t)
         ignored = sum(1 for c in cps if c.ignored)

@@ -22,9 +22,6 @@ def _page(title: str, body: str) -> str:
     return page(title, [body])
 
 
-def _fmt(x: float, unit: str = "") -> str:
-    return fmt_value(x, unit)
-
 
 def _cp_rows(cps: list[ChangePoint], link: bool, units: dict[object, str]) -> str:
     rows = []
@@ -38,8 +35,8 @@ def _cp_rows(cps: list[ChangePoint], link: bool, units: dict[object, str]) -> st
         rows.append(
             f"<tr class='{cls}'>{series}<td><code>{short(cp.commit_before)}.."
             f"{short(cp.commit_after)}</code></td><td>{cp.change_pct:+.2f}%</td>"
-            f"<td>{_fmt(cp.mean_before, u)} &plusmn; {_fmt(cp.std_before, u)}</td>"
-            f"<td>{_fmt(cp.mean_after, u)} &plusmn; {_fmt(cp.std_after, u)}</td>"
+            f"<td>{fmt_value(cp.mean_before, u)} &plusmn; {fmt_value(cp.std_before, u)}</td>"
+            f"<td>{fmt_value(cp.mean_after, u)} &plusmn; {fmt_value(cp.std_after, u)}</td>"
             f"<td>{cp.p_value:.2g}</td><td>{html.escape(what)}</td></tr>")
     head = ("<tr>" + ("<th>series</th>" if link else "") + "<th>commits</th><th>change</th>"
             "<th>before (mean &plusmn; sd)</th><th>after</th><th>p</th><th></th></tr>")
@@ -59,8 +56,8 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
             f"<tr><td><code>{short(p.commit)}{'*' if p.dirty else ''}</code></td>"
             f"<td>{time.strftime('%Y-%m-%d %H:%M', time.gmtime(p.created_at))}</td>"
             f"<td>{p.result_id}</td><td>{p.kind}</td><td>{p.n}</td>"
-            f"<td>{_fmt(p.median, s.unit)}</td>"
-            f"<td>[{_fmt(p.ci_low, s.unit)}, {_fmt(p.ci_high, s.unit)}]</td></tr>"
+            f"<td>{fmt_value(p.median, s.unit)}</td>"
+            f"<td>[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]</td></tr>"
             for p in s.points)
         notes = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in s.notes)
         body = (f"<p><a href='index.html'>&larr; all series</a></p>"
@@ -81,7 +78,7 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
             f"<td><code>{html.escape(s.key.params_text())}</code></td>"
             f"<td>{html.escape(s.key.config)}</td><td>{s.key.machine_id}</td>"
             f"<td>{html.escape(s.key.metric)}</td><td>{len(s.points)}</td>"
-            f"<td>{_fmt(last.median, s.unit)}</td>"
+            f"<td>{fmt_value(last.median, s.unit)}</td>"
             f"<td class='{'reg' if any(c.regression for c in live) else ''}'>{len(live)}</td></tr>")
         all_cps.extend(cps)
     body = (f"<h1>perflab dashboard</h1><p>{len(items)} series from "
