@@ -210,8 +210,9 @@ def compare(
 
         if machines_differ(loaded):
             # Several machines: side by side, each judged on its own samples (never pooled).
-            show(loaded, console, out=None, metric=metric, threshold=threshold,
-                 correction=correction, baseline=baseline)
+            ids = "-".join(map(str, from_db))
+            show(loaded, console, out=store.reports_dir() / f"machines-{ids}", metric=metric,
+                 threshold=threshold, correction=correction, baseline=baseline)
             return
     if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
