@@ -8,13 +8,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from perflab.cli.history import _fmt as history_fmt
+from cli_helpers import invoke
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal
 from perflab.reports.export import result_to_markdown
 from perflab.reports.format import fmt_cv, fmt_signed, fmt_value
 from perflab.stats import compare_result
+from perflab.storage import Store
 
 
 def test_change_is_in_the_unit_family_of_its_value() -> None:
@@ -79,5 +80,9 @@ def test_one_value_renders_the_same_everywhere(tmp_path: Path) -> None:
         rs, title="t", tables=[("medians", matrix.medians_rows(rs, "ns_per_op"))], plots=[],
         warnings=[], suite_text="", out_dir=tmp_path, correction="holm", threshold=0.01)
     assert row["base"] in page.read_text()
-    # history
-    assert history_fmt(32012.0, "ns") == want
+    # history: the stored baseline's series, through the history verb's table
+    rs.configurations[0].benchmark = "syn/fmt"
+    Store(tmp_path / "r.sqlite").save(rs)
+    res = invoke("history", "syn/fmt", "--metric", "ns_per_op", "--db", str(tmp_path / "r.sqlite"))
+    assert res.exit_code == 0, res.output
+    assert want in res.output
