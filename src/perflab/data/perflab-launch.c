@@ -103,13 +103,15 @@ static int read_full(int fd, char *buf, size_t len) {
     return 0;
 }
 
-static int read_line(int fd, char *buf, size_t cap) {
+/* Reads one byte at a time up to `stop` (not kept) or cap-1 bytes, so nothing past the
+ * delimiter is consumed from the pipe; 0, or -1 when the peer has gone. */
+static int read_until(int fd, char *buf, size_t cap, char stop) {
     size_t i = 0;
     while (i + 1 < cap) {
         ssize_t n = read(fd, buf + i, 1);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
-        if (buf[i] == '\n') break;
+        if (buf[i] == stop) break;
         i++;
     }
     buf[i] = 0;
@@ -490,7 +492,7 @@ static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long time
  * fields; NULL when perflab has gone or the request is malformed. */
 static char *read_request(int ctl, int rep, char ***fields, size_t *count) {
     char line[64];
-    if (read_line(ctl, line, sizeof line) != 0) return NULL;
+    if (read_until(ctl, line, sizeof line, '\n') != 0) return NULL;
     size_t len = 0;
     if (sscanf(line, "%zu", &len) != 1 || len == 0 || len > (64u << 20)) {
         dprintf(rep, "error request length %s\n", line);
@@ -707,16 +709,8 @@ done:
 /* One request; returns -1 when perflab has gone (EOF) or the conversation broke. */
 static int serve_request(int ctl, int rep) {
     char line[64];
-    /* the verb: peeked one byte at a time up to the space (requests are rare and short) */
-    size_t i = 0;
-    while (i + 1 < sizeof line) {
-        ssize_t n = read(ctl, line + i, 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        if (line[i] == ' ') break;
-        i++;
-    }
-    line[i] = 0;
+    /* the verb, up to the space (requests are rare and short) */
+    if (read_until(ctl, line, sizeof line, ' ') != 0) return -1;
     int batch = strcmp(line, "batch") == 0;
     if (!batch && strcmp(line, "run") != 0) {
         dprintf(rep, "error request %s\n", line);
