@@ -249,3 +249,12 @@ def test_perflab_reads_its_own_json_export(tmp_path: Path,
             assert b.samples(m) == a.samples(m)
     assert {m: i.unit for m, i in imported.metrics.items()} == \
         {m: i.unit for m, i in original.metrics.items() if m in imported.metrics}
+    # judged as it was made: the same plan (band, correction, looks, interleaving, primary),
+    # so every verdict reads the same after the round trip
+    from perflab.stats import compare_result
+    assert imported.settings.comparison == original.settings.comparison
+    assert imported.settings.interleaved == original.settings.interleaved
+    assert imported.settings.primary_metric == original.settings.primary_metric
+    metrics = ["wall_time", "max_rss", "user_time"]
+    assert [(c.metric, c.verdict, c.ratio) for c in compare_result(imported, metrics)] == \
+        [(c.metric, c.verdict, c.ratio) for c in compare_result(original, metrics)]

@@ -321,12 +321,17 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith(
             "perflab-result/") or not isinstance(data.get("configurations"), list):
         raise _bad(path, "perflab", "no 'schema': 'perflab-result/1' with 'configurations'")
+    # The exported settings come back (primary metric, threshold, correction, looks,
+    # interleaving, estimator), so the imported result is judged as it was when it was made.
+    stored = data.get("settings")
+    settings = Settings.from_dict(stored if isinstance(stored, dict) else None)
+    settings.import_format = "perflab"
+    settings.owner = None
+    settings.extra.update({"file": str(path),
+                           "original": {"id": data.get("id"), "kind": data.get("kind")}})
     rs = ResultSet(kind="import", created_at=float(data.get("created_at") or _mtime(path)),
                    label=str(data.get("label") or f"perflab {path.name}"),
-                   fingerprint=dict(data.get("environment") or {}),
-                   settings=Settings(import_format="perflab", extra={
-                       "file": str(path),
-                       "original": {"id": data.get("id"), "kind": data.get("kind")}}),
+                   fingerprint=dict(data.get("environment") or {}), settings=settings,
                    notes=[str(n) for n in data.get("notes") or []])
     seq = 0
     for i, c in enumerate(data["configurations"]):
