@@ -748,16 +748,17 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
     return out
 
 
-def differing_results(rs: ResultSet) -> list[str]:
+def differing_results(rs: ResultSet, cell: str | None = None) -> list[str]:
     """Result keys with no direction (checksums, results: model.is_result_key) whose value
-    differs between configurations of one cell: they computed different results.  Operation
-    and iteration counts, and a runtime's diagnostics, may differ by design (calibrated
-    iteration counts, a JIT on or off): they are not checked."""
+    differs between configurations of one cell (of ``cell`` only, when given): they computed
+    different results.  Operation and iteration counts, and a runtime's diagnostics, may differ
+    by design (calibrated iteration counts, a JIT on or off): they are not checked."""
     out: list[str] = []
+    cells = rs.cells() if cell is None else [cell]
     for m, info in rs.metrics.items():
         if info.direction != "none" or not is_result_key(m):
             continue
-        for cell in rs.cells():
+        for cell in cells:
             base = rs.baseline_in(cell)
             if base is None:
                 continue

@@ -82,7 +82,7 @@ def _robust(rs: ResultSet) -> str:
 
 @dataclass
 class Warning_:
-    kind: str  # noisy | inconclusive | failed | skipped | note
+    kind: str  # noisy | inconclusive | different results | failed | skipped | note
     text: str
 
 
@@ -104,6 +104,9 @@ def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
                     if c.runs_needed else f" ({c.note})" if c.note else "")
             out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
                                 f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
+    for cell in rs.cells():
+        for msg in differing_results(rs, cell):
+            out.append(Warning_("different results", f"{cell_label(cell, rs)}: {msg}"))
     for cfg in rs.configurations:
         bad = [r for r in cfg.runs if r.status != "ok"]
         if bad:

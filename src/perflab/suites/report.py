@@ -37,9 +37,11 @@ def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[st
     """The metrics to report: asked for, else the suite's, else the primary and wall time."""
     info = rs.settings.suite
     wanted = list(requested or info.get("metrics") or [])
-    primary = info.get("primary") or rs.settings.primary_metric
+    primary = decided_on(rs)
     if not wanted:
         wanted = [m for m in (primary, "wall_time") if m]
+    elif primary and not requested and primary not in wanted:
+        wanted.insert(0, primary)  # the metric the verdicts were decided on is always shown
     present = set()
     for c in rs.configurations:
         for r in c.measured_runs():
@@ -48,6 +50,11 @@ def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[st
     if not out and present:
         out = ["wall_time"] if "wall_time" in present else [sorted(present)[0]]
     return out
+
+
+def decided_on(rs: ResultSet) -> str | None:
+    """The primary metric the stored verdicts were decided on (its own Holm family)."""
+    return rs.settings.primary_metric or rs.settings.suite.get("primary")
 
 
 def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = None,
@@ -65,7 +72,10 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     out = output_dir(out_dir, "--out")
     rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
 
-    primary = mets[0] if mets else "wall_time"
+    # The family titles name the correction each metric was judged with: the stored primary's
+    # (Holm by default), BH for the others, even when --metric leaves the primary out.
+    primary = decided_on(view) or (mets[0] if mets else "wall_time")
+    shown = primary if primary in mets else (mets[0] if mets else primary)
     est_label = parse_estimator(plan.estimator).label
     base = info.get("baseline") or ""
     tables: list[tuple[str, list[dict[str, str]]]] = []
@@ -81,14 +91,15 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(view, comps, m)))
 
-    warns = suite_warnings(view, comps, primary)
+    warns = suite_warnings(view, comps, shown)
     if console is not None:
         # The terminal gets the primary metric; every metric is in the HTML and Markdown.
         for title, rows in tables:
-            if title.startswith(f"{primary}:") or title.startswith(f"{primary} ("):
+            if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
                 console.print(matrix.rich_table(rows, title))
         if len(mets) > 1:
-            console.print(f"(tables for {', '.join(mets[1:])} are in the HTML and Markdown)",
+            others = [m for m in mets if m != shown]
+            console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",
                           highlight=False)
         for w in warns[:30]:
             console.print(f"[yellow]{w.kind}[/]: {w.text}", highlight=False)
@@ -113,7 +124,7 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(view, comps, m)]
     cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
     rep.files += [md, csv_path, cmp_csv]
-    from perflab.reports.export import result_to_json
+    from perflab.reports.export.json_schema import result_to_json
 
     js = out / "result.json"
     js.write_text(json.dumps(result_to_json(view, comps), indent=1, default=str),
