@@ -100,6 +100,23 @@ def test_compare_from_db_across_machines_is_side_by_side(three: tuple[Store, lis
     assert res.exit_code == 0, res.output
     assert "3 machines" in res.output and "slower on 2 of 3 machines" in res.output
     assert "never pooled" in res.output
+    # the CI gate holds per machine: B is slower on fast and slow, so it fails, naming them
+    gate = CliRunner().invoke(app, ["compare", *args, "--fail-on-regression"],
+                              env={"COLUMNS": "200"})
+    assert gate.exit_code == 1, gate.output
+    assert "regression" in gate.output and "fast" in gate.output and "slow" in gate.output
+    # C is the same everywhere: the gate passes when only it is judged against A
+    store2 = Store(tmp_path / "eq.sqlite")
+    same = [store2.save(machine_result(m, {"C": 1.0}, k)) for k, m in enumerate(["x", "y"])]
+    ok = CliRunner().invoke(app, ["compare", "--db", store2.location, "--from-db", str(same[0]),
+                                  "--from-db", str(same[1]), "--fail-on-regression"],
+                            env={"COLUMNS": "200"})
+    assert ok.exit_code == 0, ok.output
+    # exports are of one result: refused in one line before anything is written
+    exp = CliRunner().invoke(app, ["compare", *args, "--export-json",
+                                   str(tmp_path / "x.json")], env={"COLUMNS": "200"})
+    assert exp.exit_code != 0 and "several machines" in str(exp.exception)
+    assert not (tmp_path / "x.json").exists()
     rep = CliRunner().invoke(app, ["report", *map(str, ids), "--db", store.location, "--out",
                                    str(tmp_path / "rep")], env={"COLUMNS": "200"})
     assert rep.exit_code == 0, rep.output

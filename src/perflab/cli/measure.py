@@ -50,12 +50,8 @@ MEASURE: list[tuple[str, Any, Any]] = [
     ("db", o.Db, None), ("label", o.Label, ""), ("commit", o.CommitOpt, None),
     ("repo", o.RepoOpt, None), ("seed", o.Seed, None),
 ]
-# One per exporter of reports.export.EXPORTERS (tests/core/test_exports.py checks the match).
-EXPORT: list[tuple[str, Any, Any]] = [
-    ("export_json", o.ExportJson, None), ("export_csv", o.ExportCsv, None),
-    ("export_markdown", o.ExportMd, None), ("export_hyperfine", o.ExportHyperfine, None),
-    ("export_pyperf", o.ExportPyperf, None),
-]
+# One --export-FORMAT per exporter of reports.export.EXPORTERS (tests/core/test_exports.py).
+EXPORT: list[tuple[str, Any, Any]] = o.export_options()
 
 
 def _with(*groups: list[tuple[str, Any, Any]]) -> Callable[[Callable[..., None]], Any]:
@@ -210,9 +206,23 @@ def compare(
 
         if machines_differ(loaded):
             # Several machines: side by side, each judged on its own samples (never pooled).
+            if any(exports.values()):
+                raise PerflabError("--export-* writes one result's comparisons; these results "
+                                   "come from several machines, judged one by one",
+                                   "export each machine's result (results show ID --export-*), "
+                                   "or read the per-machine HTML page without --export-*")
             ids = "-".join(map(str, from_db))
-            show(loaded, console, out=store.reports_dir() / f"machines-{ids}", metric=metric,
-                 threshold=threshold, correction=correction, baseline=baseline)
+            pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}",
+                      metric=metric, threshold=threshold, correction=correction,
+                      baseline=baseline)
+            if fail_on_regression:
+                # The CI gate holds per machine: a regression on any one of them fails it.
+                bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
+                       for r in b.rows if r.comparison is not None and r.comparison.regression]
+                if bad:
+                    err.print(f"[red]regression:[/] on {len(bad)} machine(s): "
+                              f"{', '.join(bad)}", highlight=False)
+                    raise typer.Exit(1)
             return
     if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
