@@ -1,11 +1,11 @@
 """Soak: concurrent writers killed at random; every acknowledged run must be stored exactly once.
 
-10 writer processes measure `/bin/true` through perflab's real path (runner.measure: the launcher,
-one transaction per run) into ONE store, 500 runs per writer slot.  Once a second the benchmark
-SIGKILLs one writer at random and starts a new process for that slot with the runs it still
-owes (the victim is drawn among the writers storing runs at that moment).  A writer
-acknowledges a run (prints its id) only after the store has committed it (the runner commits a
-round at a time).
+10 writer processes measure `/bin/true` through perflab's real path (runner.measure: the fork
+server, one transaction per round) into ONE store, 500 runs per writer slot.  Once a second the
+benchmark SIGKILLs one writer at random and starts a new process for that slot with the runs it
+still owes (the victim is drawn among the writers storing runs at that moment).  A writer
+acknowledges a run (prints its id) only after the store has committed it (the runner's on_stored,
+called after each round's transaction).
 
 At the end it checks, for SQLite and (when PostgreSQL is installed) a real PostgreSQL server:
 - every acknowledged run is in the store, exactly once (same id, result and seq; no duplicate
@@ -54,24 +54,17 @@ def writer(db: str, runs: int, slot: int) -> int:
     cfg = Configuration(name="true", command=["/bin/true"], benchmark="soak", is_baseline=True)
     opts = MeasureOptions(warmup=0, runs=runs, counters="none", region=False)
 
-    # The runner stores a round (here: one run) in one transaction after the round, and calls
-    # on_run before that; so a run is acknowledged when the NEXT run reports (its round was
-    # committed before the next began), and the last one when measure() has returned.
-    done: list[Any] = []
-
-    def say(run: Any) -> None:
-        assert run.id is not None, "acknowledged before it was stored"
-        sys.stdout.write(f"ack {rs.id} {run.seq} {run.id}\n")
+    # The runner stores each round in one transaction, and runs batches of rounds through the
+    # fork server, recording (on_run) a batch's runs before storing them; a run is acknowledged
+    # from on_stored, which the runner calls once their transaction is committed.
+    def ack(runs: list[Any]) -> None:
+        for run in runs:
+            assert run.id is not None, "acknowledged before it was stored"
+            sys.stdout.write(f"ack {rs.id} {run.seq} {run.id}\n")
         sys.stdout.flush()
 
-    def ack(_cfg: Configuration, run: Any) -> None:
-        if done:
-            say(done.pop())
-        done.append(run)
-
-    measure(rs, [cfg], opts, store=store, console=Console(stderr=True, quiet=True), on_run=ack)
-    if done:
-        say(done.pop())
+    measure(rs, [cfg], opts, store=store, console=Console(stderr=True, quiet=True),
+            on_stored=ack)
     return 0
 
 

@@ -329,8 +329,12 @@ def _make_progress(console: Console) -> Progress:
 def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             store: Store | None = None, progress: Progress | None = None,
             console: Console | None = None,
-            on_run: Callable[[Configuration, Run], None] | None = None) -> ResultSet:
-    """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs."""
+            on_run: Callable[[Configuration, Run], None] | None = None,
+            on_stored: Callable[[list[Run]], None] | None = None) -> ResultSet:
+    """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs.
+
+    ``on_run`` hears of each run as it is recorded (a batch's runs before they are stored);
+    ``on_stored`` of each round's runs once its transaction is committed (their ids set)."""
     if not configs:
         raise PerflabError("nothing to measure", "give at least one command")
     console = console or stderr_console()
@@ -397,7 +401,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         """Store the rounds recorded so far (and a part-recorded one), a transaction each."""
         end_round()
         if store is not None and ended:
-            store.add_rounds(ended)
+            store.add_rounds(ended, committed=on_stored)
         ended.clear()
 
     def record(cfg: Configuration, outcome: RunOutcome, warmup: bool,

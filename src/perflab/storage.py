@@ -455,10 +455,12 @@ class Store:
         stores a round at a time, so a run costs no commit of its own."""
         self.add_rounds([items])
 
-    def add_rounds(self, rounds: list[list[tuple[int, Run]]]) -> None:
+    def add_rounds(self, rounds: list[list[tuple[int, Run]]],
+                   committed: Callable[[list[Run]], None] | None = None) -> None:
         """Store each round's runs in a transaction of its own, in order, on one connection
         (a checkout per round cost as much as the commit: the runner stores the rounds of a
-        launcher batch together).  A fault leaves the rounds before it stored."""
+        launcher batch together).  A fault leaves the rounds before it stored.  ``committed``
+        hears of each round's runs (ids set) as soon as its transaction is committed."""
         stmt = runs.insert().returning(runs.c.id)
         try:
             with self.engine.connect() as conn:
@@ -474,6 +476,8 @@ class Store:
                             for cid, run in items]
                     for (_, run), rid in zip(items, ids, strict=True):
                         run.id = rid
+                    if committed:
+                        committed([run for _, run in items])
         except (OperationalError, DatabaseError) as e:
             raise self._db_error(e) from e
 

@@ -3,6 +3,8 @@ the primary metric (pure functions, and measure() on `true`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.console import Console
 
@@ -113,6 +115,30 @@ def test_rounds_interleave_every_configuration() -> None:
     assert rs.settings.interleaved is True
     assert rs.settings.stop["reason"] == "--runs 4"
     assert rs.status == "complete"
+
+
+def test_on_stored_hears_each_round_once_it_is_committed(tmp_path: Path) -> None:
+    # A batch's runs are recorded (on_run) before they are stored; on_stored is the
+    # acknowledgement that a run is durable: each round once, after its commit, ids set.
+    from perflab.storage import Store
+
+    store = Store(tmp_path / "r.sqlite")
+    rs = ResultSet(kind="compare")
+    heard: list[list[int]] = []
+    recorded: list[int] = []
+
+    def stored(runs: list[Run]) -> None:
+        assert all(r.id is not None for r in runs)
+        in_db = {r.id for c in store.load(rs.id or 0).configurations for r in c.runs}
+        assert {r.id for r in runs} <= in_db  # visible to another reader: committed
+        heard.append([r.seq for r in runs])
+
+    measure(rs, [_true("a", baseline=True), _true("b")],
+            MeasureOptions(runs=5, warmup=1, counters="none"), store=store,
+            console=Console(quiet=True), on_run=lambda _c, r: recorded.append(r.seq),
+            on_stored=stored)
+    assert [len(rnd) for rnd in heard] == [2] * 6  # a warm-up round and 5 rounds
+    assert sorted(s for rnd in heard for s in rnd) == sorted(recorded) == list(range(12))
 
 
 def test_the_seed_fixes_the_order() -> None:
