@@ -12,8 +12,8 @@ from cli_helpers import invoke
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal
-from perflab.reports.export import result_to_markdown
-from perflab.reports.format import fmt_cv, fmt_signed, fmt_value
+from perflab.reports.export.markdown import result_to_markdown
+from perflab.reports.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
 from perflab.stats import compare_result
 from perflab.storage import Store
 
@@ -86,3 +86,9 @@ def test_one_value_renders_the_same_everywhere(tmp_path: Path) -> None:
     res = invoke("history", "syn/fmt", "--metric", "ns_per_op", "--db", str(tmp_path / "r.sqlite"))
     assert res.exit_code == 0, res.output
     assert want in res.output
+
+
+def test_durations_read_as_a_clock() -> None:
+    # estimates and ETAs (run --dry-run, the suite progress bar)
+    assert [fmt_duration(s) for s in (0.4, 59.6, 61, 3599, 3660, float("nan"))] == [
+        "0s", "1m00s", "1m01s", "59m59s", "1h01m", "?"]

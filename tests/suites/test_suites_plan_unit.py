@@ -9,7 +9,6 @@ from perflab.suites.plan import (
     PERFLAB_PER_CELL_S,
     PERFLAB_PER_RUN_S,
     PERFLAB_START_S,
-    format_seconds,
     history_key,
     make_plan,
     runtime_start_s,
@@ -69,8 +68,3 @@ def test_budget_caps_each_cell() -> None:
 
 def test_runtime_start() -> None:
     assert runtime_start_s("eh/java") > runtime_start_s("eh/c") == NATIVE_START_S
-
-
-def test_format_seconds() -> None:
-    assert [format_seconds(s) for s in (0.4, 59.6, 61, 3599, 3660, float("nan"))] == [
-        "0s", "1m00s", "1m01s", "59m59s", "1h01m", "?"]

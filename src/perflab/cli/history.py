@@ -18,7 +18,7 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.history.git import git_state, short
-from perflab.reports.format import fmt_value
+from perflab.reports.format import fmt_signed, fmt_value
 
 console = stdout_console()
 err_console = stderr_console()
@@ -334,12 +334,10 @@ def bisect_cmd(
         out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")
         s = res.size
         if s is not None and not math.isnan(s.change_pct):
-            def f(x: float, sign: str = "") -> str:
-                return f"{x:{sign},.0f}" if res.unit == "count" else f"{x:{sign}.6g}"
-
-            out.print(f"{res.metric}: {f(s.base_median)} -> {f(s.cand_median)} {res.unit} "
-                      f"({s.change_pct:+.2f}%, {f(s.cand_median - s.base_median, '+')} "
-                      f"{res.unit})")
+            u = res.unit
+            out.print(f"{res.metric}: {fmt_value(s.base_median, u)} -> "
+                      f"{fmt_value(s.cand_median, u)} ({s.change_pct:+.2f}%, "
+                      f"{fmt_signed(s.cand_median - s.base_median, u, like=s.base_median)})")
     else:
         out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
                   + ", ".join(git.short(c) for c in res.candidates))

@@ -40,8 +40,9 @@ def run_cmd(
 ) -> None:
     """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
     cell), save every run as it completes, then report."""
+    from perflab.reports.format import fmt_duration
     from perflab.suites.execute import describe_plan, history_per_run, run_plan
-    from perflab.suites.plan import format_seconds, make_plan
+    from perflab.suites.plan import make_plan
     from perflab.suites.spec import load_suite
 
     console = stdout_console()
@@ -68,7 +69,7 @@ def run_cmd(
     history = history_per_run(store, plan)
     est = plan.estimate_seconds(history)
     summary = (f"{suite.name}: {len(plan.cells)} cells, {plan.n_configs} configuration series, "
-               f"estimated {format_seconds(est)}")
+               f"estimated {fmt_duration(est)}")
     if resume is None and not yes and (plan.n_configs > CONFIRM_SERIES or est > CONFIRM_SECONDS):
         _confirm_large(summary, suite_file)
     err.print(summary, highlight=False)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perflab.model import Configuration, ResultSet
+from perflab.reports.format import fmt_signed
 from perflab.stats import MOVED, Comparison
 
 # The counters a story talks about, in the order it names them, with the words it uses.
@@ -59,21 +60,13 @@ def per_op(cfg: Configuration, metric: str) -> tuple[float, bool]:
 
 
 def _amount(metric: str, delta: float, per: str) -> str:
-    """'+203 instructions per op', '+1.2 us of task_clock per op'."""
-    sign = "+" if delta >= 0 else "-"
-    mag = abs(delta)
+    """'+203 instructions per op', '+1.2 µs of task_clock per op': reports.format's numbers,
+    rounded to three significant figures (a story's amounts are approximate: "+200", not
+    "+200.1"; "-501,000", not "-500,969")."""
+    rounded = float(f"{delta:.3g}")
     if metric == "task_clock":  # stored in ms
-        ns = mag * 1e6
-        if ns >= 1e6:
-            text = f"{ns / 1e6:.3g} ms"
-        elif ns >= 1e3:
-            text = f"{ns / 1e3:.3g} us"
-        else:
-            text = f"{ns:.3g} ns"
-        return f"{sign}{text} of task_clock{per}"
-    # three significant figures: "+201 instructions", "-501,000 instructions"
-    text = f"{float(f'{mag:.3g}'):,.0f}" if mag >= 100 else f"{mag:.3g}"
-    return f"{sign}{text} {_WORDS.get(metric, metric)}{per}"
+        return f"{fmt_signed(rounded, 'ms')} of task_clock{per}"
+    return f"{fmt_signed(rounded, 'count')} {_WORDS.get(metric, metric)}{per}"
 
 
 def _pct(c: Comparison) -> str:

@@ -102,6 +102,19 @@ def fmt_seconds(s: float) -> str:
     return fmt_value(s, "s")
 
 
+def fmt_duration(s: float) -> str:
+    """A wall-clock duration of minutes to hours, as estimates and ETAs print it: "45s",
+    "6m22s", "122h05m" ("?" when unknown)."""
+    if not math.isfinite(s):
+        return "?"
+    s = int(round(s))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
 def fmt_count(v: float) -> str:
     return fmt_number(v)
 

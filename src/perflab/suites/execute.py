@@ -30,9 +30,10 @@ from rich.text import Text
 from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet, Settings
+from perflab.reports.format import fmt_duration
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
-from perflab.suites.plan import Cell, Plan, format_seconds, history_key, probe_key
+from perflab.suites.plan import Cell, Plan, history_key, probe_key
 
 
 class _Remaining(ProgressColumn):
@@ -51,7 +52,7 @@ class _Remaining(ProgressColumn):
             est = elapsed / done_now * left
         else:
             est = max(0.0, task.fields["plan_estimate"] - elapsed)
-        return Text(f"cells, about {format_seconds(est)} left", style="cyan")
+        return Text(f"cells, about {fmt_duration(est)} left", style="cyan")
 
 
 def measure_options(plan: Plan) -> Any:
@@ -316,7 +317,7 @@ def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[s
     basis = (f"from earlier runs for {known} of {plan.n_configs} configuration series"
              if known else "from the runtimes' start-up and the target, no earlier runs")
     lines.append(f"per configuration: {cal}{m.get('warmup', 1)} warm-up + {per}{budget}; "
-                 f"estimated time {format_seconds(est)} ({basis})")
+                 f"estimated time {fmt_duration(est)} ({basis})")
     return lines
 
 

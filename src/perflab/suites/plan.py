@@ -420,14 +420,3 @@ def build_workload(suite: Suite, cfg: ConfigSpec, wl: Any) -> None:
         raise suite.error(f"configuration '{cfg.name}' cannot be built: {e.problem}",
                           e.fix or "fix the workload's build", "configurations", cfg.name,
                           "workload") from None
-
-
-def format_seconds(s: float) -> str:
-    if not math.isfinite(s):
-        return "?"
-    s = int(round(s))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
