@@ -73,3 +73,38 @@ def test_hyperfine_export_has_hyperfines_own_layout(tmp_path: Path,
     # And perflab imports it back as hyperfine's (the same times).
     assert run_cli(["import", str(ours)], capsys)[0] == 0
     assert Store().load(2).configurations[0].samples("wall_time") == p["times"]
+
+
+def _two_configs() -> tuple[object, list[object], object]:
+    from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+    from perflab.stats import Plan, compare_result
+
+    rs = ResultSet(kind="compare", status="complete", settings={"interleaved": True,
+                                                                "primary_metric": "wall_time"},
+                   metrics={"wall_time": BUILTIN_METRICS["wall_time"]})
+    for name, f in (("a|1", 1.0), ("b", 1.5)):
+        cfg = Configuration(name=name, command=["x"], is_baseline=f == 1.0)
+        cfg.runs = [Run(seq=i, values={"wall_time": f * (1 + 0.001 * i)}) for i in range(8)]
+        rs.configurations.append(cfg)
+    return rs, compare_result(rs, ["wall_time"]), Plan.of(rs)
+
+
+def test_each_format_is_a_module_with_render() -> None:
+    # one module per format, each reached through its registry entry (no CLI in between)
+    import csv
+    import io
+
+    rs, comps, plan = _two_configs()
+    out = {name: e.render(rs, comps, plan) for name, e in EXPORTERS.items()}  # type: ignore[arg-type]
+    doc = json.loads(out["json"])
+    assert doc["schema"] == "perflab-result/1"
+    assert [c["name"] for c in doc["configurations"]] == ["a|1", "b"]
+    assert doc["configurations"][1]["metrics"]["wall_time"]["samples"][0] == 1.5
+    (cmp,) = doc["comparisons"]
+    assert cmp["verdict"] == "slower" and cmp["ratio"] > 1.4
+    rows = list(csv.DictReader(io.StringIO(out["csv"])))
+    assert [r["configuration"] for r in rows] == ["a|1", "b"]
+    assert rows[1]["verdict"] == "slower" and rows[0]["verdict"] == ""
+    assert "a\\|1 (baseline)" in out["markdown"]  # a pipe cannot split the table
+    assert [r["command"] for r in json.loads(out["hyperfine"])["results"]] == ["a|1", "b"]
+    assert len(json.loads(out["pyperf"])["benchmarks"]) == 2

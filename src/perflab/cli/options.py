@@ -7,7 +7,7 @@ help and (for --db) the PERFLAB_DB fallback.  An option only one verb has stays 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -77,14 +77,14 @@ CommitOpt = Annotated[str | None, typer.Option("--commit", help="Commit of the c
 RepoOpt = Annotated[Path | None, typer.Option("--repo", help="Git repository of the code "
                                               "measured (default: the working directory).")]
 
-# -- exports (one per entry of reports.export.EXPORTERS; tests/core/test_exports.py checks) ------
-ExportJson = Annotated[Path | None, typer.Option("--export-json", help="Write the JSON schema.")]
-ExportCsv = Annotated[Path | None, typer.Option("--export-csv", help="Write summaries as CSV.")]
-ExportMd = Annotated[Path | None, typer.Option("--export-markdown", help="Write a Markdown table.")]
-ExportHyperfine = Annotated[Path | None, typer.Option(
-    "--export-hyperfine", help="Write hyperfine's --export-json layout (wall times per run).")]
-ExportPyperf = Annotated[Path | None, typer.Option(
-    "--export-pyperf", help="Write pyperf's JSON (for `python -m pyperf compare_to`).")]
+# -- exports: one --export-FORMAT option per entry of reports.export.EXPORTERS --------------------
+def export_options() -> list[tuple[str, Any, Any]]:
+    """(parameter, annotated type, default) of each exporter's option, for cli/measure._with."""
+    from perflab.reports.export import EXPORTERS
+
+    return [(f"export_{name}", Annotated[Path | None, typer.Option(e.option, help=e.help)], None)
+            for name, e in EXPORTERS.items()]
+
 
 # -- history ----------------------------------------------------------------------------------
 OrderRepo = Annotated[Path | None, typer.Option(

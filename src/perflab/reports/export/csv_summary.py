@@ -1,0 +1,43 @@
+"""Summaries as CSV: one row per configuration and metric, with its comparison."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from perflab.model import ResultSet
+from perflab.reports.export import clean
+from perflab.stats import Comparison, Plan, summarize
+
+CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
+              "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
+              "ratio_ci_high", "p_value", "verdict"]
+
+
+def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
+    by_key = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    for cfg in rs.configurations:
+        for m, info in rs.metrics.items():
+            xs = cfg.samples(m)
+            if not xs:
+                continue
+            s = summarize(xs, info.deterministic)
+            row: dict[str, Any] = {
+                "configuration": cfg.name, "cell": cfg.cell, "metric": m, "unit": info.unit,
+                "n": s.n, "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
+                "cv": s.cv, "min": s.min, "max": s.max, "source": info.source}
+            c = by_key.get((cfg.cell, cfg.name, m))
+            if c is not None:
+                row.update(baseline=c.baseline, ratio=c.ratio, ratio_ci_low=c.ci_low,
+                           ratio_ci_high=c.ci_high, p_value=c.p_value, verdict=c.verdict)
+            w.writerow(clean(row))
+    return buf.getvalue()
+
+
+def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
+    return result_to_csv(rs, comps)

@@ -1,0 +1,70 @@
+"""perflab's own JSON export, the documented schema (docs/export-schema.md); `perflab import`
+reads it back.
+
+JSON schema (version 1), see docs/export-schema.md:
+{
+  "schema": "perflab-result/1", "perflab_version", "id", "kind", "status", "created_at",
+  "commit", "dirty", "environment": {...fingerprint...}, "settings", "notes", "warnings",
+  "configurations": [{"name", "command", "benchmark", "params", "cell", "is_baseline",
+     "runs", "failed_runs",
+     "metrics": {NAME: {"samples": [...], "median", "ci_low", "ci_high", "mean", "stdev", "cv",
+                         "min", "max", "n", "unit", "source", "deterministic"}}}],
+  "comparisons": [{"baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high",
+                   "change_pct", "p_value", "raw_p_value", "verdict", "runs_needed",
+                   "deterministic", "paired"}],
+  "correction": "holm" | "bh" | "none", "threshold": 0.01
+}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from perflab import __version__
+from perflab.model import ResultSet
+from perflab.reports.export import clean, dumps
+from perflab.reports.warnings import result_warnings
+from perflab.stats import Comparison, Plan, summarize
+
+SCHEMA = "perflab-result/1"
+
+
+def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
+                   correction: str = "holm", threshold: float = 0.01) -> dict[str, Any]:
+    configs = []
+    for cfg in rs.configurations:
+        metrics: dict[str, Any] = {}
+        for m, info in rs.metrics.items():
+            xs = cfg.samples(m)
+            if not xs:
+                continue
+            s = summarize(xs, info.deterministic)
+            metrics[m] = {"samples": xs, "median": s.median, "ci_low": s.ci_low,
+                          "ci_high": s.ci_high, "mean": s.mean, "stdev": s.stdev, "cv": s.cv,
+                          "min": s.min, "max": s.max, "n": s.n, "unit": info.unit,
+                          "source": info.source, "deterministic": info.deterministic}
+        configs.append({
+            "name": cfg.name, "command": cfg.command, "benchmark": cfg.benchmark,
+            "params": cfg.params, "cell": cfg.cell, "is_baseline": cfg.is_baseline,
+            "commit": cfg.commit, "runs": len(cfg.measured_runs()),
+            "failed_runs": sum(1 for r in cfg.runs if r.status != "ok"), "metrics": metrics})
+    comps = []
+    for c in comparisons:
+        d = c.to_dict()
+        comps.append({k: d[k] for k in (
+            "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
+            "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
+            "base_median", "cand_median", "diff", "diff_low", "diff_high", "ci_level",
+            "estimator", "scale", "note", "direction", "regression", "correction")})
+    return clean({
+        "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
+        "status": rs.status, "created_at": rs.created_at, "label": rs.label,
+        "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
+        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(rs),
+        "configurations": configs, "comparisons": comps, "correction": correction,
+        "threshold": threshold})
+
+
+def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
+    return dumps(result_to_json(rs, comps, plan.correction, plan.threshold))
