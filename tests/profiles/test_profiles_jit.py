@@ -13,10 +13,10 @@ from perflab.profiles.analysis import Aggregate
 from perflab.profiles.record import (
     JIT_MAP_OPTIONS,
     jit_map_env,
-    load_profile,
     perf_map_pid,
     symbol_warnings,
 )
+from perflab.profiles.store import load_profile
 from perflab.storage import Store
 from workload_helpers import built_workload
 

@@ -18,7 +18,8 @@ from perflab.profiles import diff_profiles, top_symbols
 from perflab.profiles.analysis import SymbolStat, aggregate, diff_symbols, folded_text, parse_folded
 from perflab.profiles.flamegraph import diff_flame_graph, find_tool, flame_graph
 from perflab.profiles.perfscript import parse_perf_script
-from perflab.profiles.record import import_perf_script, load_profile, symbol_warnings
+from perflab.profiles.record import import_perf_script, symbol_warnings
+from perflab.profiles.store import load_profile
 from perflab.storage import Store
 
 FIX = Path(__file__).parents[1] / "fixtures" / "profiles"

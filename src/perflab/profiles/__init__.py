@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from perflab.profiles.analysis import DiffRow, SymbolStat
     from perflab.profiles.api import ProfileDiff, diff_profiles, top_symbols
-    from perflab.profiles.record import ProfileRecord, load_profile, record_profile
+    from perflab.profiles.record import record_profile
+    from perflab.profiles.store import ProfileRecord, load_profile
     from perflab.profiles.stories import counter_story
 
 __all__ = ["DiffRow", "ProfileDiff", "ProfileRecord", "SymbolStat", "counter_story",
@@ -27,7 +28,7 @@ __all__ = ["DiffRow", "ProfileDiff", "ProfileRecord", "SymbolStat", "counter_sto
 _LAZY = {
     "DiffRow": "analysis", "SymbolStat": "analysis",
     "ProfileDiff": "api", "diff_profiles": "api", "top_symbols": "api",
-    "ProfileRecord": "record", "load_profile": "record", "record_profile": "record",
+    "ProfileRecord": "store", "load_profile": "store", "record_profile": "record",
     "counter_story": "stories",
 }
 

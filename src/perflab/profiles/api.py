@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.errors import PerflabError
+from perflab.fingerprint import PROFILE_IDENTITY_KEYS as IDENTITY_KEYS
 from perflab.profiles.analysis import DiffRow, SymbolStat, diff_symbols
-from perflab.profiles.record import IDENTITY_KEYS, ProfileRecord, load_profile, profiles_dir
+from perflab.profiles.store import ProfileRecord, load_profile, profiles_dir
 from perflab.storage import Store
 
 
