@@ -13,7 +13,8 @@ import pytest
 from perflab.errors import PerflabError
 from perflab.profiles import diff_profiles, record_profile, top_symbols
 from perflab.profiles import record as rec_mod
-from perflab.profiles.record import _perf_error, _PerfRun, load_profile, user_only_modifier
+from perflab.profiles.record import _perf_error, _PerfRun, user_only_modifier
+from perflab.profiles.store import load_profile
 from perflab.storage import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,8 +99,12 @@ def test_diff_of_two_builds_puts_the_doubled_function_on_top(
     per_op = {r.symbol: d.per_op(r) for r in d.rows[:3]}
     beta, alpha = per_op["work_beta"], per_op["work_alpha"]
     assert beta is not None and alpha is not None
-    assert beta[1] / beta[0] == pytest.approx(2.0, rel=0.25) and beta[2] > 0
-    assert alpha[1] / alpha[0] == pytest.approx(1.0, rel=0.25)
+    # The two builds are recorded one after the other, and this shared VM's speed can drift
+    # between them (CPU time per op moved 2x within minutes, 2026-11-25): beta's change is
+    # checked against alpha's, which the same drift moves alike; alpha itself loosely.
+    assert (beta[1] / beta[0]) / (alpha[1] / alpha[0]) == pytest.approx(2.0, rel=0.25)
+    assert beta[2] > 0
+    assert alpha[1] / alpha[0] == pytest.approx(1.0, rel=0.5)
     if d.cpu_time:  # cpu-clock: the same figures in CPU ns per operation
         ns = d.ns_per_op(next(r for r in d.rows if r.symbol == "work_beta"))
         assert ns is not None and ns[1] / ns[0] == pytest.approx(beta[1] / beta[0], rel=0.1)

@@ -62,7 +62,7 @@ def _warn(lines: list[str]) -> None:
 
 def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -> None:
     from perflab.profiles.api import top_symbols
-    from perflab.profiles.record import load_profile
+    from perflab.profiles.store import load_profile
 
     rec = load_profile(store, profile_id)
     s = rec.summary
@@ -82,7 +82,7 @@ def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -
 
 
 def list_cmd(store: Store, limit: int) -> None:
-    from perflab.profiles.record import list_profiles
+    from perflab.profiles.store import list_profiles
 
     rows = list_profiles(store, limit)
     if not rows:
