@@ -100,6 +100,17 @@ def test_outlier_example_is_slower_and_p_agrees_with_the_ci(paired: bool, estima
     assert ("not interleaved" in cmp_.label) is (not paired)
 
 
+@pytest.mark.parametrize("paired", [True, False])
+def test_ties_left_after_trimming_never_give_a_zero_width_interval(paired: bool) -> None:
+    # A count that ties in most rounds: trimming leaves no spread, yet two rounds of ten had
+    # twice the context switches.  A zero-width interval called this "equivalent" with p = 0.
+    c = compare_samples([1.0] * 10, [1.0] * 8 + [2.0, 2.0], paired=paired)
+    assert c.verdict == "inconclusive" and c.ci_high > 1.01 and c.p_value > 0.05
+    # runs that are all equal still compare exactly as they are
+    same = compare_samples([1.0] * 10, [1.0] * 10, paired=paired)
+    assert same.verdict == "equivalent" and same.ci_low == same.ci_high == 1.0
+
+
 def test_mean_is_dragged_by_the_outliers_and_stays_inconclusive() -> None:
     """The plain mean is offered, but it is why the default is trimmed."""
     b, c = _outlier_case()
