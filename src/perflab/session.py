@@ -12,6 +12,7 @@ Warnings that do not stop anything go to ``warn`` (stderr by default), as one li
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -226,6 +227,12 @@ def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
 
 
 # -- results from the store -----------------------------------------------------------------------
+def _how_measured(source: str) -> str:
+    """A metric's source without the benchmark it names: eh/cpp's and eh/rust's workload JSON
+    are measured alike, a timed region and a whole process are not."""
+    return re.sub(r"workload JSON \(.*\)", "workload JSON", source)
+
+
 def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
@@ -262,6 +269,7 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
     # several (pyperf suites, suites, compares) are paired by configuration name, so that
     # "join" is compared with "join" and never with "sort".
     by_name = any(len(r.configurations) > 1 for r in loaded)
+    mixed: dict[str, tuple[str, str]] = {}
     for i, src in enumerate(loaded):
         for cfg in src.configurations:
             cfg.cell = json.dumps({"configuration": cfg.name}) if by_name else "{}"
@@ -272,8 +280,17 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
             cfg.name = label
             rs.configurations.append(cfg)
         for m, info in src.metrics.items():
-            rs.metrics.setdefault(m, info)
+            have = rs.metrics.setdefault(m, info)
+            if _how_measured(have.source) != _how_measured(info.source):
+                mixed.setdefault(m, (have.source, info.source))
         rs.notes += [n for n in src.notes if n not in rs.notes]
+    for m, (a, b) in mixed.items():
+        # One metric measured two ways (a timed region against the whole process, a
+        # workload's own figure against perflab's): said once, and kept with the result.
+        line = (f"{m} was measured differently in these results ({a} vs {b}): its change "
+                "includes the difference between the two measurements")
+        warn(f"warning: {line}")
+        rs.notes.append(line)
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.
     rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded)

@@ -252,3 +252,27 @@ def test_two_stores_never_share_a_reports_folder(store_url: str, tmp_path: Path,
     assert dirs[0] == tmp_path / "data" / "perflab" / "reports"  # where it always was
     assert dirs[1] == (tmp_path / "elsewhere" / "mine-reports").resolve()
     assert len(set(dirs)) == 3
+
+
+def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> None:
+    # region task_clock against whole-process task_clock: labelled once, kept in the notes;
+    # two workloads' own JSON figures are measured alike and merge silently
+    from perflab import session
+    from perflab.model import MetricInfo
+
+    store = Store(tmp_path / "r.sqlite")
+    ids = []
+    for src in ("perf_event_open, timed region only", "perf_event_open"):
+        rs = ResultSet(kind="stat", status="complete", fingerprint={"hostname": "h"},
+                       metrics={"task_clock": MetricInfo("task_clock", "ms", src),
+                                "ns_per_op": MetricInfo("ns_per_op", "ns",
+                                                        f"workload JSON (eh/{len(ids)})")})
+        cfg = Configuration(name="x", command=["x"])
+        cfg.runs = [Run(seq=i, values={"task_clock": 1.0, "ns_per_op": 5.0}) for i in range(6)]
+        rs.configurations.append(cfg)
+        ids.append(store.save(rs))
+    said: list[str] = []
+    merged = session.merge_from_db(store, ids, None, False, warn=said.append)
+    assert len(said) == 1 and "task_clock was measured differently" in said[0]
+    assert "timed region only" in said[0] and "ns_per_op" not in said[0]
+    assert any("task_clock was measured differently" in n for n in merged.notes)
