@@ -208,6 +208,9 @@ def test_cpp_async_refuses_hardware() -> None:
     p = run([wl.command({})[0][0], "--mode=async", "--kind=hardware"])
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and "--mode=async" in p.stderr
+    p = run([wl.command({})[0][0], "--mode=sideways"])  # neither sync nor async
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and "mode" in p.stderr
 
 
 STRACE_VARIANTS = [("eh/cpp", {"kind": "hardware"}, "SIGSEGV"),
