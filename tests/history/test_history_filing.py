@@ -114,6 +114,12 @@ def test_one_report_per_regression_with_everything_to_file_it(
     assert "perflab compare --from-db" in md
     assert f"perflab bisect --repo {r} --good {before} --bad {after}" in md
     assert "-- ./prog --depth 1" in md
+    # the A/B of the two commits: one worktree each, compared side by side in one run
+    assert f"worktree add /tmp/perflab-before {before}" in md
+    assert f"worktree add /tmp/perflab-after {after}" in md
+    assert (f"perflab compare -m wall_time -n {before[:10]} -n {after[:10]} --shell "
+            "'cd /tmp/perflab-before && ./prog --depth 1' "
+            "'cd /tmp/perflab-after && ./prog --depth 1'") in md
     # the webhook got the same, as JSON
     assert len(handler.received) == 1
     got = handler.received[0]
