@@ -235,6 +235,18 @@ def test_bad_statistics_input_is_one_line(argv: list[str], line: str,
     assert Store().result_ids() == []  # refused before anything was measured or stored
 
 
+def test_results_show_refuses_a_trim_its_stored_runs_cannot_carry(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["stat", "-r", "8", "--no-counters", "--", "true"], capsys)[0] == 0
+    (rid,) = Store().result_ids()
+    code, out, err = run_cli(["results", "show", str(rid), "--estimator", "trim:0.3:0.3"],
+                             capsys)
+    text = " ".join((out + err).split())
+    assert code != 0 and "leaves 4 of 8 runs" in text and "Traceback" not in text
+    assert run_cli(["results", "show", str(rid), "--estimator", "trim:0.1:0.1"], capsys)[0] == 0
+    assert len(Store().load(rid).configurations[0].measured_runs()) == 8  # nothing rewritten
+
+
 def test_too_few_runs_warn_and_read_inconclusive(spin: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["compare", "-r", "3", "--metric", "task_clock",

@@ -334,6 +334,9 @@ def results_show(
     exports = _exports(kw)
     store = session.open_store(db)
     rs = store.load(result_id)
+    if estimator:  # a trim the stored runs cannot carry: one line, as on compare and stat
+        fewest = min((len(c.measured_runs()) for c in rs.configurations), default=0)
+        session.check_plan(estimator, correction, fewest, verdict=False, warn=_warn)
     _header(rs, store)
     fp = rs.fingerprint
     console.print(f"[dim]{fp.get('cpu_model')} x{fp.get('cpu_count')}, kernel {fp.get('kernel')}, "
