@@ -59,7 +59,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from perflab.model import MetricInfo, ResultSet, is_result_key
+from perflab.model import Configuration, MetricInfo, ResultSet, is_result_key
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -717,6 +717,22 @@ class Plan:
         return cls(**known)
 
 
+def round_pairs(base: Configuration, cfg: Configuration,
+                metric: str) -> tuple[list[float], list[float]]:
+    """Two interleaved configurations' values of ``metric`` paired by round: every round runs
+    each configuration once, so their i-th measured runs share round i.  A round in which
+    either run failed (--ignore-failure) or lacks the metric is left out whole, so a failure
+    never shifts the pairs after it."""
+    a: list[float] = []
+    b: list[float] = []
+    for x, y in zip((r for r in base.runs if not r.warmup),
+                    (r for r in cfg.runs if not r.warmup), strict=False):
+        if x.status == y.status == "ok" and metric in x.values and metric in y.values:
+            a.append(x.values[metric])
+            b.append(y.values[metric])
+    return a, b
+
+
 def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                    threshold: float | None = None, correction: str | None = None,
                    estimator: str | Estimator | None = None,
@@ -739,7 +755,8 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                 continue
             for m in metrics if metrics is not None else list(rs.metrics):
                 info = rs.metrics.get(m)
-                a, b = base.samples(m), cfg.samples(m)
+                a, b = round_pairs(base, cfg, m) if paired else (base.samples(m),
+                                                                 cfg.samples(m))
                 if not a or not b:
                     continue
                 c = compare_samples(a, b, threshold=plan.threshold, paired=paired, metric=m,

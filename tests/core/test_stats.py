@@ -491,3 +491,24 @@ def test_ratio_interval_is_the_estimate_compare_samples_judges() -> None:
     c = compare_samples(base, cand)
     assert (ratio, lo, hi) == (c.ratio, c.ci_low, c.ci_high)
     assert lo < ratio < hi and lo < 2.0 < hi
+
+
+def test_interleaved_runs_pair_by_round_around_failures() -> None:
+    # Round 2 failed for A and round 5 for B (--ignore-failure): both keep 7 runs, but pairing
+    # by position would set A's round 3 against B's round 2 and so on.  Rounds pair as made.
+    from perflab.stats import round_pairs
+
+    a = Configuration(name="A", command=["a"], is_baseline=True)
+    b = Configuration(name="B", command=["b"])
+    for i in range(8):
+        a.runs.append(Run(seq=2 * i, values={} if i == 2 else {"wall_time": 1.0 + i},
+                          status="failed" if i == 2 else "ok"))
+        b.runs.append(Run(seq=2 * i + 1, values={} if i == 5 else {"wall_time": 1.05 * (1 + i)},
+                          status="failed" if i == 5 else "ok"))
+    x, y = round_pairs(a, b, "wall_time")
+    assert len(x) == len(y) == 6
+    assert all(v / u == pytest.approx(1.05) for u, v in zip(x, y, strict=True))
+    rs = ResultSet(kind="compare", settings={"interleaved": True}, configurations=[a, b],
+                   metrics={"wall_time": BUILTIN_METRICS["wall_time"]})
+    (c,) = compare_result(rs, ["wall_time"])
+    assert c.paired and c.ratio == pytest.approx(1.05) and c.n_baseline == c.n_candidate == 6

@@ -359,6 +359,10 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
             seq += 1
         if not cfg.measured_runs():
             raise _bad(path, "perflab", f"configuration '{name}' has no samples")
+        if c.get("failed_runs"):
+            # The export keeps the samples of successful runs only: which round a failed run
+            # left out is not known, so its samples cannot be paired by round again.
+            settings.interleaved = False
         rs.configurations.append(cfg)
     if not rs.configurations:
         raise _bad(path, "perflab", "no configurations")
