@@ -198,3 +198,32 @@ def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> N
     key = [(c.cell, c.candidate, c.verdict, c.threshold) for c in shown]
     assert key == [(c.cell, c.candidate, c.verdict, c.threshold) for c in reported]
     assert {c.threshold for c in reported} == {0.05}
+
+
+def test_report_families_follow_the_stored_primary_and_name_differing_results(
+        tmp_path: Path) -> None:
+    # The verdicts were decided on wall_time (stored primary) while the suite lists ns_per_op
+    # first: wall_time is the Holm family and is always reported, ns_per_op is secondary (BH).
+    from rich.console import Console
+
+    from perflab.suites.report import build_report
+
+    rs = make_result()
+    rs.settings.primary_metric = "wall_time"
+    rs.settings.suite["metrics"] = ["ns_per_op"]
+    rs.metrics["checksum"] = MetricInfo("checksum", "", "workload", direction="none")
+    for cfg in rs.configurations:
+        for r in cfg.runs:
+            r.values["checksum"] = 7.0
+    odd = next(c for c in rs.configurations if c.name == "slow")
+    for r in odd.runs:
+        r.values["checksum"] = 8.0  # computed something else in every cell
+    con = Console(record=True, width=250, color_system=None)
+    rep = build_report(rs, tmp_path / "r", console=con, plots=False)
+    assert rep.metrics[0] == "wall_time" and "ns_per_op" in rep.metrics
+    md = rep.markdown
+    assert "wall_time: each configuration" in md and "adjusted (holm)" in md
+    assert "adjusted (bh, a secondary metric) across the" in md.split("ns_per_op: each")[1]
+    out = con.export_text()
+    assert "wall_time" in out.split("(tables for")[0]  # the terminal shows the deciding metric
+    assert "different results" in out and "base and slow computed different results" in out
