@@ -63,6 +63,7 @@ from perflab.stats import (
     look_schedule,
     parse_estimator,
     planned_looks,
+    round_pairs,
     stop_check,
     summarize,
 )
@@ -529,8 +530,10 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         if not pairs:
             return False
         m = opts.primary_metric
-        return stop_check([(b.samples(m), c.samples(m)) for b, c in pairs],
-                          paired=bool(rs.settings.interleaved), plan=plan,
+        # The pairs the final verdict will judge (stats.compare_result): by round.
+        paired = bool(rs.settings.interleaved)
+        return stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
+                           for b, c in pairs], paired=paired, plan=plan,
                           family_size=family, info=rs.metrics.get(m))
 
     def eta(rounds: int) -> str:

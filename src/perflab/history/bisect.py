@@ -27,6 +27,7 @@ from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
+from perflab.stats import round_pairs
 from perflab.workloads import Resolved, resolve
 
 console = stderr_console()
@@ -286,8 +287,9 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 if metric not in rs.metrics:
                     raise PerflabError(f"the runs produced no metric '{metric}'",
                                        f"choose one of {', '.join(sorted(rs.metrics)) or '-'}")
-                base_s += base.samples(metric)
-                cand_s += cand.samples(metric)
+                a, b = round_pairs(base, cand, metric)  # this round's runs, paired by round
+                base_s += a
+                cand_s += b
                 info = rs.metrics[metric]
                 # The core's step rule (stats.bisect_step): judged at alpha / max_rounds, since
                 # every round is a look; one-sided "not worse by more than the band" is good.
@@ -295,7 +297,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 # with the binary's path: argv and auxv on the stack).
                 decision, cmp = bisect_step(base_s, cand_s, threshold=threshold,
                                             looks=spec.max_rounds, info=info,
-                                            paired=len(base_s) == len(cand_s),
+                                            paired=True,
                                             estimator=estimator)
                 st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
                           cmp.base_median, cmp.cand_median, len(cand_s))

@@ -24,6 +24,11 @@ def md_text(text: object) -> str:
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
+def seconds_per(unit: str) -> float | None:
+    """Seconds in one ``unit`` (s, ms, us/µs, ns); None when the unit is not a time."""
+    return _TIME_UNITS.get(unit)
+
+
 def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from perflab.model import ResultSet
 from perflab.reports.export import clean, dumps
+from perflab.reports.format import seconds_per
 from perflab.stats import Comparison, Plan
 
 
 def _time_in_seconds(rs: ResultSet, metric: str) -> float | None:
     """The factor from ``metric``'s unit to seconds, None when it is not a time."""
     info = rs.metrics.get(metric)
-    factors = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-    return factors.get(info.unit) if info is not None else None
+    return seconds_per(info.unit) if info is not None else None
 
 
 def result_to_pyperf(rs: ResultSet, metric: str | None = None) -> dict[str, Any]:
