@@ -116,6 +116,30 @@ def test_failures_are_the_same_outcomes(spin: Path, tmp_path: Path) -> None:
             assert alone.region_used == batch.region_used
 
 
+def test_a_batch_without_counters_starts_commands_as_a_run_alone_does(tmp_path: Path) -> None:
+    """Without counters a batch starts each command with vfork, not the held fork of a run
+    alone: the same working directory, CPU pinning, environment, process group, signal
+    dispositions and mask, and the same outcome for a working directory that is gone."""
+    show = ('pwd; grep -E "^(Cpus_allowed_list|SigBlk|SigIgn):" /proc/self/status; '
+            'echo "$PERFLAB_T"; [ "$(ps -o pgid= $$)" -eq $$ ] && echo leader')
+    env = dict(os.environ, PERFLAB_T="x y")
+    cases = [req(["sh", "-c", show], cwd=str(tmp_path), pin=[0]),
+             req(["sh", "-c", show], pin=[1] if (os.cpu_count() or 1) > 1 else [0]),
+             req(["sh", "-c", show], cwd=str(tmp_path / "gone"))]
+    for r in cases:
+        r.env = env
+    with LaunchServer() as server:
+        for r in cases:
+            alone = server.run(r)
+            (batch,) = server.run_batch([r])
+            assert (alone.status, alone.exit_code, alone.error) == (
+                batch.status, batch.exit_code, batch.error), r.argv
+            assert alone.stdout == batch.stdout, r.cwd
+        ok = server.run_batch(cases[:1])[0]
+    assert ok.stdout.splitlines()[0] == str(tmp_path)
+    assert "Cpus_allowed_list:\t0" in ok.stdout and "x y" in ok.stdout and "leader" in ok.stdout
+
+
 def test_a_batch_stops_at_a_failure_and_keeps_outputs_apart(spin: Path) -> None:
     with LaunchServer() as server:
         outs = server.run_batch([req(["sh", "-c", "echo one; echo e1 >&2"]),
