@@ -1,4 +1,4 @@
-"""stat and profile take a command as argv or as one quoted string."""
+"""stat, profile and bisect take a command as argv or as one quoted string."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ def test_a_quoted_string_that_names_no_program_runs_as_argv(tmp_path: Path) -> N
         forgiving_argv(["sh -c 'exit"])
 
 
+def test_bisect_splits_a_quoted_program_built_later(tmp_path: Path) -> None:
+    """bisect builds the program at each commit: it need not exist yet to be split off."""
+    argv, note = forgiving_argv(["./build/prog -n 9"], built_in=tmp_path)
+    assert argv == ["./build/prog", "-n", "9"] and note is not None
+    assert forgiving_argv(["./build/prog -n 9"]) == (["./build/prog -n 9"], None)  # stat's rule
+    (tmp_path / "my prog").write_text("")  # a file of the tree whose name has a space
+    assert forgiving_argv(["my prog"], built_in=tmp_path) == (["my prog"], None)
+    assert forgiving_argv(["./prog", "-n", "9"], built_in=tmp_path) == (
+        ["./prog", "-n", "9"], None)
+
+
 def test_stat_runs_a_quoted_command_with_a_note(tmp_path: Path) -> None:
     env = {**os.environ, "PERFLAB_DB": str(tmp_path / "c.sqlite")}
     p = subprocess.run([sys.executable, "-m", "perflab", "stat", "-r", "2", "-w", "0",
@@ -45,7 +56,7 @@ def test_stat_runs_a_quoted_command_with_a_note(tmp_path: Path) -> None:
     assert "sh -c exit 0: 2 runs" in p.stdout
 
 
-@pytest.mark.parametrize("verb", [["stat"], ["profile", "record"], ["compare"]])
+@pytest.mark.parametrize("verb", [["stat"], ["profile", "record"], ["compare"], ["bisect"]])
 def test_help_shows_both_forms(verb: list[str]) -> None:
     out = subprocess.run([sys.executable, "-m", "perflab", *verb, "--help"],
                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "120"},

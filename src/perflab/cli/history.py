@@ -302,13 +302,25 @@ def bisect_cmd(
         "--check/--no-check", help="First confirm that bad is slower than good.")] = True,
     db: o.Db = None,
 ) -> None:
-    """Find the commit that made a benchmark slower: git bisect with A/B verdicts."""
+    """Find the commit that made a benchmark slower: git bisect with A/B verdicts.
+
+    \b
+    The command, either way (built by --build at each commit):
+      perflab bisect --good v1 --bad v2 --build make -- ./prog -n 9   argv
+      perflab bisect --good v1 --bad v2 --build make './prog -n 9'    quoted
+      perflab bisect --good v1 --bad v2 --build make -w eh/cpp        workload
+    """
+    from perflab.cmdline import forgiving_argv
     from perflab.history.bisect import BisectSpec, run_bisect
     from perflab.history.series import parse_params
 
     if workload and command:
         raise PerflabError("give either --workload or a command after --, not both",
                            "drop one of them")
+    if command:
+        command, note = forgiving_argv(list(command), built_in=git.toplevel(repo) or repo)
+        if note:
+            err_console.print(note, highlight=False, soft_wrap=True, markup=False)
     from perflab.validate import fraction, positive
 
     if threshold is not None:
