@@ -20,10 +20,14 @@ primary metric chosen by the warm-up, the default stop rule, threshold and corre
              verdict, and its A/A false alarms
   valgrind   a 1% change in work counted with callgrind: is the ratio exact? (quiet only)
   overhead   per-run cost of perflab against hyperfine -N on `true` and a 1 ms loop (quiet only)
+  lean       the size of a fresh runtime venv (`pip install .`, no extras) and the CLI's
+             start-up (`perflab --version`, `--help`, hyperfine -N) (quiet only)
+
+Issue #14's figures in one run: --only lean,overhead,detect,hyperfine --conditions quiet.
 
 Figures are printed and written to benchmarks/results-<date>.json (or --out).
 
-Usage: python benchmarks/run_all.py [--only aa,detect,hyperfine,valgrind,overhead]
+Usage: python benchmarks/run_all.py [--only aa,detect,hyperfine,valgrind,overhead,lean]
          [--conditions quiet,load] [--aa-trials 200] [--trials 10] [--quick]
 """
 
@@ -263,6 +267,39 @@ def bench_overhead(runs: int) -> dict[str, Any]:
     return launch_cost.run(runs, reps=3)
 
 
+def _du_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()
+               ) / 1e6
+
+
+def bench_lean(tmp: Path) -> dict[str, Any]:
+    """A fresh venv with perflab's runtime dependencies only (what `pip install perflab` gives),
+    its size per top-level package, and the CLI's start-up with hyperfine -N."""
+    venv = tmp / "lean-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(ROOT)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    by_pkg: dict[str, float] = {}
+    for d in site.iterdir():
+        name = d.name.split("-")[0].lower() if d.name.endswith(".dist-info") else d.name.lower()
+        name = name.removesuffix(".libs").removesuffix("_libs")
+        by_pkg[name] = by_pkg.get(name, 0.0) + (_du_mb(d) if d.is_dir() else d.stat().st_size
+                                                / 1e6)
+    out: dict[str, Any] = {"venv_mb": round(_du_mb(venv), 1),
+                           "largest_mb": {k: round(v, 1) for k, v in sorted(
+                               by_pkg.items(), key=lambda kv: -kv[1])[:8]}}
+    exe = Path(sys.executable).parent / "perflab"
+    if shutil.which("hyperfine") and exe.exists():
+        js = tmp / "startup.json"
+        subprocess.run(["hyperfine", "-N", "--style", "none", "-w", "3", "-r", "30",
+                        "--export-json", str(js), f"{exe} --version", f"{exe} --help"],
+                       check=True, capture_output=True)
+        res = json.loads(js.read_text())["results"]
+        out["startup_s"] = {"--version": [res[0]["median"], res[0]["stddev"]],
+                            "--help": [res[1]["median"], res[1]["stddev"]]}
+    return out
+
+
 def _finite(ci: list[float]) -> bool:
     return all(isinstance(x, float | int) and np.isfinite(x) for x in ci)
 
@@ -329,6 +366,9 @@ def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
     if cond == "quiet" and "overhead" in only:
         section("overhead")
         out["overhead"] = bench_overhead(200)
+    if cond == "quiet" and "lean" in only:
+        section("lean")
+        out["lean"] = bench_lean(tmp)
     out["load_after"] = load()
     out["minutes"] = round((time.monotonic() - t_start) / 60, 1)
     return out
@@ -336,7 +376,7 @@ def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--only", default="aa,detect,hyperfine,valgrind,overhead")
+    ap.add_argument("--only", default="aa,detect,hyperfine,valgrind,overhead,lean")
     ap.add_argument("--conditions", default="quiet,load")
     ap.add_argument("--trials", type=int, default=10, help="trials per detection case")
     ap.add_argument("--aa-trials", type=int, default=200)
@@ -437,6 +477,13 @@ def summary(r: dict[str, Any]) -> None:
                               f"{v['cost_per_run_s'] / hf['cost_per_run_s']:.2f}x / "
                               f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+.3f}"
                               " ms", "≤ 1.3x / ±0.1 ms" if cmd == "true" else "")
+        if "lean" in c:
+            lean = c["lean"]
+            t.add_row("venv size, `pip install .` (runtime only)", label,
+                      f"{lean['venv_mb']:.0f} MB", "≤ 257 MB")
+            for flag, (med, sd) in lean.get("startup_s", {}).items():
+                t.add_row(f"`perflab {flag}`", label, f"{med * 1e3:.0f} ms ± {sd * 1e3:.0f}",
+                          "≤ 0.3 s")
     console.print(t)
 
 
