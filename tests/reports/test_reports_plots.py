@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib.image
 import numpy as np
+import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from test_reports_matrix import make_result  # the shared known-samples result
@@ -107,3 +108,41 @@ def test_every_configuration_of_a_large_study_has_its_own_style() -> None:
     from perflab.reports.plots import colour, marker
     assert len({colour(i) for i in range(15)}) == 15
     assert len({(colour(i), marker(i)) for i in range(40)}) == 40
+
+
+def test_history_plots_draw_through_reports(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """history's series plot is an adapter: one TimelinePanel per series for
+    reports.plots.plot_timeline, each change point marked between its two points, red for a
+    regression, green for an improvement, grey when ignored; a dirty tree's commit starred."""
+    from perflab.history import plot as history_plot
+    from perflab.history.detect import ChangePoint
+    from perflab.history.series import Point, Series, SeriesKey
+
+    key = SeriesKey("syn/b", '{"depth": 1}', "A", None, "wall_time")
+    pts = [Point(result_id=i, created_at=float(i), kind="stat", commit=f"{i:02d}" + "ab" * 19,
+                 dirty=i == 3, samples=[1.0], median=1.0 + (i >= 2), ci_low=0.9, ci_high=2.1)
+           for i in range(4)]
+    s = Series(key=key, unit="ms", points=pts)
+
+    def cp(index: int, regression: bool, ignored: str | None = None) -> ChangePoint:
+        return ChangePoint(key, index, None, None, 0, 0, 100.0 if regression else -50.0,
+                           1.0, 0.0, 2.0, 0.0, 0.001, regression, ignored)
+
+    seen: list[list[plots.TimelinePanel]] = []
+    real = plots.plot_timeline
+    monkeypatch.setattr(plots, "plot_timeline",
+                        lambda panels, out, title=None: seen.append(list(panels)) or real(
+                            panels, out, title))
+    out = history_plot.plot_series([(s, [cp(2, True), cp(3, False), cp(1, True, "known")])],
+                                   tmp_path / "h.png", "title")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (panel,) = seen[0]
+    assert panel.ylabel == "wall_time (ms)" and panel.median == [1.0, 1.0, 2.0, 2.0]
+    assert panel.labels[3].endswith("*") and not panel.labels[2].endswith("*")
+    assert panel.marks == [(1.5, "+100.0%", "tab:red"), (2.5, "-50.0%", "tab:green"),
+                           (0.5, "+100.0%", "tab:gray")]
+    def height(name: str, panels: list[plots.TimelinePanel]) -> int:
+        return int(matplotlib.image.imread(str(real(panels, tmp_path / name))).shape[0])
+
+    assert height("two.png", [panel, panel]) > 1.6 * height("one.png", [panel])  # stacked

@@ -362,6 +362,47 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
     return _save(fig, out, f"{_safe(metric)}-bars", title, cap)
 
 
+@dataclass
+class TimelinePanel:
+    """One series over commits, for plot_timeline: points in commit order, marks between."""
+    title: str
+    ylabel: str
+    labels: list[str]  # one per point (short commits)
+    median: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    marks: list[tuple[float, str, str]] = field(default_factory=list)  # (x, text, colour)
+
+
+def plot_timeline(panels: Sequence[TimelinePanel], out: Path, title: str | None = None) -> Path:
+    """One panel per series, stacked: medians with their 95% CIs over commits, and dashed marks
+    (change points) between points.  One PNG at ``out`` (history, the dashboard, filed
+    reports)."""
+    n = max(len(panels), 1)
+    fig = Figure(figsize=(9, 2.8 * n + 0.6), layout="constrained")
+    axes = fig.subplots(n, 1, squeeze=False)[:, 0]
+    for ax, pn in zip(axes, panels, strict=False):
+        xs = list(range(len(pn.median)))
+        lo = [max(m - low, 0.0) for m, low in zip(pn.median, pn.ci_low, strict=True)]
+        hi = [max(high - m, 0.0) for m, high in zip(pn.median, pn.ci_high, strict=True)]
+        ax.errorbar(xs, pn.median, yerr=[lo, hi], fmt="o-", ms=4, lw=1, capsize=3,
+                    color=colour(0), ecolor="tab:gray", label="median, 95% CI")
+        for x, text, col in pn.marks:
+            ax.axvline(x, color=col, ls="--", lw=1.2)
+            ax.annotate(text, (x, 1.0), xycoords=("data", "axes fraction"), ha="center",
+                        va="bottom", color=col, fontsize=8)
+        step = max(1, len(xs) // 20)  # keep the labels legible on long series
+        ax.set_xticks(xs[::step], pn.labels[::step], rotation=45, ha="right", fontsize=7)
+        ax.set_ylabel(pn.ylabel)
+        ax.set_title(pn.title, fontsize=9, pad=14)
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    return out
+
+
 def _safe(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(s))
 
