@@ -7,8 +7,11 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
+from rich.console import Console
 
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import matrix
@@ -227,3 +230,34 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
     out = con.export_text()
     assert "wall_time" in out.split("(tables for")[0]  # the terminal shows the deciding metric
     assert "different results" in out and "base and slow computed different results" in out
+
+
+def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite's terminal table colours each verdict as stat and compare do
+    (terminal.verdict_style: red for a regression, green for an improvement), one style per
+    row of its comparisons, not from a second table of words."""
+    seen: list[tuple[list[dict[str, str]], Any]] = []
+    real = matrix.rich_table
+
+    def spy(rows: list[dict[str, str]], title: str, verdict_styles: Any = None) -> Any:
+        seen.append((rows, verdict_styles))
+        return real(rows, title, verdict_styles)
+
+    from perflab.suites.report import build_report
+
+    monkeypatch.setattr(matrix, "rich_table", spy)
+    rs = make_result()
+    for cfg in rs.configurations:
+        if cfg.name == "same":  # twice as fast: an improvement beside slow's regression
+            for r in cfg.runs:
+                r.values = {k: v / 2 for k, v in r.values.items()}
+    build_report(rs, tmp_path / "r", console=Console(record=True, width=250), plots=False)
+    rows, styles = next((r, s) for r, s in seen if r and "verdict" in r[0])
+    assert styles is not None and len(styles) == len(rows)
+    words = {"slower": "bold red", "faster": "bold green", "equivalent": "cyan",
+             "inconclusive": "yellow"}
+    for row, style in zip(rows, styles, strict=True):
+        assert style == words[row["verdict"].split(" ")[0]], row
+    assert {"bold red", "bold green"} <= set(styles)
+    assert all(s is None for r, s in seen if r and "verdict" not in r[0])

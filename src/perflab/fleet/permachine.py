@@ -26,7 +26,7 @@ from perflab.errors import PerflabError
 from perflab.fingerprint import machine_label
 from perflab.model import ResultSet
 from perflab.reports.format import fmt_change, fmt_pct, fmt_signed, fmt_value
-from perflab.reports.terminal import VERDICT_STYLE
+from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, compare_result
 from perflab.validate import output_dir
 
@@ -209,7 +209,7 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
         for r in b.rows:
             cells = [escape(x) for x in _cells(r.comparison, r.unit)]
             if r.comparison is not None:
-                style = VERDICT_STYLE.get(r.comparison.verdict, "")
+                style = verdict_style(r.comparison)
                 cells[-1] = f"[{style}]{cells[-1]}[/]" if style else cells[-1]
             else:
                 cells[0] = "[yellow]missing[/]"

@@ -239,12 +239,10 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
     return rows
 
 
-VERDICT_STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan",
-                 "inconclusive": "yellow", "larger": "red", "smaller": "green",
-                 "different": "magenta"}
-
-
-def rich_table(rows: list[dict[str, str]], title: str) -> Table:
+def rich_table(rows: list[dict[str, str]], title: str,
+               verdict_styles: Sequence[str] | None = None) -> Table:
+    """Rows as a terminal table; ``verdict_styles`` colours each row's verdict cell (from
+    terminal.verdict_style of the row's comparison: the rule lives there)."""
     t = Table(title=title, title_justify="left", show_lines=False)
     if not rows:
         t.add_column("(no data)")
@@ -252,10 +250,10 @@ def rich_table(rows: list[dict[str, str]], title: str) -> Table:
     for k in rows[0]:
         key = k in ("cell", "configuration")
         t.add_column(k, overflow="fold", justify="left" if key else "right", no_wrap=key)
-    for r in rows:
+    for i, r in enumerate(rows):
         cells = []
         for k, v in r.items():
-            style = VERDICT_STYLE.get(v.split(" ")[0]) if k == "verdict" else None
+            style = verdict_styles[i] if verdict_styles and k == "verdict" else None
             cells.append(f"[{style}]{v}[/]" if style else v)
         t.add_row(*cells)
     return t

@@ -15,6 +15,7 @@ from perflab.reports import matrix
 from perflab.reports.format import md_text
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots
+from perflab.reports.terminal import verdict_style
 from perflab.reports.warnings import suite_warnings
 from perflab.stats import Comparison, Plan, compare_result, parse_estimator
 from perflab.validate import output_dir
@@ -94,9 +95,11 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     warns = suite_warnings(view, comps, shown)
     if console is not None:
         # The terminal gets the primary metric; every metric is in the HTML and Markdown.
+        styles = [verdict_style(c) for c in comps if c.metric == shown]  # comparison_rows'
         for title, rows in tables:
             if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
-                console.print(matrix.rich_table(rows, title))
+                has_verdict = bool(rows) and "verdict" in rows[0]
+                console.print(matrix.rich_table(rows, title, styles if has_verdict else None))
         if len(mets) > 1:
             others = [m for m in mets if m != shown]
             console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",
