@@ -13,7 +13,8 @@
  *   " LEN\n" and LEN bytes of NUL-terminated strings.  A command's spec is CPUS ("-" or a comma
  *   list to pin it to), TIMEOUT_MS (0: none), CWD ("" for the server's), PATH, ARGC, ARGV...,
  *   and its environment (K=V strings).  Each command is forked into its own process group,
- *   held before exec until it is released, and timed from release to wait4.  A timeout kills
+ *   held before exec until it is released, and timed from release to wait4 (a batch with no
+ *   counters starts it with vfork instead, timed from just before the vfork).  A timeout kills
  *   the command's whole process group; so does anything arriving on CTL_FD during a run (EOF:
  *   perflab closed the pipe or died), which also ends the server, and so does perflab's death
  *   (PR_SET_PDEATHSIG).
