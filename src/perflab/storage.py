@@ -469,10 +469,8 @@ class Store:
         store's dialect, with its paramstyle) and so is the transaction; only the binding is
         done here: the JSON column serialised with json.dumps, as SQLAlchemy's JSON type
         does by default."""
-        keys = ("configuration_id", "seq", "warmup", "status", "exit_code", "started_at",
-                "load1", "error", "values")
-        compiled = runs.insert().returning(runs.c.id).compile(dialect=self.engine.dialect,
-                                                             column_keys=list(keys))
+        compiled = runs.insert().returning(runs.c.id).compile(
+            dialect=self.engine.dialect, column_keys=[c.key for c in runs.c if c.key != "id"])
         sql, order = str(compiled), compiled.positiontup if compiled.positional else None
         driver_error = self.engine.dialect.loaded_dbapi.Error
         try:
