@@ -85,6 +85,36 @@ def test_timed_region_counts_agree(spin: Path) -> None:
     assert 0.5 < med(batch, "task_clock") / med(alone, "task_clock") < 2
 
 
+def test_every_run_of_a_batch_has_its_own_counts(spin: Path) -> None:
+    """The server opens a batch's counters once, on itself, and each command inherits them:
+    a run's counts are the difference of two reads.  Every run (not a median) must carry its
+    own: two interleaved commands with different work, one whose work is done by its
+    children, and the timed region's counts.  Without the server's non-inherited dummy event
+    the kernel swapped the server's and the command's event sets, and most runs read 0."""
+    small = req([str(spin), "300000", "1000"], counters=SOFTWARE, region=False)
+    big = req([str(spin), "900000", "3000"], counters=SOFTWARE, region=False)
+    kids = req(["sh", "-c", f"{spin} 300000 2000; {spin} 300000 2000"], counters=SOFTWARE,
+               region=False)
+    region = req([str(spin), "600000", "3000"], counters=SOFTWARE)
+    with LaunchServer() as server:
+        outs = server.run_batch([small, big, kids] * 6, stop_on_failure=False)
+        regions = server.run_batch([region] * 8, stop_on_failure=False)
+    for i, o in enumerate(outs):
+        assert o.status == "ok" and o.counter_error == "", o.error
+        pages = (1000, 3000, 4000)[i % 3]
+        assert pages <= o.values["page_faults"] <= pages + 400, (i, o.values)
+        task_s = o.values["task_clock"] / 1e3  # ms
+        cpu_s = o.values["user_time"] + o.values["sys_time"]  # wait4's rusage (s), in ticks
+        assert 0 < task_s <= o.values["wall_time"] * 1.05 + 1e-4, (i, o.values)
+        assert abs(task_s - cpu_s) < 0.5 * task_s + 0.005, (i, o.values)
+    by = [[o.values["task_clock"] for o in outs[k::3]] for k in range(2)]
+    assert statistics.median(by[1]) > 2 * statistics.median(by[0])  # 3x the loop
+    for o in regions:
+        assert o.status == "ok" and o.region_used, o.error
+        assert o.values["page_faults"] < 100  # the region's, not the 3000 before it
+        assert 0.3 < o.values["task_clock"] / 1e3 / o.values["region_time"] <= 1.05, o.values
+
+
 def test_failures_are_the_same_outcomes(spin: Path, tmp_path: Path) -> None:
     """Exit codes, signals, timeouts (with the whole process group killed), a program that
     cannot start and timed-region protocol errors: identical status, code and message."""

@@ -1,11 +1,10 @@
 """Run a command and measure it: this is where a measurement is taken.
 
 A tiny C launcher (data/perflab-launch.c), kept alive as a fork server for a whole
-measurement (LaunchServer), forks the command into its own process group (so a
-timeout kills everything it started), pins it, and holds it before exec until its perf
-counters are open on it.  The launcher then releases it and times it from release to wait4's
-return; CPU times, peak RSS, faults and context switches come from wait4's rusage, which
-covers the command and every descendant it waited for.
+measurement (LaunchServer), starts the command in its own process group (so a timeout kills
+everything it started), pins it, counts it with perf counters and times it to wait4's return;
+CPU times, peak RSS, faults and context switches come from wait4's rusage, which covers the
+command and every descendant it waited for.
 
 Two paths, one outcome (``_outcome``): ``run_batch`` sends many runs in one request and the
 server does everything per run itself (counters, timed region, output), answering once at the
@@ -294,13 +293,13 @@ class LaunchServer:
     """perflab's launcher kept alive for a whole measurement: a fork server driven over a pipe.
 
     A run costs one fork+exec of the command (in the small C server, never in Python).  In a
-    batch (``run_batch``) the server opens the counters on each held command itself and
-    answers the region fifos, and perflab hears from it once per batch.  Alone (``run``) a
+    batch (``run_batch``) each run is one vfork+exec: the server opens the counters once, on
+    itself, the commands inherit them and a run's counts are the difference of two reads
+    (counters_open in the C file says why a non-inherited dummy event must sit beside them);
+    it answers the region fifos, and perflab hears from it once per batch.  Alone (``run``) a
     run costs one exchange on a pipe, two when perflab opens perf counters: the server holds
-    the command before exec and says its pid, perflab opens the counters on it (the kernel
-    binds them to one pid: they cannot be carried from one run to the next; counters opened
-    once on the server with inherit were tried, and stopped counting children after two or
-    three runs on kernel 6.18), then releases it.  The region fifos are made once per path
+    the command before exec and says its pid, perflab opens the counters on it, then releases
+    it.  The region fifos are made once per path
     and reset between runs; a run's stdout/stderr tail is kept by the server in a batch, by
     ``_StreamTail`` threads alone.
     Timeouts are enforced by the server and kill the command's process group; so does closing
@@ -459,8 +458,8 @@ class LaunchServer:
 
     # -- many runs in one exchange, the server opening the counters ---------------------------
     def run_batch(self, reqs: list[RunRequest], stop_on_failure: bool = True) -> list[RunOutcome]:
-        """Run each request once, in order, in one exchange with the server: it opens the perf
-        counters on each command itself, answers its timed region and keeps its output, and
+        """Run each request once, in order, in one exchange with the server: it counts each
+        command with perf counters itself, answers its timed region and keeps its output, and
         says nothing until the last run has ended, so no Python wake-up sits between runs.
         The outcomes are those ``run`` would give (one home: ``_outcome``).  With
         ``stop_on_failure`` the runs after a failed one are not made (fewer outcomes).

@@ -4,17 +4,17 @@
  * Why it exists: Linux carries the peak RSS of a forked process's old image into ru_maxrss
  * across exec, so forking the measured command straight from the Python interpreter would report
  * the interpreter's size (tens of MiB) as the command's peak memory.  This launcher is tiny; it
- * forks the command, holds it before exec until perflab has opened its perf counters, times it
- * from release to wait4, and reports wait4's rusage (the command's, not perflab's).
+ * starts the command, counts it with perf counters, times it to wait4, and reports wait4's
+ * rusage (the command's, not perflab's).
  *
  * usage: perflab-launch --server CTL_FD REPORT_FD
  *   A fork server: it stays alive for a whole measurement and starts runs on request, so a run
  *   costs one fork+exec of the command, not a Python Popen of a launcher.  A request is a verb,
  *   " LEN\n" and LEN bytes of NUL-terminated strings.  A command's spec is CPUS ("-" or a comma
  *   list to pin it to), TIMEOUT_MS (0: none), CWD ("" for the server's), PATH, ARGC, ARGV...,
- *   and its environment (K=V strings).  Each command is forked into its own process group,
- *   held before exec until it is released, and timed from release to wait4 (a batch with no
- *   counters starts it with vfork instead, timed from just before the vfork).  A timeout kills
+ *   and its environment (K=V strings).  Each command gets its own process group.  A "run" forks
+ *   it, holds it before exec until it is released, and times it from release to wait4; a
+ *   "batch" starts it with vfork and times it from just before the vfork.  A timeout kills
  *   the command's whole process group; so does anything arriving on CTL_FD during a run (EOF:
  *   perflab closed the pipe or died), which also ends the server, and so does perflab's death
  *   (PR_SET_PDEATHSIG).
@@ -32,9 +32,11 @@
  *   NSPEC specs (each environment preceded by its count ENVC), then COUNTERS ("TYPE:CONFIG,..."
  *   perf events, "" for none), REGION_CTL and REGION_ACK (the timed-region fifos' paths, ""
  *   for none), STOP ("1": end the batch after a failed run) and ORDER (comma-separated spec
- *   indices: the runs, in order).  The server opens the counters on each held command itself
- *   (the attr perf_events.py uses), answers the timed-region protocol with counter snapshots
- *   (region.py's rules), and keeps the last 1 MiB of each run's stdout and stderr.  It answers
+ *   indices: the runs, in order).  Every run starts with vfork.  The server opens the
+ *   counters once for the batch, on itself, and the commands inherit them (counters_open), so
+ *   a run's counts are the difference of two reads; it answers the timed-region protocol with
+ *   counter snapshots (region.py's rules) and keeps the last 1 MiB of each run's stdout and
+ *   stderr.  It answers
  *   once, at the end: for each run done "rec" + the "done" fields + COUNTER_ERRNO NC, NC
  *   triples VALUE ENABLED RUNNING, REGION_ENABLES REGION_NS REGION_OPEN SUMMED, NC region
  *   triples when SUMMED, OUTLEN ERRLEN BADLEN "\n", then those many bytes of stdout, stderr and
@@ -190,12 +192,31 @@ struct counters {
     int type[MAX_COUNTERS];
     long long config[MAX_COUNTERS];
     int fd[MAX_COUNTERS];
-    int open;       /* 1 when every fd is open on the current run */
+    int pin;        /* the non-inherited dummy event (counters_open) */
+    int open;       /* 1 when every fd is open */
 };
 
-/* perf_event_open on the held child, as perf_events.py's KernelBackend does (the same attr:
- * disabled, inherit, exclude_hv, enable_on_exec; enabled and running times read along). */
-static int counters_open(struct counters *c, pid_t pid) {
+/* The counters of a batch, opened once on the server itself (pid 0) with the attr
+ * perf_events.py's KernelBackend uses (disabled, inherit, exclude_hv, enable_on_exec; enabled
+ * and running times read along).  The server never execs, so its own events stay disabled and
+ * nothing the server does is counted; each command it starts inherits them, still disabled,
+ * and they start counting at the command's exec, for it and its children.  When a task exits
+ * the kernel adds its counts to the server's events (before the parent can see it as a
+ * zombie), and a read sums the live children's too: a run's counts are the difference of two
+ * reads, one before its vfork and one after it ended, and a timed region's are the difference
+ * of the snapshots taken at its enable and disable.  Opening counters per run instead (on the
+ * command held before exec, as perflab does when it opens them itself) costs four
+ * perf_event_open and close calls and a fork in place of a vfork: about 0.5 ms a run of `true`
+ * on this project's VM.  CLOEXEC: the commands do not get the fds.
+ *
+ * One more event, a dummy one that is not inherited, keeps the commands' inherited events
+ * their own.  When every event of a task is inherited, the kernel marks the child's set as a
+ * clone of the parent's and, at a switch between the two tasks (the server and its vfork
+ * child are such a pair), swaps the sets instead of switching them: the command would then
+ * run with the server's own events, enable them at exec and take them along when it exits
+ * (perf_event_init_context's inherited_all, context_equiv in kernel/events/core.c).  We saw
+ * exactly that: most runs read 0.  A non-inherited event makes the child's set no clone. */
+static int counters_open(struct counters *c) {
     c->open = 0;
     for (int i = 0; i < c->n; i++) {
         struct perf_event_attr attr;
@@ -208,7 +229,7 @@ static int counters_open(struct counters *c, pid_t pid) {
         attr.inherit = 1;
         attr.exclude_hv = 1;
         attr.enable_on_exec = 1;
-        c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0UL);
+        c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
         if (c->fd[i] < 0) {
             int e = errno;
             for (int j = 0; j < i; j++) close(c->fd[j]);
@@ -216,6 +237,21 @@ static int counters_open(struct counters *c, pid_t pid) {
         }
     }
     c->open = c->n > 0;
+    if (c->open) { /* see the note above */
+        struct perf_event_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.type = PERF_TYPE_SOFTWARE;
+        attr.size = sizeof attr;
+        attr.config = PERF_COUNT_SW_DUMMY;
+        attr.disabled = 1;
+        c->pin = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (c->pin < 0) {
+            int e = errno;
+            for (int j = 0; j < c->n; j++) close(c->fd[j]);
+            c->open = 0;
+            return e;
+        }
+    }
     return 0;
 }
 
@@ -230,8 +266,10 @@ static void counters_read(const struct counters *c, struct reading *out) {
 }
 
 static void counters_close(struct counters *c) {
-    if (c->open)
+    if (c->open) {
         for (int i = 0; i < c->n; i++) close(c->fd[i]);
+        close(c->pin);
+    }
     c->open = 0;
 }
 
@@ -412,14 +450,10 @@ static int parse_spec(char **f, size_t count, size_t *k, int with_envc, struct s
     return 0;
 }
 
-/* Fork the command into its own process group, held before exec until a byte on *go_w; its
- * stdout and stderr are out_fd and err_fd (-1: the server's own).  *err_r tells exec's errno.
- * With ready, return only once the command is stopped (it stops itself with SIGSTOP, and the
- * release also sends SIGCONT): counters are then opened on a task that is not runnable, as
- * when perflab opens them on a command blocked on the go pipe.  A command still running or
- * queued there started measurably later, its run_delay growing with each counter opened. */
-static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_fd, int *go_w,
-                   int *err_r, int ready) {
+/* Fork the command into its own process group, held before exec until a byte on *go_w (a
+ * "run" request: perflab may open its own counters on it meanwhile); its stdout and stderr are
+ * the server's.  *err_r tells exec's errno. */
+static pid_t spawn(const struct spec *s, int ctl, int rep, int *go_w, int *err_r) {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0) return -1;
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -439,10 +473,7 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
         close(err[0]);
         close(ctl);
         close(rep);
-        if (out_fd >= 0) dup2(out_fd, 1);
-        if (err_fd >= 0) dup2(err_fd, 2);
         pin_to(s->cpus);
-        if (ready) raise(SIGSTOP);
         /* wait until the parent has made us a process-group leader and started the clock */
         if (read(go[0], &b, 1) != 1) _exit(127);
         int e = 0;
@@ -460,17 +491,6 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
     close(err[1]);
     *go_w = go[1];
     *err_r = err[0];
-    if (ready) {
-        int st;
-        pid_t w;
-        do w = waitpid(child, &st, WUNTRACED); while (w < 0 && errno == EINTR);
-        if (w != child || !WIFSTOPPED(st)) { /* it died before stopping: reaped, no command */
-            group = 0;
-            close(go[1]);
-            close(err[0]);
-            return -1;
-        }
-    }
     return child;
 }
 
@@ -478,14 +498,13 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int out_fd, int err_f
 static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long timeout_ms,
                             int *status, struct rusage *ru, long long *wall,
                             long long *run_delay, long long *started, int *exec_errno,
-                            struct batch_io *io, int stopped) {
+                            struct batch_io *io) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     *started = (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec;
     long long t0 = now_ns(), t1 = 0;
     if (write(go_w, "g", 1) != 1) return -1;
     close(go_w);
-    if (stopped) kill(child, SIGCONT);
     *status = 0;
     memset(ru, 0, sizeof *ru);
     int why = wait_command(child, ctl, timeout_ms, t0, status, ru, run_delay, &t1, io);
@@ -498,9 +517,9 @@ static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long time
     return why;
 }
 
-/* Without counters nothing has to happen between fork and exec, so a batch starts each command
- * with vfork: the server is suspended until the child has exec'd (or failed to), and shares
- * its memory until then.  That spares copying the server's page tables and the go-pipe
+/* In a batch nothing has to happen between fork and exec (the counters are inherited, see
+ * counters_open), so it starts each command with vfork: the server is suspended until the
+ * child has exec'd (or failed to), and shares its memory until then.  That spares copying the server's page tables and the go-pipe
  * hand-over (two wake-ups) of spawn(); on `true` it is most of what perflab's server cost
  * above hyperfine's posix_spawn.  glibc's posix_spawn works this way too (clone with CLONE_VM
  * and CLONE_VFORK); it is written out here because posix_spawn can set neither
@@ -601,7 +620,7 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
     }
     int hold = f[0][0] == '1';
     int go_w, err_r;
-    pid_t child = spawn(&s, ctl, rep, -1, -1, &go_w, &err_r, 0);
+    pid_t child = spawn(&s, ctl, rep, &go_w, &err_r);
     int rc = 0;
     if (child < 0) {
         rc = -1;
@@ -626,7 +645,7 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
     struct rusage ru;
     long long wall, run_delay, started;
     int why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &status, &ru, &wall,
-                               &run_delay, &started, &exec_errno, NULL, 0);
+                               &run_delay, &started, &exec_errno, NULL);
     if (why < 0 || why == 2) { /* perflab is gone or gave up on this run: end quietly */
         rc = -1;
         goto out;
@@ -703,6 +722,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         goto done;
     }
     struct batch_io io = {out_p[0], err_p[0], &out_t, &err_t, reg.ctl >= 0 ? &reg : NULL, &c};
+    int counter_errno = counters_open(&c); /* once: every run inherits them (above) */
     int runs = 0;
     for (const char *p = order; *p;) {
         char *end;
@@ -717,35 +737,28 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         drain(err_p[0], &err_t);
         out_t.len = err_t.len = 0;
         if (reg.ctl >= 0) region_reset(&reg);
-        int status, exec_errno, counter_errno = 0, why;
+        int status, exec_errno, why;
         struct rusage ru;
         long long wall, run_delay, started;
         pid_t child = -1;
-        if (c.n) { /* held before exec while the counters are opened on it */
-            int go_w, err_r;
-            child = spawn(s, ctl, rep, out_p[1], err_p[1], &go_w, &err_r, 1);
-            if (child < 0) {
-                rc = -1;
-                break;
-            }
-            counter_errno = counters_open(&c, child);
-            why = release_and_wait(child, go_w, err_r, ctl, s->timeout_ms, &status, &ru, &wall,
-                                   &run_delay, &started, &exec_errno, &io, 1);
-        } else {
-            why = start_and_wait(s, ctl, rep, out_p[1], err_p[1], &status, &ru, &wall,
-                                 &run_delay, &started, &exec_errno, &child, &io);
-            if (child < 0) { /* vfork failed */
-                rc = -1;
-                break;
-            }
+        struct reading before[MAX_COUNTERS], fin[MAX_COUNTERS];
+        counters_read(&c, before);
+        why = start_and_wait(s, ctl, rep, out_p[1], err_p[1], &status, &ru, &wall, &run_delay,
+                             &started, &exec_errno, &child, &io);
+        if (child < 0) { /* vfork failed */
+            rc = -1;
+            break;
         }
         drain(out_p[0], &out_t);
         drain(err_p[0], &err_t);
         if (reg.ctl >= 0) region_serve(&reg, &c); /* a last word said just before the end */
-        struct reading fin[MAX_COUNTERS];
         counters_read(&c, fin);
+        for (int j = 0; j < c.n; j++) { /* this run's counts: what the reads differ by */
+            fin[j].value -= before[j].value;
+            fin[j].enabled -= before[j].enabled;
+            fin[j].running -= before[j].running;
+        }
         int nc = c.open ? c.n : 0;
-        counters_close(&c);
         if (why < 0 || why == 2) { /* perflab is gone: hand over the runs finished so far */
             rc = -1;
             break;
@@ -776,6 +789,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
     buf_printf(&rec, "end %d\n", runs);
     write_all(rep, rec.p, rec.len); /* one write: perflab wakes once per batch */
 done:
+    counters_close(&c);
     if (reg.ctl >= 0) close(reg.ctl);
     if (reg.ack >= 0) close(reg.ack);
     for (size_t i = 0; i < parsed; i++) {
