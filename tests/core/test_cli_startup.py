@@ -35,6 +35,30 @@ def test_cli_start_loads_no_heavy_module(code: str) -> None:
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
+VERB_HELP = """
+import contextlib, io
+from perflab.cli import main, stage_group, VERBS
+module = VERBS[{verb!r}][0]
+cmd = stage_group(module).get_command(None, {verb!r})
+subs = [[s] for s in getattr(cmd, "commands", {{}})]
+for sub in [[]] + subs:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            main([{verb!r}, *sub, "--help"])
+        except SystemExit as e:
+            assert e.code in (0, None), (sub, e.code)
+    assert "Usage" in out.getvalue(), sub
+"""
+
+
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_every_verb_help_loads_no_heavy_module(verb: str) -> None:
+    """`perflab stat --help` took 2.4 s (numpy, scipy and SQLAlchemy loaded at import of the
+    stage); a verb's help, and its sub-verbs', must not load them."""
+    loaded = _modules_after(VERB_HELP.format(verb=verb))
+    assert not loaded & set(HEAVY), (verb, sorted(loaded & set(HEAVY)))
+
+
 def test_a_verb_loads_its_stage() -> None:
     # the check above is not vacuous: running a verb does load what it needs
     loaded = _modules_after("from perflab.cli import main\ntry:\n    main(['results', 'list', "

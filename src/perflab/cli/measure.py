@@ -3,6 +3,10 @@
 Thin adapters: options in, perflab.session's use cases, tables out.  stat and compare take the
 same measurement options; they are declared once (MEASURE, EXPORT) and added to both verbs'
 signatures by ``_with`` (typer reads ``__signature__``), so the two cannot drift apart.
+
+The statistics, the runner, the tables and the store are imported inside the verbs: they load
+numpy, scipy and SQLAlchemy (about 2 s on this project's VM), which `perflab stat --help` and
+a refused option do not need (tests/core/test_cli_startup.py).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import inspect
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,18 +26,11 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
 from perflab.reports.format import fmt_seconds
-from perflab.reports.terminal import (
-    compare_table,
-    correction_line,
-    fit,
-    metrics_to_show,
-    stat_table,
-)
-from perflab.reports.warnings import result_warnings
-from perflab.runner import measure
-from perflab.stats import Comparison, Plan, compare_result
-from perflab.storage import Store
 from perflab.validate import fraction
+
+if TYPE_CHECKING:
+    from perflab.stats import Comparison, Plan
+    from perflab.storage import Store
 
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
 console = stdout_console()
@@ -85,6 +82,8 @@ def _warn(line: str) -> None:
 
 
 def _print_notes(rs: ResultSet) -> None:
+    from perflab.reports.warnings import result_warnings
+
     for n in rs.notes:
         console.print(f"[dim]note:[/] {n}", highlight=False)
     for w in result_warnings(rs):
@@ -119,6 +118,10 @@ def stat(
       perflab stat './prog --size 10'     one quoted string (hyperfine's way)
       perflab stat -W eh/cpp -p depth=10  a workload
     """
+    from perflab.reports.terminal import fit, metrics_to_show, stat_table
+    from perflab.runner import measure
+    from perflab.stats import Plan
+
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
                              warn=_warn) if kw["estimator"] else None
@@ -190,6 +193,16 @@ def compare(
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
     """
+    from perflab.reports.terminal import (
+        compare_table,
+        correction_line,
+        fit,
+        metrics_to_show,
+        stat_table,
+    )
+    from perflab.runner import measure
+    from perflab.stats import Plan, compare_result
+
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
     if threshold is not None:
@@ -328,6 +341,15 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.reports.terminal import (
+        compare_table,
+        correction_line,
+        fit,
+        metrics_to_show,
+        stat_table,
+    )
+    from perflab.stats import Plan, compare_result
+
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     if threshold is not None:
         fraction(threshold, "--threshold", "0.01")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -17,7 +17,9 @@ from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.profiles.analysis import SymbolStat
-from perflab.storage import Store
+
+if TYPE_CHECKING:  # SQLAlchemy, loaded by the verbs that open a store (not by --help)
+    from perflab.storage import Store
 
 console = stdout_console()
 err_console = stderr_console()
