@@ -171,6 +171,26 @@ def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
     assert sys.platform == "linux"
 
 
+def test_ctrl_c_inside_a_verb_says_one_line(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C after start-up, in a verb that does not handle it itself (here while opening the
+    store): typer 0.29 turns the KeyboardInterrupt into a silent exit 130, and perflab ended
+    with no word (CI caught it once the verbs' heavy imports moved inside them)."""
+    from perflab import session
+    from perflab.cli import main
+
+    def interrupted(db: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "open_store", interrupted)
+    with pytest.raises(SystemExit) as ended:
+        main(["results", "list"])
+    err = capsys.readouterr().err
+    assert ended.value.code == 130
+    assert err.startswith("perflab: interrupted") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("args, words, fix", [
     (("--threshold", "5"), ["--threshold 5 means 500%"], "--threshold 0.05"),
     (("--timeout", "0"), ["--timeout 0 must be a positive number of seconds"], "--timeout 30"),

@@ -93,8 +93,21 @@ def _summary(name: str, help_text: str) -> TyperCommand:
     return TyperCommand(name, help=help_text)
 
 
+class _CtrlC(BaseException):
+    """Ctrl-C inside a verb, carried to ``main``'s one line.  typer (0.29) turns a
+    KeyboardInterrupt into a silent Exit(130) that ``main`` could not tell from a verb's own
+    exit code, so the verb ended with no word; this is no Exception, so nothing in typer or
+    click catches it on the way."""
+
+
 class LazyGroup(TyperGroup):
     """perflab's top level: verbs listed from VERBS, each stage imported when its verb runs."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            raise _CtrlC() from e
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -179,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     except PerflabError as e:
         say(e.line())
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _CtrlC):
         # Verbs that measure handle Ctrl-C themselves (keeping every finished run); this is
         # Ctrl-C anywhere else (loading, planning, reporting).
         say("interrupted -- every run finished so far is stored; run the command again to "
