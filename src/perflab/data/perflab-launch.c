@@ -206,8 +206,8 @@ struct counters {
  * reads, one before its vfork and one after it ended, and a timed region's are the difference
  * of the snapshots taken at its enable and disable.  Opening counters per run instead (on the
  * command held before exec, as perflab does when it opens them itself) costs four
- * perf_event_open and close calls and a fork in place of a vfork: about 0.5 ms a run of `true`
- * on this project's VM.  CLOEXEC: the commands do not get the fds.
+ * perf_event_open and close calls and a fork in place of a vfork: about 0.4 ms a run of `true`
+ * on this project's VM (benchmarks/launch_cost.py, 2026-11-25: 1.41 -> 1.01 ms).  CLOEXEC: the commands do not get the fds.
  *
  * One more event, a dummy one that is not inherited, keeps the commands' inherited events
  * their own.  When every event of a task is inherited, the kernel marks the child's set as a
@@ -519,9 +519,9 @@ static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long time
 
 /* In a batch nothing has to happen between fork and exec (the counters are inherited, see
  * counters_open), so it starts each command with vfork: the server is suspended until the
- * child has exec'd (or failed to), and shares its memory until then.  That spares copying the server's page tables and the go-pipe
- * hand-over (two wake-ups) of spawn(); on `true` it is most of what perflab's server cost
- * above hyperfine's posix_spawn.  glibc's posix_spawn works this way too (clone with CLONE_VM
+ * child has exec'd (or failed to), and shares its memory until then.  That spares copying the
+ * server's page tables and the go-pipe hand-over (two wake-ups) of spawn(); on `true` it is
+ * most of what perflab's server cost above hyperfine's posix_spawn.  glibc's posix_spawn works this way too (clone with CLONE_VM
  * and CLONE_VFORK); it is written out here because posix_spawn can set neither
  * PR_SET_PDEATHSIG nor the CPU affinity.  The child makes system calls only (no malloc, no
  * stdio), and exec's errno comes back through vfork_errno, which the suspended server reads
