@@ -497,8 +497,7 @@ static pid_t spawn(const struct spec *s, int ctl, int rep, int *go_w, int *err_r
 /* Release the held command, wait for it, and kill what it left in its group. */
 static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long timeout_ms,
                             int *status, struct rusage *ru, long long *wall,
-                            long long *run_delay, long long *started, int *exec_errno,
-                            struct batch_io *io) {
+                            long long *run_delay, long long *started, int *exec_errno) {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     *started = (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec;
@@ -507,7 +506,7 @@ static int release_and_wait(pid_t child, int go_w, int err_r, int ctl, long time
     close(go_w);
     *status = 0;
     memset(ru, 0, sizeof *ru);
-    int why = wait_command(child, ctl, timeout_ms, t0, status, ru, run_delay, &t1, io);
+    int why = wait_command(child, ctl, timeout_ms, t0, status, ru, run_delay, &t1, NULL);
     kill(-child, SIGKILL); /* anything the command left behind in its group */
     group = 0;
     *exec_errno = 0;
@@ -645,7 +644,7 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
     struct rusage ru;
     long long wall, run_delay, started;
     int why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &status, &ru, &wall,
-                               &run_delay, &started, &exec_errno, NULL);
+                               &run_delay, &started, &exec_errno);
     if (why < 0 || why == 2) { /* perflab is gone or gave up on this run: end quietly */
         rc = -1;
         goto out;
