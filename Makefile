@@ -6,7 +6,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed-stamp
 SYSDEPS := .perflab-sysdeps-stamp
 
-.PHONY: setup system-deps workloads test lint demo bench clean
+.PHONY: setup system-deps workloads flamegraphs check test test-busy test-tiers lint demo bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,11 +25,29 @@ setup: $(STAMP) system-deps
 workloads: setup
 	$(BIN)/perflab workloads build
 
+# inferno (flame graphs) for the profile tests: built once per machine into perflab's cache.
+flamegraphs: setup
+	@bash scripts/build-inferno.sh
+
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 
-test: setup workloads lint
-	$(BIN)/pytest -q
+# The tiers (tests/tiers.py): unit (pure, parallel), system (real processes, parallel), measure
+# (real measurements, one at a time).  `make check` is the fast loop; `make test` is everything
+# and what CI runs.  One file: .venv/bin/pytest tests/core/test_stats.py (any tier).
+PYTEST := $(BIN)/pytest -q
+check: setup lint
+	$(PYTEST) --tier unit -n 2
+
+test: setup workloads flamegraphs lint test-tiers
+
+# The whole suite beside two CPU-bound neighbours (load about 4 on 2 CPUs).
+test-busy: setup workloads flamegraphs lint
+	$(BIN)/python benchmarks/neighbours.py --count 2 -- $(MAKE) --no-print-directory test-tiers
+
+test-tiers:
+	$(PYTEST) --tier unit,system -n 2
+	$(PYTEST) --tier measure
 
 demo: setup workloads
 	$(BIN)/python scripts/demo.py

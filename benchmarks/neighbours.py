@@ -45,3 +45,28 @@ class Neighbours:
         for p in self.procs:
             p.kill()
             p.wait()
+
+
+def main(argv: list[str]) -> int:
+    """``python benchmarks/neighbours.py [--count N] -- COMMAND...``: run COMMAND with N (2)
+    CPU-bound neighbours beside it (``make test-busy``); prints the load before and after and
+    returns COMMAND's exit status."""
+    count = 2
+    if argv[:1] == ["--count"]:
+        count, argv = int(argv[1]), argv[2:]
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("usage: neighbours.py [--count N] -- COMMAND...", file=sys.stderr)
+        return 2
+    with Neighbours(count):
+        print(f"neighbours: {count} CPU-bound loops started (load {load()})", flush=True)
+        t0 = time.monotonic()
+        rc = subprocess.call(argv)
+        print(f"neighbours: {' '.join(argv)} exited {rc} after {time.monotonic() - t0:.0f} s "
+              f"(load {load()})", flush=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+pytest_plugins = ["tiers"]
+
 if TYPE_CHECKING:
     from perflab.fleet.localpg import LocalPostgres
 

@@ -16,6 +16,8 @@ import pytest
 from cli_helpers import run_cli, verdicts_of
 from perflab.storage import Store
 
+pytestmark = pytest.mark.measure
+
 
 def test_stat_reports_every_collector_and_exports_json(spin: Path, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,6 +219,7 @@ def test_stat_records_the_commit_measured(tmp_path: Path,
     assert dirty.commit == head and dirty.dirty is True
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("argv", "line"), [
     (["compare", "--estimator", "mode", "-r", "8", "true", "true -x"],
      "unknown estimator 'mode'; valid: median, mean, trim"),

@@ -10,6 +10,8 @@ import pytest
 
 from perflab.cli import VERBS, stage_group
 
+pytestmark = pytest.mark.system
+
 HEAVY = ("matplotlib", "scipy", "sqlalchemy", "numpy", "ruptures", "otava")
 
 PROBE = """
@@ -66,6 +68,7 @@ def test_a_verb_loads_its_stage() -> None:
     assert "sqlalchemy" in loaded
 
 
+@pytest.mark.unit
 def test_verb_table_matches_what_the_stages_register() -> None:
     by_module: dict[str, set[str]] = {}
     for verb, (module, _) in VERBS.items():

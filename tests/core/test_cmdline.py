@@ -12,6 +12,8 @@ import pytest
 from perflab.cmdline import forgiving_argv
 from perflab.errors import PerflabError
 
+pytestmark = pytest.mark.unit
+
 
 def test_argv_is_kept_as_given() -> None:
     assert forgiving_argv(["sh", "-c", "exit 0"]) == (["sh", "-c", "exit 0"], None)
@@ -46,6 +48,7 @@ def test_bisect_splits_a_quoted_program_built_later(tmp_path: Path) -> None:
         ["./prog", "-n", "9"], None)
 
 
+@pytest.mark.measure
 def test_stat_runs_a_quoted_command_with_a_note(tmp_path: Path) -> None:
     env = {**os.environ, "PERFLAB_DB": str(tmp_path / "c.sqlite")}
     p = subprocess.run([sys.executable, "-m", "perflab", "stat", "-r", "2", "-w", "0",
@@ -56,6 +59,7 @@ def test_stat_runs_a_quoted_command_with_a_note(tmp_path: Path) -> None:
     assert "sh -c exit 0: 2 runs" in p.stdout
 
 
+@pytest.mark.measure
 @pytest.mark.parametrize("verb", [["stat"], ["profile", "record"], ["compare"], ["bisect"]])
 def test_help_shows_both_forms(verb: list[str]) -> None:
     out = subprocess.run([sys.executable, "-m", "perflab", *verb, "--help"],

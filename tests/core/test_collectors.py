@@ -25,6 +25,8 @@ from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
 
+pytestmark = pytest.mark.measure
+
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "core"
 
 
@@ -182,17 +184,20 @@ def test_the_real_probe_agrees_with_perf_stat() -> None:
     assert (probe["instructions"] is None) == perf_says, (text, probe)
 
 
+@pytest.mark.unit
 def test_refused_perf_event_open_is_explained() -> None:
     assert "perf_event_paranoid" in explain_errno(errno.EACCES, hardware=False)
     assert "no hardware PMU" in explain_errno(errno.ENOENT, hardware=True)
 
 
+@pytest.mark.unit
 def test_reading_arithmetic() -> None:
     r = Reading(300, 100, 50) - Reading(100, 50, 25)
     assert r == Reading(200, 50, 25) and r.scaled == 400 and r.running_fraction == 0.5
     assert Reading(5, 0, 0).scaled == 0.0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("stdout, expected", [
     ("noise\n{\"ns_per_op\": 12.5, \"ok\": true, \"name\": \"x\"}\n", {"ns_per_op": 12.5}),
     ("plain output\n", None),
@@ -218,6 +223,7 @@ def test_command_failures_are_outcomes(spin: Path) -> None:
     assert slow.status == "timeout" and slow.values["wall_time"] < 3
 
 
+@pytest.mark.unit
 def test_missing_and_unexecutable_commands(tmp_path: Path) -> None:
     with pytest.raises(PerflabError, match="command not found: no-such-cmd-xyz"):
         execute(req(["no-such-cmd-xyz"]))
@@ -227,6 +233,7 @@ def test_missing_and_unexecutable_commands(tmp_path: Path) -> None:
         execute(req([str(f)]))
 
 
+@pytest.mark.unit
 def test_callgrind_fixture_parsing() -> None:
     text = (FIXTURES / "callgrind.out").read_text()
     assert parse_callgrind_total(text) == 5_012_345

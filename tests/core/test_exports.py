@@ -15,7 +15,10 @@ from cli_helpers import run_cli
 from perflab.reports.export import EXPORTERS
 from perflab.storage import Store
 
+pytestmark = pytest.mark.system
 
+
+@pytest.mark.unit
 def test_every_export_option_is_a_registry_entry() -> None:
     from perflab.cli import stage_group
     group = stage_group("perflab.cli.measure")
@@ -89,6 +92,7 @@ def _two_configs() -> tuple[object, list[object], object]:
     return rs, compare_result(rs, ["wall_time"]), Plan.of(rs)
 
 
+@pytest.mark.unit
 def test_each_format_is_a_module_with_render() -> None:
     # one module per format, each reached through its registry entry (no CLI in between)
     import csv

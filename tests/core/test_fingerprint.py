@@ -13,6 +13,8 @@ from perflab.fingerprint import (
     machine_identity,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_sysfs_choice_in_brackets() -> None:
     assert _bracketed("always [madvise] never") == "madvise"

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.model import Configuration, ResultSet, Run
 from perflab.runner import MeasureOptions, choose_primary, measure
+
+pytestmark = pytest.mark.measure
 
 QUIET = Console(stderr=True, quiet=True)
 
@@ -71,6 +74,7 @@ def _run(**v: float) -> Run:
     return Run(seq=0, values=dict(v), warmup=True)
 
 
+@pytest.mark.unit
 def test_preempted_cpu_bound_command_on_a_busy_machine() -> None:
     # 2 CPU-bound neighbours on 2 CPUs: the loop gets 60% of a CPU, preempted, never waiting.
     runs = [_run(wall_time=0.05, task_clock=30.0, voluntary_switches=2,
@@ -86,6 +90,7 @@ def test_preempted_cpu_bound_command_on_a_busy_machine() -> None:
     assert "preempted" in c.reason
 
 
+@pytest.mark.unit
 def test_run_queue_wait_is_left_out_of_the_share() -> None:
     # The scheduler says the command waited 22 ms of its 50 ms for a CPU: 28 ms of CPU time.
     runs = [_run(wall_time=0.05, task_clock=27.0, user_time=0.026, sys_time=0.001,
@@ -100,6 +105,7 @@ def test_run_queue_wait_is_left_out_of_the_share() -> None:
     assert choose_primary("wall_time", runs).metric == "wall_time"
 
 
+@pytest.mark.unit
 def test_worker_thread_preempted_on_a_very_busy_machine() -> None:
     # A workload whose loop runs in a worker thread (the main thread's run_delay does not see
     # it) on a machine with 15 runnable tasks on 2 CPUs: 16% of a CPU, all of it preemption.
@@ -111,12 +117,14 @@ def test_worker_thread_preempted_on_a_very_busy_machine() -> None:
     assert c.metric == "cpu_ns_per_op" and "preempted" in c.reason
 
 
+@pytest.mark.unit
 def test_command_that_waits_half_the_time_stays_on_wall_time() -> None:
     runs = [_run(wall_time=0.05, task_clock=25.0, voluntary_switches=20,
                  involuntary_switches=1) for _ in range(2)]
     assert choose_primary("wall_time", runs).metric == "wall_time"
 
 
+@pytest.mark.unit
 def test_workload_ns_per_op_maps_to_cpu_ns_per_op_per_busy_thread() -> None:
     # Two threads each busy for the whole 0.1 s region: 200 ms of task clock is CPU-bound.
     runs = [_run(region_time=0.1, task_clock=198.0, threads=2, ns_per_op=100.0,
@@ -129,6 +137,7 @@ def test_workload_ns_per_op_maps_to_cpu_ns_per_op_per_busy_thread() -> None:
     assert choose_primary("ns_per_op", runs).metric == "ns_per_op"
 
 
+@pytest.mark.unit
 def test_non_time_primary_is_left_alone() -> None:
     c = choose_primary("max_rss", [_run(max_rss=1000.0, wall_time=0.1, task_clock=100.0)])
     assert c.metric == "max_rss" and c.cpu_bound is None

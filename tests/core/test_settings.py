@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from perflab.model import Configuration, ResultSet, Run, Settings
 from perflab.storage import Store
+
+pytestmark = pytest.mark.unit
 
 OLD_ROW = {  # what a stat of an earlier version stored, plus a bisect's own keys
     "options": {"warmup": 1, "runs": 3}, "interleaved": False, "primary_metric": "wall_time",

@@ -29,6 +29,8 @@ from perflab.stats import (
     trimmed_t,
 )
 
+pytestmark = pytest.mark.unit
+
 TIME = MetricInfo("t", "s", "test")
 
 

@@ -15,6 +15,8 @@ from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import SCHEMA_VERSION, Store, configurations, machines, meta, runs
 
+pytestmark = pytest.mark.system
+
 
 def make_result(host: str = "h") -> ResultSet:
     rs = ResultSet(kind="compare", fingerprint={"hostname": host, "cpu_model": "X",
@@ -179,6 +181,7 @@ def test_concurrent_first_use_and_writers_lose_nothing(backend: str, tmp_path: P
 
 
 # -- faults, one line each ----------------------------------------------------------------------
+@pytest.mark.unit
 def test_corrupt_database_is_named_with_the_fix(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database at all" * 100)
@@ -188,6 +191,7 @@ def test_corrupt_database_is_named_with_the_fix(tmp_path: Path) -> None:
     assert bad.read_bytes().startswith(b"this is not")  # nothing was overwritten
 
 
+@pytest.mark.unit
 def test_locked_database_is_named_and_nothing_is_lost(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
     store = Store(path, lock_timeout=0.2)
@@ -203,6 +207,7 @@ def test_locked_database_is_named_and_nothing_is_lost(tmp_path: Path) -> None:
     assert store.load(rid).configurations[1].samples("wall_time") == [1.1, 1.2, 1.3]
 
 
+@pytest.mark.unit
 def test_unreachable_server_is_one_line() -> None:
     from perflab.fleet.localpg import free_port
 
@@ -254,6 +259,7 @@ def test_two_stores_never_share_a_reports_folder(store_url: str, tmp_path: Path,
     assert len(set(dirs)) == 3
 
 
+@pytest.mark.unit
 def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> None:
     # region task_clock against whole-process task_clock: labelled once, kept in the notes;
     # two workloads' own JSON figures are measured alike and merge silently

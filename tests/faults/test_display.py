@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from faults.helpers import ANSI, Perflab
+
+pytestmark = pytest.mark.system
 
 
 def run_in_terminal(perflab: Perflab, columns: int, *args: str) -> tuple[int, str]:

@@ -16,6 +16,8 @@ import pytest
 
 from faults.helpers import ANSI, Perflab, as_nobody, counts
 
+pytestmark = pytest.mark.system
+
 QUICK = ("-r", "3", "-w", "0", "--", "/bin/true")
 
 
@@ -49,6 +51,7 @@ def test_perf_missing_profile_names_the_package(perflab: Perflab, tmp_path: Path
     assert perflab.counts().runs == 0
 
 
+@pytest.mark.measure
 def test_perf_event_paranoid_raised(shared_dir: Path) -> None:
     """An unprivileged user on a machine with perf_event_paranoid=3: no counters, said once in
     a note; wall and CPU times are still measured and stored."""

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from faults.helpers import Perflab, python_script, script
+
+pytestmark = pytest.mark.system
 
 # A workload speaking the timed-region protocol (include/perflab_region.h) by hand.
 REGION = """

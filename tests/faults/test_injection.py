@@ -15,6 +15,8 @@ import pytest
 from faults.helpers import Perflab
 from git_helpers import commit, new_repo
 
+pytestmark = pytest.mark.system
+
 CHROMIUM = shutil.which("chromium")
 XSS_IMG = "<img src=x onerror=\"document.title='PWNED'\">"
 XSS_SCRIPT = "<script>document.title='PWNED'</script>"

@@ -21,6 +21,8 @@ from cli_helpers import two_config_suite
 from faults.helpers import Perflab, counts, kill_quietly, pids_alive, script
 from git_helpers import commit, new_repo
 
+pytestmark = pytest.mark.system
+
 SLEEP_RUN = 0.15  # one measured run of the quick command
 
 

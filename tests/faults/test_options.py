@@ -13,6 +13,8 @@ import pytest
 
 from faults.helpers import Counts, Perflab
 
+pytestmark = pytest.mark.system
+
 EMPTY = Counts(0, 0, {})
 TWO = ("true", "/bin/true")  # two distinct configurations that succeed
 
@@ -151,12 +153,17 @@ def test_non_utf8_label(perflab: Perflab) -> None:
 
 
 def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
-    # SIGINT at several moments of the half second in which perflab loads its modules: each
-    # time one line or nothing, exit 130 (or 0 if it had already finished), never a traceback.
+    # SIGINT at several moments of the time perflab takes to load its modules: each time one
+    # line or nothing, exit 130 (or 0 if it had already finished), never a traceback.  The
+    # moments are fractions of an uninterrupted run's time, measured first: fixed delays all
+    # fell after the end on a quiet machine (0.13 s) and all inside it at load 20 (several s).
+    t0 = time.monotonic()
+    perflab("results", "list").succeeds()
+    whole = time.monotonic() - t0
     codes = []
-    for delay in (0.15, 0.3, 0.5, 0.8):
+    for fraction in (0.3, 0.45, 0.6, 0.75, 0.9):
         p = perflab.popen("results", "list")
-        time.sleep(delay)
+        time.sleep(fraction * whole)
         p.send_signal(2)
         out, err = p.communicate(timeout=60)
         text = (out + err).decode(errors="replace")
@@ -171,6 +178,7 @@ def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
     assert sys.platform == "linux"
 
 
+@pytest.mark.unit
 def test_ctrl_c_inside_a_verb_says_one_line(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Ctrl-C after start-up, in a verb that does not handle it itself (here while opening the

@@ -15,6 +15,8 @@ import pytest
 
 from faults.helpers import Perflab, script
 
+pytestmark = pytest.mark.system
+
 QUICK = ("-r", "2", "-w", "0", "--no-counters", "--", "/bin/true")
 
 

@@ -23,6 +23,8 @@ import pytest
 
 from faults.helpers import Outcome, Perflab, as_nobody, counts
 
+pytestmark = pytest.mark.system
+
 QUICK = ("-r", "3", "-w", "0", "--no-counters", "--", "/bin/true")
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from faults.helpers import Counts, Perflab
 
+pytestmark = pytest.mark.system
+
 EMPTY = Counts(0, 0, {})
 
 GOOD = """\

@@ -16,6 +16,8 @@ import sqlalchemy as sa
 from cli_helpers import two_config_suite
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
 
+pytestmark = pytest.mark.system
+
 PERFLAB = [sys.executable, "-m", "perflab"]
 FAST = ["--heartbeat", "0.5", "--poll", "0.3"]
 

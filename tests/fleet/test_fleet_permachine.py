@@ -18,6 +18,8 @@ from perflab.fleet.permachine import build, machines_differ, render_html
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
                                         if Path("/usr/bin/chromium").exists() else None)
 
@@ -73,6 +75,7 @@ def test_one_row_per_machine_judged_on_its_own(three: tuple[Store, list[int]]) -
     assert "equivalent on 2" in c.summary() and c.summary().startswith("slower on 0 of 2")
 
 
+@pytest.mark.system
 def test_html_view_has_the_same_rows(three: tuple[Store, list[int]], tmp_path: Path) -> None:
     store, ids = three
     pm = build([store.load(i) for i in ids])

@@ -16,8 +16,9 @@ from perflab.errors import PerflabError
 from perflab.history.bisect import BisectSpec, run_bisect
 from perflab.storage import Store
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None or shutil.which("git") is None,
-                                reason="needs a C compiler and git")
+pytestmark = [pytest.mark.measure,
+              pytest.mark.skipif(shutil.which("cc") is None or shutil.which("git") is None,
+                                 reason="needs a C compiler and git")]
 
 PROG = """#include <stdio.h>
 int main(void) {
@@ -50,7 +51,6 @@ def make_repo(tmp: Path, n_commits: int, slow_at: int, factor: int = 5,
     return repo, shas
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 def test_bisect_instructions_names_the_commit(tmp_path: Path) -> None:
     repo, shas = make_repo(tmp_path, 6, slow_at=3, base_n=SMALL_N)
@@ -72,7 +72,6 @@ def test_bisect_instructions_names_the_commit(tmp_path: Path) -> None:
                           capture_output=True).returncode != 0
 
 
-@pytest.mark.slow
 def test_bisect_wall_time_cli(tmp_path: Path) -> None:
     # A large step (20x): on this 2-core machine shared by several builds, two runs of one
     # binary were seen to differ by +50% in median over 24 runs, so a 5x step could leave the
@@ -88,7 +87,6 @@ def test_bisect_wall_time_cli(tmp_path: Path) -> None:
     assert f"first bad commit: {shas[2]}" in res.output.replace("\n", " "), res.output
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 def test_bisect_skips_a_commit_that_does_not_build(tmp_path: Path) -> None:
     # commit 2 does not compile: it is skipped, and the slow commit 3 is still found.
@@ -137,7 +135,6 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 def test_bisect_a_workload_of_the_repository(tmp_path: Path) -> None:
     """--workload NAME --param k=v: the manifest's run line, {dir} in the good copy."""

@@ -14,6 +14,8 @@ from perflab.history.git import git_state
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 
 def fill(db: Path, commits: list[str], step_at: int | None, seed: int = 1,
          created: list[float] | None = None) -> None:
@@ -113,6 +115,7 @@ def test_dashboard(tmp_path: Path) -> None:
     assert isinstance(res.exception, PerflabError)
 
 
+@pytest.mark.system
 def test_history_in_git_order(tmp_path: Path) -> None:
     """--repo orders by the commit graph even when results were stored out of order."""
     repo = new_repo(tmp_path / "repo")
@@ -128,6 +131,7 @@ def test_history_in_git_order(tmp_path: Path) -> None:
     assert [p.commit for p in s.points] == shas
 
 
+@pytest.mark.system
 def test_git_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert git_state(None) == (None, None, None)  # not a repository: nothing recorded

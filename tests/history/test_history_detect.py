@@ -19,6 +19,8 @@ from perflab.history.series import Point, Series, SeriesKey
 from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 STEPS = [30, 60, 90]
 
 

@@ -18,6 +18,8 @@ from git_helpers import commit, new_repo
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.storage import Store
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> tuple[Path, list[str]]:

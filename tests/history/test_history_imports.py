@@ -16,6 +16,8 @@ from perflab.errors import PerflabError
 from perflab.history.imports import import_file
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 FIX = Path(__file__).parents[1] / "fixtures" / "history"
 
 
@@ -37,6 +39,7 @@ def test_hyperfine_fixture() -> None:
     assert rs.metrics["wall_time"].unit == "s"
 
 
+@pytest.mark.system
 @pytest.mark.skipif(shutil.which("hyperfine") is None, reason="needs hyperfine")
 def test_hyperfine_live_run_imports_and_stores(tmp_path: Path) -> None:
     out = tmp_path / "h.json"
@@ -131,6 +134,7 @@ def test_cli_bad_file_stores_nothing(tmp_path: Path) -> None:
     assert "unknown import format" in res.exception.problem
 
 
+@pytest.mark.system
 def test_imports_show_in_history(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     for _ in range(2):
@@ -143,6 +147,7 @@ def test_imports_show_in_history(tmp_path: Path) -> None:
     assert res.output.count(" import ") == 2
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(("fixture", "fmt"), [
     ("hyperfine-two.json", "hyperfine"),
     ("pyperf-timeit.json", "pyperf"),
@@ -181,6 +186,7 @@ def _pyperf_suite(path: Path, values: dict[str, list[float]]) -> Path:
     return path
 
 
+@pytest.mark.system
 def test_stored_results_pair_configurations_by_name_not_position(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from cli_helpers import run_cli
@@ -203,6 +209,7 @@ def test_stored_results_pair_configurations_by_name_not_position(
     assert sorted(c.name for c in rs.configurations) == ["join", "sort"]
 
 
+@pytest.mark.system
 def test_values_from_two_tools_are_compared_only_with_a_warning(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from cli_helpers import run_cli
@@ -217,6 +224,7 @@ def test_values_from_two_tools_are_compared_only_with_a_warning(
     assert "not interleaved" in text
 
 
+@pytest.mark.system
 def test_a_history_never_alternates_between_tools(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before: an imported hyperfine result and perflab's own stat of the same command made one
@@ -233,6 +241,7 @@ def test_a_history_never_alternates_between_tools(
                                                if s.key.source == "hyperfine")
 
 
+@pytest.mark.system
 def test_perflab_reads_its_own_json_export(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     from cli_helpers import run_cli

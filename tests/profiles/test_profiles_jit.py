@@ -20,9 +20,12 @@ from perflab.profiles.store import load_profile
 from perflab.storage import Store
 from workload_helpers import built_workload
 
+pytestmark = pytest.mark.measure
+
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf")
 
 
+@pytest.mark.unit
 def test_jit_map_env_appends_to_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Xmx1g")
     monkeypatch.delenv("NODE_OPTIONS", raising=False)
@@ -33,6 +36,7 @@ def test_jit_map_env_appends_to_what_the_user_set(monkeypatch: pytest.MonkeyPatc
     assert jit_map_env(env) == env  # never twice
 
 
+@pytest.mark.unit
 def test_no_rebuild_advice_for_jit_code(tmp_path: object) -> None:
     assert perf_map_pid("/tmp/perf-1234.map") == 1234 and perf_map_pid("/usr/bin/java") is None
     agg = Aggregate(unresolved_by_module={"/tmp/perf-999999999.map": 0.4,

@@ -22,6 +22,8 @@ from perflab.profiles.record import import_perf_script, symbol_warnings
 from perflab.profiles.store import load_profile
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 FIX = Path(__file__).parents[1] / "fixtures" / "profiles"
 
 
@@ -117,11 +119,12 @@ def test_stripped_binary_is_shown_by_address_with_one_warning() -> None:
 
 
 # (not the hand-written C++ one: inferno cuts argument lists, perflab keeps them as perf does)
+@pytest.mark.system
 @pytest.mark.parametrize("fixture", ["cpu-clock-fp.script", "stripped-fp.script"])
 def test_our_folded_stacks_match_inferno_collapse_perf(fixture: str) -> None:
     """The hand-written parser against inferno's own perf collapser, on the same fixture."""
     tool = find_tool("inferno-collapse-perf")
-    assert tool, "run scripts/setup.d/profiles.sh (make setup does)"
+    assert tool, "run make flamegraphs (make test does)"
     out = subprocess.run([tool, str(FIX / fixture)], capture_output=True,
                          text=True, check=True).stdout
     theirs: Counter[str] = Counter()
@@ -143,6 +146,7 @@ def test_diff_symbols_sorted_by_absolute_delta() -> None:
     assert rows[0].delta == pytest.approx(0.162) and rows[1].delta < 0
 
 
+@pytest.mark.system
 def test_flame_graph_svg_is_xml_with_the_symbols(tmp_path: Path) -> None:
     folded = folded_text(aggregate(_parse("cpu-clock-fp.script")).folded)
     svg = flame_graph(folded, tmp_path / "f.svg", title="shares <test>")
@@ -154,6 +158,7 @@ def test_flame_graph_svg_is_xml_with_the_symbols(tmp_path: Path) -> None:
     assert "shares &lt;test&gt;" in text
 
 
+@pytest.mark.system
 def test_differential_flame_graph_is_xml(tmp_path: Path) -> None:
     a, b = tmp_path / "a.folded", tmp_path / "b.folded"
     a.write_text("main;f 50\nmain;g 50\n")
@@ -171,6 +176,7 @@ def store(tmp_path: Path) -> Store:
 HERE = {"hostname": "lab1", "cpu_model": "X", "cpu_count": 2, "kernel": "6.1", "arch": "x86_64"}
 
 
+@pytest.mark.system
 def test_import_stores_profile_with_data_files(store: Store) -> None:
     pid = import_perf_script(FIX / "cpu-clock-fp.script", store=store, machine=HERE)
     rec = load_profile(store, pid)
@@ -183,6 +189,7 @@ def test_import_stores_profile_with_data_files(store: Store) -> None:
     assert by_total[0].symbol == "__libc_start_call_main"
 
 
+@pytest.mark.system
 def test_diff_warns_when_machines_differ(store: Store) -> None:
     a = import_perf_script(FIX / "cpu-clock-fp.script", store=store, machine=HERE)
     b = import_perf_script(FIX / "cpu-clock-nocg.script", store=store, call_graph="none",
@@ -195,6 +202,7 @@ def test_diff_warns_when_machines_differ(store: Store) -> None:
     assert same.warnings == [] and all(abs(r.delta) < 1e-12 for r in same.rows)
 
 
+@pytest.mark.system
 def test_bad_inputs_give_one_line_errors(store: Store, tmp_path: Path) -> None:
     with pytest.raises(PerflabError, match="no profile with id 99"):
         load_profile(store, 99)
@@ -220,6 +228,7 @@ def _app() -> typer.Typer:
     return app
 
 
+@pytest.mark.system
 def test_cli_import_show_list_diff(store: Store) -> None:
     runner = CliRunner()
     db = ["--db", store.location]

@@ -20,8 +20,9 @@ from perflab.storage import Store
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "tests" / "fixtures" / "profiles" / "shares.c"
 
-pytestmark = pytest.mark.skipif(shutil.which("perf") is None or shutil.which("gcc") is None,
-                                reason="needs perf and gcc (make setup installs linux-perf)")
+pytestmark = [pytest.mark.measure,
+              pytest.mark.skipif(shutil.which("perf") is None or shutil.which("gcc") is None,
+                                 reason="needs perf and gcc (make setup installs linux-perf)")]
 
 # Units per iteration of work_alpha / work_beta / work_gamma: 50% / 30% / 20% of the region.
 ITER, UNITS = "250", ["5", "3", "2"]
@@ -174,6 +175,7 @@ def test_failing_and_missing_commands(store: Store, tmp_path: Path) -> None:
         record_profile(["true"], store=store, call_graph="lbr")
 
 
+@pytest.mark.unit
 def test_no_perf_installed(monkeypatch: pytest.MonkeyPatch, store: Store) -> None:
     monkeypatch.setenv("PERFLAB_PERF", "/nonexistent/perf")
     with pytest.raises(PerflabError, match="perf is not installed") as e:

@@ -7,9 +7,13 @@ import math
 import random
 from typing import Any
 
+import pytest
+
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
 from perflab.profiles import counter_story
 from perflab.stats import Comparison, compare_result
+
+pytestmark = pytest.mark.unit
 
 OPS = 1000
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from cli_helpers import invoke
@@ -16,6 +17,8 @@ from perflab.reports.export.markdown import result_to_markdown
 from perflab.reports.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
 from perflab.stats import compare_result
 from perflab.storage import Store
+
+pytestmark = pytest.mark.unit
 
 
 def test_change_is_in_the_unit_family_of_its_value() -> None:

@@ -18,6 +18,8 @@ from test_reports_matrix import SUITE_TEXT, make_result  # the shared known-samp
 from perflab.storage import Store
 from perflab.suites.report import Report, build_report
 
+pytestmark = pytest.mark.unit
+
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium"
                                         if Path("/usr/bin/chromium").exists() else None)
 
@@ -65,6 +67,7 @@ def test_html_is_self_contained_and_complete(report: Report) -> None:
     assert "holm" in page
 
 
+@pytest.mark.system
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> None:
     assert report.html is not None and CHROMIUM is not None
@@ -93,6 +96,7 @@ window.addEventListener('load', check); check();
     assert len(colours) > 10  # text, tables and plots, not a blank page
 
 
+@pytest.mark.system
 def test_single_file_report_carries_its_images(tmp_path: Path) -> None:
     """--single-file: one HTML file, plots inlined as data URIs, no reference to any file."""
     store = Store(tmp_path / "s.sqlite")

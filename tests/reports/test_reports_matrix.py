@@ -20,6 +20,8 @@ from perflab.reports.warnings import suite_warnings
 from perflab.stats import compare_result
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 SUITE_TEXT = '[suite]\nname = "known"\nbaseline = "base"\n# the suite text itself\n'
 
 # candidate -> factor on the baseline's times; "noisy" gets a wide spread (inconclusive).

@@ -16,6 +16,8 @@ from perflab.reports import plots
 from perflab.stats import compare_result
 from perflab.storage import Store
 
+pytestmark = pytest.mark.unit
+
 
 def _stored(tmp_path: Path):  # noqa: ANN202
     store = Store(tmp_path / "p.sqlite")

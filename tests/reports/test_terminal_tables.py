@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from cli_helpers import verdicts_of
@@ -18,6 +19,8 @@ from perflab.reports.terminal import (
     stat_table,
 )
 from perflab.stats import Plan, compare_result
+
+pytestmark = pytest.mark.unit
 
 BASE = [10.0, 10.1, 9.9, 10.2, 9.8, 10.0, 10.1, 9.9]
 

@@ -25,6 +25,8 @@ from perflab.suites.plan import (
 from perflab.suites.spec import load_suite
 from workload_helpers import built_workload
 
+pytestmark = pytest.mark.unit
+
 
 def test_scaling_from_a_probe() -> None:
     # 4,000 throws took 4 ms: 100 ms needs 100,000.
@@ -83,6 +85,7 @@ def _suite(tmp_path: Path, on: str = "") -> Path:
     return p
 
 
+@pytest.mark.measure
 def test_counts_are_resolved_per_configuration_and_fixed_for_the_cell(tmp_path: Path) -> None:
     built_workload("eh/c")
     plan = make_plan(load_suite(_suite(tmp_path)))
@@ -105,6 +108,7 @@ def test_counts_are_resolved_per_configuration_and_fixed_for_the_cell(tmp_path: 
     assert set(probes) == {"d0", "d10"} and all(v > 0 for v in probes.values())
 
 
+@pytest.mark.measure
 def test_calibrate_on_baseline_shares_one_count(tmp_path: Path) -> None:
     built_workload("eh/c")
     plan = make_plan(load_suite(_suite(tmp_path, 'calibrate_on = "baseline"')))

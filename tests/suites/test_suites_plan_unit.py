@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from perflab.suites.plan import (
     NATIVE_START_S,
     PERFLAB_PER_CELL_S,
@@ -14,6 +16,8 @@ from perflab.suites.plan import (
     runtime_start_s,
 )
 from perflab.suites.spec import parse_suite
+
+pytestmark = pytest.mark.unit
 
 SUITE = """\
 [suite]

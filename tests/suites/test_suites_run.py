@@ -21,6 +21,8 @@ from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import load_suite
 
+pytestmark = pytest.mark.measure
+
 SUITE = two_config_suite("tiny", 3, [1, 2, 3], ["true", "{n}"], ["PY", "-c", "pass", "{n}"])
 
 

@@ -14,6 +14,8 @@ from perflab.suites.execute import describe_plan
 from perflab.suites.plan import make_plan
 from perflab.suites.spec import LineIndex, load_suite, parse_suite
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = """\
@@ -152,6 +154,7 @@ def test_exclusion_of_unknown_parameter(tmp_path: Path) -> None:
     assert "'sise'" in msg and "did you mean 'size'" in msg
 
 
+@pytest.mark.system
 def test_unbuildable_configuration(tmp_path: Path) -> None:
     text = GOOD.replace('command = "echo {n} {size}"',
                         'command = "echo {n} {size}"\n'
@@ -164,6 +167,7 @@ def test_unbuildable_configuration(tmp_path: Path) -> None:
     assert "cannot be built" in msg and "exited 3" in msg and "oops" in msg
 
 
+@pytest.mark.system
 def test_missing_build_tool(tmp_path: Path) -> None:
     text = GOOD.replace('command = "echo {n} {size}"',
                         'command = "echo {n} {size}"\nbuild = "no-such-tool-xyz --all"')

@@ -25,7 +25,7 @@ from workload_helpers import (
     run_workload,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
 
 
 def _result(wl: Workload, env: dict[str, str] | None = None, **params: Any) -> dict[str, Any]:

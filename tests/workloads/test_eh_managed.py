@@ -18,7 +18,7 @@ import pytest
 from perflab.workloads.registry import Workload
 from workload_helpers import CONTRACT_KEYS, built_workload, refuses
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
 
 
 def _run(wl: Workload, params: dict[str, Any], extra_vm: list[str] | None = None,
@@ -146,6 +146,7 @@ def test_node_worker_threads() -> None:
     assert out["parallelism"] == "worker_threads"
 
 
+@pytest.mark.unit
 def test_node_runs_without_turbofan_inlining() -> None:
     wl = built_workload("eh/node")
     argv, _ = wl.command()

@@ -22,6 +22,8 @@ from perflab import workloads
 from perflab.workloads import Workload
 from workload_helpers import region_server
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2] / "workloads"
 NATIVE = ["eh/cpp", "eh/c", "eh/rust", "eh/go"]
 KEYS = {"ops", "threads", "iterations", "warmup", "per_thread_ns", "ns_per_op", "ops_per_s",

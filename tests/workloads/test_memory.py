@@ -18,7 +18,7 @@ from perflab.collectors.workload_json import parse_last_json
 from perflab.workloads.registry import Workload
 from workload_helpers import built_workload, refuses, run_workload
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
 
 
 def _result(wl: Workload, **params: Any) -> dict[str, Any]:

@@ -21,6 +21,8 @@ import pytest
 
 from workload_helpers import region_server
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 MMAP = ROOT / "workloads" / "mmap"
 LANGS = ("c", "rust", "go")

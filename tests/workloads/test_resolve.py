@@ -11,6 +11,8 @@ import pytest
 from perflab.errors import PerflabError
 from perflab.workloads import resolve
 
+pytestmark = pytest.mark.unit
+
 MANIFEST = """\
 name = "syn/c"
 family = "syn"
@@ -60,6 +62,7 @@ def test_resolve_refuses_bad_input(tmp_path: Path) -> None:
         resolve("syn/c", {"kind": "z"}, root)
 
 
+@pytest.mark.system
 def test_the_four_callers_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _root(tmp_path)
     monkeypatch.setenv("PERFLAB_WORKLOADS_DIR", str(root))

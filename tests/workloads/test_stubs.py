@@ -20,8 +20,9 @@ from workload_helpers import region_server
 ROOT = Path(__file__).resolve().parents[2]
 STUBS = ROOT / "workloads" / "stubs" / "c"
 
-pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
-                                reason="the stubs workload generates x86-64 code")
+pytestmark = [pytest.mark.system,
+              pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                                 reason="the stubs workload generates x86-64 code")]
 _built: list[str] = []
 
 

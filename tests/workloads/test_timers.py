@@ -16,7 +16,7 @@ import pytest
 from perflab.workloads.registry import Workload
 from workload_helpers import built_workload, check_per_thread, refuses, run_workload
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.system
 
 
 def _result(wl: Workload, **params: Any) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from perflab.cli import app
 from perflab.errors import PerflabError
 from perflab.workloads import discover, get, load_manifest, parse_assignments
 
+pytestmark = pytest.mark.system
+
 GOOD = """\
 name        = "{family}/{runtime}"
 family      = "{family}"
@@ -71,6 +73,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # -- discovery -----------------------------------------------------------------------------------
+@pytest.mark.unit
 def test_the_repository_manifests_are_valid() -> None:
     d = discover(Path(__file__).resolve().parents[2] / "workloads")
     assert not d.errors, [e.line() for e in d.errors]
@@ -82,6 +85,7 @@ def test_the_repository_manifests_are_valid() -> None:
         assert {"depth", "kind", "threads", "iterations"} <= set(wl.params)
 
 
+@pytest.mark.unit
 def test_discovery_uses_the_env_root(root: Path) -> None:
     write(root, "fam", "sh")
     write(root, "fam", "other")
@@ -91,6 +95,7 @@ def test_discovery_uses_the_env_root(root: Path) -> None:
     assert wl.defaults() == {"depth": 0, "kind": "software", "ratio": 0.5, "verbose": False}
 
 
+@pytest.mark.unit
 def test_unknown_workload_suggests_a_close_name(root: Path) -> None:
     write(root, "eh", "cpp")
     with pytest.raises(PerflabError) as e:
@@ -125,6 +130,7 @@ BAD_CASES = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
 def test_a_malformed_manifest_is_one_clear_line(root: Path, case: str) -> None:
     text, expected = BAD_CASES[case]
@@ -143,6 +149,7 @@ def test_a_malformed_manifest_is_one_clear_line(root: Path, case: str) -> None:
         load_manifest(path)
 
 
+@pytest.mark.unit
 def test_family_runtime_must_match_the_directory(root: Path) -> None:
     write(root, "eh", "cpp", GOOD.format(family="eh", runtime="c", requires='["sh"]',
                                          build=MAKE_X, outputs='["build/x"]'))
@@ -187,6 +194,7 @@ def test_bad_parameters_name_the_parameter_and_the_allowed_values(
     assert fix in e.value.fix
 
 
+@pytest.mark.unit
 def test_parse_assignments() -> None:
     assert parse_assignments(["depth=10", "kind = error", "x=a=b"]) == {
         "depth": "10", "kind": "error", "x": "a=b"}
@@ -195,6 +203,7 @@ def test_parse_assignments() -> None:
 
 
 # -- availability and build ----------------------------------------------------------------------
+@pytest.mark.unit
 def test_a_missing_runtime_is_reported_not_run(root: Path) -> None:
     write(root, "fam", "ghost", requires='["sh", "perflab-no-such-runtime-xyz"]')
     wl = get("fam/ghost")
@@ -238,6 +247,7 @@ def test_a_build_without_its_output_fails(root: Path) -> None:
     assert "did not produce build/x" in e.value.problem
 
 
+@pytest.mark.unit
 def test_nothing_to_build_is_always_built(root: Path) -> None:
     text = ('name="fam/script"\nfamily="fam"\nruntime="script"\ndescription="d"\n'
             'requires=["sh"]\nrun=["sh", "{dir}/x.sh"]\n')
@@ -293,6 +303,7 @@ def test_cli_list_shows_built_and_why_not(root: Path) -> None:
     assert r.exit_code == 0 and "fam/ghost" in r.output
 
 
+@pytest.mark.unit
 def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
     write(root, "fam", "sh")
     write(root, "fam", "bad", 'name = "x')
@@ -301,6 +312,7 @@ def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
     assert "invalid TOML" in r.output and "fam/sh" in r.output
 
 
+@pytest.mark.unit
 def test_declared_metrics_give_units_and_directions(root: Path) -> None:
     # A workload's [metrics.*] reach the result's MetricInfo: unit KiB, lower is better; a
     # bookkeeping count has no direction; an undeclared *_kib key still reads as KiB.
@@ -392,3 +404,16 @@ def test_the_stamp_is_the_hash_taken_before_the_build(root: Path) -> None:
     wl = get("fam/edit")
     wl.build()
     assert not get("fam/edit").is_built()
+
+
+def test_cli_build_leaves_up_to_date_workloads_alone(root: Path) -> None:
+    write(root, "fam", "edit", build='["sh", "-c", "mkdir -p build && echo x >> build/x"]')
+    (root / "fam" / "edit" / "src.txt").write_text("a\n")
+    runs = root / "fam" / "edit" / "build" / "x"
+    assert CliRunner().invoke(app, ["workloads", "build"]).exit_code == 0
+    r = CliRunner().invoke(app, ["workloads", "build"])
+    assert "up to date fam/edit" in r.output and "0 built, 1 up to date" in r.output
+    assert runs.read_text() == "x\n"  # the build did not run again
+    (root / "fam" / "edit" / "src.txt").write_text("b\n")
+    assert "built fam/edit" in CliRunner().invoke(app, ["workloads", "build"]).output
+    assert "built fam/edit" in CliRunner().invoke(app, ["workloads", "build", "--force"]).output

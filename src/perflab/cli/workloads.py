@@ -71,8 +71,10 @@ def list_cmd(as_json: o.AsJson = False) -> None:
 @group.command("build")
 def build_cmd(
     names: list[str] = typer.Argument(None, help="Workloads to build (default: all)."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even the up-to-date ones."),
 ) -> None:
-    """Build all workloads or the named ones; a missing runtime is skipped with one line.
+    """Build all workloads or the named ones; a missing runtime is skipped with one line, and
+    a workload built from its sources as they are now is left alone (unless --force).
 
     Exit status 0 when every available workload built, 1 when one failed to build."""
     d = discover()
@@ -84,6 +86,7 @@ def build_cmd(
         targets = sorted(d.workloads.values(), key=lambda w: w.name)
     failed: list[str] = []
     built: list[str] = []
+    fresh: list[str] = []
     skipped: list[str] = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
@@ -96,6 +99,11 @@ def build_cmd(
                 progress.console.print(f"skipped {wl.name}: {why}", highlight=False,
                                        markup=False)
                 skipped.append(wl.name)
+            elif not force and wl.manifest.build and wl.is_built():
+                # The source hash matches the stamp beside the outputs: nothing to do (javac
+                # and mcs have no incremental build of their own).
+                fresh.append(wl.name)
+                progress.console.print(f"up to date {wl.name}", highlight=False, markup=False)
             else:
                 try:
                     r = wl.build()
@@ -107,7 +115,8 @@ def build_cmd(
                     progress.console.print(f"[bold red]failed[/] {escape(e.line())}",
                                            highlight=False, soft_wrap=True)
             progress.advance(task)
-    err.print(f"{len(built)} built, {len(skipped)} skipped (runtime missing), "
+    err.print(f"{len(built)} built, {len(fresh)} up to date, "
+              f"{len(skipped)} skipped (runtime missing), "
               f"{len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""),
               highlight=False, markup=False)
     if failed or d.errors:

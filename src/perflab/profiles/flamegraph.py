@@ -1,7 +1,9 @@
 """Flame graph SVGs drawn by inferno (the maintained Rust port of Brendan Gregg's FlameGraph).
 
-scripts/setup.d/profiles.sh builds inferno into the project's .perflab/tools; perflab also
-looks at $PERFLAB_INFERNO_DIR, then $PATH and ~/.cargo/bin.
+`make flamegraphs` (scripts/build-inferno.sh) builds inferno into perflab's cache, shared by every
+checkout on the machine: $PERFLAB_TOOLS_DIR, else $PERFLAB_CACHE/tools, else the user cache
+directory's perflab/tools.  perflab looks there after $PERFLAB_INFERNO_DIR, then at $PATH and
+~/.cargo/bin.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+
+import platformdirs
 
 from perflab.errors import PerflabError
 
@@ -22,11 +26,9 @@ def _candidates() -> list[Path]:
     env = os.environ.get("PERFLAB_INFERNO_DIR")
     if env:
         dirs.append(Path(env))
-    tools = os.environ.get("PERFLAB_TOOLS_DIR")
-    if tools:
-        dirs.append(Path(tools) / "bin")
-    # src/perflab/profiles/flamegraph.py -> the checkout's root (editable install).
-    dirs.append(Path(__file__).resolve().parents[3] / ".perflab" / "tools" / "bin")
+    cache = os.environ.get("PERFLAB_CACHE") or platformdirs.user_cache_dir("perflab")
+    tools = os.environ.get("PERFLAB_TOOLS_DIR") or str(Path(cache) / "tools")
+    dirs.append(Path(tools) / "bin")
     return dirs
 
 
@@ -47,8 +49,8 @@ def require_tool(name: str) -> str:
     if path is None:
         raise PerflabError(
             f"no flame graph generator: {name} is not installed",
-            "run 'bash scripts/setup.d/profiles.sh' (builds inferno with cargo), or "
-            "'cargo install inferno'")
+            "run 'make flamegraphs' in perflab's checkout (builds inferno with cargo, "
+            "once per machine), or 'cargo install inferno'")
     return path
 
 
