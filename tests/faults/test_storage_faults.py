@@ -257,6 +257,48 @@ def test_disk_full_mid_measurement(perflab: Perflab, tmp_path: Path) -> None:
         con.close()
 
 
+def test_checkpoint_cut_short_by_a_full_disk_is_not_corruption(perflab: Perflab,
+                                                                  tmp_path: Path) -> None:
+    """A full disk during a WAL checkpoint leaves the main file shorter than its header says
+    while the -wal file still holds every page: a healthy database (SQLite's integrity check
+    says ok), which perflab once called truncated, advising to move it aside.  Built here as
+    the checkpoint leaves it: the main file of the first result, the header and the first
+    pages of the second written back, the rest still only in the WAL."""
+    src = tmp_path / "src"
+    src.mkdir()
+    db = src / "r.sqlite"
+    perflab("stat", "--db", str(db), *QUICK).succeeds()
+    page = sqlite3.connect(db).execute("PRAGMA page_size").fetchone()[0]
+    before = db.stat().st_size
+    holder = sqlite3.connect(db)  # an open reader: the writer's close cannot checkpoint
+    holder.execute("SELECT count(*) FROM runs").fetchone()
+    perflab("stat", "--db", str(db), "-r", "300", "-w", "0", "--no-counters", "--",
+            "/bin/true").succeeds()
+    broken = tmp_path / "broken"
+    whole = tmp_path / "whole"
+    for d in (broken, whole):
+        d.mkdir()
+        shutil.copy(db, d / "r.sqlite")
+        shutil.copy(f"{db}-wal", d / "r.sqlite-wal")
+    holder.close()
+    con = sqlite3.connect(whole / "r.sqlite")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    full = (whole / "r.sqlite").read_bytes()
+    assert len(full) > before + 2 * page, "the second result did not grow the file"
+    bad = broken / "r.sqlite"
+    bad.write_bytes(full[:before + page])  # header says len(full); the disk took one page more
+    assert (broken / "r.sqlite-wal").stat().st_size > 0
+    listed = perflab("results", "list", "--db", str(bad))
+    listed.succeeds()
+    assert "corrupt" not in listed.stderr
+    assert counts(bad).runs == 3 + 300  # every run, read through the WAL
+    perflab("stat", "--db", str(bad), *QUICK).succeeds()  # and it takes new runs
+    con = sqlite3.connect(bad)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+
+
 # -- several processes -----------------------------------------------------------------------------
 
 def _start_many(perflab: Perflab, n: int, runs: int) -> list[subprocess.Popen[bytes]]:
