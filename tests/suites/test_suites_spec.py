@@ -116,6 +116,58 @@ def test_range_up_to_nproc(tmp_path: Path) -> None:
     assert "range 'size' needs numeric start and stop (or stop = \"nproc\")" in said
 
 
+# A [benchmark] command before the [matrix] that defines its placeholder: the matrix's own
+# problem must be the one reported, not "placeholder {p} is not a matrix parameter".
+BENCH_FIRST = """\
+[suite]
+name = "t"
+
+[benchmark]
+command = "true {p}"
+
+[matrix]
+p = AXIS
+
+[configurations.a]
+"""
+
+
+@pytest.mark.parametrize("axis, said", [
+    ("{ start = 1, stop = 100000000 }", "range 'p' has 100,000,000 values, more than 10,000"),
+    ("{ start = 1, stop = 1e12, factor = 1.0000001 }", "range 'p' has 276,310,"),
+    ("{ start = 1, stop = inf }", "range 'p' needs finite start and stop"),
+    ("{ start = 1, stop = 10, step = nan }", "range 'p' needs a positive step"),
+    ("[]", "matrix parameter 'p' has no values"),
+])
+def test_a_bad_axis_is_the_reason_given_and_ranges_are_counted_first(
+        tmp_path: Path, axis: str, said: str) -> None:
+    """A range is counted before it is expanded: a 1e12-value range used to fill 8 GB."""
+    import tracemalloc
+
+    text = BENCH_FIRST.replace("AXIS", axis)
+    tracemalloc.start()
+    try:
+        msg = error_of(tmp_path, text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert said in msg and "placeholder" not in msg, msg
+    assert_at(msg, tmp_path / "suite.toml", line_of(text, "p = "))
+    assert peak < 20 << 20, peak
+
+
+def test_counted_ranges_expand_to_the_same_values(tmp_path: Path) -> None:
+    def values(axis: str) -> list[object]:
+        suite = load_suite(write(tmp_path, BENCH_FIRST.replace("AXIS", axis)))
+        return next(a for a in suite.axes if a.name == "p").values
+
+    assert values("{ start = 1, stop = 1024, factor = 2 }") == [2 ** i for i in range(11)]
+    assert values("{ start = 1, stop = 1000, factor = 10 }") == [1, 10, 100, 1000]
+    assert values("{ start = 0.5, stop = 2, step = 0.5 }") == [0.5, 1.0, 1.5, 2.0]
+    assert values("{ start = 0, stop = 9, step = 3 }") == [0, 3, 6, 9]
+    assert values("{ start = 1, stop = 10000 }") == list(range(1, 10001))
+
+
 # Each bad input: (what GOOD becomes, the line the message must name, what it must say).
 BAD_AT_LINE = {
     "unknown_key": (("warmup = 0", "warmup = 0\nbudjet = 5"), "budjet",

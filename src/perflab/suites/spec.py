@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import os
 import re
 import shlex
@@ -42,6 +43,7 @@ CONFIG_KEYS = {"workload", "command", "prefix", "binary", "env", "flags", "build
 REPORT_KEYS = {"x", "scaling", "kinds", "log_x", "log_y", "metrics", "title"}
 KINDS_KEYS = {"param", "a", "b"}
 RANGE_KEYS = {"start", "stop", "step", "factor"}
+MAX_RANGE_VALUES = 10_000  # values one range axis may have
 TOP_KEYS = {"suite", "measure", "benchmark", "matrix", "configurations", "report"}
 
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
@@ -181,6 +183,10 @@ class _Checker:
         self.path = path
         self.lines = LineIndex(text)
         self.problems: list[Problem] = []
+        # Matrix parameters written but refused (an empty list, a bad range): still names a
+        # command may use, so the parameter's own problem is the one reported, not a
+        # "placeholder is not a matrix parameter" that only follows from it.
+        self.refused_axes: set[str] = set()
 
     def add(self, path: tuple[str, ...], problem: str, fix: str) -> None:
         self.problems.append(Problem(self.lines.line(*path), problem, fix))
@@ -440,34 +446,45 @@ def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | 
     if "step" in r and "factor" in r:
         ck.add(path, f"range '{name}' has both step and factor", "keep one of them")
         return None
+    if not all(math.isfinite(x) for x in (start, stop)):
+        ck.add(path, f"range '{name}' needs finite start and stop",
+               f"write {name} = {{ start = 1, stop = 10, step = 1 }}")
+        return None
+    # The values are counted before any is made, so a range of a billion values is refused at
+    # once (expanding first took 4.8 GB for stop = 1e8).
     values: list[Scalar] = []
     if "factor" in r:
         f = r["factor"]
-        if not isinstance(f, nums) or f <= 1 or start <= 0:
+        if not isinstance(f, nums) or not math.isfinite(f) or f <= 1 or start <= 0:
             ck.add(path, f"geometric range '{name}' needs factor > 1 and start > 0",
                    f"write {name} = {{ start = 1, stop = 1024, factor = 2 }}")
             return None
-        x = start
-        while x <= stop * (1 + 1e-9):
-            values.append(x)
-            x = x * f
+        count = (math.floor(math.log(stop * (1 + 1e-9) / start) / math.log(f)) + 1
+                 if stop >= start else 0)
     else:
         step = r.get("step", 1)
-        if not isinstance(step, nums) or step <= 0:
+        if not isinstance(step, nums) or not math.isfinite(step) or step <= 0:
             ck.add(path, f"range '{name}' needs a positive step",
                    f"write {name} = {{ start = {start}, stop = {stop}, step = 1 }}")
             return None
-        n = int((stop - start) / step + 1e-9)
-        values = [start + i * step for i in range(n + 1)]
-        if all(isinstance(x, int) for x in (start, stop, step)):
-            values = [int(x) for x in values]
-    if not values:
+        count = int((stop - start) / step + 1e-9) + 1 if stop >= start else 0
+    if count <= 0:
         ck.add(path, f"range '{name}' is empty (stop < start)",
                "make stop >= start")
         return None
-    if len(values) > 10000:
-        ck.add(path, f"range '{name}' has {len(values)} values", "use a larger step or factor")
+    if count > MAX_RANGE_VALUES:
+        ck.add(path, f"range '{name}' has {count:,} values, more than {MAX_RANGE_VALUES:,}",
+               "use a larger step or factor")
         return None
+    if "factor" in r:
+        x = start
+        while x <= stop * (1 + 1e-9) and len(values) < count + 1:
+            values.append(x)
+            x = x * f
+    else:
+        values = [start + i * step for i in range(count)]
+        if all(isinstance(x, int) for x in (start, stop, step)):
+            values = [int(x) for x in values]
     return values
 
 
@@ -479,6 +496,7 @@ def _matrix(m: Any, ck: _Checker) -> tuple[list[ParamAxis], list[Exclusion]]:
         if name == "exclude":
             continue
         line = ck.lines.line("matrix", name)
+        ck.refused_axes.add(name)  # until it becomes an axis below
         if isinstance(v, dict) and v.get("manifest") is True and len(v) == 1:
             axes.append(ParamAxis(name, [], line, from_manifest=True))
         elif isinstance(v, dict):
@@ -500,6 +518,7 @@ def _matrix(m: Any, ck: _Checker) -> tuple[list[ParamAxis], list[Exclusion]]:
                    f"matrix parameter '{name}' must be a list of values of one type, a range "
                    f"or {{ manifest = true }}, not {_tname(v)}",
                    f"write {name} = [0, 1, 2] or {name} = {{ start = 0, stop = 10 }}")
+    ck.refused_axes -= {a.name for a in axes}
     excl: list[Exclusion] = []
     ex = m.get("exclude", [])
     if not isinstance(ex, list) or not all(isinstance(e, dict) for e in ex):
@@ -674,7 +693,7 @@ def _cross_check(suite: Suite, ck: _Checker) -> None:
                    f"'{cfg.name}'", f"remove '{p}' from one of them")
         if cfg.command is None:
             continue
-        known = axis_names | set(cfg.params) | BUILTIN_PLACEHOLDERS
+        known = axis_names | ck.refused_axes | set(cfg.params) | BUILTIN_PLACEHOLDERS
         texts = list(cfg.command) + list(cfg.flags) + list(cfg.env.values())
         for t in texts:
             for ph in PLACEHOLDER.findall(t):
