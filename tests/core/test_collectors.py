@@ -271,3 +271,26 @@ def test_notes_are_said_once_across_cells(spin: Path) -> None:
         cfg = Configuration(name="spin", command=[str(spin), "1000"], params={"d": depth})
         measure(rs, [cfg], MeasureOptions(runs=1, warmup=0, backend=FakeBackend(pmu=False)))
     assert sum("hardware counters unavailable" in n for n in rs.notes) == 1
+
+
+@pytest.mark.unit
+def test_a_tail_knows_when_it_lost_the_start_of_the_output() -> None:
+    from perflab.collectors.process import _StreamTail
+    from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
+
+    tail = _StreamTail(limit=64)
+    try:
+        tail.start()
+        os.write(tail.w, b'{"ns_per_op": 1.5}\n')
+        text, cut = tail.take()
+        assert not cut and parse_last_json(text, cut=cut) == {"ns_per_op": 1.5}
+        os.write(tail.w, b'{"pad": "' + b"x" * 300 + b'", "ns_per_op": 1.5}\n')
+        text, cut = tail.take()
+        assert cut and len(text) == 64
+        with pytest.raises(WorkloadJSONError, match="longer than the"):
+            parse_last_json(text, cut=cut)
+        os.write(tail.w, b"x" * 300 + b'\n{"ns_per_op": 2}\n')  # long noise, then the line
+        text, cut = tail.take()
+        assert cut and parse_last_json(text, cut=cut) == {"ns_per_op": 2.0}
+    finally:
+        tail.close()

@@ -3,8 +3,10 @@ and the fix, no traceback, and the store's run counts before and after."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import time
@@ -175,7 +177,8 @@ def test_huge_output_costs_no_memory(perflab: Perflab, tmp_path: Path) -> None:
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, ru_small = os.wait4(small.pid, 0)
     big = subprocess.Popen([sys.executable, "-m", "perflab", "stat", "-r", "1", "-w", "0",
-                            "--", "sh", "-c", "head -c 600000000 /dev/zero; echo '{\"x\": 1}'"],
+                            "--", "sh", "-c",
+                            "head -c 600000000 /dev/zero; echo; echo '{\"x_metric\": 1}'"],
                            env=perflab.env, cwd=tmp_path, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
     out, err = big.communicate(timeout=120)
@@ -183,8 +186,12 @@ def test_huge_output_costs_no_memory(perflab: Perflab, tmp_path: Path) -> None:
     # ru_maxrss of the perflab process itself (its children, head and sh, are small).
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert ru.ru_maxrss < ru_small.ru_maxrss + 100_000, (ru.ru_maxrss, ru_small.ru_maxrss)
-    # The tail still holds the workload's JSON line.
-    assert b"x" in out
+    # The tail still holds the workload's JSON line, read as a metric and stored with the run
+    # (the command line that perflab echoes says "x_metric" too, so the store is what counts).
+    con = sqlite3.connect(f"file:{perflab.db}?mode=ro", uri=True)
+    stored = [json.loads(v) for (v,) in con.execute("SELECT \"values\" FROM runs ORDER BY id")]
+    con.close()
+    assert [v.get("x_metric") for v in stored] == [None, 1.0], stored  # `true`, then the big
     assert perflab.counts() == Counts(2, 2, {"complete": 2})
 
 
@@ -216,6 +223,19 @@ def test_bad_workload_json(perflab: Perflab, tmp_path: Path, last_line: str,
         return
     out.fails(2, problem, fix="--ignore-failure")
     # The failing run is stored (with its error), the result is failed: nothing silent.
+    assert perflab.counts() == Counts(1, 1, {"failed": 1})
+
+
+@pytest.mark.parametrize("pad_mib", [1.5, 3])  # cut by perflab alone; trimmed by the server too
+def test_workload_json_line_over_the_kept_tail_is_a_failed_run(perflab: Perflab, tmp_path: Path,
+                                                                pad_mib: float) -> None:
+    # Before: only the last 1 MiB of the line was kept, it did not start with '{', and the
+    # metrics vanished with exit 0 and no word.
+    prog = python_script(tmp_path / "wl.py", "import json\nprint('noise')\n"
+                         f"print(json.dumps({{'pad': 'x' * int({pad_mib} * 2**20), "
+                         "'ns_per_op': 12.5}))\n")
+    out = perflab("stat", "-r", "2", "--", str(prog))
+    out.fails(2, "last line of stdout is longer than the 1 MiB", fix="--ignore-failure")
     assert perflab.counts() == Counts(1, 1, {"failed": 1})
 
 

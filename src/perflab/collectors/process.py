@@ -117,6 +117,7 @@ class _StreamTail:
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         self._lock = threading.Lock()
         self.buf = bytearray()
+        self.cut = False  # this run's output was longer than the limit: only its end is kept
         self._thread = threading.Thread(target=self._drain, name="perflab-tail", daemon=True)
         self._thread.start()
 
@@ -132,6 +133,7 @@ class _StreamTail:
             self.buf += chunk
             if len(self.buf) > 2 * self.limit:
                 del self.buf[:-self.limit]
+                self.cut = True
 
     def _drain(self) -> None:
         while True:
@@ -150,13 +152,17 @@ class _StreamTail:
         with self._lock:
             self._read_available()  # anything late from an earlier run is not this run's
             self.buf.clear()
+            self.cut = False
 
-    def take(self) -> str:
+    def take(self) -> tuple[str, bool]:
+        """The run's tail, and whether output before it was dropped."""
         with self._lock:
             self._read_available()
+            cut = self.cut or len(self.buf) > self.limit
             out = bytes(self.buf[-self.limit:])
             self.buf.clear()
-        return out.decode(errors="replace")
+            self.cut = False
+        return out.decode(errors="replace"), cut
 
     def close(self) -> None:
         os.write(self._stop_w, b"x")
@@ -447,7 +453,7 @@ class LaunchServer:
                                "check --pin and the command; if it persists, report a bug")
         raw = _RawRun(**dict(zip(_DONE_FIELDS, map(int, done[1:]), strict=True)))
         raw.counter_error, raw.final = counter_error, final
-        raw.stdout, raw.stderr = self._out.take(), self._err.take()
+        (raw.stdout, raw.stdout_cut), (raw.stderr, _) = self._out.take(), self._err.take()
         if region is not None:
             raw.region_enables, raw.region_ns = region.enables, region.region_ns
             raw.region_open, raw.region_sum = region.open_region, self._region_sum
@@ -574,6 +580,9 @@ class LaunchServer:
                 i += 3 * nc
             out_len, err_len, bad_len = nums[i:i + 3]
             raw.stdout = _tail(self._report.read(out_len))
+            # The server trims a tail to TAIL_LIMIT once it passes twice that, so a full-size
+            # tail may have lost its beginning.
+            raw.stdout_cut = out_len >= TAIL_BYTES
             raw.stderr = _tail(self._report.read(err_len))
             bad = self._report.read(bad_len).decode(errors="replace")
             if bad_len:
@@ -627,6 +636,7 @@ class _RawRun:
     region_error: str = ""
     region_sum: dict[str, Reading] = field(default_factory=dict)
     stdout: str = ""
+    stdout_cut: bool = False
     stderr: str = ""
     leftover: list[int] = field(default_factory=list)
 
@@ -708,7 +718,7 @@ def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         outcome.status = "failed"
         outcome.error = region_error
     try:
-        own = parse_last_json(stdout)
+        own = parse_last_json(stdout, cut=raw.stdout_cut)
     except WorkloadJSONError as e:
         own = None
         if outcome.status == "ok":

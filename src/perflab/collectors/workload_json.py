@@ -11,16 +11,23 @@ class WorkloadJSONError(ValueError):
     pass
 
 
-def parse_last_json(stdout: str) -> dict[str, float] | None:
+def parse_last_json(stdout: str, *, cut: bool = False) -> dict[str, float] | None:
     """Numeric top-level keys of the trailing JSON object, or None when the output has none.
 
     Output whose last line starts with '{' but does not parse is an error (a workload that meant
-    to report and broke), not silence.
+    to report and broke), not silence.  So is a last line that ends with '}' but began before
+    the kept tail of the output (``cut``: only the last TAIL_BYTES are kept): its metrics
+    would otherwise vanish without a word.
     """
     lines = [ln for ln in stdout.splitlines() if ln.strip()]
     if not lines:
         return None
     last = lines[-1].strip()
+    if cut and len(lines) == 1 and last.endswith("}") and not stdout.startswith("{"):
+        raise WorkloadJSONError(
+            f"the last line of stdout is longer than the {len(stdout.encode()) >> 20} MiB "
+            "perflab keeps of a run's output, so its JSON cannot be read; print the JSON "
+            "object on a line of its own, under 1 MiB")
     if not last.startswith("{"):
         return None
     try:
