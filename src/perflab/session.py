@@ -37,12 +37,13 @@ def _stderr(line: str) -> None:
 
 
 # -- the store ------------------------------------------------------------------------------------
-def open_store(db: str | Path | None) -> Store:
-    """The result store at ``db`` (a SQLite path or a URL; None: $PERFLAB_DB or the user's).
+def open_store(db: str | Path | None, *, read_only: bool = False) -> Store:
+    """The result store at ``db`` (a SQLite path or a URL; None: $PERFLAB_DB or the user's);
+    ``read_only`` for verbs that only read (an archive on a read-only mount opens).
     Imported here, not at the top, so a verb that never stores loads no SQLAlchemy."""
     from perflab.storage import Store
 
-    return Store(db)
+    return Store(db, read_only=read_only)
 
 
 # -- what to run ----------------------------------------------------------------------------------

@@ -193,9 +193,12 @@ class Store:
     """Read and write result sets.  ``url`` is a SQLAlchemy URL or a path to a SQLite file."""
 
     def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0,
-                 create: bool | None = None) -> None:
+                 create: bool | None = None, read_only: bool = False) -> None:
         """``create``: make the schema when it is missing (default: for SQLite files only; a
-        server database is set up by ``perflab fleet init``, which passes True)."""
+        server database is set up by ``perflab fleet init``, which passes True).
+        ``read_only``: for the verbs that only read (results list/show, history, detect,
+        dashboard): a SQLite file is opened without writing anything, so an archive on a
+        read-only mount, or one the user may not write, can still be read."""
         if url is None:
             url = default_db_path()
         url_s = str(url)
@@ -203,9 +206,13 @@ class Store:
         url_s = re.sub(r"^([a-z][a-z0-9+]*):/(?!/)", r"\1://", url_s)
         if "://" not in url_s:
             path = Path(url_s)
-            _prepare_sqlite_path(path)
             self.location = str(path)
-            url_s = f"sqlite:///{path}"
+            read_only = read_only and path.is_file()  # none yet: made, as by any verb
+            if read_only:
+                url_s = _read_only_sqlite_url(path)
+            else:
+                _prepare_sqlite_path(path)
+                url_s = f"sqlite:///{path}"
             # A busy timeout rides out short locks from a concurrent perflab.
             self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
@@ -231,9 +238,10 @@ class Store:
             # Before anything writes to it (the WAL pragma, the schema): a damaged file is
             # refused untouched rather than written into.
             _check_sqlite_integrity(Path(self.location))
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            if not read_only:
+                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         if create is None:
-            create = self.is_sqlite
+            create = self.is_sqlite and not read_only
         self.ensure_schema(create=create)
         try:
             self._check_columns()
@@ -749,6 +757,20 @@ def _stamp_owner(rs: ResultSet) -> None:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _read_only_sqlite_url(path: Path) -> str:
+    """A SQLite URL that opens ``path`` without writing: mode=ro, and where SQLite could not
+    make the WAL's -shm index beside it (a read-only mount or directory) and no -wal file holds
+    unmerged pages, immutable=1 (no locks, no -shm: the file is taken as it is)."""
+    from urllib.parse import quote
+
+    d = path.parent if str(path.parent) else Path(".")
+    wal = Path(f"{path}-wal")
+    wal_pages = wal.exists() and wal.stat().st_size > 32
+    shm_ok = Path(f"{path}-shm").exists() or os.access(d, os.W_OK)
+    query = "mode=ro" if shm_ok or wal_pages else "mode=ro&immutable=1"
+    return f"sqlite:///file:{quote(str(path.resolve()))}?{query}&uri=true"
 
 
 def _prepare_sqlite_path(path: Path) -> None:

@@ -221,6 +221,13 @@ def test_read_only_file_system(perflab: Perflab, tmp_path: Path) -> None:
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         out = perflab("stat", "--db", str(db), *QUICK)
         out.fails(2, str(db), "not writable", fix="--db")
+        # The verbs that only read open it read-only (they said "not writable" too).
+        listed = perflab("results", "list", "--db", str(db))
+        listed.succeeds()
+        assert "/bin/true" in listed.stdout and " 3 " in listed.stdout
+        perflab("results", "show", "1", "--db", str(db)).succeeds()
+        perflab("detect", "--db", str(db)).succeeds()
+        assert sorted(p.name for p in mnt.iterdir()) == ["r.sqlite"]  # nothing written beside
         subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
         assert counts(db).runs == 3
 

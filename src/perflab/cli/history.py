@@ -50,7 +50,7 @@ def history_cmd(
         parse_params,
     )
 
-    store = session.open_store(db)
+    store = session.open_store(db, read_only=True)
     wanted = parse_params(param)
     found = load_series(store, benchmark, wanted, None, config, machine, repo)
     if not found:
@@ -124,7 +124,7 @@ def detect_cmd(
                                "nor higher is better), so it cannot regress",
                                "use --metric with a time, memory or count metric")
     sets = load_settings(settings)
-    store = session.open_store(db)
+    store = session.open_store(db, read_only=True)
     series = load_series(store, benchmark, None, metric, None, None, repo)
     if not metric and not all_metrics:
         series = deciding_series(store, series)
@@ -194,7 +194,7 @@ def dashboard_cmd(
     from perflab.history.series import load_series
 
     sets = load_settings(settings)
-    store = session.open_store(db)
+    store = session.open_store(db, read_only=True)
     series = load_series(store, benchmark, None, None, None, None, repo)
     if not series:
         raise PerflabError("no stored results to show" + (f" for '{benchmark}'" if benchmark

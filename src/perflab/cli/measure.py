@@ -320,7 +320,7 @@ def results_list(db: o.Db = None, limit: o.Limit = 30) -> None:
     """List stored results, newest first."""
     from rich.table import Table
 
-    store = session.open_store(db)
+    store = session.open_store(db, read_only=True)
     t = Table(header_style="bold")
     for col in ("id", "kind", "when", "status", "configurations", "runs", "commit", "label"):
         t.add_column(col)
@@ -354,7 +354,7 @@ def results_show(
     if threshold is not None:
         fraction(threshold, "--threshold", "0.01")
     exports = _exports(kw)
-    store = session.open_store(db)
+    store = session.open_store(db, read_only=True)
     rs = store.load(result_id)
     if estimator:  # a trim the stored runs cannot carry: one line, as on compare and stat
         fewest = min((len(c.measured_runs()) for c in rs.configurations), default=0)
