@@ -97,7 +97,7 @@ class _Watch:
 
 
 _watch = _Watch()
-_audit_path = os.environ.get("PERFLAB_TIER_AUDIT")
+_audit_path = os.environ.get("PERFLAB_TIER_AUDIT") or None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -156,6 +156,46 @@ command = ["/bin/echo", "b{{v}}"]
         assert chromium_title(out_dir / "index.html", tmp_path) != "PWNED"
 
 
+def test_terminal_escapes_in_suite_values_reach_no_terminal_page_or_file(
+        perflab: Perflab, tmp_path: Path) -> None:
+    """A suite's matrix values with an OSC title sequence and a clear-screen: shown escaped
+    (as \\x1b) on the progress line, in index.html, tables.md and a Markdown export, never
+    as the raw bytes that retitle or clear a terminal when the file is `cat`ed."""
+    suite = tmp_path / "esc.toml"
+    suite.write_text("""\
+[suite]
+name = "esc"
+baseline = "a"
+
+[measure]
+runs = 6
+warmup = 0
+counters = "none"
+
+[matrix]
+v = ["\\u001b]0;pwned\\u0007", "\\u001b[2J"]
+
+[configurations.a]
+command = ["/bin/echo", "{v}"]
+
+[configurations.b]
+command = ["/bin/echo", "b{v}"]
+""")
+    out_dir = tmp_path / "report"
+    ran = perflab("run", str(suite), "--out", str(out_dir), timeout=300)  # with its progress
+    ran.succeeds()
+    md = tmp_path / "c.md"
+    perflab("compare", "-r", "6", "-w", "0", "--no-counters", "-n", "\x1b]0;pwned\x07",
+            "-n", "b\x1b[2J", "--export-markdown", str(md), "/bin/true", "/bin/true").succeeds()
+    for where, text in (("stdout", ran.stdout), ("stderr", ran.stderr),
+                        ("index.html", (out_dir / "index.html").read_text()),
+                        ("tables.md", (out_dir / "tables.md").read_text()),
+                        ("--export-markdown", md.read_text())):
+        assert "\x1b" not in text and "\x07" not in text, where
+    assert "\\x1b]0;pwned" in (out_dir / "tables.md").read_text()  # shown, escaped
+    assert "\\x1b[2J" in md.read_text()
+
+
 def test_compare_markdown_export_escapes_names_and_notes(perflab: Perflab,
                                                         tmp_path: Path) -> None:
     md = tmp_path / "cmp.md"

@@ -99,9 +99,9 @@ def build_cmd(
                 progress.console.print(f"skipped {wl.name}: {why}", highlight=False,
                                        markup=False)
                 skipped.append(wl.name)
-            elif not force and wl.manifest.build and wl.is_built():
-                # The source hash matches the stamp beside the outputs: nothing to do (javac
-                # and mcs have no incremental build of their own).
+            elif not force and wl.is_built():
+                # The source hash matches the stamp beside the outputs, or there is nothing to
+                # build: nothing to do (javac and mcs have no incremental build of their own).
                 fresh.append(wl.name)
                 progress.console.print(f"up to date {wl.name}", highlight=False, markup=False)
             else:

@@ -7,15 +7,17 @@ import html
 import math
 from typing import TYPE_CHECKING
 
+from perflab.errors import printable
+
 if TYPE_CHECKING:
     from perflab.stats import Comparison
 
 
 def md_text(text: object) -> str:
     """User-controlled text (names, labels, commands, notes) for a Markdown table or line:
-    HTML is escaped (GitHub renders raw HTML in Markdown), pipes cannot split a cell, and a
-    newline cannot end the row."""
-    s = html.escape(str(text), quote=False).replace("|", "\\|")
+    HTML is escaped (GitHub renders raw HTML in Markdown), pipes cannot split a cell, a
+    newline cannot end the row, and control characters are shown as \\xNN."""
+    s = printable(html.escape(str(text), quote=False).replace("|", "\\|"), lines=True)
     return " ".join(s.splitlines())
 
 

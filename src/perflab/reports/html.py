@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from perflab.errors import printable
 from perflab.model import ResultSet
 from perflab.reports.plots import PlotFile
 from perflab.reports.warnings import Warning_
@@ -40,10 +41,12 @@ ul.w li{margin:.2em 0}.muted{color:#666;font-size:.9em}
 def page(title: str, body: Sequence[str]) -> str:
     """The one page shell of every HTML perflab writes (a suite's report, the history
     dashboard, the fleet's per-machine page): a self-contained page with perflab's CSS, no
-    script and nothing fetched from the network."""
-    return "\n".join(["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-                      f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
-                      *body, "</body></html>\n"])
+    script and nothing fetched from the network.  Control characters in any of it (user text:
+    names, matrix values, commands, workload output) are shown as \\xNN, so the file cannot
+    clear or retitle a terminal it is printed on."""
+    return printable("\n".join(["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                                f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
+                                "<body>", *body, "</body></html>\n"]), lines=True)
 
 
 def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",

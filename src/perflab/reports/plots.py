@@ -22,6 +22,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from perflab.errors import printable
 from perflab.model import ResultSet
 from perflab.reports.matrix import cell_params, config_names, summaries, unit_of
 from perflab.stats import Comparison, ratio_interval
@@ -154,12 +155,25 @@ def _figure(n: int, title: str, caption: str) -> tuple[Figure, list[Axes]]:
 
 
 def _label(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in d.items())
+    return printable(", ".join(f"{k}={v}" for k, v in d.items()))
+
+
+def _printable_texts(fig: Figure) -> None:
+    """Every text of the figure (titles, labels, legends, ticks from matrix values) with its
+    control characters shown as \\xNN: a font has no glyph for ESC (matplotlib warned
+    "Glyph 27 missing" on stderr), and an SVG is a file a terminal may print."""
+    from matplotlib.text import Text as MplText
+
+    for t in fig.findobj(MplText):
+        text = t.get_text()
+        if text:
+            t.set_text(printable(text, lines=True))
 
 
 def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> PlotFile:
     out.mkdir(parents=True, exist_ok=True)
     png, svg = out / f"{name}.png", out / f"{name}.svg"
+    _printable_texts(fig)
     fig.savefig(png, dpi=110)
     fig.savefig(svg)
     return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption, figure=fig)
@@ -187,7 +201,8 @@ def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "
                     pts.append((xv, s.median, s.ci_low, s.ci_high))
             if not pts:
                 continue
-            xs = [p[0] for p in pts]
+            # A string axis is categorical: its tick labels are made at draw time, from these.
+            xs = [printable(p[0]) if isinstance(p[0], str) else p[0] for p in pts]
             med = [p[1] for p in pts]
             lo = [p[2] if math.isfinite(p[2]) else p[1] for p in pts]
             hi = [p[3] if math.isfinite(p[3]) else p[1] for p in pts]
@@ -392,13 +407,15 @@ def plot_timeline(panels: Sequence[TimelinePanel], out: Path, title: str | None 
             ax.annotate(text, (x, 1.0), xycoords=("data", "axes fraction"), ha="center",
                         va="bottom", color=col, fontsize=8)
         step = max(1, len(xs) // 20)  # keep the labels legible on long series
-        ax.set_xticks(xs[::step], pn.labels[::step], rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(xs[::step], [printable(t) for t in pn.labels[::step]], rotation=45,
+                      ha="right", fontsize=7)
         ax.set_ylabel(pn.ylabel)
         ax.set_title(pn.title, fontsize=9, pad=14)
         ax.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
     out.parent.mkdir(parents=True, exist_ok=True)
+    _printable_texts(fig)
     fig.savefig(out, dpi=100)
     return out
 

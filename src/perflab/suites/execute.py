@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -28,7 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from perflab.console import stderr_console
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, printable
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.reports.format import fmt_duration
 from perflab.storage import Store
@@ -175,11 +176,15 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
     per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
     try:
         with prog:
-            task = prog.add_task(f"{plan.suite.name} (run {rs.id})", total=len(plan.cells),
+            task = prog.add_task(escape(printable(f"{plan.suite.name} (run {rs.id})")),
+                                 total=len(plan.cells),
                                  completed=len(done), done_before=len(done),
                                  plan_estimate=per_cell * len(todo))
             for cell in todo:
-                prog.update(task, description=f"{plan.suite.name} {_short(cell.params)}")
+                # Matrix values come from the suite file: escaped, as every printed string is
+                # (a progress line is not printed through the console's render_str).
+                prog.update(task, description=escape(printable(
+                    f"{plan.suite.name} {_short(cell.params)}")))
                 failure = ""
                 try:
                     argvs = _calibrated_commands(plan, cell, opts, info)
