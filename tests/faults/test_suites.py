@@ -129,8 +129,10 @@ def test_failed_cell_fails_the_run(perflab: Perflab, tmp_path: Path) -> None:
     # Cell n=2 crashes: the other cell is measured and kept, the result is "failed", and the
     # exit code says so (before: stored as failed, exit 0).
     text = GOOD.replace('command = "true {n}"', "command = \"sh -c 'test {n} = 1'\"")
-    out = perflab("run", "--no-report", str(suite(tmp_path, text)))
-    out.fails(1, "1 cell(s) failed", "exited with status 1", fix="--resume")
+    out = perflab("run", "--no-report", "--db", str(perflab.db), str(suite(tmp_path, text)))
+    line = out.fails(1, "1 cell(s) failed", "exited with status 1", fix="--resume")
+    assert line.count(" -- ") == 1, line  # the cell's own fix is not repeated
+    assert line.endswith(f"--db {perflab.db}"), line  # the hint resumes the same store
     c = perflab.counts()
     assert (c.results, c.statuses) == (1, {"failed": 1})
     assert c.runs >= 4 + 1  # the good cell's 2 x 2 runs, and the failed run itself

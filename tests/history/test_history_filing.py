@@ -146,6 +146,14 @@ def test_ignored_regressions_are_not_filed_and_webhook_faults_are_one_line(
     res = invoke("detect", "--db", str(db), "--config", str(cfg), "--report", str(out),
                  "--fail-on-regression")
     assert res.exit_code == 0 and list(out.glob("*.md")) == []
+    # Nothing to file: said, not "posted 0 regression(s)" to a URL nobody listens on.
+    res = invoke("detect", "--db", str(db), "--config", str(cfg), "--report", str(out),
+                 "--webhook", "http://127.0.0.1:9/nothing-listens")
+    assert res.exit_code == 0 and "posted 0" not in res.output
+    assert f"no regression to file: nothing written in {out}, nothing posted to the webhook" \
+        in " ".join(res.output.split())
+    res = invoke("detect", "--db", str(db), "--webhook", "chat.example.org/hook")
+    assert "is not an http(s) URL" in str(res.exception)  # refused before any work
     url, handler = hook
     handler.status = 403
     res = invoke("detect", "--db", str(db), "--report", str(out), "--webhook", url)

@@ -114,3 +114,18 @@ def test_outlier_warning_names_the_estimator_the_verdicts_use() -> None:
     assert "1 statistical outlier(s)" in w and "20% trimmed mean the verdicts use is robust" in w
     (w,) = [w for w in result_warnings(rs_with("mean")) if "outlier" in w]
     assert "the mean the verdicts use is not robust" in w
+
+
+def test_too_few_runs_names_each_configuration_with_its_count() -> None:
+    from perflab.reports.warnings import result_warnings
+
+    rs = ResultSet(kind="compare", metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
+                   settings={"primary_metric": "wall_time"})
+    base = Configuration(name="base", command=["x"], is_baseline=True)
+    base.runs = [Run(seq=i, values={"wall_time": 1.0 + i / 100}) for i in range(4)]
+    cand = Configuration(name="cand", command=["y"])  # every run failed: none measured
+    cand.runs = [Run(seq=10 + i, values={}, status="failed") for i in range(4)]
+    rs.configurations += [base, cand]
+    (w,) = [w for w in result_warnings(rs) if "too few runs" in w]
+    assert w.startswith("too few runs for a verdict (base 4, cand 0)"), w
+    assert "0 run(s) per configuration" not in w

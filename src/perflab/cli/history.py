@@ -114,7 +114,15 @@ def detect_cmd(
 ) -> None:
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
     from perflab.history.detect import detect_series, load_settings
+    from perflab.history.filing import check_webhook
     from perflab.history.series import deciding_series, load_series
+    from perflab.validate import output_dir
+
+    # Where the findings go is checked before any work: a bad path or URL is one line now.
+    if report is not None:
+        output_dir(report, "--report")
+    if webhook:
+        check_webhook(webhook)
 
     if fail_on_regression and metric:
         from perflab.model import metric_direction
@@ -171,9 +179,16 @@ def detect_cmd(
         filed = write_reports(store, found, out_dir, repo)
         for md, _ in filed:
             err_console.print(f"regression report: {md}", highlight=False, soft_wrap=True)
+        if not filed:
+            # Say so: an empty directory and a silent webhook read like a failure to deliver.
+            err_console.print("no regression to file: "
+                              + ", ".join(([f"nothing written in {report}"] if report else [])
+                                          + (["nothing posted to the webhook"] if webhook
+                                             else [])),
+                              highlight=False, soft_wrap=True)
         for _, doc in filed if webhook else []:
             post(webhook, doc)
-        if webhook:
+        if webhook and filed:
             err_console.print(f"posted {len(filed)} regression(s) to the webhook",
                               highlight=False)
     if fail_on_regression and regressions:

@@ -87,10 +87,12 @@ def run_cmd(
         raise typer.Exit(130)
     if rs.status != "complete":
         failed = rs.settings.suite.get("failed") or []
-        first = f": {failed[0]['error']}" if failed else ""
+        # A cell's error is a whole "problem -- fix" line: only its problem goes here, so the
+        # line has one fix, this one.
+        first = f": {failed[0]['error'].split(' -- ')[0]}" if failed else ""
         raise PerflabError(f"run {rs.id} is {rs.status}: {len(failed)} cell(s) failed{first}",
                            f"fix the failing command, then: perflab run {suite_file} --resume "
-                           f"{rs.id}", exit_code=1)
+                           f"{rs.id}" + (f" --db {db}" if db else ""), exit_code=1)
 
 
 def _confirm_large(summary: str, suite_file: Path) -> None:

@@ -225,11 +225,16 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
     return written
 
 
-def post(url: str, doc: dict[str, Any], timeout: float = 10.0) -> None:
-    """POST one regression as JSON; a refusal or an unreachable URL is one line."""
-    if not re.match(r"^https?://", url):
+def check_webhook(url: str) -> None:
+    """A --webhook must be an http(s) URL (checked before detect does any work)."""
+    if not re.match(r"^https?://[^/\s]+", url):
         raise PerflabError(f"--webhook {url!r} is not an http(s) URL",
                            "give the full URL, e.g. https://chat.example.org/hooks/perflab")
+
+
+def post(url: str, doc: dict[str, Any], timeout: float = 10.0) -> None:
+    """POST one regression as JSON; a refusal or an unreachable URL is one line."""
+    check_webhook(url)
     req = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
                                  headers={"Content-Type": "application/json",
                                           "User-Agent": "perflab-detect"})

@@ -60,11 +60,16 @@ def result_warnings(rs: ResultSet) -> list[str]:
                        "(median): other work competed for the CPU")
     out += differing_results(rs)
     if len(rs.configurations) > len(rs.cells()):  # something is compared
-        few = sorted({len(c.measured_runs()) for c in rs.configurations
-                      if len(c.measured_runs()) < MIN_RUNS})
+        # Each short configuration by name with its own count: "0 run(s) per configuration"
+        # read as if the baseline's 4 runs were lost too.
+        few = [(c.name, len(c.measured_runs())) for c in rs.configurations
+               if len(c.measured_runs()) < MIN_RUNS]
         if few:
-            out.append(f"{few[0]} run(s) per configuration: a statistical verdict needs at least "
-                       f"{MIN_RUNS}, so those comparisons are inconclusive (too few runs)")
+            shown = ", ".join(f"{name} {n}" for name, n in few[:6]) + (
+                f" and {len(few) - 6} more" if len(few) > 6 else "")
+            out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs at "
+                       f"least {MIN_RUNS} per configuration, so those comparisons are "
+                       "inconclusive (too few runs)")
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
         out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
