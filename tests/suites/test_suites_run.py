@@ -3,6 +3,7 @@ measures no cell twice and loses none; --dry-run measures nothing."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,23 @@ def test_cli_dry_run_and_run_report(suite_file: Path, tmp_path: Path) -> None:
                               str(tmp_path / "rep2"), "--no-plots"])
     assert res.exit_code == 0, res.output
     assert "wall_time" in res.output
+
+
+def test_result_json_states_the_suites_own_threshold_and_correction(tmp_path: Path) -> None:
+    # Before: suites/report.py called result_to_json without them, so every suite's
+    # result.json said holm and 1% whatever the suite set.
+    app = typer.Typer()
+    register(app)
+    app.command("noop")(lambda: None)
+    p = tmp_path / "t.toml"
+    p.write_text(SUITE.replace("PY", sys.executable).replace(
+        'baseline = "a"', 'baseline = "a"\nthreshold = 0.05\ncorrection = "bh"'))
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(app, ["run", str(p), "--db", str(tmp_path / "r.sqlite"),
+                                   "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "result.json").read_text())
+    assert (doc["threshold"], doc["correction"]) == (0.05, "bh")
 
 
 def test_a_mistake_every_cell_would_repeat_stops_the_study(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     from perflab.reports.export.json_schema import result_to_json
 
     js = out / "result.json"
-    js.write_text(json.dumps(result_to_json(view, comps), indent=1, default=str),
+    js.write_text(json.dumps(result_to_json(view, comps, plan), indent=1, default=str),
                   encoding="utf-8")
     rep.files.append(js)
     if plots:

@@ -31,7 +31,9 @@ SCHEMA = "perflab-result/1"
 
 
 def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
-                   correction: str = "holm", threshold: float = 0.01) -> dict[str, Any]:
+                   plan: Plan) -> dict[str, Any]:
+    """The result as perflab-result/1 JSON; ``plan`` is how its comparisons were judged (no
+    default: a suite's result.json once stated holm and 1% whatever the suite said)."""
     configs = []
     for cfg in rs.configurations:
         metrics: dict[str, Any] = {}
@@ -62,9 +64,9 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
         "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(rs),
-        "configurations": configs, "comparisons": comps, "correction": correction,
-        "threshold": threshold})
+        "configurations": configs, "comparisons": comps, "correction": plan.correction,
+        "threshold": plan.threshold})
 
 
 def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return dumps(result_to_json(rs, comps, plan.correction, plan.threshold))
+    return dumps(result_to_json(rs, comps, plan))
