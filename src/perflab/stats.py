@@ -205,6 +205,8 @@ def _t_isf(a: float, df: float) -> float:
     return float(-special.stdtrit(df, a)) if math.isfinite(df) else float(-special.ndtri(a))
 
 
+_T_METHODS = ("trimmed-t", "yuen")  # a t interval: est +- q * se
+
 @dataclass
 class Location:
     """An estimate of the comparison's location on its working scale (log or difference), with
@@ -215,11 +217,12 @@ class Location:
     se: float = 0.0
     df: float = math.inf
     sorted_values: np.ndarray | None = None  # sign: sorted d; bootstrap: sorted distribution
+    no_equivalence: bool = False  # ties: a zero-width interval of runs that differ (_tied)
 
     def interval(self, alpha: float) -> tuple[float, float]:
-        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
             return self.est, self.est
-        if self.method in ("trimmed-t", "yuen"):
+        if self.method in _T_METHODS:
             q = _t_isf(alpha / 2, self.df)
             return self.est - q * self.se, self.est + q * self.se
         v = self.sorted_values
@@ -239,9 +242,9 @@ class Location:
         """One-sided p for H0: location <= delta (small when the location is above delta).
 
         Defined so that interval(alpha)[0] > delta  <=>  2 * p_above(delta) < alpha."""
-        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
             return 0.0 if self.est > delta else 1.0
-        if self.method in ("trimmed-t", "yuen"):
+        if self.method in _T_METHODS:
             return _t_sf((self.est - delta) / self.se, self.df)
         v = self.sorted_values
         assert v is not None
@@ -252,9 +255,9 @@ class Location:
 
     def p_below(self, delta: float) -> float:
         """One-sided p for H0: location >= delta."""
-        if self.method == "exact" or (self.method in ("trimmed-t", "yuen") and self.se == 0):
+        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
             return 0.0 if self.est < delta else 1.0
-        if self.method in ("trimmed-t", "yuen"):
+        if self.method in _T_METHODS:
             return _t_cdf((self.est - delta) / self.se, self.df)
         v = self.sorted_values
         assert v is not None
@@ -266,8 +269,13 @@ class Location:
     def claim_p(self, lo_edge: float, hi_edge: float) -> float:
         """The smallest alpha at which interval(alpha) lies wholly above hi_edge, below lo_edge
         or inside [lo_edge, hi_edge]; a claim is made at level alpha iff this is < alpha."""
+        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
+            # A zero-width interval (every difference equal) makes its claim at any level:
+            # beyond the band, or inside it, edges included, as _verdict_from reads it.
+            return 0.0
         beyond = 2 * min(self.p_above(hi_edge), self.p_below(lo_edge))
-        inside = 2 * max(self.p_above(lo_edge), self.p_below(hi_edge))
+        inside = 1.0 if self.no_equivalence else \
+            2 * max(self.p_above(lo_edge), self.p_below(hi_edge))
         return float(min(1.0, beyond, inside))
 
 
@@ -282,28 +290,43 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
     # ones equal) while the runs do differ, a t interval would have zero width and claim a
     # certainty the data do not give; the order statistics decide instead (sign test paired,
     # bootstrap of the medians unpaired).  Their estimate is the trimmed mean's here: the kept
-    # runs tie, and the median is among them.
+    # runs tie, and the median is among them.  Runs that are all equal (every round the same
+    # difference) are a zero-width interval of their own, whatever the estimator.
     if paired:
         d = lb - la
+        if np.ptp(d) == 0:
+            return Location("trimmed-t", float(d[0]), 0.0, math.inf)
         if est.kind != "median":
             tm, se, df = trimmed_t(d, est)
-            if se > 0 or np.ptp(d) == 0:
+            if se > 0:
                 return Location("trimmed-t", float(tm), float(se), float(df))
-        return Location("sign", float(np.median(d)), sorted_values=np.sort(d))
+        return _tied(Location("sign", float(np.median(d)), sorted_values=np.sort(d)))
+    if np.ptp(la) == 0 and np.ptp(lb) == 0:
+        return Location("yuen", float(lb[0] - la[0]), 0.0, math.inf)
     if est.kind != "median":
         ma, da, ha = _yuen_parts(la, est)
         mb, db, hb = _yuen_parts(lb, est)
         se = math.sqrt(da + db)
-        if se > 0 or (np.ptp(la) == 0 and np.ptp(lb) == 0):
-            df = (da + db) ** 2 / (da ** 2 / (ha - 1) + db ** 2 / (hb - 1)) if se > 0 \
-                else math.inf
+        if se > 0:
+            df = (da + db) ** 2 / (da ** 2 / (ha - 1) + db ** 2 / (hb - 1))
             return Location("yuen", mb - ma, se, df)
     rng = np.random.default_rng(12345)
     ia = rng.integers(0, len(la), (BOOT_RESAMPLES, len(la)))
     ib = rng.integers(0, len(lb), (BOOT_RESAMPLES, len(lb)))
     boot = np.median(lb[ib], axis=1) - np.median(la[ia], axis=1)
-    return Location("bootstrap", float(np.median(lb) - np.median(la)),
-                    sorted_values=np.sort(boot))
+    return _tied(Location("bootstrap", float(np.median(lb) - np.median(la)),
+                          sorted_values=np.sort(boot)))
+
+
+def _tied(loc: Location) -> Location:
+    """Runs that differ, yet whose order-statistic interval has zero width at the nominal
+    level (a count that is 0, or 1, in most rounds): it may still show a change beyond the
+    band, but it cannot certify "equivalent" (issue 19: a baseline of all 1s against 2 in 3
+    of 20 rounds read "equivalent CI [1.000, 1.000]"; a mostly-zero count's 5x drop, too).
+    Intervals at a stricter level are wider, so the nominal one decides."""
+    lo, hi = loc.interval(ALPHA)
+    loc.no_equivalence = lo == hi
+    return loc
 
 
 def center(x: np.ndarray, est: Estimator) -> float:
@@ -528,16 +551,21 @@ def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> N
     c.ci_level = 1 - alpha_eff
     band = _band(c.scale, c.threshold, c.base_center)
     c.verdict = _verdict_from(lo, hi, band, info)
+    if c.verdict == "equivalent" and loc.no_equivalence:
+        c.verdict = "inconclusive"  # as claim_p reads it: ties certify no equivalence
     if c.scale == "log":
         c.ratio = math.exp(loc.est)
         c.ci_low, c.ci_high = math.exp(lo), math.exp(hi)
         c.diff = c.base_center * (c.ratio - 1)
         c.diff_low, c.diff_high = c.base_center * (c.ci_low - 1), c.base_center * (c.ci_high - 1)
     else:
+        # Every metric is >= 0 (times, counts, rates): the candidate's centre cannot be below
+        # 0, so the ratio's lower end stops at 0, -100% (it read -119.6% for a count).
         c.diff, c.diff_low, c.diff_high = loc.est, lo, hi
         if c.base_center:
             c.ratio = 1 + loc.est / abs(c.base_center)
-            c.ci_low, c.ci_high = 1 + lo / abs(c.base_center), 1 + hi / abs(c.base_center)
+            c.ci_low = max(0.0, 1 + lo / abs(c.base_center))
+            c.ci_high = 1 + hi / abs(c.base_center)
         else:
             c.ratio = c.ci_low = c.ci_high = math.nan
     if c.verdict == "inconclusive":

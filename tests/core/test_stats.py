@@ -113,6 +113,49 @@ def test_ties_left_after_trimming_never_give_a_zero_width_interval(paired: bool)
     assert same.verdict == "equivalent" and same.ci_low == same.ci_high == 1.0
 
 
+def test_a_count_that_ties_at_its_centre_is_not_called_equivalent() -> None:
+    # Issue 19: a baseline of all 1s against 2 in 3 of 20 rounds read "equivalent CI [1.000,
+    # 1.000]": the sign test's interval of a median difference that is 0 in 17 rounds.
+    for est in ("trim", "median"):
+        c = compare_samples([1.0] * 20, [1.0] * 17 + [2.0] * 3, paired=True,
+                            estimator=parse_estimator(est))
+        assert c.verdict == "inconclusive" and c.p_value > ALPHA, (est, c)
+    # A count that is 0 in most runs on both sides (sys_time of `sleep`, page faults): the
+    # trimmed centre is 0, so no band can be met, and no zero-width interval may claim one.
+    c = compare_samples([0.0] * 17 + [1.0, 2.0, 1.0], [0.0] * 19 + [1.0], paired=True)
+    assert c.verdict == "inconclusive" and c.p_value > ALPHA
+    # A change that ties nowhere near the band is still seen: 17 of 20 rounds exactly +5%.
+    b = np.linspace(.99, 1.01, 20)
+    assert compare_samples(b, 1.05 * b, paired=True,
+                           estimator=parse_estimator("median")).verdict == "slower"
+
+
+def test_zero_heavy_and_tied_counts_p_and_ci_agree_and_never_certify_from_no_width() -> None:
+    """Seeded simulation of counts near zero (Bernoulli and Poisson rates 0.02-0.5 a run),
+    paired and not: p and the CI agree, no 'equivalent' from a zero-width interval unless
+    every run is equal, and a count's CI never goes below -100%."""
+    rng = np.random.default_rng(19)
+    verdicts = set()
+    for i in range(400):
+        n = int(rng.integers(6, 40))
+        ra, rb = rng.choice([0.02, 0.05, 0.15, 0.5], size=2)
+        draw = rng.poisson if i % 2 else (lambda lam, size: rng.random(size) < lam)
+        a = np.asarray(draw(ra, n), dtype=float) + (i % 4 == 3)  # some counts tie at 1
+        b = np.asarray(draw(rb, n), dtype=float) + (i % 4 == 3)
+        for est in ("trim", "median"):
+            for paired in (True, False):
+                c = compare_samples(a, b, paired=paired, estimator=parse_estimator(est))
+                if c.note == "too few runs":
+                    continue
+                assert (c.p_value < ALPHA) == (c.verdict != "inconclusive"), (est, paired, c)
+                zero_width = c.diff_low == c.diff_high
+                if c.verdict == "equivalent" and zero_width:
+                    assert np.ptp(np.concatenate([a, b])) == 0, (a, b, c)
+                assert not c.ci_low < 0, c  # clipped at -100%
+                verdicts.add(c.verdict)
+    assert {"inconclusive", "faster", "slower"} <= verdicts
+
+
 def test_mean_is_dragged_by_the_outliers_and_stays_inconclusive() -> None:
     """The plain mean is offered, but it is why the default is trimmed."""
     b, c = _outlier_case()
