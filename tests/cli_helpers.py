@@ -27,7 +27,8 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, out, err
 
 
-def two_config_suite(name: str, runs: int, n: list[int], a: list[str], b: list[str]) -> str:
+def two_config_suite(name: str, runs: int, n: list[int] | list[str], a: list[str],
+                     b: list[str]) -> str:
     """A suite file's text: configurations ``a`` (the baseline) and ``b`` (commands, where
     ``{n}`` stands for the matrix value) over ``n``, ``runs`` runs each per cell, no warm-up, no
     counters, wall_time reported."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import two_config_suite
 from faults.helpers import Perflab
 from git_helpers import commit, new_repo
 
@@ -162,25 +163,9 @@ def test_terminal_escapes_in_suite_values_reach_no_terminal_page_or_file(
     (as \\x1b) on the progress line, in index.html, tables.md and a Markdown export, never
     as the raw bytes that retitle or clear a terminal when the file is `cat`ed."""
     suite = tmp_path / "esc.toml"
-    suite.write_text("""\
-[suite]
-name = "esc"
-baseline = "a"
-
-[measure]
-runs = 6
-warmup = 0
-counters = "none"
-
-[matrix]
-v = ["\\u001b]0;pwned\\u0007", "\\u001b[2J"]
-
-[configurations.a]
-command = ["/bin/echo", "{v}"]
-
-[configurations.b]
-command = ["/bin/echo", "b{v}"]
-""")
+    # JSON's "\u001b" is TOML's too: the matrix values hold the raw ESC and BEL characters.
+    suite.write_text(two_config_suite("esc", 6, ["\x1b]0;pwned\x07", "\x1b[2J"],
+                                      ["/bin/echo", "{n}"], ["/bin/echo", "b{n}"]))
     out_dir = tmp_path / "report"
     ran = perflab("run", str(suite), "--out", str(out_dir), timeout=300)  # with its progress
     ran.succeeds()
