@@ -44,7 +44,7 @@ from perflab.collectors.perf_events import (
     Reading,
 )
 from perflab.collectors.region import RegionChannel
-from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
+from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
 
 
@@ -95,7 +95,6 @@ def resolve_executable(argv0: str, env: dict[str, str]) -> str:
     return found
 
 
-TAIL_BYTES = 1 << 20  # of stdout and of stderr kept per run: the workload JSON, the last error
 
 
 class _StreamTail:

@@ -6,6 +6,10 @@ import json
 import math
 from typing import Any
 
+# Of stdout and of stderr kept per run (process.py's tails, perflab-launch.c's TAIL_LIMIT):
+# the workload JSON line and the last error line live in it.
+TAIL_BYTES = 1 << 20
+
 
 class WorkloadJSONError(ValueError):
     pass
@@ -25,9 +29,9 @@ def parse_last_json(stdout: str, *, cut: bool = False) -> dict[str, float] | Non
     last = lines[-1].strip()
     if cut and len(lines) == 1 and last.endswith("}") and not stdout.startswith("{"):
         raise WorkloadJSONError(
-            f"the last line of stdout is longer than the {len(stdout.encode()) >> 20} MiB "
-            "perflab keeps of a run's output, so its JSON cannot be read; print the JSON "
-            "object on a line of its own, under 1 MiB")
+            f"the last line of stdout is longer than the {TAIL_BYTES >> 20} MiB perflab keeps "
+            "of a run's output, so its JSON cannot be read; print the JSON object on a line "
+            f"of its own, under {TAIL_BYTES >> 20} MiB")
     if not last.startswith("{"):
         return None
     try:
