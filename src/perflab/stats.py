@@ -59,7 +59,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from perflab.model import Configuration, MetricInfo, ResultSet, is_result_key
+from perflab.model import WORK_KEYS, Configuration, MetricInfo, ResultSet, is_result_key
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -804,9 +804,11 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
 
 def differing_results(rs: ResultSet, cell: str | None = None) -> list[str]:
     """Result keys with no direction (checksums, results: model.is_result_key) whose value
-    differs between configurations of one cell (of ``cell`` only, when given): they computed
-    different results.  Operation and iteration counts, and a runtime's diagnostics, may differ
-    by design (calibrated iteration counts, a JIT on or off): they are not checked."""
+    differs between configurations of one cell (of ``cell`` only, when given) for the same
+    declared work: they computed different results.  Runs are compared only where their work
+    keys (model.WORK_KEYS: ops, iterations, depth, ...) are equal: configurations calibrated
+    separately run different iteration counts, so their checksums differ by design (165 false
+    warnings in `make demo`).  A runtime's diagnostics are not checked either."""
     out: list[str] = []
     cells = rs.cells() if cell is None else [cell]
     for m, info in rs.metrics.items():
@@ -816,15 +818,35 @@ def differing_results(rs: ResultSet, cell: str | None = None) -> list[str]:
             base = rs.baseline_in(cell)
             if base is None:
                 continue
-            bv = set(base.samples(m))
+            bv = _results_by_work(base, m)
             for cfg in rs.configurations_in(cell):
                 if cfg is base or not bv:
                     continue
-                cv = set(cfg.samples(m))
-                if cv and cv != bv:
-                    out.append(f"{base.name} and {cfg.name} computed different results: {m} "
-                               f"{_vals(bv)} vs {_vals(cv)}")
+                cv = _results_by_work(cfg, m)
+                for work in sorted(bv.keys() & cv.keys()):
+                    if cv[work] != bv[work]:
+                        out.append(f"{base.name} and {cfg.name} computed different results: "
+                                   f"{m} {_vals(bv[work])} vs {_vals(cv[work])}"
+                                   + (f" (same {_work_text(work)})" if work else ""))
+                        break
     return out
+
+
+def _results_by_work(cfg: Configuration, metric: str) -> dict[tuple[tuple[str, float], ...],
+                                                                set[float]]:
+    """``metric``'s values of ``cfg``'s measured runs, by the work each run declared."""
+    out: dict[tuple[tuple[str, float], ...], set[float]] = {}
+    for r in cfg.measured_runs():
+        if metric in r.values:
+            work = tuple(sorted((k, r.values[k]) for k in WORK_KEYS if k in r.values))
+            out.setdefault(work, set()).add(r.values[metric])
+    return out
+
+
+def _work_text(work: tuple[tuple[str, float], ...]) -> str:
+    from perflab.reports.format import fmt_count
+
+    return ", ".join(f"{k} {fmt_count(v)}" for k, v in work)
 
 
 def _vals(v: set[float]) -> str:
