@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -307,3 +308,11 @@ def test_stat_with_an_estimator(spin: Path, capsys: pytest.CaptureFixture[str]) 
                               "task_clock", "--", str(spin), "200000"], capsys)
     assert code == 0, err
     assert "trimmed mean (lowest 0%, highest 12%" in " ".join(out.split())
+
+
+def test_stat_counts_the_same_runs_above_and_below_its_table(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 25: "384 runs" above the table, "385 runs in 10.86 s" below (the warm-up counted).
+    code, out, _ = run_cli(["stat", "-r", "6", "-w", "2", "--", "true"], capsys)
+    assert code == 0 and "true: 6 runs" in out
+    assert re.search(r"^6 runs \(and 2 warm-up\) in ", out, re.M), out

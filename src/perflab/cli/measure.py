@@ -156,7 +156,14 @@ def stat(
     measure(rs, [cfg], opts, store=store)
     _header(rs, store)
     console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
-    console.print(f"[dim]{len(cfg.runs)} runs in {fmt_seconds(time.monotonic() - t0)}[/]")
+    # The count above the table is the measured runs; say what else took the time, so the
+    # two lines agree ("384 runs" above read "385 runs" here: the warm-up was counted).
+    measured = len(cfg.measured_runs())
+    warm = sum(1 for r in cfg.runs if r.warmup)
+    failed = len(cfg.runs) - measured - warm
+    extra = [f"{warm} warm-up"] * bool(warm) + [f"{failed} failed"] * bool(failed)
+    console.print(f"[dim]{measured} runs" + (f" (and {', '.join(extra)})" if extra else "")
+                  + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
     _export(rs, [], Plan.of(rs), exports)
     if rs.status == "interrupted":
