@@ -228,6 +228,8 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
     assert rep.metrics[0] == "wall_time" and "ns_per_op" in rep.metrics
     md = rep.markdown
     assert "wall_time: each configuration" in md and "adjusted (holm)" in md
+    # Time cells carry their unit ("1.2 ms"): no "(s)" over them (issue 25).
+    assert "wall_time: median [95% CI] per configuration" in md and "wall_time (s)" not in md
     assert "adjusted (bh, a secondary metric) across the" in md.split("ns_per_op: each")[1]
     out = con.export_text()
     assert "wall_time" in out.split("(tables for")[0]  # the terminal shows the deciding metric

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from perflab.model import ResultSet
 from perflab.reports import matrix
-from perflab.reports.format import md_text
+from perflab.reports.format import md_text, seconds_per
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots
 from perflab.reports.terminal import verdict_style
@@ -82,7 +82,8 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     tables: list[tuple[str, list[dict[str, str]]]] = []
     for m in mets:
         unit = matrix.unit_of(view, m)
-        u = f" ({unit})" if unit else ""
+        # A time's cells carry their own unit (fmt_value: "6.283 ms"): "(s)" over them misled.
+        u = f" ({unit})" if unit and seconds_per(unit) is None else ""
         tables.append((f"{m}{u}: median [95% CI] per configuration",
                        matrix.medians_rows(view, m)))
         if any(c.metric == m for c in comps):
