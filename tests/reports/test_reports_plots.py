@@ -55,6 +55,12 @@ def test_all_plots_files_and_content(tmp_path: Path) -> None:
     ratio = np.asarray(line.get_ydata()) / np.asarray(base.get_ydata())
     assert np.allclose(ratio, 2.0, rtol=0.02)
 
+    # The ratio plot draws the verdicts' Holm-adjusted intervals: its title says their levels.
+    ratio_plot = next(f for f in files if f.name == "ns_per_op-ratio-to-baseline")
+    levels = sorted({c.ci_level for c in comps if c.metric == "ns_per_op"})
+    assert levels[-1] > 0.95 and "95% CI)" not in ratio_plot.title
+    assert ratio_plot.title.endswith(f"{levels[-1]:.1%} CIs, family-adjusted)"), ratio_plot.title
+
     scaling = next(f for f in files if f.name == "ns_per_op-scaling-threads")
     assert scaling.figure is not None
     sax = [a for a in scaling.figure.axes if a.get_visible()][0]

@@ -272,8 +272,15 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
         base = c.baseline
         series.setdefault(_label(params) or metric, {}).setdefault(c.candidate, []).append(
             (xv, c.ratio, c.ci_low, c.ci_high))
+    # The bars are the verdicts' own intervals, at the family-adjusted levels (Holm's are
+    # wider than 95%): the title names them (it said "95% CI", issue 25).
+    levels = sorted({round(c.ci_level, 4) for c in comparisons
+                     if c.metric == metric and math.isfinite(c.ratio)}) or [0.95]
+    level = (f"{levels[0]:.1%} CI" if len(levels) == 1 else
+             f"{levels[0]:.1%}-{levels[-1]:.1%} CIs") + (
+        ", family-adjusted" if levels[-1] > 0.9501 else "")
     return _ratio_plot(rs, series, x, f"{metric} ratio to {base} (x)",
-                       f"{metric}: ratio to the baseline {base} (95% CI)", out,
+                       f"{metric}: ratio to the baseline {base} ({level})", out,
                        f"{_safe(metric)}-ratio-to-baseline", log_x)
 
 
