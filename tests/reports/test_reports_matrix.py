@@ -265,3 +265,12 @@ def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
         assert style == words[row["verdict"].split(" ")[0]], row
     assert {"bold red", "bold green"} <= set(styles)
     assert all(s is None for r, s in seen if r and "verdict" not in r[0])
+
+
+def test_p_reads_as_a_bound_never_as_zero() -> None:
+    from perflab.reports.matrix import fmt_p
+
+    assert fmt_p(0.0) == "<1e-16" and fmt_p(3e-20) == "<1e-16"
+    # Never rounded up onto the 0.05 line it is judged by (0.0499999 read "0.05").
+    assert fmt_p(0.0499999) == "0.0499999" and fmt_p(0.04996) == "0.04996"
+    assert fmt_p(0.0123456) == "0.0123" and fmt_p(1.0) == "1"
