@@ -125,3 +125,24 @@ def test_compare_from_db_across_machines_is_side_by_side(three: tuple[Store, lis
     assert rep.exit_code == 0, rep.output
     assert (tmp_path / "rep" / "machines.html").exists()
     assert "missing" in rep.output
+
+
+def test_a_relative_program_is_refused_at_submit(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 20: `fleet submit --all -- compare './spin-base' './spin-cand'` was accepted, then
+    # every job failed 47 s later with "command not found" in the worker's fresh directory.
+    from perflab.errors import PerflabError
+    from perflab.fleet.queue import validate_verb
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spin-base").write_text("")
+    with pytest.raises(PerflabError) as e:
+        validate_verb(["compare", "-n", "main", "-n", "pr", "./spin-base", "./spin-cand"])
+    assert "names ./spin-base, a path relative to this directory" in e.value.problem
+    assert f"absolute path ({tmp_path / 'spin-base'})" in e.value.fix
+    with pytest.raises(PerflabError, match=r"names \./spin-cand") as e:
+        validate_verb(["stat", "./spin-cand --n 5"])
+    assert "does not exist here either" in e.value.fix
+    # Not a program's path: an option's value, a word inside a shell script.
+    assert validate_verb(["compare", "/bin/true", "true --flag=./x"]) == {}
+    assert validate_verb(["stat", "--", "sh", "-c", "cd /tmp && ./prog"]) == {}

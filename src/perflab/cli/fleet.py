@@ -46,7 +46,8 @@ def submit_cmd(
     db: Db = None,
 ) -> None:
     """Queue a measuring verb for a set of machines: one job per machine, each run there alone.
-    Example: perflab fleet submit --all -- compare -n A -n B './a' './b'"""
+    Example: perflab fleet submit --all -- compare -n A -n B /opt/a/bench /opt/b/bench
+    (absolute paths: each worker runs a job in a fresh directory)."""
     from perflab.fleet.queue import fleet_store, submit
 
     store = fleet_store(db)

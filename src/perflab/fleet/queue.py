@@ -184,6 +184,7 @@ def validate_verb(argv: list[str],
                            "leave --db out after --: the workers write to the fleet's store")
     if check_args is not None:
         check_args(argv)
+    _refuse_relative_programs(argv)
     files: dict[str, str] = {}
     if verb == "run":
         suite = next((a for a in argv[1:] if not a.startswith("-")), None)
@@ -197,6 +198,32 @@ def validate_verb(argv: list[str],
         make_plan(spec, build=False)
         files[suite] = path.read_text()
     return files
+
+
+def _refuse_relative_programs(argv: list[str]) -> None:
+    """A worker runs a job in a fresh temporary directory, so './prog' or '../prog' would be
+    'command not found' on every machine, after the submission was accepted (issue 20): such
+    a path is refused here, naming the absolute one.  Each argument's first word is checked
+    (a quoted command './a --n 5' is split as compare splits it; a shell script's words after
+    'sh -c' are not programs here).  A suite file travels with the job: 'run' is exempt."""
+    import shlex
+
+    if argv[0] == "run":
+        return
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            continue
+        try:
+            tokens = shlex.split(arg)[:1]
+        except ValueError:
+            continue
+        for tok in tokens:
+            if tok.startswith(("./", "../")):
+                here = Path(tok).resolve()
+                fix = (f"give its absolute path ({here}), which must exist on every machine"
+                       if here.exists() else f"it does not exist here either ({here})")
+                raise PerflabError(f"the submitted command names {tok}, a path relative to "
+                                   "this directory, but each worker runs in a fresh one", fix)
 
 
 def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
