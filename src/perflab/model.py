@@ -69,16 +69,16 @@ NO_DIRECTION_KEYS = ("checksum", "ops", "iterations", "threads", "result", "n", 
                      "count", "items")
 
 
-# The keys that declare the size of a run's work: results are compared only between runs
-# that declare the same (stats.differing_results).
-WORK_KEYS = ("ops", "iterations", "threads", "n", "seed", "depth", "count", "items")
-
-
 def is_result_key(name: str) -> bool:
     """A key that is what the workload computed (a checksum, a result), as opposed to the size
     of the work (ops, iterations) or a runtime's diagnostics (jitted_methods): configurations
     of one cell that do the same work must agree on it, so a difference is worth a warning."""
     return name == "result" or name.endswith("_checksum") or name.startswith("checksum")
+
+
+# The keys that declare the size of a run's work (the bookkeeping keys that are not results):
+# results are compared only between runs that declare the same (stats.differing_results).
+WORK_KEYS = tuple(k for k in NO_DIRECTION_KEYS if not is_result_key(k))
 
 
 def metric_direction(name: str) -> str:

@@ -207,6 +207,7 @@ def _t_isf(a: float, df: float) -> float:
 
 _T_METHODS = ("trimmed-t", "yuen")  # a t interval: est +- q * se
 
+
 @dataclass
 class Location:
     """An estimate of the comparison's location on its working scale (log or difference), with
@@ -219,8 +220,13 @@ class Location:
     sorted_values: np.ndarray | None = None  # sign: sorted d; bootstrap: sorted distribution
     no_equivalence: bool = False  # ties: a zero-width interval of runs that differ (_tied)
 
+    @property
+    def zero_width(self) -> bool:
+        """Exact, or a t interval with no spread (every difference equal): one point."""
+        return self.method == "exact" or (self.method in _T_METHODS and self.se == 0)
+
     def interval(self, alpha: float) -> tuple[float, float]:
-        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
+        if self.zero_width:
             return self.est, self.est
         if self.method in _T_METHODS:
             q = _t_isf(alpha / 2, self.df)
@@ -242,7 +248,7 @@ class Location:
         """One-sided p for H0: location <= delta (small when the location is above delta).
 
         Defined so that interval(alpha)[0] > delta  <=>  2 * p_above(delta) < alpha."""
-        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
+        if self.zero_width:
             return 0.0 if self.est > delta else 1.0
         if self.method in _T_METHODS:
             return _t_sf((self.est - delta) / self.se, self.df)
@@ -255,7 +261,7 @@ class Location:
 
     def p_below(self, delta: float) -> float:
         """One-sided p for H0: location >= delta."""
-        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
+        if self.zero_width:
             return 0.0 if self.est < delta else 1.0
         if self.method in _T_METHODS:
             return _t_cdf((self.est - delta) / self.se, self.df)
@@ -269,7 +275,7 @@ class Location:
     def claim_p(self, lo_edge: float, hi_edge: float) -> float:
         """The smallest alpha at which interval(alpha) lies wholly above hi_edge, below lo_edge
         or inside [lo_edge, hi_edge]; a claim is made at level alpha iff this is < alpha."""
-        if self.method == "exact" or (self.method in _T_METHODS and self.se == 0):
+        if self.zero_width:
             # A zero-width interval (every difference equal) makes its claim at any level:
             # beyond the band, or inside it, edges included, as _verdict_from reads it.
             return 0.0

@@ -161,8 +161,8 @@ def stat(
     measured = len(cfg.measured_runs())
     warm = sum(1 for r in cfg.runs if r.warmup)
     failed = len(cfg.runs) - measured - warm
-    extra = [f"{warm} warm-up"] * bool(warm) + [f"{failed} failed"] * bool(failed)
-    console.print(f"[dim]{measured} runs" + (f" (and {', '.join(extra)})" if extra else "")
+    extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
+    console.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
                   + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
     _export(rs, [], Plan.of(rs), exports)
