@@ -18,6 +18,10 @@ primary metric chosen by the warm-up, the default stop rule, threshold and corre
   hyperfine  the same commands with hyperfine + Welch's t-test (batches of 10 runs per command,
              a t-test after each batch, stop at p < 0.05 or at the same budget): time to a
              verdict, and its A/A false alarms
+  primary    the deciding metric's stability: 20 `perflab stat -r 10` of a ~1 ms loop and of
+             `sleep 0.02`, each with a fresh database (the first choice, from the runs alone)
+             and 20 more on one database (the stored choice), then a `compare` on that
+             database: which metric each picked (issue 19: 20 of 20 alike)
   valgrind   a 1% change in work counted with callgrind: is the ratio exact? (quiet only)
   overhead   per-run cost of perflab against hyperfine -N on `true` and a 1 ms loop (quiet only)
   lean       the size of a fresh runtime venv (`pip install .`, no extras) and the CLI's
@@ -27,7 +31,7 @@ Issue #14's figures in one run: --only lean,overhead,detect,hyperfine --conditio
 
 Figures are printed and written to benchmarks/results-<date>.json (or --out).
 
-Usage: python benchmarks/run_all.py [--only aa,detect,hyperfine,valgrind,overhead,lean]
+Usage: python benchmarks/run_all.py [--only aa,detect,hyperfine,primary,valgrind,overhead,lean]
          [--conditions quiet,load] [--aa-trials 200] [--trials 10] [--quick]
 """
 
@@ -107,8 +111,8 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
     comps = {c.metric: c for c in compare_result(rs, metrics)}
     out: dict[str, Any] = {"primary_name": primary, "elapsed_s": elapsed, "load1": load_at,
                            "runs_per_config": len(a.measured_runs()),
-                           "primary_reason": (rs.settings.primary_choice or {})
-                           .get("reason"),
+                           "primary_reason": (rs.settings.primary_choice.reason
+                                              if rs.settings.primary_choice else None),
                            "comparison": rs.settings.comparison,
                            "stop": rs.settings.stop}
     for m, c in comps.items():
@@ -151,6 +155,43 @@ def run_trials(label: str, spin: Path, n_a: int, n_b: int, trials: int, budget: 
         r = perflab_trial(spin, n_a, n_b, budget, seed0 + t)
         out.append(r)
         _line(label, t, trials, r)
+    return out
+
+
+def bench_primary(spin: Path, n1: int, trials: int, tmp: Path) -> dict[str, Any]:
+    """The primary metric `perflab stat` picks, trial after trial, through the CLI in-process
+    (the same code as the command line, without 20 interpreter start-ups)."""
+    from typer.testing import CliRunner
+
+    from perflab.cli import app
+    from perflab.storage import Store
+
+    runner = CliRunner()
+    out: dict[str, Any] = {}
+    for name, cmd in (("loop_1ms", [str(spin), str(n1)]), ("sleep_20ms", ["sleep", "0.02"])):
+        for mode in ("fresh_db", "one_db"):
+            picks = []
+            for t in range(trials):
+                db = tmp / f"primary-{name}-{mode}-{t if mode == 'fresh_db' else 0}.sqlite"
+                res = runner.invoke(app, ["stat", "-r", "10", "--", *cmd],
+                                    env={"PERFLAB_DB": str(db)})
+                if res.exit_code != 0:
+                    picks.append(f"error: {res.output.strip().splitlines()[-1:]}")
+                    continue
+                store = Store(db)
+                choice = store.load(store.result_ids()[-1]).settings.primary_choice
+                picks.append(choice.metric if choice else "-")
+            out[f"{name}_{mode}"] = _count(picks)
+            console.print(f"  {name} {mode}: {out[f'{name}_{mode}']} (load {load()})",
+                          highlight=False)
+        db = tmp / f"primary-{name}-one_db-0.sqlite"
+        res = runner.invoke(app, ["compare", "-r", "10", " ".join(cmd), " ".join(cmd)],
+                            env={"PERFLAB_DB": str(db)})
+        store = Store(db)
+        choice = store.load(store.result_ids()[-1]).settings.primary_choice
+        out[f"{name}_compare_after"] = choice.metric if choice else f"exit {res.exit_code}"
+        console.print(f"  {name} compare on that database: {out[f'{name}_compare_after']}",
+                      highlight=False)
     return out
 
 
@@ -328,7 +369,7 @@ def _range(xs: Any) -> list[float]:
     return [round(min(v), 2), round(max(v), 2)] if v else []
 
 
-def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
+def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int, n1: int,
                   args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"load_before": load(), "started": time.strftime("%H:%M:%S UTC",
                                                                           time.gmtime())}
@@ -360,6 +401,9 @@ def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
         out["hf_5pct_5ms"] = hyperfine_trials("+5% 5ms", spin, n5, int(n5 * 1.05),
                                               args.hf_trials, 20.0, tmp)
         out["hf_aa"] = hyperfine_trials("A/A 5ms", spin, n5, n5, args.hf_aa_trials, 2.0, tmp)
+    if "primary" in only:
+        section("primary metric")
+        out["primary"] = bench_primary(spin, n1, args.primary_trials, tmp)
     if cond == "quiet" and "valgrind" in only:
         section("valgrind")
         out["valgrind"] = bench_valgrind(spin)
@@ -376,7 +420,8 @@ def run_condition(cond: str, only: set[str], spin: Path, n30: int, n5: int,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--only", default="aa,detect,hyperfine,valgrind,overhead,lean")
+    ap.add_argument("--only", default="aa,detect,hyperfine,primary,valgrind,overhead,lean")
+    ap.add_argument("--primary-trials", type=int, default=20)
     ap.add_argument("--conditions", default="quiet,load")
     ap.add_argument("--trials", type=int, default=10, help="trials per detection case")
     ap.add_argument("--aa-trials", type=int, default=200)
@@ -396,6 +441,7 @@ def main() -> int:
         return 0
     if args.quick:
         args.trials, args.aa_trials, args.hf_trials, args.hf_aa_trials = 2, 4, 2, 2
+        args.primary_trials = 2
     only = set(args.only.split(","))
     conditions = args.conditions.split(",")
     date = time.strftime("%Y-%m-%d", time.gmtime())
@@ -407,15 +453,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         spin = build_spin(tmp)
-        n30, n5 = calibrate(spin, 0.030), calibrate(spin, 0.005)
-        report["loop_iterations"] = {"30ms": n30, "5ms": n5}
+        n30, n5, n1 = calibrate(spin, 0.030), calibrate(spin, 0.005), calibrate(spin, 0.001)
+        report["loop_iterations"] = {"30ms": n30, "5ms": n5, "1ms": n1}
         console.print(f"spin loop: {n30} iterations ≈ 30 ms, {n5} ≈ 5 ms of CPU time")
         for cond in conditions:
             if cond == "load":
                 with Neighbours(2):
-                    report[cond] = run_condition(cond, only, spin, n30, n5, args, tmp)
+                    report[cond] = run_condition(cond, only, spin, n30, n5, n1, args, tmp)
             else:
-                report[cond] = run_condition(cond, only, spin, n30, n5, args, tmp)
+                report[cond] = run_condition(cond, only, spin, n30, n5, n1, args, tmp)
     report["minutes"] = round((time.monotonic() - t0) / 60, 1)
     summary(report)
     out = args.out or Path(__file__).parent / f"results-{date}.json"

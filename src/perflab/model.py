@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -183,11 +183,44 @@ class Configuration:
         if not self.cell:
             self.cell = canonical_params(self.params)
 
+    @property
+    def benchmark_key(self) -> str:
+        """What the store keys this benchmark by (history series, its primary metric): the
+        workload's name, or the command's text."""
+        return self.benchmark or " ".join(self.command)
+
     def measured_runs(self) -> list[Run]:
         return [r for r in self.runs if not r.warmup and r.status == "ok"]
 
     def samples(self, metric: str) -> list[float]:
         return [r.values[metric] for r in self.measured_runs() if metric in r.values]
+
+
+@dataclass
+class PrimaryChoice:
+    """The metric that decides a comparison, and why: chosen once per benchmark and machine
+    (runner.choose_primary), stored with every result (Settings.primary_choice) and reused by
+    the same benchmark's later results on that machine, so that a series keeps one metric."""
+
+    metric: str
+    reason: str  # the whole line printed once with the result
+    cpu_bound: bool | None = None  # None: not a time metric, nothing to choose
+    default: str | None = None  # the wall-clock metric it was chosen against (wall_time...)
+    why: str | None = None  # the evidence, for a later result that reuses this choice
+    runs: int = 0  # the runs the evidence came from
+    # The evidence would change a stored choice (hysteresis: a stored choice is kept unless
+    # new runs read the other way by a wide margin).
+    decisive: bool = False
+    from_result: int | None = None  # reused: the result whose runs made the choice
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PrimaryChoice:
+        """From a stored object; results of earlier versions kept metric, reason, cpu_bound."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -202,7 +235,7 @@ class Settings:
     """
 
     primary_metric: str | None = None  # the metric verdicts are decided on
-    primary_choice: dict[str, Any] | None = None  # runner.choose_primary: metric, reason, ...
+    primary_choice: PrimaryChoice | None = None  # why primary_metric (runner.choose_primary)
     interleaved: bool | None = None  # configurations measured in alternation (paired runs)
     counters: str | None = None  # how counters were collected (perf, rusage, none)
     comparison: dict[str, Any] | None = None  # stats.Plan.to_dict(): threshold, correction...
@@ -222,7 +255,7 @@ class Settings:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name != "extra" and v is not None and v != {}:
-                out[f.name] = v
+                out[f.name] = v.to_dict() if isinstance(v, PrimaryChoice) else v
         return {**self.extra, **out}
 
     @classmethod
@@ -233,6 +266,8 @@ class Settings:
         given = {k: data.pop(k) for k in list(data) if k in known}
         if given.get("suite") is None:
             given.pop("suite", None)
+        if isinstance(given.get("primary_choice"), dict):
+            given["primary_choice"] = PrimaryChoice.from_dict(given["primary_choice"])
         return cls(**given, extra=data)
 
     def copy(self) -> Settings:

@@ -8,6 +8,7 @@ alike, and the i-th runs of two configurations come from the same round and can 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import random
@@ -50,6 +51,7 @@ from perflab.model import (
     WAIT4,
     Configuration,
     MetricInfo,
+    PrimaryChoice,
     ResultSet,
     Run,
     workload_direction,
@@ -136,15 +138,15 @@ PREEMPTED_SHARE = 0.1
 # spin loop has 1-3, `sleep 0.03` has 3; `true` has 2 with counters, 1 without, on both of
 # the launcher's paths).
 LAUNCH_VOLUNTARY = 2
-
-
-@dataclass
-class PrimaryChoice:
-    """The metric that decides a comparison, and the reason printed once with the result."""
-
-    metric: str
-    reason: str
-    cpu_bound: bool | None = None  # None: not a time metric, nothing to choose
+# The runs a configuration has before the primary metric is chosen (warm-up runs first, then
+# the first measured rounds): one warm-up run chose wall_time for a 1 ms CPU loop 2 times in 5
+# at load 2-5 (issue 19), when a busy neighbour held the CPU for most of it.
+PRIMARY_MIN_RUNS = 3
+# Hysteresis (reconcile_primary): a benchmark's stored choice changes only on decisive
+# evidence: CPU-bound with the median run (not the best one) at >= 90% of its wall time, or
+# waiting with even the best run under 30% and voluntary switches beyond preemption's.
+DECISIVE_CPU_SHARE = 0.9
+DECISIVE_WAIT_SHARE = 0.3
 
 
 def _cpu_and_wall(v: dict[str, float]) -> tuple[float, float, float] | None:
@@ -179,12 +181,13 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     """The default primary metric: CPU time for CPU-bound work, wall time where it waits.
 
     ``default`` is the wall-clock metric perflab would otherwise use (wall_time, or a
-    workload's ns_per_op); ``runs`` are the warm-up runs (or the first round).  A command is
+    workload's ns_per_op); ``runs`` are the runs seen so far (the warm-up runs and the first
+    rounds: at least PRIMARY_MIN_RUNS a configuration where there are that many).  A command is
     CPU-bound when its CPU time is close to wall time x busy threads, or when the time it spent
     off the CPU was preemption (involuntary context switches: a busy machine) rather than
     waiting (voluntary switches: sleeps, I/O, locks).  The one place this choice is made:
-    stat, compare, suites, bisect use it through measure(); history and detect read the
-    metric it stored.
+    stat, compare, suites, bisect use it through measure(), which keeps a benchmark's stored
+    choice (reconcile_primary); history and detect read the metric it stored.
     """
     cpu_metric = CPU_COUNTERPART.get(default)
     if cpu_metric is None:
@@ -200,15 +203,21 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     # The best run, not the median: a command that waits (sleeps, I/O, locks) never gets
     # close to its wall time on CPU, while a CPU-bound one does whenever the machine lets it;
     # on a busy machine one of two warm-up runs is often preempted for most of its time.
-    share = float(max(c / (w * t) for c, w, t in figures))
+    shares = sorted(c / (w * t) for c, w, t in figures)
+    share, typical = float(shares[-1]), float(np.median(shares))
     vol = float(np.median([r.values.get("voluntary_switches", 0.0) for r in ok]))
     invol = float(np.median([r.values.get("involuntary_switches", 0.0) for r in ok]))
     n = len(ok)
-    runs_txt = f"{n} {seen} run{'s' if n != 1 else ''}"
+    runs_txt = (f"the first {n} run{'s' if n != 1 else ''}" if seen == "first"
+                else f"{n} {seen} run{'s' if n != 1 else ''}")
     tail = f"; {default} reported beside it; --metric overrides"
+
+    def cpu(why: str) -> PrimaryChoice:
+        return PrimaryChoice(cpu_metric, f"{cpu_metric} ({why}){tail}", True, default, why, n,
+                             decisive=typical >= DECISIVE_CPU_SHARE)
+
     if share >= CPU_BOUND_SHARE:
-        return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound: cpu/wall {share:.2f} over "
-                                         f"{runs_txt}){tail}", True)
+        return cpu(f"CPU-bound: cpu/wall {share:.2f} over {runs_txt}")
     # A busy machine: leave out the time the command waited for a CPU (run_delay, from the
     # scheduler's statistics), over the whole process (a timed region's wall time also holds
     # its hand-shakes with perflab, which a busy machine slows as well).
@@ -216,23 +225,59 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     if len(adjusted) == n:
         adj, delay = max(adjusted)
         if adj >= CPU_BOUND_WITHOUT_WAITS:
-            return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound: cpu/wall {share:.2f}, "
-                                             f"{adj:.2f} without the {fmt_seconds(delay)} a run "
-                                             f"spent waiting for a CPU, over {runs_txt}){tail}",
-                                 True)
+            return cpu(f"CPU-bound: cpu/wall {share:.2f}, {adj:.2f} without the "
+                       f"{fmt_seconds(delay)} a run spent waiting for a CPU, over {runs_txt}")
     # The main thread's run_delay misses worker threads that ended before the command did:
     # off-CPU time with involuntary context switches and no more voluntary ones than a start
     # costs was preemption, not waiting.
     preempted = vol - LAUNCH_VOLUNTARY <= invol / 2 and (
         (share >= PREEMPTED_SHARE and invol >= 1) or invol >= 3)  # load 20: 9% of a CPU
     if preempted and share >= 0.02:
-        return PrimaryChoice(cpu_metric, f"{cpu_metric} (CPU-bound, preempted: cpu/wall "
-                                         f"{share:.2f} over {runs_txt}, {invol:.0f} involuntary vs "
-                                         f"{vol:.0f} voluntary context switches a run){tail}",
-                             True)
-    return PrimaryChoice(default, f"{default} (mostly waiting: cpu/wall {share:.2f} over "
-                                  f"{runs_txt}); {cpu_metric} reported beside it; --metric "
-                                  "overrides", False)
+        return cpu(f"CPU-bound, preempted: cpu/wall {share:.2f} over {runs_txt}, {invol:.0f} "
+                   f"involuntary vs {vol:.0f} voluntary context switches a run")
+    why = f"mostly waiting: cpu/wall {share:.2f} over {runs_txt}"
+    # Decisive only with the waits seen: more voluntary switches than a start and preemption
+    # explain, even in the run that got the most CPU.
+    waits = vol - LAUNCH_VOLUNTARY > invol
+    return PrimaryChoice(default, f"{default} ({why}); {cpu_metric} reported beside it; "
+                         "--metric overrides", False, default, why, n,
+                         decisive=share < DECISIVE_WAIT_SHARE and waits)
+
+
+def reconcile_primary(fresh: PrimaryChoice, stored: dict[tuple[str, str], PrimaryChoice],
+                      available: set[str]) -> PrimaryChoice:
+    """The primary metric of a result: the benchmark's stored choice where it has one, so a
+    series keeps one metric, with hysteresis: runs that read the other way change it only when
+    their evidence is decisive (DECISIVE_CPU_SHARE, DECISIVE_WAIT_SHARE), never on one
+    busy-machine run.  ``fresh`` is choose_primary over this result's runs, ``stored`` the
+    choices stored for its configurations (Store.primary_choices), ``available`` the metrics
+    the runs produced."""
+    if fresh.cpu_bound is None or not stored:
+        return fresh
+    metrics = sorted({c.metric for c in stored.values()})
+    if len(metrics) > 1:
+        return dataclasses.replace(
+            fresh, reason=f"{fresh.reason} (the stored choices of these benchmarks differ: "
+                          f"{' vs '.join(metrics)}; chosen from these runs)")
+    old = max(stored.values(), key=lambda c: c.from_result or 0)
+    tail = fresh.reason[fresh.reason.find("; "):]
+    if old.metric not in available:
+        return dataclasses.replace(
+            fresh, reason=f"{fresh.metric} ({fresh.why}; the stored choice {old.metric} was "
+                          f"not measured this time){tail}")
+    if old.metric != fresh.metric and fresh.decisive:
+        return dataclasses.replace(
+            fresh, reason=f"{fresh.metric} ({fresh.why}; changed from {old.metric}, chosen by "
+                          f"result {old.from_result}: these runs read the other way by a wide "
+                          f"margin){tail}")
+    pair = (fresh.default or "", CPU_COUNTERPART.get(fresh.default or "", ""), "cpu_time")
+    other = next((m for m in pair if m in available and m != old.metric), "")
+    now = "" if old.metric == fresh.metric else f"; these runs read {fresh.why}, not decisive"
+    beside = f"; {other} reported beside it" if other else ""
+    return dataclasses.replace(
+        old, reason=f"{old.metric} (this benchmark's choice on this machine, made by result "
+                    f"{old.from_result}: {old.why or old.reason}{now}){beside}; --metric "
+                    "overrides", runs=fresh.runs, decisive=False)
 
 
 def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
@@ -554,8 +599,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                     run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], True,
                                False)
                     done += n
-                if opts.auto_primary and opts.warmup > 0:
-                    _settle_primary(rs, configs, opts, "warm-up")
+                if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
+                    _settle_primary(rs, configs, opts, store)
                 rounds = 0
                 stop_reason = ""
                 while True:
@@ -576,8 +621,9 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                                False)
                     rounds += n
                     round_times.extend([(time.monotonic() - t_batch) / n] * n)
-                    if opts.auto_primary:  # no warm-up runs: the first round chooses
-                        _settle_primary(rs, configs, opts, "first-round")
+                    if opts.auto_primary and min(len(c.runs) for c in configs) >= \
+                            PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
+                        _settle_primary(rs, configs, opts, store)
                     if opts.primary_metric not in rs.metrics:
                         raise PerflabError(
                             f"unknown metric {opts.primary_metric!r}: the runs produced "
@@ -606,6 +652,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                         if precise_enough():
                             stop_reason = f"every CI was within ±{precision:.1%}"
                             break
+                if opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
+                    _settle_primary(rs, configs, opts, store)
                 rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
                                     "seconds": round(time.monotonic() - started, 3)}
             if valgrind_mode:
@@ -642,14 +690,22 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
 
 
 def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-                    seen: str) -> None:
-    """Choose the primary metric once per result set and say why (a note, printed once)."""
-    runs = [r for c in configs for r in c.runs if (r.warmup if seen == "warm-up" else True)]
-    choice = choose_primary(opts.primary_metric, runs, seen=seen)
+                    store: Store | None) -> None:
+    """Choose the primary metric once per result set from the runs so far (or keep the
+    benchmark's stored choice), store it with the result and say why (a note, printed once)."""
+    runs = [r for c in configs for r in c.runs]
+    seen = "warm-up" if all(r.warmup for r in runs) else "first"
+    fresh = choose_primary(opts.primary_metric, runs, seen=seen)
+    stored = {}
+    if store is not None and fresh.cpu_bound is not None:
+        stored = store.primary_choices(rs.fingerprint, [(c.benchmark_key, c.cell)
+                                                        for c in configs],
+                                       opts.primary_metric, before=rs.id)
+    available = {m for r in runs for m in r.values}
+    choice = reconcile_primary(fresh, stored, available)
     opts.primary_metric, opts.auto_primary = choice.metric, False
     rs.settings.primary_metric = choice.metric
-    rs.settings.primary_choice = {"metric": choice.metric, "reason": choice.reason,
-                                  "cpu_bound": choice.cpu_bound}
+    rs.settings.primary_choice = choice
     note = f"primary metric: {choice.reason}"
     if note not in rs.notes:
         rs.notes.append(note)

@@ -36,7 +36,7 @@ from perflab.fingerprint import (  # noqa: F401 (one home)
     machine_identity,
     machine_label,
 )
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, Settings
+from perflab.model import Configuration, MetricInfo, PrimaryChoice, ResultSet, Run, Settings
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
@@ -439,7 +439,7 @@ class Store:
         def go(conn: sa.Connection) -> int:
             res = conn.execute(configurations.insert().values(
                 result_id=result_id, name=cfg.name, command=cfg.command, shell=cfg.shell,
-                env=cfg.env, benchmark=cfg.benchmark or " ".join(cfg.command), params=cfg.params,
+                env=cfg.env, benchmark=cfg.benchmark_key, params=cfg.params,
                 cell=cfg.cell, is_baseline=cfg.is_baseline,
                 commit=cfg.commit))
             return int(res.inserted_primary_key[0])
@@ -531,7 +531,7 @@ class Store:
             for cfg in rs.configurations:
                 res = conn.execute(configurations.insert().values(
                     result_id=rid, name=cfg.name, command=cfg.command, shell=cfg.shell,
-                    env=cfg.env, benchmark=cfg.benchmark or " ".join(cfg.command),
+                    env=cfg.env, benchmark=cfg.benchmark_key,
                     params=cfg.params, cell=cfg.cell, is_baseline=cfg.is_baseline,
                     commit=cfg.commit))
                 cid = int(res.inserted_primary_key[0])
@@ -638,6 +638,39 @@ class Store:
             if kind:
                 q = q.where(results.c.kind == kind)
             return [int(x) for x in conn.execute(q).scalars()]
+
+        return self.read(go)
+
+    def primary_choices(self, fp: dict[str, Any], keys: list[tuple[str, str]], default: str,
+                        *, before: int | None = None) -> dict[tuple[str, str], PrimaryChoice]:
+        """The primary metric last chosen by measuring each (benchmark, cell) on the machine of
+        ``fp`` against the same ``default`` (runner.choose_primary), with ``from_result`` set to
+        the result whose runs made it.  Results older than this version stored no default and
+        are passed over; so are choices given with --metric (not stored as a choice) and
+        results still running (``before``: the result being measured)."""
+        def go(conn: sa.Connection) -> dict[tuple[str, str], PrimaryChoice]:
+            mid = conn.execute(sa.select(machines.c.id).where(
+                machines.c.fingerprint_hash == fingerprint_hash(fp))).scalar()
+            if mid is None:
+                return {}
+            out: dict[tuple[str, str], PrimaryChoice] = {}
+            for bench, cell in dict.fromkeys(keys):
+                q = (sa.select(results.c.id, results.c.settings)
+                     .select_from(results.join(configurations))
+                     .where(results.c.machine_id == mid, configurations.c.benchmark == bench,
+                            configurations.c.cell == cell,
+                            results.c.status.in_(("complete", "interrupted")))
+                     .order_by(results.c.id.desc()).limit(20))
+                if before is not None:
+                    q = q.where(results.c.id < before)
+                for rid, settings in conn.execute(q):
+                    pc = (settings or {}).get("primary_choice")
+                    if pc and pc.get("default") == default and pc.get("cpu_bound") is not None:
+                        choice = PrimaryChoice.from_dict(pc)
+                        choice.from_result = choice.from_result or int(rid)
+                        out[(bench, cell)] = choice
+                        break
+            return out
 
         return self.read(go)
 

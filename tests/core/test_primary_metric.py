@@ -13,8 +13,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from perflab.cli import app
-from perflab.model import Configuration, ResultSet, Run
-from perflab.runner import MeasureOptions, choose_primary, measure
+from perflab.model import Configuration, PrimaryChoice, ResultSet, Run
+from perflab.runner import MeasureOptions, choose_primary, measure, reconcile_primary
+from perflab.storage import Store
 
 pytestmark = pytest.mark.measure
 
@@ -33,7 +34,7 @@ def test_spinning_command_is_decided_on_task_clock(spin: Path) -> None:
     assert rs.configurations[0].runs[0].values["run_delay"] >= 0
     assert opts.primary_metric == "task_clock"
     assert rs.settings.primary_metric == "task_clock"
-    assert rs.settings.primary_choice["cpu_bound"] is True
+    assert rs.settings.primary_choice.cpu_bound is True
     notes = [n for n in rs.notes if n.startswith("primary metric:")]
     assert len(notes) == 1
     assert "CPU-bound" in notes[0] and "wall_time reported beside it" in notes[0]
@@ -43,7 +44,7 @@ def test_spinning_command_is_decided_on_task_clock(spin: Path) -> None:
 def test_sleeping_command_stays_on_wall_time() -> None:
     rs, opts = _measure(["sleep", "0.03"])
     assert opts.primary_metric == "wall_time"
-    assert rs.settings.primary_choice["cpu_bound"] is False
+    assert rs.settings.primary_choice.cpu_bound is False
     assert any("mostly waiting" in n for n in rs.notes)
 
 
@@ -59,7 +60,7 @@ def test_without_perf_events_cpu_time_comes_from_rusage(spin: Path) -> None:
 def test_no_warmup_the_first_round_chooses(spin: Path) -> None:
     rs, opts = _measure([str(spin), "20000000"], warmup=0)
     assert opts.primary_metric == "task_clock"
-    assert any("first-round run" in n for n in rs.notes)
+    assert any("the first 2 runs" in n for n in rs.notes)
 
 
 def test_region_workload_reports_cpu_ns_per_op(spin: Path) -> None:
@@ -154,3 +155,110 @@ def test_cli_prints_the_choice_once_and_metric_overrides(spin: Path) -> None:
                               "b", f"{spin} 20000000", f"{spin} 20000000"])
     assert res.exit_code == 0, res.output
     assert "primary metric:" not in res.output
+
+
+# -- one choice per benchmark: stored, reused, changed only on decisive evidence -------------
+
+def _choice(metric: str, *, cpu: bool, decisive: bool = False, rid: int | None = None,
+            why: str = "") -> PrimaryChoice:
+    return PrimaryChoice(metric, f"{metric} ({why}); x reported beside it; --metric overrides",
+                         cpu, "wall_time", why, 3, decisive, rid)
+
+
+@pytest.mark.unit
+def test_a_stored_choice_is_kept_against_evidence_that_is_not_decisive() -> None:
+    stored = {("./loop", ""): _choice("task_clock", cpu=True, rid=7, why="CPU-bound: 0.97")}
+    fresh = _choice("wall_time", cpu=False, why="mostly waiting: cpu/wall 0.19")
+    c = reconcile_primary(fresh, stored, {"wall_time", "task_clock"})
+    assert c.metric == "task_clock" and c.from_result == 7 and c.cpu_bound
+    assert "made by result 7: CPU-bound: 0.97" in c.reason
+    assert "these runs read mostly waiting: cpu/wall 0.19, not decisive" in c.reason
+    assert "wall_time reported beside it" in c.reason
+    same = reconcile_primary(_choice("task_clock", cpu=True, why="CPU-bound: 0.99"), stored,
+                             {"wall_time", "task_clock"})
+    assert same.metric == "task_clock" and "not decisive" not in same.reason
+
+
+@pytest.mark.unit
+def test_decisive_evidence_changes_a_stored_choice() -> None:
+    stored = {("./loop", ""): _choice("wall_time", cpu=False, rid=3, why="mostly waiting")}
+    fresh = _choice("task_clock", cpu=True, decisive=True, why="CPU-bound: cpu/wall 0.99")
+    c = reconcile_primary(fresh, stored, {"wall_time", "task_clock"})
+    assert c.metric == "task_clock" and c.from_result is None
+    assert "changed from wall_time, chosen by result 3" in c.reason
+
+
+@pytest.mark.unit
+def test_stored_choices_that_differ_or_were_not_measured_leave_the_runs_to_choose() -> None:
+    fresh = _choice("task_clock", cpu=True, why="CPU-bound")
+    differ = {("a", ""): _choice("wall_time", cpu=False, rid=1),
+              ("b", ""): _choice("task_clock", cpu=True, rid=2)}
+    c = reconcile_primary(fresh, differ, {"wall_time", "task_clock"})
+    assert c.metric == "task_clock" and "stored choices of these benchmarks differ" in c.reason
+    gone = {("a", ""): _choice("task_clock", cpu=True, rid=1)}
+    c = reconcile_primary(_choice("cpu_time", cpu=True, why="CPU-bound"), gone,
+                          {"wall_time", "cpu_time"})
+    assert c.metric == "cpu_time" and "task_clock was not measured this time" in c.reason
+    assert reconcile_primary(fresh, {}, {"task_clock"}) is fresh
+
+
+@pytest.mark.unit
+def test_decisive_needs_the_typical_run_cpu_bound_or_the_waits_seen() -> None:
+    busy = [_run(wall_time=0.01, task_clock=9.5, voluntary_switches=2,
+                 involuntary_switches=0)] + [
+        _run(wall_time=0.01, task_clock=3.0, voluntary_switches=2,
+             involuntary_switches=3) for _ in range(2)]
+    c = choose_primary("wall_time", busy)
+    assert c.metric == "task_clock" and not c.decisive  # the best run only
+    quiet = [_run(wall_time=0.01, task_clock=9.6, voluntary_switches=2,
+                  involuntary_switches=0) for _ in range(3)]
+    assert choose_primary("wall_time", quiet).decisive
+    sleeping = [_run(wall_time=0.02, task_clock=0.4, voluntary_switches=4,
+                     involuntary_switches=0) for _ in range(3)]
+    c = choose_primary("wall_time", sleeping)
+    assert c.metric == "wall_time" and c.decisive and c.runs == 3
+
+
+@pytest.mark.unit
+def test_the_store_finds_the_last_choice_for_the_benchmark_on_this_machine(
+        tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.sqlite")
+    fp = {"hostname": "h1", "cpu_model": "x"}
+
+    def save(metric: str, default: str = "wall_time", status: str = "complete",
+             host: str = "h1") -> int:
+        rs = ResultSet(kind="stat", fingerprint={**fp, "hostname": host}, status=status)
+        rs.settings.primary_choice = PrimaryChoice(metric, "r", metric != default, default,
+                                                   "why", 3)
+        rs.configurations.append(Configuration(name="x", command=["./loop", "5"]))
+        return store.save(rs)
+
+    first = save("task_clock")
+    save("wall_time", host="h2")  # another machine
+    save("wall_time", status="running")  # not finished
+    save("cpu_ns_per_op", default="ns_per_op")  # chosen against another default
+    key = ("./loop 5", "{}")
+    got = store.primary_choices(fp, [key], "wall_time")
+    assert got[key].metric == "task_clock" and got[key].from_result == first
+    assert store.primary_choices(fp, [("./loop 6", "{}")], "wall_time") == {}
+    assert store.primary_choices(fp, [key], "wall_time", before=first) == {}
+    loaded = store.load(first).settings.primary_choice
+    assert isinstance(loaded, PrimaryChoice) and loaded.why == "why"
+
+
+def test_stat_and_compare_keep_the_benchmarks_stored_choice(spin: Path) -> None:
+    runner = CliRunner()
+    cmd = f"{spin} 20000000"
+    res = runner.invoke(app, ["stat", "-r", "6", "--", *cmd.split()])
+    assert res.exit_code == 0, res.output
+    store = Store()
+    first = store.result_ids()[-1]
+    made = store.load(first).settings.primary_choice
+    assert made is not None and made.metric == "task_clock" and made.from_result is None
+    res = runner.invoke(app, ["compare", "-r", "6", cmd, f"{spin} 20000001"])
+    assert res.exit_code == 0, res.output
+    again = store.load(store.result_ids()[-1]).settings.primary_choice
+    assert again is not None and again.metric == "task_clock"
+    assert again.from_result == first, again
+    text = " ".join(res.output.split())
+    assert f"this benchmark's choice on this machine, made by result {first}" in text

@@ -282,7 +282,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 rs.settings.metric = metric
                 choice = rs.settings.primary_choice
                 if choice and not said_choice:
-                    say(f"primary metric: {choice['reason']}")
+                    say(f"primary metric: {choice.reason}")
                     said_choice = True
                 if metric not in rs.metrics:
                     raise PerflabError(f"the runs produced no metric '{metric}'",
