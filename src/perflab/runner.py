@@ -98,6 +98,7 @@ class MeasureOptions:
     auto_primary: bool = False
     # How verdicts are judged (stored as rs.settings.comparison; see stats.Plan).
     threshold: float = DEFAULT_THRESHOLD
+    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (Plan.bands)
     correction: str = DEFAULT_CORRECTION
     estimator: str = str(DEFAULT_ESTIMATOR)
     # Comparisons in the primary metric's family across the whole result (a suite's matrix);
@@ -336,7 +337,7 @@ def plan_for(opts: MeasureOptions) -> Plan:
     looks = 1 if opts.runs is not None else planned_looks(effective_min_runs(opts),
                                                           opts.max_runs)
     return Plan(threshold=opts.threshold, correction=opts.correction, estimator=str(est),
-                looks=looks)
+                looks=looks, bands=dict(opts.bands))
 
 
 def effective_min_runs(opts: MeasureOptions) -> int:
@@ -348,6 +349,22 @@ def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
     if opts.runs is not None:
         return None
     return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
+
+
+# Metrics perflab derives beside the collectors' own (record, the workload JSON line).
+DERIVED_METRICS = ("cpu_time", "cpu_ns_per_op", "region_time", "instructions_per_op",
+                   "ns_per_op")
+
+
+def known_metrics(benchmarks: list[str]) -> dict[str, MetricInfo]:
+    """The metrics a measurement of these benchmarks can produce, as far as is known before it
+    runs: the collectors', the derived ones and what each workload declares."""
+    out = dict(BUILTIN_METRICS)
+    for b in dict.fromkeys(benchmarks):
+        for name in (*DERIVED_METRICS, *_declared_metrics(b, str(
+                workload_registry.workloads_root()))):
+            out.setdefault(name, _metric_info(name, b, False))
+    return out
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from perflab.errors import PerflabError
 
@@ -39,6 +40,47 @@ def fraction(value: float, option: str, example: str = "0.05") -> float:
             f"{option} {value:g} means {value:.0%}: {option} is a fraction, not a percentage",
             f"write {option} {value / 100:g} for {value:g}%")
     return value
+
+
+def thresholds(values: list[str] | None, known: dict[str, Any],
+               option: str = "--threshold") -> tuple[float | None, dict[str, str]]:
+    """``--threshold`` as given (repeatable): a plain fraction (every metric's relative band,
+    0.01 = 1%) and METRIC=BAND or KIND=BAND (a band of its own: 64KiB, 0.5%, 3events; see
+    stats.parse_band), each checked against ``known`` (metric name -> MetricInfo) for its name
+    and units.  Returns (threshold or None, bands)."""
+    from perflab.stats import BAND_KINDS, parse_band
+
+    kind_unit = {"time": "s", "memory": "KiB", "count": "count"}
+    threshold: float | None = None
+    bands: dict[str, str] = {}
+    for text in values or []:
+        name, sep, spec = text.partition("=")
+        if not sep:
+            try:
+                value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+            except ValueError:
+                raise PerflabError(f"{option} {text} is neither a fraction nor METRIC=BAND",
+                                   f"e.g. {option} 0.01, or {option} max_rss=64KiB") from None
+            threshold = fraction(value, option, "0.01")
+            continue
+        name = name.strip()
+        if name in BAND_KINDS:
+            unit = kind_unit[name]
+        elif name in known:
+            unit = known[name].unit
+        else:
+            raise PerflabError(
+                f"{option} {text}: no metric '{name}' here",
+                f"name a metric these runs produce ({', '.join(sorted(known)[:8])}, ...) or a "
+                f"kind ({', '.join(BAND_KINDS)})")
+        try:
+            parse_band(spec, unit)
+        except ValueError as e:
+            raise PerflabError(f"{option} {text}: {e}",
+                               f"e.g. {option} {name}=" + {"s": "2%", "KiB": "64KiB"}.get(
+                                   unit, "1%")) from None
+        bands[name] = spec.strip()
+    return threshold, bands
 
 
 def parse_cpus(text: str | None) -> list[int] | None:

@@ -343,3 +343,18 @@ def test_estimator_key(tmp_path: Path) -> None:
     msg = error_of(tmp_path, text)
     assert_at(msg, p, line_of(text, "estimator"))
     assert "leaves 4 of 8 runs" in msg and "at least 10 runs" in msg
+
+
+def test_bands_key(tmp_path: Path) -> None:
+    good = GOOD.replace('baseline = "a"',
+                        'baseline = "a"\nbands = { max_rss = "64KiB", memory = "0.5%" }')
+    s = load_suite(write(tmp_path, good))
+    assert s.bands == {"max_rss": "64KiB", "memory": "0.5%"}
+    for band, problem in (('{ task_clock = "5KiB" }', "is memory, but the metric is measured"),
+                          ('{ nosuch = "1%" }', "no metric 'nosuch' here"),
+                          ('{ max_rss = "-2%" }', "a band must be positive")):
+        text = GOOD.replace('baseline = "a"', f'baseline = "a"\nbands = {band}')
+        p = write(tmp_path, text)
+        msg = error_of(tmp_path, text)
+        assert_at(msg, p, line_of(text, "bands"))
+        assert problem in msg, msg

@@ -26,7 +26,7 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
 from perflab.reports.format import fmt_seconds
-from perflab.validate import fraction
+from perflab.validate import thresholds
 
 if TYPE_CHECKING:
     from perflab.stats import Comparison, Plan
@@ -207,21 +207,21 @@ def compare(
         metrics_to_show,
         stat_table,
     )
-    from perflab.runner import measure
+    from perflab.runner import known_metrics, measure
     from perflab.stats import Plan, compare_result
 
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
-    if threshold is not None:
-        fraction(threshold, "--threshold", "0.01")
     exports = _exports(kw)
     if fail_on_regression and metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
                            "higher is better), so it cannot regress",
                            "use --metric with a time, memory or count metric")
     store = session.open_store(kw["db"])
-    if from_db and not force:
+    if from_db:
         loaded = [store.load(i) for i in from_db]
+        thr, bands = thresholds(threshold, {m: i for r in loaded for m, i in r.metrics.items()})
+    if from_db and not force:
         from perflab.fleet.permachine import machines_differ, show
 
         if machines_differ(loaded):
@@ -233,7 +233,7 @@ def compare(
                                    "or read the per-machine HTML page without --export-*")
             ids = "-".join(map(str, from_db))
             pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}",
-                      metric=metric, threshold=threshold, correction=correction,
+                      metric=metric, threshold=thr, bands=bands, correction=correction,
                       baseline=baseline)
             if fail_on_regression:
                 # The CI gate holds per machine: a regression on any one of them fails it.
@@ -246,13 +246,15 @@ def compare(
             return
     if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
-        rs.settings.comparison = Plan.of(rs, threshold=threshold, correction=correction,
+        rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
                                          estimator=estimator).to_dict()
     else:
         configs, default_primary, rsym = session.compare_configs(
             commands or [], name, kw["workload"], kw["param"], kw["shell"], metric)
+        thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
         opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
-                        threshold=threshold, correction=correction)
+                        threshold=thr, correction=correction)
+        opts.bands = bands
         rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
                                 label=kw["label"])
         measure(rs, configs, opts, store=store)
@@ -358,11 +360,10 @@ def results_show(
     from perflab.stats import Plan, compare_result
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
-    if threshold is not None:
-        fraction(threshold, "--threshold", "0.01")
     exports = _exports(kw)
     store = session.open_store(db, read_only=True)
     rs = store.load(result_id)
+    thr, bands = thresholds(threshold, rs.metrics)
     if estimator:  # a trim the stored runs cannot carry: one line, as on compare and stat
         fewest = min((len(c.measured_runs()) for c in rs.configurations), default=0)
         session.check_plan(estimator, correction, fewest, verdict=False, warn=_warn)
@@ -372,7 +373,7 @@ def results_show(
                   f"PMU: {'yes' if fp.get('pmu') else 'no'}, commit {rs.commit or '-'}[/]",
                   highlight=False)
     shown = metrics_to_show(rs)
-    plan = Plan.of(rs, threshold=threshold, correction=correction, estimator=estimator)
+    plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
     comps = compare_result(rs, shown, plan=plan)
     for cell in rs.cells():
         if len(rs.configurations_in(cell)) == 1:

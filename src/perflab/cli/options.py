@@ -63,9 +63,11 @@ Metric = Annotated[str | None, typer.Option(
 EstimatorOpt = Annotated[str | None, typer.Option(
     "--estimator", help="median | mean | trim | trim:LOW:HIGH (trimmed mean leaving out the "
     "lowest LOW and highest HIGH fraction of runs; default trim = trim:0.2:0.2).")]
-Threshold = Annotated[float | None, typer.Option(
-    "--threshold", help="Equivalence band: +-T (default 0.01 = 1%; "
-    "`results show` and `report` use the one stored with the result).")]
+Threshold = Annotated[list[str] | None, typer.Option(
+    "--threshold", help="Equivalence band: +-T (default 0.01 = 1% for times), or one metric's "
+    "or kind's band, repeatable: max_rss=64KiB, memory=0.5%, page_faults=3events, "
+    "task_clock=2% (defaults: memory 0.2%, counts 1% or 0.5 events; `results show` and "
+    "`report` use the bands stored with the result).")]
 Correction = Annotated[str | None, typer.Option(
     "--correction", help="holm | bh | none for the primary metric's family (default holm; "
     "other metrics: bh per metric).")]

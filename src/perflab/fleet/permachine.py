@@ -118,7 +118,7 @@ def _machine_key(rs: ResultSet) -> tuple[str, object]:
 
 def build(results: list[ResultSet], *, metric: str | None = None,
           threshold: float | None = None, correction: str | None = None,
-          baseline: str | None = None) -> PerMachine:
+          baseline: str | None = None, bands: dict[str, str] | None = None) -> PerMachine:
     """``threshold``/``correction``: None takes each result's stored plan (stats' defaults)."""
     if not results:
         raise PerflabError("no results to compare", "give result ids or --submission")
@@ -149,7 +149,8 @@ def build(results: list[ResultSet], *, metric: str | None = None,
             comps_of[name] = {}
             notes.append(f"{name} has no {metric} figures")
             continue
-        comps = compare_result(rs, [metric], threshold=threshold, correction=correction)
+        comps = compare_result(rs, [metric], threshold=threshold, correction=correction,
+                               bands=bands)
         comps_of[name] = {(c.cell, c.baseline, c.candidate): c for c in comps}
         for key in comps_of[name]:
             blocks.setdefault(key, Block(cell=key[0], baseline=key[1], candidate=key[2],
@@ -264,11 +265,11 @@ def machines_differ(results: list[ResultSet]) -> bool:
 
 def show(results: list[ResultSet], console: Console, *, out: Path, metric: str | None,
          threshold: float | None = None, correction: str | None = None,
-         baseline: str | None = None) -> PerMachine:
+         baseline: str | None = None, bands: dict[str, str] | None = None) -> PerMachine:
     """Terminal tables, then the HTML page in ``out`` (the verb's default: the store's
     reports_dir()/machines-IDS)."""
     pm = build(results, metric=metric, threshold=threshold, correction=correction,
-               baseline=baseline)
+               baseline=baseline, bands=bands)
     print_terminal(pm, console)
     page = render_html(pm, out)
     console.print(f"report: {page}", highlight=False, soft_wrap=True)

@@ -126,6 +126,13 @@ def fmt_count(v: float) -> str:
     return fmt_number(v)
 
 
+def fmt_band(rel: float, absolute: float, unit: str) -> str:
+    """An equivalence band as a person reads it: ±1%, ±64 KiB, or ±1% or ±0.5 (the wider)."""
+    parts = ([f"±{rel * 100:.3g}%"] if rel else []) + (
+        [f"±{fmt_value(absolute, unit)}"] if absolute else [])
+    return " or ".join(parts) or "±0"
+
+
 def fmt_pct(ratio: float) -> str:
     if ratio is None or math.isnan(ratio) or math.isinf(ratio):
         return "-"

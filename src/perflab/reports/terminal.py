@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
-from perflab.reports.format import fmt_change, fmt_cv, fmt_value
+from perflab.reports.format import fmt_band, fmt_change, fmt_cv, fmt_value
 from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,
@@ -139,8 +139,21 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
            f"{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; other metrics: "
            f"{CORRECTION_NAMES[plan.secondary]} per metric" if primary else
            f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
-    return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band, one CI decides; "
-            f"{fam}")
+    return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band"
+            f"{own_bands(comps, plan)}, one CI decides; {fam}")
+
+
+def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
+    """The metrics judged against another band than ±threshold (their own, or their kind's),
+    grouped by band: " (±0.2%: max_rss; ±1% or ±0.5: page_faults, minor_faults)"."""
+    groups: dict[str, list[str]] = {}
+    for c in comps:
+        if (c.threshold, c.abs_band) != (plan.threshold, 0.0):
+            text = fmt_band(c.threshold, c.abs_band, c.unit)
+            if c.metric not in groups.setdefault(text, []):
+                groups[text].append(c.metric)
+    return (" (" + "; ".join(f"{b}: {', '.join(ms)}" for b, ms in groups.items()) + ")"
+            if groups else "")
 
 
 def fit(table: Table, console: Console) -> RenderableType:

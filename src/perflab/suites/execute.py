@@ -73,6 +73,7 @@ def measure_options(plan: Plan) -> Any:
     if budget is not None:
         opts.budget = budget
     opts.threshold, opts.correction = suite.threshold, suite.correction
+    opts.bands = dict(suite.bands)
     opts.estimator = suite.estimator
     # The primary metric is one family across the matrix: the stop rule of each cell decides at
     # the level the whole family will be judged at.

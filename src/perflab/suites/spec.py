@@ -32,7 +32,7 @@ from perflab.stats import (
 
 # The keys each table accepts; anything else is a typo we can name.
 SUITE_KEYS = {"name", "description", "baseline", "metrics", "primary", "threshold",
-              "correction", "estimator", "unavailable"}
+              "bands", "correction", "estimator", "unavailable"}
 MEASURE_KEYS = {"warmup", "runs", "min_runs", "max_runs", "precision", "budget", "timeout",
                 "calibrate", "calibrate_on",
                 "pin", "counters", "instructions", "seed", "expected_run_s", "region",
@@ -153,6 +153,7 @@ class Suite:
     metrics: list[str] = field(default_factory=list)
     primary: str | None = None
     threshold: float = DEFAULT_THRESHOLD
+    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (stats.Plan)
     correction: str = DEFAULT_CORRECTION  # the primary metric's family across the matrix
     estimator: str = str(DEFAULT_ESTIMATOR)
     unavailable: str = "skip"
@@ -275,6 +276,24 @@ def _argv_problem(key: str, v: Any) -> tuple[str, str]:
             f'write {key} = ["..."]')
 
 
+def _bands(meta: dict[str, Any], suite: Suite, ck: Any) -> None:
+    """[suite] bands = { max_rss = "64KiB", memory = "0.5%" }: each metric's (or kind's) band,
+    checked as --threshold METRIC=BAND is (validate.thresholds)."""
+    from perflab.runner import known_metrics
+    from perflab.validate import thresholds
+
+    bands = ck.typed(meta, "bands", (dict,), 'a table: bands = { max_rss = "64KiB" }',
+                     ("suite",))
+    if not bands:
+        return
+    known = known_metrics([c.workload for c in suite.configurations if c.workload])
+    try:
+        _, suite.bands = thresholds([f"{k}={v}" for k, v in bands.items()], known,
+                                    option="bands:")
+    except PerflabError as e:
+        ck.add(("suite", "bands"), e.problem, e.fix)
+
+
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite file; raises PerflabError naming FILE:LINE and the fix."""
     p = Path(path)
@@ -369,6 +388,7 @@ def _build(data: dict[str, Any], ck: _Checker, path: Path, text: str) -> Suite:
     suite.report = _report(ck.table(data.get("report", {}), ("report",),
                                     'write [report] with x = "depth"', REPORT_KEYS, "[report]")
                            or {}, ck)
+    _bands(meta, suite, ck)
     _cross_check(suite, ck)
     return suite
 
