@@ -11,7 +11,8 @@ JSON schema (version 1), see docs/export-schema.md:
                          "min", "max", "n", "unit", "source", "deterministic"}}}],
   "comparisons": [{"baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high",
                    "change_pct", "p_value", "raw_p_value", "verdict", "runs_needed",
-                   "deterministic", "paired"}],
+                   "deterministic", "paired", ..., "threshold", "abs_band", "unit"}],
+                   (the comparison's band: relative part, absolute part in its unit)
   "correction": "holm" | "bh" | "none", "threshold": 0.01
 }
 """
@@ -58,7 +59,8 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
             "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
             "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
             "base_median", "cand_median", "diff", "diff_low", "diff_high", "ci_level",
-            "estimator", "scale", "note", "direction", "regression", "correction")})
+            "estimator", "scale", "note", "direction", "regression", "correction",
+            "threshold", "abs_band", "unit")})
     return clean({
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
