@@ -53,12 +53,13 @@ def test_a_metrics_own_band_wins_over_its_kinds() -> None:
     assert parse_band("1%+3events", "count") == Band(0.01, 3.0)
 
 
-@pytest.mark.parametrize(("runs", "trials", "least"), [(8, 200, 0.95), (10, 20, 19 / 20)])
+@pytest.mark.parametrize(("runs", "trials", "least"), [(8, 200, 0.75), (16, 200, 0.95)])
 def test_a_half_percent_memory_change_is_called_and_an_aa_pair_is_not(
         runs: int, trials: int, least: float) -> None:
     """+0.5% of 37 MiB measured with CV 0.1% in interleaved runs (issue 19: the ±1% band read
-    "equivalent" for call counting's +209 KB on 21 MB).  8 runs: 98.5-99% called over three
-    seeds of 200 trials (docs/statistics.md); 10 runs: 99.5-100%."""
+    "equivalent" for call counting's +209 KB on 21 MB).  Over three seeds of 200 trials
+    (docs/statistics.md): 8 runs 81-86.5% called, 16 runs 97-98.5%; the interval's widening
+    for serial correlation (stats.serial_correlation) costs the difference at 8."""
     rng = np.random.default_rng(19)
     plan = Plan()
     called, false = 0, 0
@@ -70,10 +71,11 @@ def test_a_half_percent_memory_change_is_called_and_an_aa_pair_is_not(
         false += _judge(base, again, KIB, plan) in ("larger", "smaller")
     assert called >= least * trials
     assert false <= 0.01 * trials
-    # The old ±1% band could not call it.
+    # The old ±1% band could not call it: a +0.5% change is inside it.
     old = Plan(kind_bands=False)
-    base = 37 * 1024 * (1 + 0.001 * rng.standard_normal(8))
-    assert _judge(base, base * 1.005, KIB, old) == "equivalent"
+    base = 37 * 1024 * (1 + 0.001 * rng.standard_normal(runs))
+    cand = 37 * 1024 * 1.005 * (1 + 0.001 * rng.standard_normal(runs))
+    assert _judge(base, cand, KIB, old) in ("equivalent", "inconclusive")
 
 
 def test_a_mostly_zero_count_is_judged_against_half_an_event() -> None:

@@ -81,7 +81,9 @@ def test_small_n_is_inconclusive_too_few_runs() -> None:
 # --- defect 2: the p-value and the CI test the same thing ----------------------------------------
 
 def _outlier_case() -> tuple[np.ndarray, np.ndarray]:
-    b = np.linspace(.99, 1.01, 20)
+    # In a random run order: sorted, the runs would be a drift (lag-1 correlation near 1),
+    # which stats.serial_correlation widens the interval for.
+    b = np.random.default_rng(3).permutation(np.linspace(.99, 1.01, 20))
     c = 1.05 * b
     b[[3, 11]] *= 1.5
     c[7] *= 1.5
@@ -189,10 +191,21 @@ def test_p_and_ci_never_disagree() -> None:
     assert {"slower", "faster", "equivalent", "inconclusive"} <= seen
 
 
+def _alternating(x: np.ndarray) -> np.ndarray:
+    """``x`` in an order with negative lag-1 correlation (low, high, low, ...): no serial
+    correlation for stats.serial_correlation to widen the interval for."""
+    s = np.sort(x)
+    out = np.empty_like(s)
+    out[0::2], out[1::2] = s[:(len(s) + 1) // 2], s[(len(s) + 1) // 2:][::-1]
+    return out
+
+
 def test_yuen_path_matches_scipy_trimmed_welch() -> None:
     rng = np.random.default_rng(9)
     a, b = rng.lognormal(0, 0.05, 15), rng.lognormal(0.03, 0.08, 19)
+    a, b = _alternating(a), _alternating(b)
     c = compare_samples(a, b, paired=False, threshold=0.0)
+    assert c.loc is not None and c.loc.serial == 0 and c.loc.widened == 1
     ref = sps.ttest_ind(np.log(b), np.log(a), trim=0.2, equal_var=False)
     assert c.raw_p_value == pytest.approx(ref.pvalue, rel=1e-9)
 
@@ -200,8 +213,9 @@ def test_yuen_path_matches_scipy_trimmed_welch() -> None:
 def test_trimmed_t_reduces_to_the_t_test_without_trimming() -> None:
     rng = np.random.default_rng(3)
     a = rng.normal(1, 0.1, 12)
-    b = a * rng.lognormal(0.02, 0.03, 12)
+    b = a * np.exp(_alternating(rng.normal(0.02, 0.03, 12)))
     c = compare_samples(a, b, paired=True, threshold=0.0, estimator=parse_estimator("mean"))
+    assert c.loc is not None and c.loc.serial == 0
     assert c.raw_p_value == pytest.approx(sps.ttest_rel(np.log(b), np.log(a)).pvalue, rel=1e-9)
 
 

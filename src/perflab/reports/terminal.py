@@ -140,7 +140,24 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
            f"{CORRECTION_NAMES[plan.secondary]} per metric" if primary else
            f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
     return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band"
-            f"{own_bands(comps, plan)}, one CI decides; {fam}")
+            f"{own_bands(comps, plan)}, one CI decides; {fam}{serial_note(comps)}")
+
+
+# The widening worth a word: the interval 1.25x as wide (lag-1 correlation about 0.2 and up).
+SERIAL_WORTH_SAYING = 1.25
+
+
+def serial_note(comps: Sequence[Comparison]) -> str:
+    """"; CIs widened for runs correlated in time: task_clock x1.7 (lag-1 0.48)": the metrics
+    whose interval stats.serial_correlation widened noticeably, the most widened of each."""
+    most: dict[str, tuple[float, float]] = {}
+    for c in comps:
+        if c.loc is not None and c.loc.widened >= SERIAL_WORTH_SAYING:
+            most[c.metric] = max(most.get(c.metric, (0.0, 0.0)), (c.loc.widened, c.loc.serial))
+    if not most:
+        return ""
+    return "; CIs widened for runs correlated in time: " + ", ".join(
+        f"{m} ×{w:.2g} (lag-1 {r:.2f})" for m, (w, r) in most.items())
 
 
 def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
