@@ -26,8 +26,8 @@ from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.history import git
 from perflab.model import Configuration, ResultSet, Settings
+from perflab.stats import BISECT_STEP_LOOKS, bisect_band, round_pairs
 from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
-from perflab.stats import round_pairs
 from perflab.workloads import Resolved, resolve
 
 console = stderr_console()
@@ -47,9 +47,9 @@ class BisectSpec:
     artifacts: list[str] = field(default_factory=list)  # what to keep of the good build
     runs: int = 10
     max_rounds: int = 3
-    # None: derived from the good->bad change the check measured (the geometric midpoint of
-    # its CI's lower end, at least 1%), so a step is judged by which end it resembles; a 1%
-    # band on a noisy 5x regression would only yield skips.
+    # None: derived from the good->bad change the check measured (stats.bisect_band: the
+    # geometric midpoint of the measured step, at least 1%), so a step is judged by which end
+    # it resembles; a 1% band (or the check CI's lower end) skipped most unchanged commits.
     threshold: float | None = None
     timeout: float | None = None
     build_timeout: float = 900.0
@@ -240,6 +240,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
             region_symbol=target.region_symbol if valgrind else None,
             seed=spec.seed)
         base_argv = target.argv(tmp)
+        looks = spec.max_rounds  # the check's rounds are looks; see stats.bisect_band
         step_no = 0
         said_choice = False
         threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
@@ -296,7 +297,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 # Exact counts within the band are equivalent (they move by a few instructions
                 # with the binary's path: argv and auxv on the stack).
                 decision, cmp = bisect_step(base_s, cand_s, threshold=threshold,
-                                            looks=spec.max_rounds, info=info,
+                                            looks=looks, info=info,
                                             paired=True,
                                             estimator=estimator)
                 st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
@@ -337,10 +338,10 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                     f"({st.reason}{pct})",
                     "check the range and the metric, or raise --runs / --max-rounds")
             if spec.threshold is None:
-                lo = st.ci[0] if math.isfinite(st.ci[0]) and st.ci[0] > 1.0 \
-                    else 1.0 + st.change_pct / 100.0
-                threshold = max(DEFAULT_THRESHOLD, math.sqrt(max(lo, 1.0)) - 1.0)
-                say(f"judging steps against a ±{threshold:.1%} band (midway to the change)")
+                threshold = bisect_band(1.0 + st.change_pct / 100.0)
+                looks = BISECT_STEP_LOOKS
+                say(f"judging steps against a ±{threshold:.1%} band, midway to the measured "
+                    f"step ({st.change_pct:+.1f}%)")
         rs.settings.threshold = threshold
         rs.settings.comparison["threshold"] = threshold
         _bisect_git(top, "bad", bad)
@@ -370,6 +371,12 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 steps.append(size)
         rs.status = "complete"
         rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
+        judged = [s for s in steps if s is not steps[0] or not spec.check]
+        skipped = sum(s.decision == "skip" for s in judged)
+        if judged:
+            rs.notes.append(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
+                            "failed)")
+            say(f"{skipped} of {len(judged)} step(s) skipped", highlight=False)
         rs.settings.extra["first_bad"] = first
         rs.settings.extra["steps"] = [
             {"commit": s.commit, "decision": s.decision, "reason": s.reason,
