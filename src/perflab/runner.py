@@ -143,6 +143,9 @@ LAUNCH_VOLUNTARY = 2
 # the first measured rounds): one warm-up run chose wall_time for a 1 ms CPU loop 2 times in 5
 # at load 2-5 (issue 19), when a busy neighbour held the CPU for most of it.
 PRIMARY_MIN_RUNS = 3
+# Timed rounds beside callgrind's counts (--metric instructions without a PMU): enough to see
+# the kernel's share of CPU time, which a user-space count cannot (stats.kernel_share).
+KERNEL_PROBE_ROUNDS = 3
 # Hysteresis (reconcile_primary): a benchmark's stored choice changes only on decisive
 # evidence: CPU-bound with the median run (not the best one) at >= 90% of its wall time, or
 # waiting with even the best run under 30% and voluntary switches beyond preemption's.
@@ -334,10 +337,17 @@ def plan_for(opts: MeasureOptions) -> Plan:
     """The verdict plan a measurement with ``opts`` stores: its looks are the adaptive
     schedule's (alpha is split over them), or 1 for a fixed number of runs."""
     est = parse_estimator(opts.estimator)
-    looks = 1 if opts.runs is not None else planned_looks(effective_min_runs(opts),
-                                                          opts.max_runs)
+    looks = 1 if opts.runs is not None or counts_only(opts) else planned_looks(
+        effective_min_runs(opts), opts.max_runs)
     return Plan(threshold=opts.threshold, correction=opts.correction, estimator=str(est),
                 looks=looks, bands=dict(opts.bands))
+
+
+def counts_only(opts: MeasureOptions) -> bool:
+    """The primary metric is callgrind's count: its runs are exact, the timed ones few
+    (KERNEL_PROBE_ROUNDS) and never a look."""
+    return opts.instructions == "valgrind" and opts.primary_metric in (
+        "instructions", "instructions_per_op")
 
 
 def effective_min_runs(opts: MeasureOptions) -> int:
@@ -407,8 +417,12 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     if valgrind_mode:
         require_valgrind()
     counters = _counter_plan(opts, backend, rs.notes)
-    timing_phase = not (valgrind_mode and opts.primary_metric in ("instructions",
-                                                                  "instructions_per_op"))
+    # Counted by callgrind: a few timed rounds still run, for what a user-space count cannot
+    # see (the kernel's share of CPU time: stats.kernel_share); never a PMU's instructions
+    # beside callgrind's in one metric.
+    count_only = counts_only(opts)
+    if valgrind_mode:
+        counters = [c for c in counters if c not in HARDWARE_EVENTS]
     st = rs.settings  # what the caller set stays (a suite's, a bisect's)
     st.interleaved = len(configs) > 1 if st.interleaved is None else st.interleaved
     st.primary_metric = st.primary_metric or opts.primary_metric
@@ -444,8 +458,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     round_times: list[float] = []
     own_progress = progress is None
     progress = progress or _make_progress(console)
-    fixed = opts.runs
-    total = (len(configs) * ((fixed or 0) + opts.warmup) if fixed and timing_phase else None)
+    fixed = KERNEL_PROBE_ROUNDS if count_only else opts.runs
+    total = (len(configs) * ((fixed or 0) + opts.warmup) if fixed else None)
     task = progress.add_task("measuring", total=total, status="")
     # One fork server for the whole measurement (collectors/process.py), and the runs of a
     # round stored in one transaction: a run costs one fork+exec, not a launcher Popen and a
@@ -609,70 +623,70 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
 
     try:
         with progress if own_progress else contextlib.nullcontext():
-            if timing_phase:
-                done = 0
-                while done < opts.warmup:
-                    n = batch_rounds(opts.warmup - done)
-                    run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], True,
-                               False)
-                    done += n
-                if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
+            done = 0
+            while done < opts.warmup:
+                n = batch_rounds(opts.warmup - done)
+                run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], True,
+                           False)
+                done += n
+            if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
+                _settle_primary(rs, configs, opts, store)
+            rounds = 0
+            stop_reason = ""
+            while True:
+                # Rounds up to the next point where the stop rule looks (or a fixed count
+                # ends, or the budget may), at most BATCH_SECONDS of them: one batch.
+                if fixed is not None:
+                    ahead = fixed - rounds
+                else:
+                    ahead = min([max_runs - rounds, *(k - rounds for k in looks_at
+                                                      if k > rounds)])
+                    if budget is not None and round_times:
+                        per = sorted(round_times)[len(round_times) // 2]
+                        room = budget - (time.monotonic() - started)
+                        ahead = min(ahead, int(room / per) - 1) if per > 0 else ahead
+                n = batch_rounds(max(1, ahead))
+                t_batch = time.monotonic()
+                run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], False,
+                           False)
+                rounds += n
+                round_times.extend([(time.monotonic() - t_batch) / n] * n)
+                if opts.auto_primary and min(len(c.runs) for c in configs) >= \
+                        PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
                     _settle_primary(rs, configs, opts, store)
-                rounds = 0
-                stop_reason = ""
-                while True:
-                    # Rounds up to the next point where the stop rule looks (or a fixed count
-                    # ends, or the budget may), at most BATCH_SECONDS of them: one batch.
-                    if fixed is not None:
-                        ahead = fixed - rounds
-                    else:
-                        ahead = min([max_runs - rounds, *(k - rounds for k in looks_at
-                                                          if k > rounds)])
-                        if budget is not None and round_times:
-                            per = sorted(round_times)[len(round_times) // 2]
-                            room = budget - (time.monotonic() - started)
-                            ahead = min(ahead, int(room / per) - 1) if per > 0 else ahead
-                    n = batch_rounds(max(1, ahead))
-                    t_batch = time.monotonic()
-                    run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], False,
-                               False)
-                    rounds += n
-                    round_times.extend([(time.monotonic() - t_batch) / n] * n)
-                    if opts.auto_primary and min(len(c.runs) for c in configs) >= \
-                            PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
-                        _settle_primary(rs, configs, opts, store)
-                    if opts.primary_metric not in rs.metrics:
-                        raise PerflabError(
-                            f"unknown metric {opts.primary_metric!r}: the runs produced "
-                            f"{', '.join(sorted(rs.metrics))}",
-                            "choose one of those with --metric")
-                    if fixed is not None:
-                        if rounds >= fixed:
-                            stop_reason = f"--runs {fixed}"
-                            break
-                        continue
-                    if rounds >= max_runs:
-                        stop_reason = f"--max-runs {max_runs} reached"
+                if opts.primary_metric not in rs.metrics and not count_only:
+                    raise PerflabError(
+                        f"unknown metric {opts.primary_metric!r}: the runs produced "
+                        f"{', '.join(sorted(rs.metrics))}",
+                        "choose one of those with --metric")
+                if fixed is not None:
+                    if rounds >= fixed:
+                        stop_reason = (f"{fixed} timed rounds beside callgrind's counts"
+                                       if count_only else f"--runs {fixed}")
                         break
-                    if budget is not None:
-                        spent = time.monotonic() - started
-                        if spent + sorted(round_times)[len(round_times) // 2] > budget:
-                            if rounds < min_runs:
-                                rs.notes.append(f"the {budget:g} s budget allowed only "
-                                                f"{rounds} runs per configuration")
-                            stop_reason = f"the {budget:g} s budget was spent"
-                            break
-                    if rounds in looks_at:
-                        if verdicts_decided():
-                            stop_reason = "every primary comparison was decided"
-                            break
-                        if precise_enough():
-                            stop_reason = f"every CI was within ±{precision:.1%}"
-                            break
-                if opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
-                    _settle_primary(rs, configs, opts, store)
-                rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
-                                    "seconds": round(time.monotonic() - started, 3)}
+                    continue
+                if rounds >= max_runs:
+                    stop_reason = f"--max-runs {max_runs} reached"
+                    break
+                if budget is not None:
+                    spent = time.monotonic() - started
+                    if spent + sorted(round_times)[len(round_times) // 2] > budget:
+                        if rounds < min_runs:
+                            rs.notes.append(f"the {budget:g} s budget allowed only "
+                                            f"{rounds} runs per configuration")
+                        stop_reason = f"the {budget:g} s budget was spent"
+                        break
+                if rounds in looks_at:
+                    if verdicts_decided():
+                        stop_reason = "every primary comparison was decided"
+                        break
+                    if precise_enough():
+                        stop_reason = f"every CI was within ±{precision:.1%}"
+                        break
+            if opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
+                _settle_primary(rs, configs, opts, store)
+            rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
+                                "seconds": round(time.monotonic() - started, 3)}
             if valgrind_mode:
                 run_rounds([rng.sample(configs, len(configs))
                             for _ in range(max(1, opts.valgrind_runs))], False, True)

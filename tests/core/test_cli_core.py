@@ -281,12 +281,15 @@ def test_adaptive_compare_stops_when_the_verdict_is_decided(
     assert code == 0 and "slower" in out
     rs = Store().load(Store().result_ids()[-1])
     n = len(rs.configurations[0].measured_runs())
-    assert n == 6  # the first look (6 runs, the minimum for a verdict) already decides 3x
+    # The first look (6 runs, the minimum for a verdict) decides 3x on a quiet machine; under
+    # load the runs are correlated in time and the widened interval may need the second (9).
+    assert n in (6, 9), n
     plan = rs.settings.comparison
     assert plan["looks"] > 1 and plan["threshold"] == 0.01 and plan["estimator"] == "trim"
     flat = " ".join(out.split())
     assert f"split over {plan['looks']} looks" in flat
-    assert "6 runs per configuration in" in flat and "every primary comparison was decided" in flat
+    assert f"{n} runs per configuration in" in flat
+    assert "every primary comparison was decided" in flat
 
 
 def test_adaptive_aa_ends_without_a_false_verdict(

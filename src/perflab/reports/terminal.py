@@ -135,7 +135,11 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
     levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
     level = f"{100 * min(levels):.4g}%" if levels else "95%"
     looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
-    fam = (f"{primary}: {CORRECTION_NAMES[plan.correction]} over {n_primary} comparison"
+    exact = primary is not None and n_primary == 0 and any(
+        c.metric == primary and c.deterministic for c in comps)
+    fam = (f"{primary}: exact counts, compared without statistics; other metrics: "
+           f"{CORRECTION_NAMES[plan.secondary]} per metric" if exact else
+           f"{primary}: {CORRECTION_NAMES[plan.correction]} over {n_primary} comparison"
            f"{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; other metrics: "
            f"{CORRECTION_NAMES[plan.secondary]} per metric" if primary else
            f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
