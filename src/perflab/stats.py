@@ -585,7 +585,9 @@ class Comparison:
     ratio: float  # exp(location of the log-ratios); nan when the baseline is 0 (see diff)
     ci_low: float  # CI of the ratio at level ci_level
     ci_high: float
-    p_value: float | None  # adjusted within the metric's family once compare_result has run
+    # Once compare_result has run: adjusted within the metric's family and over the plan's
+    # looks, so that a claim (up, down, equivalent) is made iff p_value < alpha (0.05).
+    p_value: float | None
     verdict: str  # slower | faster | larger | smaller | different | equivalent | inconclusive
     runs_needed: int | None = None  # inconclusive: at least this many runs per configuration
     n_baseline: int = 0
@@ -611,6 +613,10 @@ class Comparison:
     correction: str = DEFAULT_CORRECTION
     loc: Location | None = field(default=None, repr=False, compare=False)
     base_center: float = math.nan
+    # Baseline and candidate are versions of one program (a command, or one workload at two
+    # builds or settings); False between two workloads (eh/cpp vs eh/java), where an up or down
+    # verdict is a difference, never a regression or an improvement.
+    same_program: bool = True
 
     @property
     def change_pct(self) -> float:
@@ -623,14 +629,15 @@ class Comparison:
     @property
     def regression(self) -> bool:
         """Worse in the metric's direction (never for a metric with no direction)."""
-        if not self.moved or self.direction == "none":
+        if not self.moved or self.direction == "none" or not self.same_program:
             return False
         up = self.diff > 0 if math.isnan(self.ratio) else self.ratio > 1
         return up if self.direction == "lower" else not up
 
     @property
     def improvement(self) -> bool:
-        return self.moved and self.direction != "none" and not self.regression
+        return (self.moved and self.direction != "none" and self.same_program
+                and not self.regression)
 
     @property
     def label(self) -> str:
@@ -642,7 +649,7 @@ class Comparison:
         if v == "inconclusive" and self.runs_needed and not self.note:
             extra.append(f"at least {self.runs_needed} runs" if self.runs_needed < RUNS_CAP
                          else f"more than {RUNS_CAP:,} runs")
-        if self.moved and self.direction != "none":
+        if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
         if not self.paired and not self.deterministic and v != "inconclusive":
             extra.append("not interleaved")
@@ -949,6 +956,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                                     alpha=plan.alpha_look,
                                     info=info or MetricInfo(m, "", ""))
                 c.cell = cell
+                c.same_program = not _two_workloads(base, cfg)
                 out.append(c)
     for m in dict.fromkeys(c.metric for c in out):
         fam = [c for c in out if c.metric == m]
@@ -956,6 +964,10 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
         adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
         for c in fam:
             c.correction = corr
+            if c.p_value is not None:
+                # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
+                # judged against alpha / looks; it read "p=0.0063 ... inconclusive").
+                c.p_value = min(1.0, c.p_value * max(1, plan.looks))
     _kernel_blind(rs, out)
     return out
 
@@ -990,6 +1002,14 @@ def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
             c.verdict = "inconclusive"
             c.note = (f"{share:.0%} of the CPU time is the kernel's, which callgrind does "
                       "not count")
+
+
+def _two_workloads(a: Configuration, b: Configuration) -> bool:
+    """Two different workloads (their names: family/runtime), not two versions of one."""
+    def workload(c: Configuration) -> bool:
+        return "/" in c.benchmark and " " not in c.benchmark and not c.benchmark.startswith(
+            ("/", "."))
+    return workload(a) and workload(b) and a.benchmark != b.benchmark
 
 
 def differing_results(rs: ResultSet, cell: str | None = None) -> list[str]:

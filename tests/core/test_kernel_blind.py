@@ -46,7 +46,7 @@ def test_equal_counts_of_user_work_are_equivalent() -> None:
 @pytest.mark.system
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_compare_with_instructions_times_a_few_rounds_and_sees_the_kernel() -> None:
-    dd = "dd if=/dev/zero of=/dev/null bs=1M count=200 status=none"
+    dd = "dd if=/dev/zero of=/dev/null bs=512 count=100000 status=none"  # 2 syscalls a block
     res = CliRunner().invoke(app, ["compare", "--metric", "instructions", "-n", "a", "-n", "b",
                                    dd, dd])
     assert res.exit_code == 0, res.output
@@ -57,3 +57,24 @@ def test_compare_with_instructions_times_a_few_rounds_and_sees_the_kernel() -> N
     assert c.verdict == "inconclusive" and "callgrind does not count" in c.note, c
     assert rs.settings.stop is not None and rs.settings.stop["rounds"] == 3
     assert rs.settings.comparison is not None and rs.settings.comparison["looks"] == 1
+
+
+def _two(bench_a: str, bench_b: str) -> ResultSet:
+    time_info = MetricInfo("wall_time", "s", "clock")
+    rs = ResultSet(kind="compare", metrics={"wall_time": time_info},
+                   settings={"interleaved": True, "primary_metric": "wall_time"})
+    for name, bench, k in (("a", bench_a, 1.0), ("b", bench_b, 1.5)):
+        cfg = Configuration(name=name, command=[name], benchmark=bench, cell="{}")
+        cfg.runs = [Run(seq=i, values={"wall_time": k * (1 + 0.001 * (i % 3))})
+                    for i in range(8)]
+        rs.configurations.append(cfg)
+    return rs
+
+
+def test_two_programs_differ_and_two_versions_regress() -> None:
+    (c,) = compare_result(_two("eh/cpp", "eh/java"), ["wall_time"])
+    assert c.verdict == "slower" and c.label == "slower" and not c.regression
+    (c,) = compare_result(_two("eh/cpp", "eh/cpp"), ["wall_time"])
+    assert c.label == "slower (regression)" and c.regression
+    (c,) = compare_result(_two("./old/prog", "./new/prog"), ["wall_time"])
+    assert c.regression  # commands: versions of one program as far as perflab can tell

@@ -79,3 +79,27 @@ def test_p_and_ci_agree_when_widened() -> None:
         c = compare_samples(a, b, paired=True, info=TIME, threshold=0.01)
         claimed = c.verdict in ("slower", "faster", "equivalent")
         assert claimed == (c.p_value is not None and c.p_value < 0.05), c
+
+
+def test_p_is_on_the_verdicts_scale_over_looks() -> None:
+    """Adaptive results are judged at alpha / looks: the p shown is scaled to match, so a
+    claim is made iff p < 0.05 (it read "p=0.0063 ... inconclusive")."""
+    from perflab.model import Configuration, ResultSet, Run
+    from perflab.stats import Plan, compare_result
+
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(100):
+        rs = ResultSet(kind="compare", metrics={"task_clock": TIME},
+                       settings={"interleaved": True, "primary_metric": "task_clock"})
+        shift = rng.choice([0.0, 0.015, 0.03])
+        for name, k in (("a", 0.0), ("b", shift)):
+            cfg = Configuration(name=name, command=[name], cell="{}")
+            cfg.runs = [Run(seq=i, values={"task_clock": float(np.exp(k + 0.02 * x))})
+                        for i, x in enumerate(rng.standard_normal(12))]
+            rs.configurations.append(cfg)
+        (c,) = compare_result(rs, ["task_clock"], plan=Plan(looks=15))
+        claimed = c.verdict in ("slower", "faster", "equivalent")
+        assert claimed == (c.p_value is not None and c.p_value < 0.05), c
+        seen.add(claimed)
+    assert seen == {True, False}

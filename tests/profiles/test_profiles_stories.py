@@ -35,7 +35,8 @@ def _cfg(name: str, per_op: dict[str, float], *, baseline: bool, seed: int,
 def _rs(*cfgs: Configuration) -> ResultSet:
     metrics = {m: BUILTIN_METRICS[m] for m in
                ("wall_time", "instructions", "cache_misses", "page_faults", "task_clock")}
-    return ResultSet(kind="compare", configurations=list(cfgs), metrics=metrics)
+    return ResultSet(kind="compare", configurations=list(cfgs), metrics=metrics,
+                     settings={"interleaved": True})  # perflab's rounds: paired
 
 
 BASE = {"instructions": 2000.0, "cache_misses": 3.0, "page_faults": 0.5, "task_clock": 0.0015}
@@ -71,8 +72,8 @@ def test_no_counters_no_story() -> None:
 
 def _comp(*fields: Any) -> Comparison:
     """A stats.Comparison from (metric, baseline, candidate, ratio, ci_low, ci_high, p_value,
-    verdict, cell): the stories read only these."""
-    return Comparison(*fields[:8], cell=fields[8])
+    verdict, cell) of interleaved runs: the stories read only these."""
+    return Comparison(*fields[:8], cell=fields[8], paired=True)
 
 
 def test_story_per_cell_and_undecided_counters() -> None:
@@ -91,7 +92,8 @@ def test_story_per_cell_and_undecided_counters() -> None:
     ]
     lines = counter_story(rs, comps)
     assert len(lines) == 2
-    assert lines[0] == ("B vs A (size=4096): nothing moved; undecided: cache misses "
+    # Nothing moved is not claimed while a counter is undecided.
+    assert lines[0] == ("B vs A (size=4096): nothing shown to move; undecided: cache misses "
                         "(+0.4% [-2.0, +3.0])")
     assert lines[1].startswith("B vs A (size=1048576): moved: +3 cache misses per op (+100.0%")
 
@@ -101,3 +103,15 @@ def test_story_survives_missing_configurations_and_nan() -> None:
     comp = _comp("instructions", "A", "ghost", math.nan, math.nan, math.nan, None,
                           "slower", "{}")
     assert counter_story(rs, [comp]) == ["ghost vs A: moved: instructions"]
+
+
+def test_story_says_not_interleaved_and_signs_match_the_percentage() -> None:
+    # Medians of per-op values can move one way while the comparison's location moves the
+    # other ("-0.0186 ns of task_clock per op (+195.7%)"): the amount is the baseline's
+    # figure x (ratio - 1), so its sign is the percentage's.
+    rs = _rs(_cfg("A", BASE, baseline=True, seed=12), _cfg("B", BASE, baseline=False, seed=13))
+    comp = Comparison("task_clock", "A", "B", 2.957, 2.5, 3.4, 0.001, "slower",
+                      cell=rs.configurations[0].cell, paired=False)
+    (line,) = counter_story(rs, [comp])
+    assert line.startswith("B vs A (size=4096) (not interleaved): moved: +2,940 ns of ")
+    assert "(+195.7% [+150.0, +240.0])" in line

@@ -294,8 +294,9 @@ def compare(
                                "use --metric with a time, memory or count metric")
         bad = [c for c in comps if c.metric == primary and c.regression]
         if bad:
+            unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
             err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
-                      f"({', '.join(c.candidate for c in bad)})", highlight=False)
+                      f"({', '.join(c.candidate for c in bad)}{unpaired})", highlight=False)
             raise typer.Exit(1)
 
 

@@ -66,7 +66,12 @@ def _amount(metric: str, delta: float, per: str) -> str:
     rounded = float(f"{delta:.3g}")
     if metric == "task_clock":  # stored in ms
         return f"{fmt_signed(rounded, 'ms')} of task_clock{per}"
-    return f"{fmt_signed(rounded, 'count')} {_WORDS.get(metric, metric)}{per}"
+    scale = 1
+    while per and 0 < abs(rounded) * scale < 0.01 and scale < 10 ** 9:
+        scale *= 1000  # a count's change keeps two decimals: "-0 minor faults per op"
+    if scale > 1:
+        per = f" per {scale:,} ops"
+    return f"{fmt_signed(rounded * scale, 'count')} {_WORDS.get(metric, metric)}{per}"
 
 
 def _pct(c: Comparison) -> str:
@@ -96,14 +101,18 @@ def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]
             if comp is None:
                 continue
             pct = _pct(comp)
+            amount = ""
             if base is not None and cand is not None:
                 b, b_per = per_op(base, metric)
-                a, a_per = per_op(cand, metric)
+                _, a_per = per_op(cand, metric)
                 per = " per op" if (a_per and b_per) else ""
-                amount = (_amount(metric, a - b, per)
-                          if not (math.isnan(a) or math.isnan(b)) else "")
-            else:
-                amount = ""
+                # The amount the comparison estimates (the baseline's figure x (ratio - 1)), so
+                # its sign is the percentage's: the difference of the two medians read
+                # "-0.0186 ns of task_clock per op (+195.7%)".
+                if math.isfinite(comp.ratio) and math.isfinite(b):
+                    amount = _amount(metric, b * (comp.ratio - 1), per)
+                elif math.isfinite(comp.diff) and not per:
+                    amount = _amount(metric, comp.diff, per)
             word = _WORDS[metric]
             if comp.verdict in MOVED:
                 moved.append(f"{amount or word} ({pct})" if pct else (amount or word))
@@ -112,12 +121,16 @@ def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]
             else:
                 unclear.append(f"{word} ({pct})" if pct else word)
         parts = []
-        parts.append("moved: " + ", ".join(moved) if moved else "nothing moved")
+        # "nothing moved" is a claim; with counters undecided it is not one perflab can make.
+        parts.append("moved: " + ", ".join(moved) if moved else
+                     "nothing shown to move" if unclear else "nothing moved")
         if still:
             parts.append("unchanged: " + ", ".join(still))
         if unclear:
             parts.append("undecided: " + ", ".join(unclear))
         where = _cell_text(cell)
+        if not any(c.paired or c.deterministic for c in by_metric.values()):
+            where += " (not interleaved)"
         lines.append(f"{cand_name} vs {base_name}{where}: " + "; ".join(parts))
     return lines
 

@@ -67,9 +67,17 @@ def result_warnings(rs: ResultSet) -> list[str]:
         if few:
             shown = ", ".join(f"{name} {n}" for name, n in few[:6]) + (
                 f" and {len(few) - 6} more" if len(few) > 6 else "")
-            out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs at "
-                       f"least {MIN_RUNS} per configuration, so those comparisons are "
-                       "inconclusive (too few runs)")
+            primary = rs.metrics.get(rs.settings.primary_metric or "")
+            if primary is not None and primary.deterministic:
+                # An exact count decides; only the timed metrics beside it lack runs.
+                out.append(f"too few timed runs for a statistical verdict on the metrics "
+                           f"beside {primary.name} ({shown}): they need at least {MIN_RUNS} "
+                           f"per configuration and read inconclusive (too few runs); "
+                           f"{primary.name} is compared exactly")
+            else:
+                out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
+                           f"at least {MIN_RUNS} per configuration, so those comparisons are "
+                           "inconclusive (too few runs)")
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
         out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "

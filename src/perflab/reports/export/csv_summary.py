@@ -13,7 +13,7 @@ from perflab.stats import Comparison, Plan, summarize
 
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
               "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
-              "ratio_ci_high", "p_value", "verdict"]
+              "ratio_ci_high", "p_value", "verdict", "label"]
 
 
 def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
@@ -34,7 +34,8 @@ def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
             c = by_key.get((cfg.cell, cfg.name, m))
             if c is not None:
                 row.update(baseline=c.baseline, ratio=c.ratio, ratio_ci_low=c.ci_low,
-                           ratio_ci_high=c.ci_high, p_value=c.p_value, verdict=c.verdict)
+                           ratio_ci_high=c.ci_high, p_value=c.p_value, verdict=c.verdict,
+                           label=c.label)  # as printed: "(regression, not interleaved)"
             w.writerow(clean(row))
     return buf.getvalue()
 
