@@ -62,7 +62,14 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from perflab.model import WORK_KEYS, Configuration, MetricInfo, ResultSet, is_result_key
+from perflab.model import (
+    WORK_KEYS,
+    Configuration,
+    MetricInfo,
+    ResultSet,
+    canonical_params,
+    is_result_key,
+)
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -799,14 +806,6 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
     return c
 
 
-def ratio_interval(base: Sequence[float], cand: Sequence[float], *,
-                   deterministic: bool = False) -> tuple[float, float, float]:
-    """cand / base with its 95% CI: the estimate compare_samples judges, without a verdict
-    (for drawing a ratio, e.g. 2 threads over 1, where nothing is being decided)."""
-    c = compare_samples(base, cand, deterministic=deterministic)
-    return c.ratio, c.ci_low, c.ci_high
-
-
 def holm(p: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjustment (scipy has only BH/BY; this is four lines)."""
     arr = np.asarray(p, dtype=float)
@@ -1002,6 +1001,58 @@ def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
             c.verdict = "inconclusive"
             c.note = (f"{share:.0%} of the CPU time is the kernel's, which callgrind does "
                       "not count")
+
+
+def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
+                     plan: Plan | None = None) -> list[Comparison]:
+    """What a study's plots divide: each configuration at ``param`` = a against itself at
+    ``param`` = b, the other parameters equal (a suite's [report] kinds, its thread scaling).
+
+    Paired by round where the two cells were measured in the same rounds (the suite's
+    ``groups``, suites.execute); otherwise two samples measured apart, labelled "not
+    interleaved".  Each comparison's ``cell`` is the other parameters, ``candidate`` the
+    configuration's name and ``baseline`` "NAME at PARAM=b".  One family per call: the plan's
+    correction (Holm), at the plan's alpha (these are not what the stop rule looked at)."""
+    plan = plan or Plan.of(rs)
+    est = parse_estimator(plan.estimator)
+    info = rs.metrics.get(metric)
+    together = [set(g) for g in (rs.settings.suite.get("groups") or [])]
+    by_key = {(c.cell, c.name): c for c in rs.configurations}
+    params = {c.cell: c.params for c in rs.configurations}
+
+    def rest(p: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in p.items() if k != param}
+
+    out: list[Comparison] = []
+    for cell_a, pa in params.items():
+        if str(pa.get(param)) != str(a):
+            continue
+        cell_b = next((c for c, pb in params.items()
+                       if str(pb.get(param)) == str(b) and rest(pb) == rest(pa)), None)
+        if cell_b is None:
+            continue
+        paired = bool(rs.settings.interleaved) and any(
+            cell_a in g and cell_b in g for g in together)
+        for (cell, name), cand in by_key.items():
+            base = by_key.get((cell_b, name))
+            if cell != cell_a or base is None:
+                continue
+            xs, ys = (round_pairs(base, cand, metric) if paired
+                      else (base.samples(metric), cand.samples(metric)))
+            if not xs or not ys:
+                continue
+            band = plan.band_for(metric, info)
+            c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
+                                paired=paired, metric=metric, baseline=f"{name} at {param}={b}",
+                                candidate=name, estimator=est, alpha=plan.alpha,
+                                info=info or MetricInfo(metric, "", ""))
+            c.cell = canonical_params(rest(pa))
+            c.same_program = True
+            out.append(c)
+    adjust_family(out, plan.correction, plan.alpha, info)
+    for c in out:
+        c.correction = plan.correction
+    return out
 
 
 def _two_workloads(a: Configuration, b: Configuration) -> bool:

@@ -547,16 +547,6 @@ def test_bisect_rounds_are_looks_so_a_band_edge_change_is_rarely_called_bad() ->
     assert uncounted >= 1.6 * counted, (counted, uncounted)
 
 
-def test_ratio_interval_is_the_estimate_compare_samples_judges() -> None:
-    from perflab.stats import ratio_interval
-    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99]
-    cand = [2 * x for x in reversed(base)]
-    ratio, lo, hi = ratio_interval(base, cand)
-    c = compare_samples(base, cand)
-    assert (ratio, lo, hi) == (c.ratio, c.ci_low, c.ci_high)
-    assert lo < ratio < hi and lo < 2.0 < hi
-
-
 def test_interleaved_runs_pair_by_round_around_failures() -> None:
     # Round 2 failed for A and round 5 for B (--ignore-failure): both keep 7 runs, but pairing
     # by position would set A's round 3 against B's round 2 and so on.  Rounds pair as made.

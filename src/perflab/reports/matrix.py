@@ -170,6 +170,29 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
     return rows
 
 
+def axis_rows(rs: ResultSet, comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
+    """A study axis (stats.axis_comparisons): one row per (other parameters, configuration)."""
+    return [{"cell": cell_label(c.cell, rs), "configuration": c.candidate,
+             "ratio": fmt_ratio(c), "change": f"{c.change_pct:+.1f}%",
+             "p": "-" if c.p_value is None else fmt_p(c.p_value), "verdict": fmt_verdict(c)}
+            for c in comparisons]
+
+
+def interval_words(comps: Sequence[Comparison]) -> str:
+    """How the intervals of these comparisons were made, for a title: "95.0%-99.2% CIs,
+    holm-adjusted, paired by round" or "95.0% CIs, not interleaved"."""
+    if not comps:
+        return "95% CIs"
+    levels = sorted(c.ci_level for c in comps)
+    level = (f"{levels[0]:.1%} CIs" if levels[0] == levels[-1] else
+             f"{levels[0]:.1%}-{levels[-1]:.1%} CIs") + (
+        f", {comps[0].correction}-adjusted" if levels[-1] > 0.9501 else "")
+    paired = sum(c.paired for c in comps)
+    how = ("paired by round" if paired == len(comps) else "not interleaved" if not paired
+           else f"{paired} of {len(comps)} paired by round")
+    return f"{level}, {how}"
+
+
 def _spread_text(x: Sequence[float], unit: str, exact: bool) -> str:
     """``median ±CV`` for the A/B/C table; an exact count is one number."""
     s = summarize(x, deterministic=exact)

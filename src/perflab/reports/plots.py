@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -24,8 +25,14 @@ from matplotlib.figure import Figure
 
 from perflab.errors import printable
 from perflab.model import ResultSet
-from perflab.reports.matrix import cell_params, config_names, summaries, unit_of
-from perflab.stats import Comparison, ratio_interval
+from perflab.reports.matrix import (
+    cell_params,
+    config_names,
+    interval_words,
+    summaries,
+    unit_of,
+)
+from perflab.stats import Comparison, axis_comparisons
 
 # One colour and marker per configuration: matplotlib's ten cycle colours, then five more, so
 # that a study of 11-15 configurations (the eh-study has 11) does not draw two in one style.
@@ -85,6 +92,22 @@ def choose_x(rs: ResultSet, preferred: str | None = None) -> str | None:
     if not cands:
         cands = [(len(v), k) for k, v in params.items() if _numeric(v) and len(v) > 1]
     return max(cands)[1] if cands else None
+
+
+def study_axes(rs: ResultSet, report: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:
+    """The cross-cell ratios a study draws, as (param, a, b) for a over b: [report] kinds, and
+    the scaling parameter's largest value over its smallest where it is not the x axis."""
+    report = report or {}
+    out: list[tuple[str, Any, Any]] = []
+    kinds = choose_kinds(rs, report.get("kinds"))
+    if kinds:
+        out.append(kinds)
+    scaling = report.get("scaling", "threads")
+    vals = _params_of(rs).get(scaling)
+    if (vals and len(vals) >= 2 and _numeric(vals)
+            and scaling != choose_x(rs, report.get("x"))):
+        out.append((scaling, max(vals), min(vals)))
+    return out
 
 
 def choose_kinds(rs: ResultSet, spec: dict[str, str] | None) -> tuple[str, str, str] | None:
@@ -285,28 +308,20 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
 
 
 def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any,
-                 ) -> dict[str, dict[str, list[tuple[float, float, float, float]]]]:
-    """Per configuration, metric at param=a over metric at param=b, against x."""
-    info = rs.metrics.get(metric)
-    det = bool(info and info.deterministic)
+                 ) -> tuple[dict[str, dict[str, list[tuple[float, float, float, float]]]], str]:
+    """Per configuration, metric at param=a over metric at param=b, against x: the intervals
+    of stats.axis_comparisons (paired by round where measured in the same rounds), and the
+    words for them in a title."""
     series: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {}
-    by: dict[tuple[str, str], list[float]] = {}
-    for c in rs.configurations:
-        by[(c.cell, c.name)] = c.samples(metric)
-    for panel in _panels(rs, [x, param]):
-        for xv in _params_of(rs).get(x, []):
-            ca = _cell_of(rs, {**panel, x: xv, param: a})
-            cb = _cell_of(rs, {**panel, x: xv, param: b})
-            if ca is None or cb is None:
-                continue
-            for name in config_names(rs):
-                sa_, sb = by.get((ca, name)), by.get((cb, name))
-                if not sa_ or not sb:
-                    continue
-                ratio, lo, hi = ratio_interval(sb, sa_, deterministic=det)
-                series.setdefault(_label(panel) or metric, {}).setdefault(name, []).append(
-                    (xv, ratio, lo, hi))
-    return series
+    comps = axis_comparisons(rs, metric, param, a, b)
+    for c in comps:
+        rest = json.loads(c.cell)
+        if x not in rest:
+            continue
+        xv = rest.pop(x)
+        series.setdefault(_label(rest) or metric, {}).setdefault(c.candidate, []).append(
+            (xv, c.ratio, c.ci_low, c.ci_high))
+    return series, interval_words(comps)
 
 
 def plot_scaling(rs: ResultSet, metric: str, x: str, out: Path, *, param: str = "threads",
@@ -315,18 +330,18 @@ def plot_scaling(rs: ResultSet, metric: str, x: str, out: Path, *, param: str = 
     if not vals or len(vals) < 2 or not _numeric(vals):
         return None
     lo, hi = min(vals), max(vals)
-    series = _cross_ratio(rs, metric, x, param, hi, lo)
+    series, words = _cross_ratio(rs, metric, x, param, hi, lo)
     return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
-                       f"{metric}: {param}={hi} over {param}={lo} per configuration (95% CI)",
+                       f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
                        out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x)
 
 
 def plot_kinds(rs: ResultSet, metric: str, x: str, out: Path, kinds: tuple[str, str, str],
                *, log_x: Any = "auto") -> PlotFile | None:
     param, a, b = kinds
-    series = _cross_ratio(rs, metric, x, param, a, b)
+    series, words = _cross_ratio(rs, metric, x, param, a, b)
     return _ratio_plot(rs, series, x, f"{metric} {param}={a} / {param}={b} (x)",
-                       f"{metric}: {a} over {b} per configuration (95% CI)", out,
+                       f"{metric}: {a} over {b} per configuration ({words})", out,
                        f"{_safe(metric)}-{_safe(a)}-vs-{_safe(b)}", log_x)
 
 

@@ -181,62 +181,20 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
                                  total=len(plan.cells),
                                  completed=len(done), done_before=len(done),
                                  plan_estimate=per_cell * len(todo))
-            for cell in todo:
+            for group in plan.groups(todo):
                 # Matrix values come from the suite file: escaped, as every printed string is
                 # (a progress line is not printed through the console's render_str).
                 prog.update(task, description=escape(printable(
-                    f"{plan.suite.name} {_short(cell.params)}")))
-                failure = ""
-                try:
-                    argvs = _calibrated_commands(plan, cell, opts, info)
-                except CalibrationFailed as e:
-                    _cell_failed(rs, store, info, cell, e.line(), console)
-                    prog.advance(task)
-                    continue
-                configs = [Configuration(name=p.name, command=argvs[p.name],
-                                         benchmark=p.benchmark,
-                                         params=dict(cell.params), is_baseline=p.is_baseline,
-                                         shell=p.shell, env=dict(p.env)) for p in cell.configs]
-                before = len(rs.configurations)
-                try:
-                    measure(rs, configs, opts, store=store, progress=prog)
-                except KeyboardInterrupt:
-                    rs.status = "interrupted"
-                except RunFailed as e:
-                    # One broken cell (a crash, a timeout) must not cost the rest of the study:
-                    # record it, keep its runs out of the analysis, go on; --resume retries it.
-                    failure = e.line()
-                    rs.status = "running"
-                except PerflabError:
-                    # A mistake that every cell would repeat (an unknown primary metric): stop.
-                    rs.status = "failed"
-                    for c in configs:
-                        if c.id is not None and c.id not in info["superseded"]:
-                            info["superseded"].append(c.id)
-                    store.update_result(rs)
-                    raise
-                # measure() appends the configurations; be tolerant if it did not.
-                for c in configs:
-                    if not any(x is c for x in rs.configurations[before:]):
-                        rs.configurations.append(c)
-                if failure or rs.status in ("interrupted", "failed"):
+                    f"{plan.suite.name} {_short(group[0].params)}"
+                    + (f" (+{len(group) - 1} cells in the same rounds)" if len(group) > 1
+                       else ""))))
+                outcome = _measure_group(plan, group, rs, store, info, opts, prog, console,
+                                         measure, RunFailed)
+                measured += outcome.measured
+                prog.advance(task, outcome.ended)
+                if outcome.stop:
                     interrupted = rs.status == "interrupted"
-                    for c in configs:
-                        if c.id is not None and c.id not in info["superseded"]:
-                            info["superseded"].append(c.id)
-                    rs.configurations = [c for c in rs.configurations
-                                         if not any(c is x for x in configs)]
-                    if failure:
-                        _cell_failed(rs, store, info, cell, failure, console)
-                        prog.advance(task)
-                        continue
-                    store.update_result(rs)
                     break
-                info["done"].append(cell.key)
-                measured += 1
-                rs.status = "running"
-                store.update_result(rs)
-                prog.advance(task)
     except KeyboardInterrupt:
         # Ctrl-C between two cells (measure() handles it during one): the cell in flight is
         # not marked done, so --resume supersedes and redoes it.
@@ -248,6 +206,79 @@ def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
         rs.status = "complete" if complete else "failed" if info.get("failed") else "interrupted"
         store.update_result(rs)
     return SuiteOutcome(rs=rs, measured=measured, skipped_done=len(done), interrupted=interrupted)
+
+
+@dataclass
+class _GroupOutcome:
+    measured: int  # cells measured
+    ended: int  # cells measured or failed (the progress bar's advance)
+    stop: bool  # interrupted or failed for good: no further group
+
+
+def _measure_group(plan: Plan, group: list[Cell], rs: ResultSet, store: Store,
+                   info: dict[str, Any], opts: Any, prog: Progress, console: Console,
+                   measure: Any, run_failed: type[Exception]) -> _GroupOutcome:
+    """Measure the cells of one group (Plan.groups) in one measurement: their configurations
+    alternate in the same rounds.  A cell whose calibration fails is left out of it; a run
+    that fails fails the group's cells (--resume retries them)."""
+    cells: list[Cell] = []
+    configs: list[Configuration] = []
+    failed = 0
+    for cell in group:
+        try:
+            argvs = _calibrated_commands(plan, cell, opts, info)
+        except CalibrationFailed as e:
+            _cell_failed(rs, store, info, cell, e.line(), console)
+            failed += 1
+            continue
+        cells.append(cell)
+        configs += [Configuration(name=p.name, command=argvs[p.name], benchmark=p.benchmark,
+                                  params=dict(cell.params), is_baseline=p.is_baseline,
+                                  shell=p.shell, env=dict(p.env)) for p in cell.configs]
+    if not cells:
+        return _GroupOutcome(0, failed, False)
+    failure = ""
+    before = len(rs.configurations)
+    try:
+        measure(rs, configs, opts, store=store, progress=prog)
+    except KeyboardInterrupt:
+        rs.status = "interrupted"
+    except run_failed as e:
+        # One broken cell (a crash, a timeout) must not cost the rest of the study: record
+        # it, keep its runs out of the analysis, go on; --resume retries it.
+        failure = e.line()  # type: ignore[attr-defined]
+        rs.status = "running"
+    except PerflabError:
+        # A mistake that every cell would repeat (an unknown primary metric): stop.
+        rs.status = "failed"
+        _supersede(info, configs)
+        store.update_result(rs)
+        raise
+    # measure() appends the configurations; be tolerant if it did not.
+    for c in configs:
+        if not any(x is c for x in rs.configurations[before:]):
+            rs.configurations.append(c)
+    if failure or rs.status in ("interrupted", "failed"):
+        _supersede(info, configs)
+        rs.configurations = [c for c in rs.configurations if not any(c is x for x in configs)]
+        if failure:
+            for cell in cells:
+                _cell_failed(rs, store, info, cell, failure, console)
+            return _GroupOutcome(0, failed + len(cells), False)
+        store.update_result(rs)
+        return _GroupOutcome(0, failed, True)
+    info["done"] += [c.key for c in cells]
+    if len(cells) > 1:  # measured in the same rounds: stats.axis_comparisons pairs them
+        info.setdefault("groups", []).append([c.key for c in cells])
+    rs.status = "running"
+    store.update_result(rs)
+    return _GroupOutcome(len(cells), failed + len(cells), False)
+
+
+def _supersede(info: dict[str, Any], configs: list[Configuration]) -> None:
+    for c in configs:
+        if c.id is not None and c.id not in info["superseded"]:
+            info["superseded"].append(c.id)
 
 
 def _calibrated_commands(plan: Plan, cell: Cell, opts: Any,

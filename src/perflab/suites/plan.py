@@ -79,6 +79,30 @@ class Plan:
         blob = [(c.key, [(p.name, p.argv) for p in c.configs]) for c in self.cells]
         return hashlib.sha256(json.dumps(blob).encode()).hexdigest()[:16]
 
+    @property
+    def compared_axes(self) -> list[str]:
+        """The matrix parameters the report divides cells by: [report] kinds' parameter and the
+        scaling parameter (threads, unless it is the x axis).  Cells that differ only in these
+        are measured in the same rounds (groups), so those ratios are paired, not cells
+        measured minutes apart (issue 19: load drift read as a 0.70-0.75x thread scaling)."""
+        rep = self.suite.report
+        names = {a.name for a in self.suite.axes}
+        out = [rep["kinds"]["param"]] if rep.get("kinds") else []
+        scaling = rep.get("scaling", "threads")
+        if scaling != rep.get("x") and scaling not in out:
+            out.append(scaling)
+        return [a for a in out if a in names]
+
+    def groups(self, cells: list[Cell]) -> list[list[Cell]]:
+        """``cells`` in measurement groups: those equal but for the compared axes together,
+        in plan order."""
+        axes = self.compared_axes
+        out: dict[str, list[Cell]] = {}
+        for c in cells:
+            out.setdefault(canonical_params({k: v for k, v in c.params.items()
+                                             if k not in axes}), []).append(c)
+        return list(out.values())
+
     def runs_per_config(self) -> int:
         m = self.suite.measure
         if "runs" in m:

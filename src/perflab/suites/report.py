@@ -14,10 +14,10 @@ from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.format import md_text, seconds_per
 from perflab.reports.html import render_html
-from perflab.reports.plots import PlotFile, all_plots
+from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import verdict_style
 from perflab.reports.warnings import suite_warnings
-from perflab.stats import Comparison, Plan, compare_result, parse_estimator
+from perflab.stats import Comparison, Plan, axis_comparisons, compare_result, parse_estimator
 from perflab.validate import output_dir
 
 
@@ -93,6 +93,18 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(view, comps, m)))
 
+    # What the study's plots divide (its [report] kinds, its thread scaling), with verdicts:
+    # paired by round where the cells were measured in the same rounds (suites.execute).
+    styles_of: dict[str, list[str]] = {}
+    for m in mets:
+        for param, a, b in study_axes(view, info.get("report") or {}):
+            ac = axis_comparisons(view, m, param, a, b, plan=plan)
+            if ac:
+                title = (f"{m}: {param}={a} over {param}={b} per configuration "
+                         f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)")
+                tables.append((title, matrix.axis_rows(view, ac)))
+                styles_of[title] = [verdict_style(c) for c in ac]
+
     warns = suite_warnings(view, comps, shown)
     if console is not None:
         # The terminal gets the primary metric; every metric is in the HTML and Markdown.
@@ -100,7 +112,8 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         for title, rows in tables:
             if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
                 has_verdict = bool(rows) and "verdict" in rows[0]
-                console.print(matrix.rich_table(rows, title, styles if has_verdict else None))
+                console.print(matrix.rich_table(rows, title, styles_of.get(title, styles)
+                                                if has_verdict else None))
         if len(mets) > 1:
             others = [m for m in mets if m != shown]
             console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",

@@ -735,6 +735,22 @@ def _cross_check(suite: Suite, ck: _Checker) -> None:
             ck.add(("configurations", cfg.name, "binary"),
                    f"configuration '{cfg.name}' sets binary but its command has no {{binary}}",
                    "put {binary} in the command template where the program goes")
+    kinds = suite.report.get("kinds")
+    if kinds and kinds["param"] not in {a.name for a in suite.axes}:
+        close = difflib.get_close_matches(kinds["param"], [a.name for a in suite.axes], n=1)
+        ck.add(("report", "kinds"),
+               f"[report] kinds compares '{kinds['param']}', which is not a [matrix] parameter",
+               (f"did you mean '{close[0]}'? " if close else "") +
+               "name a parameter of [matrix] (its two values as a and b)")
+    elif kinds:
+        axis = next(a for a in suite.axes if a.name == kinds["param"])
+        missing = [v for v in (kinds["a"], kinds["b"])
+                   if not axis.from_manifest and v not in [str(x) for x in axis.values]]
+        if missing:
+            ck.add(("report", "kinds"),
+                   f"[report] kinds: {', '.join(map(repr, missing))} is not a value of "
+                   f"[matrix] {axis.name} ({', '.join(map(str, axis.values))})",
+                   "give a and b from the matrix's values")
     if suite.configurations and suite.axes:
         if not any(True for _ in expand_matrix(suite, None)) and not any(
                 a.from_manifest for a in suite.axes):
