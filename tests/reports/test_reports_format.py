@@ -95,3 +95,10 @@ def test_durations_read_as_a_clock() -> None:
     # estimates and ETAs (run --dry-run, the suite progress bar)
     assert [fmt_duration(s) for s in (0.4, 59.6, 61, 3599, 3660, float("nan"))] == [
         "0s", "1m00s", "1m01s", "59m59s", "1h01m", "?"]
+
+
+def test_a_ratio_ci_end_past_100x_is_not_printed_in_full() -> None:
+    from perflab.reports.format import fmt_ci_end
+
+    assert fmt_ci_end(1.123) == "+12.3" and fmt_ci_end(0.5) == "-50.0"
+    assert fmt_ci_end(1.2e29) == ">+9,900"

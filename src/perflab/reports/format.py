@@ -189,4 +189,16 @@ def fmt_change(c: Comparison, unit: str) -> str:
         txt += f" ({fmt_signed(c.diff, unit, like=c.base_center)})"
     if math.isnan(c.ci_low):
         return txt
-    return f"{txt} [{(c.ci_low - 1) * 100:+.1f}, {(c.ci_high - 1) * 100:+.1f}]"
+    return f"{txt} [{fmt_ci_end(c.ci_low)}, {fmt_ci_end(c.ci_high)}]"
+
+
+# A ratio's CI end beyond 100x is shown as such: a few runs with a wide spread, judged at a
+# family's strict level, reach ends like "+11839965189732404003225447956480.0".
+CI_END_SHOWN = 100.0
+
+
+def fmt_ci_end(ratio: float) -> str:
+    """One end of a ratio's CI as a % change: "+12.3", or ">+9,900" past CI_END_SHOWN."""
+    if ratio > CI_END_SHOWN:
+        return f">+{(CI_END_SHOWN - 1) * 100:,.0f}"
+    return f"{(ratio - 1) * 100:+.1f}"
