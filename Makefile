@@ -11,7 +11,7 @@ SYSDEPS := .perflab-sysdeps-stamp
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,fleet]'
+	$(BIN)/pip install -q -e '.[dev,fleet,coreclr]'
 	touch $@
 
 # System tools (perf, valgrind, hyperfine, chromium for the report check): apt-get as root,
