@@ -122,10 +122,11 @@ def test_eh_bad_params_exit_2() -> None:
 
 @pytest.mark.parametrize("queue", ["global", "partitioned", "shared"])
 @pytest.mark.parametrize("cancel", ["same", "other"])
-def test_timers_churn_checksum(queue: str, cancel: str) -> None:
+def test_timers_churn_checksum(queue: str, cancel: str, runtime: str) -> None:
     wl = built_workload("timers/csharp")
     out = _result(wl, queue=queue, cancel=cancel, threads=2, live=100, iterations=5000,
-                  warmup=1000)
+                  warmup=1000, runtime=runtime)
+    assert out["runtime"].startswith("mono 6." if runtime == "mono" else ".NET Core 3.1.")
     assert out["checksum"] == 10000  # every timer created was disposed
     assert out["fired"] == 0 and out["live_disposed"] == 100  # hour-long timers never fire
     # cancel=other really disposes on another thread (the disposer compares thread ids).
@@ -140,9 +141,10 @@ def test_timers_churn_checksum(queue: str, cancel: str) -> None:
 
 
 @pytest.mark.parametrize("queue", ["global", "partitioned"])
-def test_timers_fire(queue: str) -> None:
+def test_timers_fire(queue: str, runtime: str) -> None:
     wl = built_workload("timers/csharp")
-    out = _result(wl, queue=queue, fire=2000, threads=2, iterations=300, warmup=100)
+    out = _result(wl, queue=queue, fire=2000, threads=2, iterations=300, warmup=100,
+                  runtime=runtime)
     assert out["fired"] == 600 and out["checksum"] == 600
     assert out["fire_rate_per_s"] > 0
     # A timer due in 2 ms cannot fire early; lateness is measured against the requested time.
@@ -150,10 +152,10 @@ def test_timers_fire(queue: str) -> None:
     assert out["lateness_p99_ns"] < 10e9
 
 
-def test_timers_region_and_bad_params() -> None:
+def test_timers_region_and_bad_params(runtime: str) -> None:
     wl = built_workload("timers/csharp")
     with region_server() as (env, got):
-        _result(wl, env=env, iterations=1000, warmup=0)
+        _result(wl, env=env, iterations=1000, warmup=0, runtime=runtime)
     assert got == ["enable", "disable"]
     for bad in ("--queue=percpu", "--cancel=later", "--fire=-1", "--threads=x", "--wx=off"):
         assert refuses(wl, bad).stdout.strip() == ""
