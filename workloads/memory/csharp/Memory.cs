@@ -44,7 +44,8 @@ static class Memory
         return -1;
     }
 
-    /// <summary>A line of /proc/self/status in KiB ("VmData:  1234 kB"), or -1.</summary>
+    /// <summary>The number on a line of /proc/self/status ("VmData:  1234 kB" in KiB,
+    /// "Threads:  9"), or -1.</summary>
     static long StatusKiB(string key)
     {
         try
@@ -171,6 +172,7 @@ static class Memory
             .AddKnown("committed_kib", committed).AddKnown("gc_heap_kib", gcHeap)
             .AddKnown("jitted_tier0", tier0).AddKnown("jitted_tier1", tier1)
             .AddKnown("jitted_optimized", optimized).AddKnown("stubs", stubs)
+            .AddKnown("os_threads", StatusKiB("Threads"))
             .Add("gc_server", System.Runtime.GCSettings.IsServerGC)
             .Add("result", (long)(uint)sink)  // unsigned: perflab refuses negative metrics
             .Add("parallelism", "threads").Add("runtime", Bench.RuntimeName())
