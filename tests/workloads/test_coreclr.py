@@ -37,6 +37,19 @@ def test_stat_names_the_runtime_in_the_environment(runtime: str,
     assert rs.configurations[0].params["runtime"] == runtime
 
 
+def test_compare_names_each_configurations_runtime(capsys: pytest.CaptureFixture[str]) -> None:
+    for runtime in CSHARP_RUNTIMES:
+        csharp_runtime(runtime)
+    built_workload("eh/csharp")
+    code, out, err = run_cli(["compare", "-W", "eh/csharp runtime=mono", "-W",
+                              "eh/csharp runtime=coreclr", "-r", "2", "-w", "0", "-p",
+                              "iterations=500", "-p", "warmup=0"], capsys)
+    assert code == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("runtime: ")]
+    mono_at = line.index("eh/csharp runtime=mono: mono 6.8")
+    assert line.index("eh/csharp runtime=coreclr: .NET Core 3.1.23") > mono_at  # their order
+
+
 @pytest.mark.parametrize(("spec", "env", "problem", "fix"), [
     ("eh/csharp runtime=coreclr", {"PERFLAB_CORECLR_ROOT": "/nonexistent-dotnet"},
      "eh/csharp: runtime=coreclr needs CoreCLR 3.1.23, which is not installed here",

@@ -97,8 +97,9 @@ def _header(rs: ResultSet, store: Store) -> None:
     runtimes = rs.fingerprint.get("runtimes") or {}
     if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)
         seen = set(runtimes.values())
+        names = dict.fromkeys(c.name for c in rs.configurations if c.name in runtimes)
         text = (next(iter(seen)) if len(seen) == 1
-                else "; ".join(f"{name}: {label}" for name, label in runtimes.items()))
+                else "; ".join(f"{name}: {runtimes[name]}" for name in names))
         console.print(f"[dim]runtime: {text}[/]", highlight=False, markup=True)
 
 
