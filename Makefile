@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # System tools (perf, valgrind, hyperfine, chromium for the report check): apt-get as root,
-# otherwise one line naming what to install.  Each stage may add its own step in scripts/setup.d/.
+# otherwise one line naming what to install.  Each stage may add its own step in scripts/setup.d/
+# (CoreCLR: the venv's `coreclr` extra, after the venv exists).
 system-deps:
 	@bash scripts/install-system-deps.sh
 	@for f in scripts/setup.d/*.sh; do [ -e "$$f" ] || continue; bash "$$f" || exit 1; done

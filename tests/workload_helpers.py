@@ -6,6 +6,8 @@
 - ``region_server``: serve perflab's timed-region fifos like perflab does, recording commands.
 - ``run_workload``: run a workload outside perflab and return its checked JSON line.
 - ``check_per_thread``: a threaded workload's ops and per-thread times add up.
+- ``csharp_runtime``: a C# runtime to test on (mono, coreclr), the test skipped with one line
+  where it is not installed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from perflab.workloads import registry
+from perflab.workloads import coreclr, registry
 from perflab.workloads.registry import Workload
 
 CONTRACT_KEYS = {"ops", "threads", "per_thread_ns", "ns_per_op", "ops_per_s", "checksum", "params"}
@@ -36,6 +38,18 @@ def built_workload(name: str) -> Workload:
     if not wl.is_built():
         wl.build()
     return wl
+
+
+CSHARP_RUNTIMES = ("mono", "coreclr")
+
+
+def csharp_runtime(name: str) -> str:
+    """``name`` when that C# runtime is installed here, else the test is skipped (one line)."""
+    if name == "coreclr" and coreclr.root() is None:
+        pytest.skip(f"CoreCLR {coreclr.VERSION} not installed -- {coreclr.INSTALL_HINT}")
+    if name == "mono" and registry.tool_path("mono") is None:
+        pytest.skip("Mono not installed -- apt-get install mono-mcs mono-runtime")
+    return name
 
 
 def refuses(wl: Workload, *args: str) -> subprocess.CompletedProcess[str]:

@@ -44,6 +44,7 @@ from perflab.collectors.process import (
 )
 from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
+from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError
 from perflab.model import (
@@ -497,6 +498,12 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                   load1=os.getloadavg()[0] if load1 is None else load1, error=outcome.error)
         seq += 1
         cfg.runs.append(run)
+        if run.status == "ok" and cfg.name not in rs.fingerprint.get("runtimes", {}):
+            label = runtime_label(outcome.stdout)
+            if label:
+                # The environment names the runtime each configuration ran on (a workload
+                # choosing among runtimes, e.g. C# on Mono or CoreCLR, says which it was).
+                rs.fingerprint.setdefault("runtimes", {})[cfg.name] = label
         for name in outcome.values:
             if name not in rs.metrics:
                 info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)

@@ -508,14 +508,16 @@ class Store:
             raise self._db_error(e) from e
 
     def update_result(self, rs: ResultSet) -> None:
-        """Record status, metrics and notes as they stand (called at the end, or on Ctrl-C)."""
+        """Record status, metrics, notes and the environment as they stand (called at the end,
+        or on Ctrl-C; the runs add the runtimes they ran on to the environment)."""
         assert rs.id is not None
         _stamp_owner(rs)
 
         def go(conn: sa.Connection) -> None:
             conn.execute(results.update().where(results.c.id == rs.id).values(
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
-                notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label))
+                notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label,
+                fingerprint=rs.fingerprint))
 
         self.write(go)
 

@@ -20,7 +20,7 @@ from perflab.collectors.perf_events import (
 )
 from perflab.collectors.process import LaunchServer, RunRequest, execute
 from perflab.collectors.valgrind import execute_callgrind, parse_callgrind_total
-from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json
+from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json, runtime_label
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
@@ -205,6 +205,17 @@ def test_reading_arithmetic() -> None:
 ])
 def test_workload_json(stdout: str, expected: dict[str, float] | None) -> None:
     assert parse_last_json(stdout) == expected
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("stdout, expected", [
+    ('warm\n{"ns_per_op": 1, "runtime": ".NET Core 3.1.23"}\n', ".NET Core 3.1.23"),
+    ('{"ns_per_op": 1, "runtime": 3}\n', None),  # not a label
+    ('{"runtime": "mono 6.8"}\nplain output\n', None),  # not the last line
+    ('{"runtime": "x",\n', None),
+])
+def test_runtime_label(stdout: str, expected: str | None) -> None:
+    assert runtime_label(stdout) == expected
 
 
 def test_malformed_workload_json_is_an_error() -> None:

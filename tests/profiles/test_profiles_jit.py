@@ -1,6 +1,7 @@
-"""JIT frames by name: perflab asks Java, Node and Mono to write /tmp/perf-PID.map when it
-profiles, so perf names their compiled code; the "-g" advice is only for native code without
-symbols.  Real profiles of timers/java (2 threads) and eh/csharp on Mono, plus the rules."""
+"""JIT frames by name: perflab asks Java, Node, Mono and CoreCLR to write /tmp/perf-PID.map when
+it profiles, so perf names their compiled code; the "-g" advice is only for native code without
+symbols.  Real profiles of timers/java (2 threads) and eh/csharp on Mono and on CoreCLR, plus
+the rules."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from perflab.profiles.record import (
 )
 from perflab.profiles.store import load_profile
 from perflab.storage import Store
-from workload_helpers import built_workload
+from workload_helpers import built_workload, csharp_runtime
 
 pytestmark = pytest.mark.measure
 
@@ -34,6 +35,10 @@ def test_jit_map_env_appends_to_what_the_user_set(monkeypatch: pytest.MonkeyPatc
     assert env["NODE_OPTIONS"] == "--perf-basic-prof"
     assert env["MONO_ENV_OPTIONS"] == "--debug --jitmap"
     assert jit_map_env(env) == env  # never twice
+    # CoreCLR's is a switch: set where unset, the user's own value left alone.
+    monkeypatch.delenv("COMPlus_PerfMapEnabled", raising=False)
+    assert env["COMPlus_PerfMapEnabled"] == "1"
+    assert jit_map_env({"COMPlus_PerfMapEnabled": "0"})["COMPlus_PerfMapEnabled"] == "0"
 
 
 @pytest.mark.unit
@@ -81,6 +86,19 @@ def test_mono_frames_are_named(tmp_path: object) -> None:
     # Mono's --jitmap names the workload's methods "Class:Method (args)".
     assert any(s.symbol.startswith("Eh:Loop") and perf_map_pid(s.module) is not None
                for s in syms), [s.symbol for s in syms[:30]]
+
+
+@needs_perf
+def test_coreclr_frames_are_named(tmp_path: object) -> None:
+    csharp_runtime("coreclr")
+    store, pid = record_workload(tmp_path, "eh/csharp", runtime="coreclr", depth="10",
+                                 iterations="50000")
+    syms = top_symbols(pid, store, limit=None, sort="total")
+    # COMPlus_PerfMapEnabled=1 names the jitted methods "[module] Class::Method(args)[tier]":
+    # the throwing method (Fail), and the loop that catches.
+    named = [s.symbol for s in syms if perf_map_pid(s.module) is not None]
+    assert any("Eh::Fail" in s for s in named), [s.symbol for s in syms[:30]]
+    assert any("Eh::Loop" in s for s in named), [s.symbol for s in syms[:30]]
 
 
 @needs_perf

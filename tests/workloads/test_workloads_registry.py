@@ -127,6 +127,17 @@ BAD_CASES = {
     "metric_direction": (HEAD + '[metrics.rss_kib]\nunit="KiB"\ndirection="smaller"\n',
                          "metrics.rss_kib.direction = 'smaller' is not a direction"),
     "metric_key": (HEAD + '[metrics.rss_kib]\nunits="KiB"\n', "metrics.rss_kib: unknown key"),
+    "needs_value": (HEAD + '[params.rt]\ntype="str"\ndefault="a"\nchoices=["a"]\n'
+                    'needs={b=["x"]}\n', "params.rt.needs names 'b'"),
+    "needs_list": (HEAD + '[params.rt]\ntype="str"\ndefault="a"\nchoices=["a"]\n'
+                   'needs={a="x"}\n', "params.rt.needs.a must be a list"),
+    "only_param": (HEAD + '[params.k]\ntype="str"\ndefault="a"\nonly="rt=b"\n',
+                   "params.k.only names 'rt'"),
+    "only_value": (HEAD + '[params.rt]\ntype="str"\ndefault="a"\nchoices=["a"]\n'
+                   '[params.k]\ntype="str"\ndefault="a"\nonly="rt=b"\n',
+                   "params.k.only = rt=b is not a value of rt"),
+    "only_form": (HEAD + '[params.k]\ntype="str"\ndefault="a"\nonly="rt"\n',
+                  "params.k.only must be 'PARAM=VALUE'"),
 }
 
 
@@ -215,6 +226,72 @@ def test_a_missing_runtime_is_reported_not_run(root: Path) -> None:
     assert "cannot run here" in e.value.problem
     with pytest.raises(PerflabError):
         wl.build()
+
+
+RUNTIMES = """\
+name = "fam/rt"
+family = "fam"
+runtime = "rt"
+description = "one program, two runtimes"
+run = ["sh", "-c", "echo", "{coreclr}"]
+
+[params.runtime]
+type = "str"
+default = "plain"
+choices = ["plain", "ghost", "coreclr"]
+needs = { plain = ["sh"], ghost = ["perflab-no-such-runtime-xyz"], coreclr = ["@coreclr"] }
+
+[params.knob]
+type = "str"
+default = "default"
+choices = ["default", "on", "off"]
+only = "runtime=coreclr"
+"""
+
+
+@pytest.mark.unit
+def test_a_value_that_needs_a_missing_runtime_is_one_line(root: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    write(root, "fam", "rt", RUNTIMES)
+    monkeypatch.setenv("PERFLAB_CORECLR_ROOT", str(root / "no-dotnet-here"))
+    wl = get("fam/rt")
+    assert wl.available().ok  # the defaults need nothing missing
+    assert wl.command({})[1]["runtime"] == "plain"
+    with pytest.raises(PerflabError) as e:
+        wl.command({"runtime": "ghost"})
+    assert "runtime=ghost needs perflab-no-such-runtime-xyz" in e.value.problem
+    with pytest.raises(PerflabError) as e:
+        wl.command({"runtime": "coreclr"})
+    assert "runtime=coreclr needs CoreCLR 3.1.23, which is not installed" in e.value.problem
+    assert "make setup" in e.value.fix and "dotnetcore2==3.1.23" in e.value.fix
+    assert "\n" not in e.value.line()
+
+
+@pytest.mark.unit
+def test_a_knob_of_another_runtime_is_one_line(root: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    write(root, "fam", "rt", RUNTIMES)
+    # A folder laid out as CoreCLR's (dotnet + the shared framework), so runtime=coreclr is
+    # available and {coreclr} expands to it.
+    fake = root / "dotnet-root"
+    (fake / "shared" / "Microsoft.NETCore.App" / "3.1.23").mkdir(parents=True)
+    (fake / "dotnet").write_text("#!/bin/sh\n")
+    (fake / "dotnet").chmod(0o755)
+    monkeypatch.setenv("PERFLAB_CORECLR_ROOT", str(fake))
+    wl = get("fam/rt")
+    with pytest.raises(PerflabError) as e:
+        wl.command({"knob": "off"})
+    assert e.value.problem == ("fam/rt: knob=off is a knob of runtime=coreclr; runtime=plain "
+                               "has no such knob")
+    assert e.value.fix == "add runtime=coreclr, or drop knob"
+    assert wl.command({"knob": "default"})[1]["knob"] == "default"  # the default is no knob
+    argv, typed = wl.command({"runtime": "coreclr", "knob": "off"})
+    assert typed["knob"] == "off" and argv[3] == str(fake.resolve())
+    with pytest.raises(PerflabError) as e:
+        wl.command({"runtime": "jvm"})
+    assert "runtime='jvm'" in e.value.problem or "runtime=jvm" in e.value.problem
+    assert "plain, ghost, coreclr" in e.value.fix
 
 
 def test_not_built_says_how_to_build(root: Path) -> None:

@@ -94,6 +94,13 @@ def _header(rs: ResultSet, store: Store) -> None:
     state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
              "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
     console.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
+    runtimes = rs.fingerprint.get("runtimes") or {}
+    if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)
+        seen = set(runtimes.values())
+        names = dict.fromkeys(c.name for c in rs.configurations if c.name in runtimes)
+        text = (next(iter(seen)) if len(seen) == 1
+                else "; ".join(f"{name}: {runtimes[name]}" for name in names))
+        console.print(f"[dim]runtime: {text}[/]", highlight=False, markup=True)
 
 
 def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None,

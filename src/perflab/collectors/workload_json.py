@@ -55,3 +55,18 @@ def parse_last_json(stdout: str, *, cut: bool = False) -> dict[str, float] | Non
                                     "metrics must be times, counts or rates (>= 0)")
         out[str(k)] = float(v)
     return out
+
+
+def runtime_label(stdout: str) -> str | None:
+    """The trailing JSON object's ``runtime`` string ("mono 6.8.0.105 (...)", ".NET Core
+    3.1.23", "OpenJDK 17..."): the runtime that actually ran, as the workload itself saw it.
+    None when the output has no such label (or no JSON line)."""
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines or not lines[-1].lstrip().startswith("{"):
+        return None
+    try:
+        obj: Any = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return None
+    label = obj.get("runtime") if isinstance(obj, dict) else None
+    return label.strip() if isinstance(label, str) and label.strip() else None

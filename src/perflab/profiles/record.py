@@ -39,7 +39,7 @@ TOP_KEEP = 500  # symbols kept in the stored summary (the folded stacks keep eve
 PARANOID_PATH = "/proc/sys/kernel/perf_event_paranoid"
 # What makes each JIT runtime write /tmp/perf-PID.map, the file perf reads to name JIT-compiled
 # frames (perf script looks it up by the sampled process's pid when it runs, after the command).
-# perflab sets them for every profile: other programs ignore them, and a Java, Node or Mono
+# perflab sets them for every profile: other programs ignore them, and a Java, Node, Mono or CoreCLR
 # process anywhere under the command (a launcher script, a build tool) gets its map.
 JIT_MAP_OPTIONS = {
     # JDK 17: the whole code cache at exit (DumpPerfMapAtExit is a diagnostic flag).
@@ -49,6 +49,11 @@ JIT_MAP_OPTIONS = {
     # Mono: one line per JIT-compiled method, as it is compiled.
     "MONO_ENV_OPTIONS": "--jitmap",
 }
+# Runtimes switched by a value rather than an option list: set when the user has not set it (their
+# value wins).  CoreCLR (3.1 reads COMPlus_; the DOTNET_ spelling is .NET 5's): one line per
+# method as it is jitted, suffixed with its tier ("[QuickJitted]", "[OptimizedTier1]"), and its
+# stubs.
+JIT_MAP_SWITCHES = {"COMPlus_PerfMapEnabled": "1"}
 _PERF_MAP = re.compile(r"(?:^|/)perf-(\d+)\.map$")
 
 
@@ -157,12 +162,16 @@ class _PerfRun:
 
 def jit_map_env(env: dict[str, str]) -> dict[str, str]:
     """``env`` (the variables the command gets on top of perflab's own environment) with each
-    runtime's perf-map switch appended to what the user already set (never replacing it)."""
+    runtime's perf-map switch appended to what the user already set (never replacing it), and
+    each switch of JIT_MAP_SWITCHES set where the user has not set it."""
     out = dict(env)
     for var, opt in JIT_MAP_OPTIONS.items():
         have = out.get(var, os.environ.get(var, ""))
         if opt not in have:
             out[var] = f"{have} {opt}".strip()
+    for var, value in JIT_MAP_SWITCHES.items():
+        if var not in out and var not in os.environ:
+            out[var] = value
     return out
 
 
@@ -319,13 +328,13 @@ def symbol_warnings(agg: Aggregate, threshold: float = 0.2) -> list[str]:
                            "written): shown as addresses")
             else:
                 out.append(f"{share:.0%} of the samples are in JIT code of a runtime that wrote "
-                           f"no {module}: shown as addresses -- perflab asks Java, Node and Mono "
-                           "for their maps; another runtime needs its own perf-map switch")
+                           f"no {module}: shown as addresses -- perflab asks Java, Node, Mono and "
+                           "CoreCLR for their maps; another runtime needs its own perf-map switch")
         elif module == "[unknown]":
             out.append(f"{share:.0%} of the samples are in code perf could not map to any file "
                        "(JIT-generated code without a perf map?): shown as addresses -- "
-                       "perflab asks Java, Node and Mono to write /tmp/perf-PID.map; another "
-                       "runtime needs its own perf-map switch")
+                       "perflab asks Java, Node, Mono and CoreCLR to write /tmp/perf-PID.map; "
+                       "another runtime needs its own perf-map switch")
         else:
             out.append(f"{share:.0%} of the samples are in {module}, which has no symbols "
                        "(stripped?): shown as addresses -- rebuild it with -g and without "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ PARAM_TYPES = ("int", "float", "str", "bool")
 _TOP_REQUIRED = ("name", "family", "runtime", "description", "run")
 _TOP_OPTIONAL = ("requires", "build", "outputs", "primary", "region_symbol", "install_hint",
                  "timeout")
-_PARAM_KEYS = ("type", "default", "values", "choices", "min", "max", "help")
+_PARAM_KEYS = ("type", "default", "values", "choices", "min", "max", "help", "needs", "only")
 _METRIC_KEYS = ("unit", "direction", "help")
 METRIC_DIRECTIONS = ("lower", "higher", "none")
 
@@ -42,6 +42,12 @@ class Param:
     min: float | None = None
     max: float | None = None
     help: str = ""
+    # What each value needs to run, beyond the manifest's requires: executables on PATH, or
+    # "@coreclr" (a runtime perflab locates itself): {"coreclr": ("@coreclr",)}.
+    needs: dict[Any, tuple[str, ...]] = field(default_factory=dict)
+    # (parameter, value): a knob that exists only there (e.g. ("runtime", "coreclr")); any
+    # value but the default is refused elsewhere.
+    only: tuple[str, Any] | None = None
 
     def allowed(self) -> str:
         """The allowed values in words, for error messages and `perflab workloads list`."""
@@ -232,8 +238,16 @@ def _parse_param(path: Path, pname: str, spec: Any) -> Param:
     h = spec.get("help", "")
     if not isinstance(h, str):
         raise _bad(path, f"params.{pname}.help must be a string", 'write help = "..."')
+    needs = _parse_needs(path, pname, spec.get("needs", {}), choices)
+    only: tuple[str, Any] | None = None
+    if "only" in spec:
+        other, sep, val = str(spec["only"]).partition("=")
+        if not isinstance(spec["only"], str) or not sep or not other.strip():
+            raise _bad(path, f"params.{pname}.only must be 'PARAM=VALUE'",
+                       'write only = "runtime=coreclr"')
+        only = (other.strip(), val.strip())
     p = Param(name=pname, type=t, default=default, values=values, choices=choices, min=lo,
-              max=hi, help=h)
+              max=hi, help=h, needs=needs, only=only)
     for key, vs in (("default", (default,)), ("values", values)):
         for v in vs:
             try:
@@ -242,6 +256,45 @@ def _parse_param(path: Path, pname: str, spec: Any) -> Param:
                 raise _bad(path, f"params.{pname}.{key} = {format_value(v)} is not allowed by "
                            "its own choices/min/max", e.fix) from None
     return p
+
+
+def _parse_needs(path: Path, pname: str, raw: Any,
+                 choices: tuple[Any, ...] | None) -> dict[Any, tuple[str, ...]]:
+    """params.NAME.needs: {value = ["exe", "@coreclr"]}, each value one of the choices."""
+    how = f'write needs = {{ VALUE = ["program"] }} in [params.{pname}]'
+    if not isinstance(raw, dict):
+        raise _bad(path, f"params.{pname}.needs must be a table", how)
+    out: dict[Any, tuple[str, ...]] = {}
+    for value, tools in raw.items():
+        if choices is None or value not in choices:
+            raise _bad(path, f"params.{pname}.needs names {value!r}, which is not one of its "
+                       "choices", f"list {value!r} in choices, or remove it from needs")
+        if not isinstance(tools, list) or not all(isinstance(x, str) and x for x in tools):
+            raise _bad(path, f"params.{pname}.needs.{value} must be a list of program names",
+                       how)
+        out[value] = tuple(tools)
+    return out
+
+
+def _check_only(path: Path, params: dict[str, Param]) -> dict[str, Param]:
+    """Every params.NAME.only names another parameter and one of its values (typed here)."""
+    out = dict(params)
+    for p in params.values():
+        if p.only is None:
+            continue
+        other, raw = p.only
+        target = params.get(other)
+        if target is None or other == p.name:
+            raise _bad(path, f"params.{p.name}.only names {other!r}, which is not another "
+                       "parameter", f"write only = \"PARAM=VALUE\" with one of "
+                       f"{', '.join(n for n in params if n != p.name) or 'no parameter'}")
+        try:
+            typed = target.convert(raw, "")
+        except PerflabError as e:
+            raise _bad(path, f"params.{p.name}.only = {other}={raw} is not a value of {other}",
+                       e.fix) from None
+        out[p.name] = replace(p, only=(other, typed))
+    return out
 
 
 def _parse_metric(path: Path, mname: str, spec: Any) -> MetricDecl:
@@ -302,6 +355,7 @@ def load_manifest(path: Path) -> Manifest:
     if not isinstance(params_raw, dict):
         raise _bad(path, "'params' must be tables [params.NAME]", "write [params.depth] ...")
     params = {n: _parse_param(path, n, s) for n, s in params_raw.items()}
+    params = _check_only(path, params)
     metrics_raw = data.get("metrics", {})
     if not isinstance(metrics_raw, dict):
         raise _bad(path, "'metrics' must be tables [metrics.NAME]",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import perflab.workloads.coreclr as coreclr
 from perflab.errors import PerflabError
 from perflab.workloads.manifest import (
     MANIFEST,
@@ -273,6 +274,7 @@ class Workload:
         if not ok:
             raise PerflabError(f"workload {self.name} cannot run here: {why}",
                                "install it, or choose another workload (perflab workloads list)")
+        self._check_knobs(typed)
         if require_built and not self.is_built():
             state = ("out of date (its sources changed since it was built)"
                      if self._outputs_exist() else "not built")
@@ -282,14 +284,49 @@ class Workload:
         argv += [f"--{n}={format_value(v)}" for n, v in typed.items()]
         return Resolved(self, argv, typed, self.primary, self.region_symbol)
 
+    def _check_knobs(self, typed: Mapping[str, Any]) -> None:
+        """A value that needs a runtime not installed here, or a knob its runtime does not have
+        (a parameter's ``only``), is one line naming the problem and the fix."""
+        for p in self.params.values():
+            value = typed[p.name]
+            if p.only is not None and value != p.default:
+                other, want = p.only
+                if typed[other] != want:
+                    raise PerflabError(
+                        f"{self.name}: {p.name}={format_value(value)} is a knob of "
+                        f"{other}={format_value(want)}; {other}={format_value(typed[other])} "
+                        "has no such knob",
+                        f"add {other}={format_value(want)}, or drop {p.name}")
+            missing = [t for t in p.needs.get(value, ()) if tool_path(t) is None]
+            if missing:
+                what = missing[0]
+                if what == "@coreclr":
+                    raise PerflabError(
+                        f"{self.name}: {p.name}={format_value(value)} needs CoreCLR "
+                        f"{coreclr.VERSION}, which is not installed here", coreclr.INSTALL_HINT)
+                hint = self.manifest.install_hint or f"install {what}"
+                raise PerflabError(f"{self.name}: {p.name}={format_value(value)} needs {what}, "
+                                   "not found on PATH", hint)
+
     def command(self, params: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, Any]]:
         """(argv, typed params) of ``resolve(params)``."""
         r = self.resolve(params)
         return r.argv, r.params
 
     def _expand(self, arg: str) -> str:
+        if "{coreclr}" in arg:
+            arg = arg.replace("{coreclr}", str(coreclr.root() or ""))
         return (arg.replace("{dir}", str(self.dir)).replace("{root}", str(self.root))
                 .replace("{python}", sys.executable))
+
+
+def tool_path(name: str) -> str | None:
+    """Where a required tool is: "@coreclr" is the CoreCLR perflab installs (its folder),
+    any other name an executable on PATH."""
+    if name == "@coreclr":
+        found = coreclr.root()
+        return str(found) if found else None
+    return shutil.which(name)
 
 
 def _last_line(log: Path) -> str:

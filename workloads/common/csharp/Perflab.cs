@@ -244,8 +244,9 @@ namespace Perflab
             }
         }
 
-        /// <summary>"mono 6.8.0.105 (...)": the runtime's display name (Environment.Version is
-        /// the framework's 4.0.30319.42000 on every Mono).</summary>
+        /// <summary>"mono 6.8.0.105 (...)" on Mono, ".NET Core 3.1.23" on CoreCLR: the runtime's
+        /// display name (Environment.Version is the framework's 4.0.30319.42000 on every Mono).
+        /// perflab keeps it as the run's runtime in the result's environment.</summary>
         public static string RuntimeName()
         {
             Type t = Type.GetType("Mono.Runtime");
@@ -255,7 +256,18 @@ namespace Perflab
                                     | System.Reflection.BindingFlags.Static);
                 if (m != null) return "mono " + (string)m.Invoke(null, null);
             }
+            // Looked up by name: mcs builds against Mono's profile, which has no reference to it.
+            Type ri = Type.GetType("System.Runtime.InteropServices.RuntimeInformation, "
+                                   + "System.Runtime.InteropServices.RuntimeInformation");
+            var p = ri == null ? null : ri.GetProperty("FrameworkDescription");
+            if (p != null) return ((string)p.GetValue(null, null)).Trim();
             return ".NET " + Environment.Version;
+        }
+
+        /// <summary>True on CoreCLR (no Mono.Runtime type).</summary>
+        public static bool OnCoreClr()
+        {
+            return Type.GetType("Mono.Runtime") == null;
         }
 
         public static long Sum(long[] xs)
