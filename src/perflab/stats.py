@@ -52,6 +52,7 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -59,8 +60,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
-from scipy import stats as sps
 
 from perflab.model import (
     WORK_KEYS,
@@ -72,6 +71,17 @@ from perflab.model import (
 )
 
 ALPHA = 0.05
+
+
+@functools.cache
+def _special() -> Any:
+    """scipy.special, imported on first use (0.2 s, of the 0.56 s perflab.stats took with
+    scipy.stats): `perflab stat -r 1` and a report that only reads figures compute no interval
+    (issue 25).  scipy.stats likewise, inside the two functions that need it."""
+    from scipy import special
+
+    return special
+
 CONFIDENCE = 0.95
 DEFAULT_THRESHOLD = 0.01  # the one default band (+-1%), stored with every result
 DEFAULT_CORRECTION = "holm"  # the primary metric's family
@@ -239,15 +249,15 @@ def _widened(se: float, df: float, rho: float) -> tuple[float, float]:
 # Student's t through scipy.special: the same functions scipy.stats.t calls, without its
 # per-call overhead (a suite report computes thousands of intervals).
 def _t_sf(x: float, df: float) -> float:
-    return float(special.stdtr(df, -x)) if math.isfinite(df) else float(special.ndtr(-x))
+    return float(_special().stdtr(df, -x)) if math.isfinite(df) else float(_special().ndtr(-x))
 
 
 def _t_cdf(x: float, df: float) -> float:
-    return float(special.stdtr(df, x)) if math.isfinite(df) else float(special.ndtr(x))
+    return float(_special().stdtr(df, x)) if math.isfinite(df) else float(_special().ndtr(x))
 
 
 def _t_isf(a: float, df: float) -> float:
-    return float(-special.stdtrit(df, a)) if math.isfinite(df) else float(-special.ndtri(a))
+    return float(-_special().stdtrit(df, a)) if math.isfinite(df) else float(-_special().ndtri(a))
 
 
 _T_METHODS = ("trimmed-t", "yuen")  # a t interval: est +- q * se
@@ -285,7 +295,7 @@ class Location:
         n = len(v)
         if self.method == "sign":
             ks = np.arange(1, n // 2 + 1)
-            ok = 2 * sps.binom.cdf(ks - 1, n, 0.5) < alpha
+            ok = 2 * _special().bdtr(ks - 1, n, 0.5) < alpha
             if not ok.any():
                 return -math.inf, math.inf
             k = int(ks[ok].max())
@@ -305,7 +315,7 @@ class Location:
         assert v is not None
         if self.method == "sign":
             c = int(np.sum(v > delta))
-            return float(sps.binom.sf(c - 1, len(v), 0.5))
+            return float(_special().bdtrc(c - 1, len(v), 0.5))
         return float(np.sum(v <= delta) / len(v))
 
     def p_below(self, delta: float) -> float:
@@ -318,7 +328,7 @@ class Location:
         assert v is not None
         if self.method == "sign":
             c = int(np.sum(v < delta))
-            return float(sps.binom.sf(c - 1, len(v), 0.5))
+            return float(_special().bdtrc(c - 1, len(v), 0.5))
         return float(np.sum(v >= delta) / len(v))
 
     def claim_p(self, lo_edge: float, hi_edge: float) -> float:
@@ -437,6 +447,8 @@ def median_ci(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, flo
         return math.nan, math.nan
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
+    from scipy import stats as sps  # here, not at import: 0.35 s that `stat -r 1` never needs
+
     ci = sps.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(confidence)
     return float(ci.low), float(ci.high)
 
@@ -473,7 +485,7 @@ def summarize(samples: Sequence[float], deterministic: bool = False,
     return Summary(
         n=len(x), median=med, ci_low=lo, ci_high=hi, mean=mean, stdev=sd,
         cv=sd / mean if mean else math.nan, min=float(x.min()), max=float(x.max()),
-        mad=float(sps.median_abs_deviation(x)), outliers=outliers, estimator=str(est),
+        mad=float(np.median(np.abs(x - np.median(x)))), outliers=outliers, estimator=str(est),
         center=c)
 
 
@@ -757,7 +769,7 @@ def runs_needed(n: int, loc: Location, band: tuple[float, float], alpha: float,
     if margin <= 0:
         return cap
     sd = se * math.sqrt(n)
-    z = float(-special.ndtri(alpha / 2) + special.ndtri(power))
+    z = float(-_special().ndtri(alpha / 2) + _special().ndtri(power))
     need = math.ceil((z * sd / margin) ** 2)
     return int(min(cap, max(n + 1, MIN_RUNS, need)))
 
@@ -829,6 +841,8 @@ def adjust(p: Sequence[float], correction: str) -> np.ndarray:
     if correction == "holm":
         return holm(p)
     if correction == "bh":
+        from scipy import stats as sps  # here, not at import (see median_ci)
+
         return sps.false_discovery_control(np.asarray(p, dtype=float), method="bh")
     if correction == "none":
         return np.asarray(p, dtype=float)

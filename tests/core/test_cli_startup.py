@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from perflab.cli import VERBS, stage_group
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 
@@ -81,3 +83,26 @@ def test_verb_table_matches_what_the_stages_register() -> None:
             assert real is not None
             want = real.get_short_help_str(limit=400)
             assert VERBS[verb][1] == want, (verb, want)
+
+
+VERB_RUN = """
+import os
+os.environ["PERFLAB_DB"] = {db!r}
+from perflab.cli import main
+for argv in {argvs!r}:
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code in (0, None), (argv, code)
+"""
+
+
+def test_a_single_run_and_the_listing_load_no_scipy_nor_matplotlib(tmp_path: Path) -> None:
+    """`perflab stat -r 1 -w 0 -- true` took 4.9-7.0 s at load 3, mostly importing scipy.stats
+    (issue 25): one run computes no interval, and listing results computes nothing."""
+    db = tmp_path / "r.sqlite"
+    loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
+        ["stat", "-r", "1", "-w", "0", "--", "true"], ["results", "list"]]))
+    assert "perflab" in loaded and Store(db).result_ids() == [1]
+    assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
