@@ -306,10 +306,15 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
 # -- exports --------------------------------------------------------------------------------------
 def check_exports(paths: dict[str, Path | None]) -> None:
     """Refuse an export path that cannot be written before measuring, not after."""
-    from perflab.reports.export import EXPORTERS
+    from perflab.reports.export import EXPORTERS, STDOUT
 
+    to_stdout = [EXPORTERS[f].option for f, p in paths.items() if str(p) == STDOUT]
+    if len(to_stdout) > 1:
+        raise PerflabError(f"{' and '.join(to_stdout)} both ask for standard output ('-')",
+                           "send one of them to a file")
     for fmt, path in paths.items():
-        writable_file(path, EXPORTERS[fmt].option)
+        if str(path) != STDOUT:
+            writable_file(path, EXPORTERS[fmt].option)
 
 
 def export(rs: ResultSet, comps: list[Comparison], plan: Plan,

@@ -112,3 +112,22 @@ def test_each_format_is_a_module_with_render() -> None:
     assert "a\\|1 (baseline)" in out["markdown"]  # a pipe cannot split the table
     assert [r["command"] for r in json.loads(out["hyperfine"])["results"]] == ["a|1", "b"]
     assert len(json.loads(out["pyperf"])["benchmarks"]) == 2
+
+
+def test_an_export_to_dash_is_standard_output_alone(spin: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`--export-json -` wrote a file named '-' (issue 25); now stdout carries the JSON alone and
+    the tables go to stderr, so `perflab compare ... --export-json - | jq` works."""
+    import json
+
+    from cli_helpers import run_cli
+
+    code, out, err = run_cli(["compare", "-r", "6", "--export-json", "-", f"{spin} 1000",
+                              f"{spin} 1001"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"].startswith("perflab-result/") and len(doc["configurations"]) == 2
+    assert "verdicts:" in err and not Path("-").exists()
+    code, out, err = run_cli(["compare", "-r", "6", "--export-json", "-", "--export-csv", "-",
+                              f"{spin} 1000", f"{spin} 1001"], capsys)
+    assert code != 0 and "both ask for standard output" in err

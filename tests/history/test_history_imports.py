@@ -55,6 +55,12 @@ def test_hyperfine_live_run_imports_and_stores(tmp_path: Path) -> None:
     assert rs.configurations[0].benchmark == "true"
     times = rs.configurations[0].samples("wall_time")
     assert len(times) == 3 and all(0 < t < 1 for t in times)
+    # results show names the import's source, not a machine it does not have ("None xNone").
+    from perflab.cli import app
+
+    res = CliRunner().invoke(app, ["results", "show", str(rid), "--db", str(db)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0 and "imported from hyperfine" in text and "None" not in text
 
 
 def test_pyperf_fixture() -> None:

@@ -68,13 +68,18 @@ def _exports(kw: dict[str, Any]) -> dict[str, Path | None]:
     """--export-FORMAT options -> {format: path}, checked writable before anything runs."""
     paths = {name.removeprefix("export_"): kw.pop(name) for name, _, _ in EXPORT}
     session.check_exports(paths)
+    # An export to standard output ("-") has it alone: the tables and notes go to stderr.
+    console.file = err.file if any(str(p) == "-" for p in paths.values()) else None  # type: ignore[assignment]
     return paths
 
 
 def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
             paths: dict[str, Path | None]) -> None:
-    for p in session.export(rs, comps, plan, paths):
-        err.print(f"wrote {p}")
+    try:
+        for p in session.export(rs, comps, plan, paths):
+            err.print(f"wrote {p}")
+    finally:
+        console.file = None  # type: ignore[assignment]  # stdout again (_exports)
 
 
 def _warn(line: str) -> None:
@@ -377,9 +382,16 @@ def results_show(
         session.check_plan(estimator, correction, fewest, verdict=False, warn=_warn)
     _header(rs, store)
     fp = rs.fingerprint
-    console.print(f"[dim]{fp.get('cpu_model')} x{fp.get('cpu_count')}, kernel {fp.get('kernel')}, "
-                  f"PMU: {'yes' if fp.get('pmu') else 'no'}, commit {rs.commit or '-'}[/]",
-                  highlight=False)
+    if rs.source != "perflab":  # an import: no machine of perflab's own (it read "None xNone")
+        from rich.markup import escape
+
+        where = rs.settings.extra.get("file")
+        console.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
+                      f"commit {rs.commit or '-'}[/]", highlight=False)
+    else:
+        console.print(f"[dim]{fp.get('cpu_model') or '-'} x{fp.get('cpu_count') or '-'}, "
+                      f"kernel {fp.get('kernel') or '-'}, PMU: {'yes' if fp.get('pmu') else 'no'}"
+                      f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
     comps = compare_result(rs, shown, plan=plan)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from perflab.model import ResultSet
     from perflab.stats import Comparison, Plan
+
+
+STDOUT = "-"  # an export path that means standard output
 
 
 @dataclass(frozen=True)
@@ -48,13 +52,18 @@ EXPORTERS: dict[str, Exporter] = {
 
 def export_all(rs: ResultSet, comps: Sequence[Comparison], plan: Plan,
                paths: dict[str, Path | None]) -> list[Path]:
-    """Write every export asked for (format -> path); returns the paths written.  Raises
-    OSError with ``filename`` set to the path that could not be written."""
+    """Write every export asked for (format -> path; "-" is standard output); returns the
+    files written.  Raises OSError with ``filename`` set to the path that could not be
+    written."""
     written = []
     for fmt, path in paths.items():
         if path is None:
             continue
         text = EXPORTERS[fmt].render(rs, comps, plan)
+        if str(path) == STDOUT:  # hyperfine's and jq's "-": the export alone on stdout
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            continue
         try:
             path.write_text(text)
         except OSError as e:
