@@ -274,3 +274,27 @@ def test_p_reads_as_a_bound_never_as_zero() -> None:
     # Never rounded up onto the 0.05 line it is judged by (0.0499999 read "0.05").
     assert fmt_p(0.0499999) == "0.0499999" and fmt_p(0.04996) == "0.04996"
     assert fmt_p(0.0123456) == "0.0123" and fmt_p(1.0) == "1"
+
+
+def test_reports_name_each_command_and_the_busy_machine() -> None:
+    """A report of `compare ./spin 2000000 ./spin 6000000` named neither command (grep found
+    nothing in the HTML, Markdown or CSV), and the busy-machine warning was terminal-only."""
+    from perflab.reports.matrix import configuration_rows, raw_rows
+    from perflab.reports.warnings import suite_warnings
+
+    rs = ResultSet(kind="compare", fingerprint={"cpu_count": 2},
+                   metrics={"wall_time": BUILTIN_METRICS["wall_time"]})
+    for name, n in (("A", 2_000_000), ("B", 6_000_000)):
+        cfg = Configuration(name=name, command=["./spin", str(n)], is_baseline=name == "A",
+                            cell="{}")
+        cfg.runs = [Run(seq=i, values={"wall_time": 0.01 * n / 1e6}, load1=6.5)
+                    for i in range(6)]
+        rs.configurations.append(cfg)
+    rows = configuration_rows(rs)
+    assert [r["command"] for r in rows] == ["./spin 2000000", "./spin 6000000"]
+    assert rows[0]["configuration"] == "A (baseline)"
+    assert {r["command"] for r in raw_rows(rs, [], ["wall_time"])} == {
+        "./spin 2000000", "./spin 6000000"}
+    warns = suite_warnings(rs, [], "wall_time")
+    assert any(w.kind == "machine" and "load average up to 6.50 on 2 CPUs" in w.text
+               for w in warns)

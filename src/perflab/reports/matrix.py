@@ -170,6 +170,25 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
     return rows
 
 
+def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
+    """What each configuration ran: its command (the first cell's, with the number of cells
+    whose parameters vary it) and its benchmark; a report named neither (issue 25: grep for
+    the program found nothing in the HTML, the Markdown or the CSV)."""
+    rows: dict[str, dict[str, str]] = {}
+    cells: dict[str, int] = {}
+    for c in rs.configurations:
+        cells[c.name] = cells.get(c.name, 0) + 1
+        if c.name not in rows:
+            cmd = " ".join(c.command)
+            rows[c.name] = {"configuration": c.name + (" (baseline)" if c.is_baseline else ""),
+                            "benchmark": c.benchmark if c.benchmark != cmd else "-",
+                            "command": cmd}
+    for name, n in cells.items():
+        if n > 1:
+            rows[name]["command"] += f"  (first of {n} cells)"
+    return list(rows.values())
+
+
 def axis_rows(rs: ResultSet, comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
     """A study axis (stats.axis_comparisons): one row per (other parameters, configuration)."""
     return [{"cell": cell_label(c.cell, rs), "configuration": c.candidate,
@@ -238,7 +257,7 @@ def counter_rows(rs: ResultSet, comparisons: Sequence[Comparison],
 
 _RAW_COLUMNS = {"metric", "unit", "configuration", "baseline", "runs", "median", "ci_low",
                 "ci_high", "cv", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",
-                "verdict", "runs_needed"}
+                "verdict", "label", "runs_needed", "command"}
 
 
 def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
@@ -258,13 +277,15 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
             # parameter "n", "median") is written as "param.NAME", never overwritten.
             row.update({(f"param.{k}" if k in _RAW_COLUMNS else k): v
                         for k, v in c.params.items()})
-            row.update({"configuration": c.name, "baseline": c.is_baseline, "runs": s.n,
+            row.update({"configuration": c.name, "command": " ".join(c.command),
+                        "baseline": c.is_baseline, "runs": s.n,
                         "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
                         "cv": s.cv})
             if cmp_ is not None:
                 row.update({"ratio": cmp_.ratio, "ratio_ci_low": cmp_.ci_low,
                             "ratio_ci_high": cmp_.ci_high, "p_adjusted": cmp_.p_value,
-                            "verdict": cmp_.verdict, "runs_needed": cmp_.runs_needed})
+                            "verdict": cmp_.verdict, "label": cmp_.label,
+                            "runs_needed": cmp_.runs_needed})
             rows.append(row)
     return rows
 

@@ -34,7 +34,6 @@ def result_warnings(rs: ResultSet) -> list[str]:
     """What makes these numbers less trustworthy (hyperfine-style warnings, and more)."""
     out: list[str] = []
     primary = rs.settings.primary_metric or "wall_time"
-    cpus = rs.fingerprint.get("cpu_count") or 1
     for cfg in rs.configurations:
         failed = [r for r in cfg.runs if r.status != "ok"]
         if failed:
@@ -78,11 +77,19 @@ def result_warnings(rs: ResultSet) -> list[str]:
                 out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
+    out += busy_machine(rs)
+    return out
+
+
+def busy_machine(rs: ResultSet) -> list[str]:
+    """The machine's load during the runs, when it was more than half busy: in the terminal's
+    warnings and in every report's (the HTML page had it only as load_at_start)."""
+    cpus = rs.fingerprint.get("cpu_count") or 1
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
-        out.append(f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
-                   "during the runs")
-    return out
+        return [f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
+                "during the runs"]
+    return []
 
 
 def _robust(rs: ResultSet) -> str:
@@ -101,7 +108,7 @@ class Warning_:
 
 def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
                  metric: str) -> list[Warning_]:
-    out: list[Warning_] = []
+    out: list[Warning_] = [Warning_("machine", w) for w in busy_machine(rs)]
     for msg in rs.settings.suite.get("skipped", []):
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):

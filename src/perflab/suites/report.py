@@ -79,7 +79,8 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     shown = primary if primary in mets else (mets[0] if mets else primary)
     est_label = parse_estimator(plan.estimator).label
     base = info.get("baseline") or ""
-    tables: list[tuple[str, list[dict[str, str]]]] = []
+    tables: list[tuple[str, list[dict[str, str]]]] = [
+        ("configurations: what each one ran", matrix.configuration_rows(view))]
     for m in mets:
         unit = matrix.unit_of(view, m)
         # A time's cells carry their own unit (fmt_value: "6.283 ms"): "(s)" over them misled.
