@@ -213,6 +213,12 @@ def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
 # estimate from a few runs is mostly noise, and the widening only made absurd intervals
 # (coverage and false alarms unchanged in simulation from 0.9 down to 0.6).
 SERIAL_CAP = 0.75
+# Fewer runs give fewer than 9 lag-1 products: the estimate is mostly noise, and widening for it
+# cost more than it saved (simulated, 6 runs: a clear +8% found 50% instead of 72% at the first
+# adaptive look; 2.5x on user_time read inconclusive [-99.6%, >+9,900%]).  Below it nothing is
+# widened; AR(1) rho 0.5 at 6-9 runs then gives 8-10% false slower/faster at one look (1.2% at
+# the adaptive first look, alpha / 15), said in docs/statistics.md.
+SERIAL_MIN_RUNS = 10
 
 
 def serial_correlation(x: np.ndarray, est: Estimator) -> float:
@@ -223,7 +229,7 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     interval.  Noise correlated in time (a neighbour that comes and goes, a warming cache)
     makes successive runs alike, so n runs hold less information than n independent ones."""
     n = len(x)
-    if n < 4:
+    if n < SERIAL_MIN_RUNS:
         return 0.0
     kl, kh = _trim_counts(n, est)
     s = np.sort(x)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perflab.model import Configuration, ResultSet
-from perflab.reports.format import fmt_signed
+from perflab.reports.format import fmt_ci_end, fmt_signed
 from perflab.stats import MOVED, Comparison
 
 # The counters a story talks about, in the order it names them, with the words it uses.
@@ -77,8 +77,7 @@ def _amount(metric: str, delta: float, per: str) -> str:
 def _pct(c: Comparison) -> str:
     if any(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)):
         return ""
-    return (f"{c.change_pct:+.1f}% [{(c.ci_low - 1) * 100:+.1f}, "
-            f"{(c.ci_high - 1) * 100:+.1f}]")
+    return f"{c.change_pct:+.1f}% [{fmt_ci_end(c.ci_low)}, {fmt_ci_end(c.ci_high)}]"
 
 
 def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]:
