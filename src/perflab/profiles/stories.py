@@ -1,8 +1,9 @@
 """Counter stories: one sentence per candidate configuration saying which counters moved.
 
 The way the 2009 lat_mmap thread reasoned: "about 200 more instructions per mm syscall, cache
-misses almost unchanged" -- per operation where the workload reports its operation count (the
-JSON key ``ops``), with the test's verdict deciding what counts as moved.
+misses almost unchanged" -- per operation where both configurations report the same operation
+count (the JSON key ``ops``), else per run; each amount is the comparison's own estimate, and
+the test's verdict decides what counts as moved.
 """
 
 from __future__ import annotations
@@ -48,15 +49,10 @@ def _find(rs: ResultSet, name: str, cell: str) -> Configuration | None:
     return None
 
 
-def per_op(cfg: Configuration, metric: str) -> tuple[float, bool]:
-    """The median of the metric per operation (per run: value / ops), or its plain median when
-    the workload reports no ``ops``.  Returns (value, is_per_op)."""
-    ratios = [r.values[metric] / r.values["ops"] for r in cfg.measured_runs()
-              if metric in r.values and r.values.get("ops")]
-    if ratios:
-        return statistics.median(ratios), True
-    samples = cfg.samples(metric)
-    return (statistics.median(samples) if samples else math.nan), False
+def _ops(cfg: Configuration) -> float | None:
+    """The operations a run of ``cfg`` made (the workload's ``ops``), if every run says."""
+    ops = [r.values.get("ops") for r in cfg.measured_runs()]
+    return statistics.median(ops) if ops and all(ops) else None  # type: ignore[arg-type]
 
 
 def _amount(metric: str, delta: float, per: str) -> str:
@@ -101,17 +97,20 @@ def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]
                 continue
             pct = _pct(comp)
             amount = ""
-            if base is not None and cand is not None:
-                b, b_per = per_op(base, metric)
-                _, a_per = per_op(cand, metric)
-                per = " per op" if (a_per and b_per) else ""
-                # The amount the comparison estimates (the baseline's figure x (ratio - 1)), so
-                # its sign is the percentage's: the difference of the two medians read
-                # "-0.0186 ns of task_clock per op (+195.7%)".
-                if math.isfinite(comp.ratio) and math.isfinite(b):
-                    amount = _amount(metric, b * (comp.ratio - 1), per)
-                elif math.isfinite(comp.diff) and not per:
-                    amount = _amount(metric, comp.diff, per)
+            diff = comp.diff
+            if not math.isfinite(diff) and base is not None and math.isfinite(comp.ratio):
+                samples = base.samples(metric)  # a comparison made without its centre
+                diff = statistics.median(samples) * (comp.ratio - 1) if samples else math.nan
+            if base is not None and cand is not None and math.isfinite(diff):
+                # The amount the comparison estimates (comp.diff: the baseline's centre x
+                # (ratio - 1)), so its sign and size are the percentage's (the difference of
+                # two per-op medians read "-0.0186 ns of task_clock per op (+195.7%)"); per op
+                # only where both ran the same number of operations, else per run.
+                ops = _ops(base), _ops(cand)
+                if ops[0] and ops[0] == ops[1]:
+                    amount = _amount(metric, diff / ops[0], " per op")
+                else:
+                    amount = _amount(metric, diff, "")
             word = _WORDS[metric]
             if comp.verdict in MOVED:
                 moved.append(f"{amount or word} ({pct})" if pct else (amount or word))
