@@ -508,6 +508,15 @@ def summary(r: dict[str, Any]) -> None:
                        f"{_pct(h['right_rate'])} found, median {h['median_time_to_verdict_s']:.1f}"
                        " s")
                 t.add_row(f"{what}, {h['trials']} trials", label, fig, "")
+        if "primary" in c:
+            for key, picks in c["primary"].items():
+                if isinstance(picks, dict):
+                    t.add_row(f"primary metric picked, {key.replace('_', ' ')}", label,
+                              ", ".join(f"{m} {n}" for m, n in picks.items()),
+                              "one metric, 20 of 20")
+                else:
+                    t.add_row(f"primary metric, {key.replace('_', ' ')}", label, picks,
+                              "the same as stat's")
         if "valgrind" in c and "ratio" in c["valgrind"]:
             v = c["valgrind"]
             t.add_row("valgrind: 1% more work, instruction ratio", label,
