@@ -57,6 +57,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/run_all.py
 	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/python benchmarks/soak.py
+	$(BIN)/python benchmarks/study_axes.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache
