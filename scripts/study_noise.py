@@ -23,7 +23,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.model import ResultSet
-from perflab.reports.format import fmt_number
+from perflab.format import fmt_number
 from perflab.reports.matrix import config_names, suite_view, summaries
 from perflab.reports.warnings import NOISY_CV
 from perflab.storage import Store

@@ -47,6 +47,7 @@ from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_seconds
 from perflab.model import (
     BUILTIN_METRICS,
     WAIT4,
@@ -57,7 +58,6 @@ from perflab.model import (
     Run,
     workload_direction,
 )
-from perflab.reports.format import fmt_seconds
 from perflab.stats import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,

@@ -1131,13 +1131,13 @@ def _results_by_work(cfg: Configuration, metric: str) -> dict[tuple[tuple[str, f
 
 
 def _work_text(work: tuple[tuple[str, float], ...]) -> str:
-    from perflab.reports.format import fmt_count
+    from perflab.format import fmt_count
 
     return ", ".join(f"{k} {fmt_count(v)}" for k, v in work)
 
 
 def _vals(v: set[float]) -> str:
-    from perflab.reports.format import fmt_count
+    from perflab.format import fmt_count
 
     s = sorted(v)
     txt = ", ".join(fmt_count(x) for x in s[:3])

@@ -91,3 +91,28 @@ def test_no_import_circles_in_src() -> None:
 
 def test_the_check_finds_a_circle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The core that every stage builds on; it never imports a later stage, at module level or inside
+# a function (issue 24: stats -> reports.format and runner -> reports.format pointed upward).
+CORE = ("perflab.model", "perflab.stats", "perflab.runner", "perflab.storage",
+        "perflab.format", "perflab.errors", "perflab.fingerprint", "perflab.collectors")
+LATER = ("perflab.reports", "perflab.suites", "perflab.history", "perflab.fleet",
+         "perflab.profiles", "perflab.cli", "perflab.session")
+
+
+def upward_imports() -> list[str]:
+    out = []
+    for p in (SRC / "perflab").rglob("*.py"):
+        mod = ".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+        if not mod.startswith(CORE):
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):  # lazy imports inside functions too
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            out += [f"{mod} -> {n}" for n in names if n.startswith(LATER)]
+    return out
+
+
+def test_the_core_never_imports_a_later_stage() -> None:
+    assert upward_imports() == []

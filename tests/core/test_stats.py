@@ -255,7 +255,7 @@ def test_zero_against_one_has_no_infinite_ratio() -> None:
                               info=BUILTIN_METRICS["cpu_migrations"])):
         assert not math.isinf(c.ratio) and math.isnan(c.ratio)
         assert c.diff == 1.0 and c.verdict == "larger" and c.regression
-    from perflab.reports.format import fmt_change
+    from perflab.format import fmt_change
 
     txt = fmt_change(compare_samples([0.] * 8, [1.] * 8, paired=True,
                                      info=BUILTIN_METRICS["cpu_migrations"]), "count")

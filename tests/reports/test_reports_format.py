@@ -10,11 +10,11 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import invoke
+from perflab.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal
 from perflab.reports.export.markdown import result_to_markdown
-from perflab.reports.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
 from perflab.stats import compare_result
 from perflab.storage import Store
 
@@ -98,7 +98,7 @@ def test_durations_read_as_a_clock() -> None:
 
 
 def test_a_ratio_ci_end_past_100x_is_not_printed_in_full() -> None:
-    from perflab.reports.format import fmt_ci_end
+    from perflab.format import fmt_ci_end
 
     assert fmt_ci_end(1.123) == "+12.3" and fmt_ci_end(0.5) == "-50.0"
     assert fmt_ci_end(1.2e29) == ">+9,900"

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from perflab.format import fmt_interval, fmt_seconds, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import matrix
-from perflab.reports.format import fmt_interval, fmt_seconds, fmt_value
 from perflab.reports.warnings import suite_warnings
 from perflab.stats import compare_result
 from perflab.storage import Store
@@ -173,7 +173,7 @@ def test_suite_view_drops_superseded(tmp_path: Path) -> None:
 
 
 def test_value_formatting() -> None:
-    # one formatter (reports/format.py) for every table: compare, stat, report, history, HTML
+    # one formatter (perflab/format.py) for every table: compare, stat, report, history, HTML
     assert matrix.fmt_value is fmt_value
     assert fmt_value(0.0123, "s") == "12.3 ms"
     assert fmt_value(2.5e-6, "s") == "2,500 ns"  # below 10 µs: ns, as per-op costs are read

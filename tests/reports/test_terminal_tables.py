@@ -9,8 +9,8 @@ import pytest
 from rich.console import Console
 
 from cli_helpers import verdicts_of
+from perflab.format import fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
-from perflab.reports.format import fmt_value
 from perflab.reports.terminal import (
     compare_table,
     correction_line,

@@ -16,9 +16,9 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_signed, fmt_value
 from perflab.history import git
 from perflab.history.git import git_state, short
-from perflab.reports.format import fmt_signed, fmt_value
 
 console = stdout_console()
 err_console = stderr_console()

@@ -24,8 +24,8 @@ from perflab.cli import options as o
 from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_seconds
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
-from perflab.reports.format import fmt_seconds
 from perflab.validate import thresholds
 
 if TYPE_CHECKING:

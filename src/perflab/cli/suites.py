@@ -40,7 +40,7 @@ def run_cmd(
 ) -> None:
     """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
     cell), save every run as it completes, then report."""
-    from perflab.reports.format import fmt_duration
+    from perflab.format import fmt_duration
     from perflab.suites.execute import describe_plan, history_per_run, run_plan
     from perflab.suites.plan import make_plan
     from perflab.suites.spec import load_suite

@@ -24,8 +24,8 @@ from rich.table import Table
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import machine_label
+from perflab.format import fmt_change, fmt_pct, fmt_signed, fmt_value
 from perflab.model import ResultSet
-from perflab.reports.format import fmt_change, fmt_pct, fmt_signed, fmt_value
 from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, compare_result
 from perflab.validate import output_dir

@@ -9,11 +9,11 @@ import html
 import time
 from pathlib import Path
 
+from perflab.format import fmt_value
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.plot import plot_series
 from perflab.history.series import Series
-from perflab.reports.format import fmt_value
 from perflab.reports.html import page
 from perflab.validate import output_dir
 

@@ -5,7 +5,7 @@ is one report listing them), with the history plot as a PNG beside it, and the s
 JSON POSTed to a webhook (chat or issue bots), one request per regression.
 
 Everything that comes from users or the store (benchmark names, configurations, commands,
-machine names, commit subjects) is escaped for Markdown (reports.format.md_text) or put in a
+machine names, commit subjects) is escaped for Markdown (perflab.format.md_text) or put in a
 code fence longer than any backtick run inside it.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_pct, fmt_value, md_text
 from perflab.history import git
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
-from perflab.reports.format import fmt_pct, fmt_value, md_text
 from perflab.validate import output_dir
 
 

@@ -13,8 +13,8 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from perflab.format import fmt_ci_end, fmt_signed
 from perflab.model import Configuration, ResultSet
-from perflab.reports.format import fmt_ci_end, fmt_signed
 from perflab.stats import MOVED, Comparison
 
 # The counters a story talks about, in the order it names them, with the words it uses.
@@ -56,7 +56,7 @@ def _ops(cfg: Configuration) -> float | None:
 
 
 def _amount(metric: str, delta: float, per: str) -> str:
-    """'+203 instructions per op', '+1.2 µs of task_clock per op': reports.format's numbers,
+    """'+203 instructions per op', '+1.2 µs of task_clock per op': perflab.format's numbers,
     rounded to three significant figures (a story's amounts are approximate: "+200", not
     "+200.1"; "-501,000", not "-500,969")."""
     rounded = float(f"{delta:.3g}")

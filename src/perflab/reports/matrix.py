@@ -17,8 +17,7 @@ from typing import Any
 
 from rich.table import Table
 
-from perflab.model import ResultSet
-from perflab.reports.format import (
+from perflab.format import (
     fmt_change,
     fmt_cv,
     fmt_interval,
@@ -27,6 +26,7 @@ from perflab.reports.format import (
     fmt_value,
     md_text,
 )
+from perflab.model import ResultSet
 from perflab.stats import Comparison, Summary, summarize
 
 
@@ -51,7 +51,7 @@ def unit_of(rs: ResultSet, metric: str) -> str:
 
 
 def fmt_ci(s: Summary, unit: str, exact: bool = False) -> str:
-    """``median [low, high] unit`` (reports/format.py: one formatter for every table)."""
+    """``median [low, high] unit`` (perflab/format.py: one formatter for every table)."""
     if s.n == 0:
         return "-"
     return fmt_interval(s.median, s.ci_low, s.ci_high, unit, exact=exact)

@@ -9,8 +9,8 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
-from perflab.reports.format import fmt_band, fmt_change, fmt_cv, fmt_value
 from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,

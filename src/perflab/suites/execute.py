@@ -30,8 +30,8 @@ from rich.text import Text
 
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
+from perflab.format import fmt_duration
 from perflab.model import Configuration, ResultSet, Settings
-from perflab.reports.format import fmt_duration
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
 from perflab.suites.plan import Cell, Plan, history_key, probe_key

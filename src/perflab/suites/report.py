@@ -10,9 +10,9 @@ from typing import Any
 
 from rich.console import Console
 
+from perflab.format import md_text, seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
-from perflab.reports.format import md_text, seconds_per
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import verdict_style

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from perflab.format import fmt_change, fmt_value, md_text
 from perflab.model import ResultSet
-from perflab.reports.format import fmt_change, fmt_value, md_text
 from perflab.reports.terminal import metrics_to_show
 from perflab.reports.warnings import result_warnings
 from perflab.stats import Comparison, Plan, summarize

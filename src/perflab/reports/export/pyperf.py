@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from perflab.format import seconds_per
 from perflab.model import ResultSet
 from perflab.reports.export import clean, dumps
-from perflab.reports.format import seconds_per
 from perflab.stats import Comparison, Plan
 
 
