@@ -34,7 +34,7 @@ from perflab.format import fmt_duration
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
-from perflab.suites.plan import Cell, Plan, history_key, probe_key
+from perflab.suites.plan import Cell, SuitePlan, history_key, probe_key
 
 
 class _Remaining(ProgressColumn):
@@ -56,7 +56,7 @@ class _Remaining(ProgressColumn):
         return Text(f"cells, about {fmt_duration(est)} left", style="cyan")
 
 
-def measure_options(plan: Plan) -> Any:
+def measure_options(plan: SuitePlan) -> Any:
     from perflab.runner import MeasureOptions
 
     suite = plan.suite
@@ -81,7 +81,7 @@ def measure_options(plan: Plan) -> Any:
     return opts
 
 
-def suite_settings(plan: Plan) -> Settings:
+def suite_settings(plan: SuitePlan) -> Settings:
     s = plan.suite
     return Settings(
         suite={
@@ -113,7 +113,7 @@ def _info(rs: ResultSet) -> dict[str, Any]:
     return info
 
 
-def run_plan(plan: Plan, store: Store, *, resume: int | None = None,
+def run_plan(plan: SuitePlan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
              opts: Any = None, estimates: dict[str, float] | None = None) -> SuiteOutcome:
     from perflab.runner import RunFailed, measure
@@ -215,10 +215,10 @@ class _GroupOutcome:
     stop: bool  # interrupted or failed for good: no further group
 
 
-def _measure_group(plan: Plan, group: list[Cell], rs: ResultSet, store: Store,
+def _measure_group(plan: SuitePlan, group: list[Cell], rs: ResultSet, store: Store,
                    info: dict[str, Any], opts: Any, prog: Progress, console: Console,
                    measure: Any, run_failed: type[Exception]) -> _GroupOutcome:
-    """Measure the cells of one group (Plan.groups) in one measurement: their configurations
+    """Measure the cells of one group (SuitePlan.groups) in one measurement: their configurations
     alternate in the same rounds.  A cell whose calibration fails is left out of it; a run
     that fails fails the group's cells (--resume retries them)."""
     cells: list[Cell] = []
@@ -281,7 +281,7 @@ def _supersede(info: dict[str, Any], configs: list[Configuration]) -> None:
             info["superseded"].append(c.id)
 
 
-def _calibrated_commands(plan: Plan, cell: Cell, opts: Any,
+def _calibrated_commands(plan: SuitePlan, cell: Cell, opts: Any,
                          info: dict[str, Any]) -> dict[str, list[str]]:
     """Each configuration's command for this cell: with [measure] calibrate, the iteration
     count that gives the target timed region, resolved now and fixed for the cell's runs."""
@@ -326,7 +326,7 @@ def _short(params: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
 
-def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[str]:
+def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None) -> list[str]:
     """The --dry-run text: cells, configurations, commands and the estimated time."""
     s = plan.suite
     lines = [f"suite {s.name} ({s.path}): {len(plan.cells)} cells, {plan.n_configs} "
@@ -358,7 +358,7 @@ def describe_plan(plan: Plan, per_run: dict[str, float] | None = None) -> list[s
     return lines
 
 
-def history_per_run(store: Store, plan: Plan) -> dict[str, float]:
+def history_per_run(store: Store, plan: SuitePlan) -> dict[str, float]:
     """Median wall time per command from earlier results in the store, for estimates.
 
     Keyed by the exact command line: the same workload with another iteration count is a

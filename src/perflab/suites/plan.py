@@ -65,7 +65,7 @@ class Cell:
 
 
 @dataclass
-class Plan:
+class SuitePlan:
     suite: Suite
     cells: list[Cell]
     skipped: list[str] = field(default_factory=list)  # one line per skipped configuration
@@ -339,7 +339,7 @@ def _check_size(suite: Suite, n_configs: int) -> None:
         "matrix")
 
 
-def make_plan(suite: Suite, *, build: bool = False) -> Plan:
+def make_plan(suite: Suite, *, build: bool = False) -> SuitePlan:
     """Resolve configurations and expand the matrix; raises PerflabError on what cannot run.
 
     With ``build``, every configuration's build step and every workload's build run first (an
@@ -405,7 +405,7 @@ def make_plan(suite: Suite, *, build: bool = False) -> Plan:
             any(p.is_baseline for p in c.configs) for c in cells.values()):
         raise suite.error(f"the baseline '{suite.baseline}' runs in no cell",
                           "choose a baseline that runs in the matrix", "suite", "baseline")
-    return Plan(suite=suite, cells=list(cells.values()), skipped=skipped)
+    return SuitePlan(suite=suite, cells=list(cells.values()), skipped=skipped)
 
 
 def build_configs(suite: Suite, configs: list[ConfigSpec]) -> None:
