@@ -677,6 +677,98 @@ def _is_create_race(e: BaseException | None) -> bool:
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
 
 
+class StoreUnreachable(PerflabError):
+    """The database server cannot be reached or dropped the connection (down, restarting,
+    unreachable): a transient fault that a writer may ride out (``ride_out``)."""
+
+
+# What libpq and the server say when the connection is lost or cannot be made: the server down
+# or restarting (57P01 "terminating connection due to administrator command", 57P03 "the
+# database system is starting up / shutting down"), a refused or timed-out connect, a socket
+# closed under a query.  Credentials, a missing database and permissions are not in this list:
+# waiting does not fix them.
+_LOST_WORDS = ("connection refused", "could not connect", "could not translate",
+               "timeout expired", "name or service not known", "no route", "connection failed",
+               "server closed the connection", "terminating connection due to administrator",
+               "the database system is starting up", "the database system is shutting down",
+               "the database system is in recovery mode", "consuming input failed",
+               "the connection is lost", "the connection is closed", "connection is bad",
+               "couldn't get a connection")
+
+
+def connection_lost(text: str) -> bool:
+    """Does this driver message say the server is unreachable or the connection was lost?"""
+    low = text.lower()
+    return any(w in low for w in _LOST_WORDS)
+
+
+class Outage:
+    """One line when the store's server is lost and one when it answers again, however many
+    operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        import threading
+
+        self.say = say or (lambda _line: None)
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    def lost(self, why: str) -> None:
+        with self._lock:
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        self.say(f"database lost ({why}); waiting for it to come back")
+
+    def back(self) -> None:
+        with self._lock:
+            if self.since is None:
+                return
+            took, self.since = time.monotonic() - self.since, None
+        self.say(f"database back after {took:.0f} s")
+
+
+def outage_limit() -> float:
+    """How long perflab waits for a lost database server before it gives up (seconds):
+    PERFLAB_DB_WAIT, default 300."""
+    try:
+        return max(0.0, float(os.environ.get("PERFLAB_DB_WAIT", "300")))
+    except ValueError:
+        return 300.0
+
+
+def ride_out(op: Callable[[], Any], outage: Outage | None = None,
+             limit: float | None = None) -> Any:
+    """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
+    for up to ``limit`` seconds (default ``outage_limit()``; ``math.inf``: for good).  Past
+    the limit: one StoreUnreachable line saying how long it waited.  ``op`` must be safe to
+    run again after a failure (a transaction that did not commit, or an idempotent write).
+
+    Written here because neither layer retries for us: SQLAlchemy's pool_pre_ping replaces a
+    dead connection at checkout but does not retry a statement, and psycopg's pool only
+    reconnects in the background."""
+    outage = outage or Outage()
+    limit = outage_limit() if limit is None else limit
+    start = time.monotonic()
+    delay = 0.2
+    while True:
+        try:
+            result = op()
+        except StoreUnreachable as e:
+            outage.lost(e.problem)
+            waited = time.monotonic() - start
+            if waited + delay > limit:
+                raise StoreUnreachable(
+                    f"{e.problem}; still unreachable after {waited:.0f} s of retrying",
+                    "start the database server (or raise PERFLAB_DB_WAIT, now "
+                    f"{limit:g} s), then run again") from e
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            continue
+        outage.back()
+        return result
+
+
 def _server_error(location: str, text: str, first: str) -> PerflabError:
     """A database server's fault as one line with the fix."""
     low = text.lower()
@@ -687,12 +779,10 @@ def _server_error(location: str, text: str, first: str) -> PerflabError:
     if "does not exist" in low and "database" in low:
         return PerflabError(f"the database in {location} does not exist ({first})",
                             "create it (createdb NAME) and run 'perflab fleet init --db URL'")
-    if any(w in low for w in ("connection refused", "could not connect", "could not translate",
-                              "timeout expired", "name or service not known", "no route",
-                              "connection failed", "server closed the connection")):
-        return PerflabError(f"cannot reach the database server of {location} ({first})",
-                            "check the host and port in the URL and that PostgreSQL is running "
-                            "and accepts connections from here")
+    if connection_lost(text):
+        return StoreUnreachable(f"cannot reach the database server of {location} ({first})",
+                                "check the host and port in the URL and that PostgreSQL is "
+                                "running and accepts connections from here")
     if "permission denied" in low:
         return PerflabError(f"the database user may not do this in {location} ({first})",
                             "grant the user rights on perflab's tables, or use the owner's URL")

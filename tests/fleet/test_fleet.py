@@ -8,13 +8,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
+
+if TYPE_CHECKING:
+    from perflab.fleet.localpg import LocalPostgres
 
 pytestmark = pytest.mark.system
 
@@ -383,3 +388,87 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     live = [c for c in rs.configurations if c.id not in superseded]
     assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
     assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)
+
+
+# -- the database goes away: a server restart ----------------------------------------------------
+@pytest.fixture
+def own_pg() -> Iterator[LocalPostgres]:
+    """A server of this test's own, since the test restarts it (the session's is shared)."""
+    from perflab.fleet.localpg import LocalPostgres, pg_bindir
+
+    if pg_bindir() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with LocalPostgres(fsync=False) as pg:
+        yield pg
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.1)
+
+
+def worker_row(store: Store, name: str) -> tuple[str, int | None]:
+    row = store.read(lambda c: c.execute(sa.select(workers.c.state, workers.c.current_job)
+                                         .where(workers.c.name == name)).one())
+    return row[0], row[1]
+
+
+def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> None:
+    """The server restarts (pg_ctl stop -m fast, as a service restart does) while one worker
+    measures a job and another is idle: the job completes once, with every run stored once;
+    both workers stay up (the idle one serves a job after the restart); the queue and
+    perflab's job table agree; the status shows both idle; each worker says one line when the
+    database is lost and one when it is back, and nothing of psycopg's."""
+    from perflab.fleet.queue import jobs as queue_jobs
+
+    url = own_pg.create_database("fleet")
+    p = cli("fleet", "init", "--db", url)
+    assert p.returncode == 0, p.stderr
+    announce(url, "busy", "idle")
+    runs_n = 60
+    sub = cli("fleet", "submit", "--machine", "busy", "--db", url, "--", "stat", "-r",
+              str(runs_n), "-w", "0", "--no-counters", "--", "/bin/sleep", "0.05")
+    assert sub.returncode == 0, sub.stderr
+    store = Store(url)
+    job = int(store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar()))
+    procs = {n: start_worker(url, n) for n in ("busy", "idle")}
+    try:
+        wait_for("runs of the job", lambda: sum(n for _, n in job_runs(store, job).values()) >= 5)
+        assert sum(n for _, n in job_runs(store, job).values()) < runs_n
+        own_pg.stop_server("fast")
+        time.sleep(6)  # the outage: both workers notice it (heartbeats every 0.5 s)
+        own_pg.start_server()
+        wait_for("the job to end", lambda: store.read(lambda c: c.execute(
+            sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == job)).scalar())
+            in ("done", "failed"))
+        assert all(p.poll() is None for p in procs.values())  # both stayed up
+        # the idle worker serves after the restart
+        sub = cli("fleet", "submit", "--machine", "idle", "--db", url, "--", "stat", "-r", "6",
+                  "-w", "0", "--no-counters", "--", "/bin/true")
+        assert sub.returncode == 0, sub.stderr
+        wait_for("both jobs done", lambda: [j.state for j in queue_jobs(store)]
+                 == ["done", "done"])
+        # the heartbeat writes what the worker does: both read idle, none busy
+        wait_for("both machines idle", lambda: all(
+            worker_row(store, n) == ("idle", None) for n in procs))
+        status = cli("fleet", "status", "--db", url, "--heartbeat", "0.5")
+        assert status.returncode == 0, status.stderr
+        for n in procs:
+            assert table_row(status.stdout, n)[1] == "idle", status.stdout
+    finally:
+        errs = {}
+        for n, w in procs.items():
+            w.send_signal(signal.SIGTERM)
+            _, errs[n] = w.communicate(timeout=60)
+    assert all(w.returncode == 0 for w in procs.values()), errs
+    own = dict(store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.job_id, fleet_jobs.c.state)).all()))
+    assert set(own.values()) == {"done"}  # perflab's table says what the queue says
+    # the job completed once: one complete result, every run stored exactly once
+    complete = [(rid, n) for rid, (st, n) in job_runs(store, job).items() if st == "complete"]
+    assert len(complete) == 1 and complete[0][1] == runs_n, job_runs(store, job)
+    for n, err in errs.items():
+        assert "Traceback" not in err and "psycopg" not in err, err
+        assert err.count("database lost") == 1 and err.count("database back") == 1, (n, err)

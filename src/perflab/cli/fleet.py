@@ -157,6 +157,11 @@ def worker_cmd(
 
     # The worker says what happens in its own lines; procrastinate's logs only when they matter.
     logging.basicConfig(level=logging.CRITICAL, format="%(name)s: %(message)s")
+    # psycopg sets its own logger to WARNING when imported, above the root's level: its pool's
+    # "error connecting" lines (two each, every few tenths of a second while the database is
+    # away) would flood the log.  The worker says one line when the database is lost and one
+    # when it is back (storage.Outage).
+    logging.getLogger("psycopg").setLevel(logging.CRITICAL)
 
     def say(line: str) -> None:
         err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(line)}", highlight=False,

@@ -65,13 +65,22 @@ def conninfo(store: Store) -> str:
     return store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def make_app(store: Store) -> Any:
-    """A procrastinate App on the store's database with perflab's one task registered."""
+# How long a worker's query waits for a connection from its pool (psycopg_pool's default is
+# 30 s): while the database is away the query fails this soon, and the worker waits for the
+# server itself (worker.run_worker) instead of the pool retrying behind its back.
+POOL_TIMEOUT = 5.0
+
+
+def make_app(store: Store, worker: bool = False) -> Any:
+    """A procrastinate App on the store's database with perflab's one task registered.
+    ``worker``: the pool a worker uses (see POOL_TIMEOUT)."""
     import procrastinate
 
     from perflab.fleet import worker as worker_mod
 
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store)))
+    pool: dict[str, Any] = {"timeout": POOL_TIMEOUT} if worker else {}
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
+                                                                      **pool))
     app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)
     return app
 

@@ -14,6 +14,13 @@
   cells are kept, not measured again); any other verb's earlier, unfinished result set is marked
   ``abandoned`` (its runs stay in the store, out of every report) and measured afresh, since a
   comparison's configurations must be measured in one session to be interleaved.
+- A database outage (a server restart, a network blip) is ridden out, never a reason to fail or
+  forget a job: the worker waits for the server and serves again (procrastinate's own advice
+  for a worker that loses its database is a loop around it: procrastinate issues #1108,
+  #1116); the job's writes wait for the server (storage.ride_out) instead of failing, and the
+  measuring child does the same with its runs.  The worker row's state is written by every
+  heartbeat from what the worker is doing, so a write lost in an outage is put right by the
+  next beat.  One line when the database is lost, one when it is back (storage.Outage).
 """
 
 from __future__ import annotations
@@ -29,14 +36,21 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
-from perflab.storage import Store, fleet_jobs, results, workers
+from perflab.storage import (
+    Outage,
+    Store,
+    StoreUnreachable,
+    fleet_jobs,
+    results,
+    ride_out,
+    workers,
+)
 
 _PR_SET_PDEATHSIG = 1
 
@@ -64,27 +78,49 @@ def _lock_key(name: str) -> str:
     return "perflab-worker:" + name
 
 
-@contextlib.contextmanager
-def name_lock(store: Store, name: str) -> Iterator[Any]:
-    """Hold the machine name for the worker's life, on a connection of its own."""
-    import psycopg
+class NameLock:
+    """The machine name, held for the worker's life on a connection of its own (an advisory
+    lock: the server drops it the moment the process dies).  A server restart drops it too:
+    ``hold`` takes it again after an outage, and refuses if another worker took the name."""
 
-    from perflab.fleet.queue import conninfo
+    def __init__(self, store: Store, name: str) -> None:
+        self.store, self.name = store, name
+        self.conn: Any = None
 
-    conn = psycopg.connect(conninfo(store), autocommit=True)
-    try:
-        got = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
-                           (_lock_key(name),)).fetchone()
+    def hold(self) -> None:
+        import psycopg
+
+        from perflab.fleet.queue import conninfo
+
+        if self.conn is not None:
+            try:
+                self.conn.execute("SELECT 1")
+                return  # the connection (and with it the lock) survived
+            except psycopg.Error:
+                self.release()
+        try:
+            self.conn = psycopg.connect(conninfo(self.store), autocommit=True)
+            got = self.conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
+                                    (_lock_key(self.name),)).fetchone()
+        except psycopg.OperationalError as e:
+            self.release()
+            raise StoreUnreachable(f"cannot reach the database server of "
+                                   f"{self.store.location} ({str(e).strip().splitlines()[0]})",
+                                   "check that PostgreSQL is running") from e
         if not got or not got[0]:
-            row = store.read(lambda c: c.execute(
-                sa.select(workers.c.hostname, workers.c.pid).where(workers.c.name == name))
+            self.release()
+            row = self.store.read(lambda c: c.execute(
+                sa.select(workers.c.hostname, workers.c.pid).where(workers.c.name == self.name))
                 .first())
             where = f" (host {row[0]}, pid {row[1]})" if row else ""
-            raise PerflabError(f"a worker named {name!r} is already running{where}",
+            raise PerflabError(f"a worker named {self.name!r} is already running{where}",
                                "stop it first, or give this one another --name")
-        yield conn
-    finally:
-        conn.close()
+
+    def release(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
 
 
 def announce(store: Store, name: str, tags: list[str], fp: dict[str, Any]) -> None:
@@ -110,18 +146,38 @@ def set_state(store: Store, name: str, state: str, job: int | None = None) -> No
         state=state, current_job=job, last_heartbeat=time.time())))
 
 
+def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
+    """What the worker is doing, in memory (every heartbeat writes it) and, at once, in its row
+    when the database answers (best effort: the next beat writes it anyway)."""
+    cur["state"] = (state, job)
+    with contextlib.suppress(PerflabError):
+        set_state(cur["store"], cur["name"], state, job)
+
+
 class Heartbeat(threading.Thread):
-    def __init__(self, store: Store, name: str, interval: float) -> None:
+    """Writes the worker's row every ``interval`` seconds: the beat, and the state the worker is
+    in, so a busy/idle change lost in an outage is put right by the next beat."""
+
+    def __init__(self, store: Store, name: str, interval: float, cur: dict[str, Any],
+                 outage: Outage) -> None:
         super().__init__(name="perflab-heartbeat", daemon=True)
         self.store, self.worker, self.interval = store, name, interval
+        self.cur, self.outage = cur, outage
         self.stop_event = threading.Event()
 
     def run(self) -> None:
         while not self.stop_event.wait(self.interval):
-            with contextlib.suppress(PerflabError):  # a missed beat is retried next time
-                self.store.write(lambda c: c.execute(
+            state, job = self.cur.get("state", ("idle", None))
+            try:
+                self.store.write(lambda c, state=state, job=job: c.execute(
                     workers.update().where(workers.c.name == self.worker)
-                    .values(last_heartbeat=time.time())))
+                    .values(last_heartbeat=time.time(), state=state, current_job=job)))
+            except StoreUnreachable as e:
+                self.outage.lost(e.problem)
+            except PerflabError:
+                pass  # a missed beat is retried next time
+            else:
+                self.outage.back()
 
 
 # -- recovery -------------------------------------------------------------------------------------
@@ -135,7 +191,15 @@ async def recover_orphans(app: Any, store: Store, queue: str) -> list[str]:
     said = []
     for job in await app.job_manager.list_jobs_async(queue=queue, status="doing"):
         tried = job.attempts + 1
-        if tried >= MAX_ATTEMPTS:
+        own = store.read(lambda c, jid=job.id: c.execute(
+            sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == jid)).scalar())
+        if own == "done":
+            # The job finished and said so in perflab's table; the database went away before
+            # the queue heard of it: finished there too, not measured again.
+            await app.job_manager.finish_job_by_id_async(job.id, pjobs.Status.SUCCEEDED, False)
+            said.append(f"job {job.id}: done before the database went away; marked done in "
+                        "the queue")
+        elif tried >= MAX_ATTEMPTS:
             msg = (f"the worker running it was lost {tried} times (killed or its host went "
                    "down); not tried again")
             await app.job_manager.finish_job_by_id_async(job.id, pjobs.Status.FAILED, False)
@@ -173,26 +237,45 @@ def measure_task(context: Any, argv: list[str], machine: str, submission: str,
     attempt = int(context.job.attempts) + 1
     if machine != cur["name"]:  # cannot happen through the queues; refuse rather than mismeasure
         raise JobFailed(f"job {job_id} is for machine {machine}, this is {cur['name']}")
-    ensure_job_row(store, job_id, submission, machine, list(argv), submitted_at)
-    set_state(store, machine, "busy", job_id)
-    _job_row(store, job_id, state="running", started_at=time.time(), attempts=attempt)
+
+    def keep(op: Any) -> Any:
+        """A write the job cannot do without: it waits for a lost database (up to
+        PERFLAB_DB_WAIT); still gone then, the attempt is transient: the queue retries it."""
+        try:
+            return ride_out(op, cur["outage"])
+        except StoreUnreachable as e:
+            raise TransientJobError(e.problem) from e
+
+    def note(op: Any) -> None:
+        """A write an error handler makes: it waits for a lost database too, and never turns
+        the error the queue must see (transient or not) into another one."""
+        with contextlib.suppress(PerflabError):
+            ride_out(op, cur["outage"])
+
+    keep(lambda: ensure_job_row(store, job_id, submission, machine, list(argv), submitted_at))
+    _doing(cur, "busy", job_id)
     try:
-        outcome = _run_verb(store, job_id, argv, machine, submission, files, cur)
+        keep(lambda: _job_row(store, job_id, state="running", started_at=time.time(),
+                              attempts=attempt))
+        outcome = _run_verb(store, job_id, argv, machine, submission, files, cur, keep)
     except JobFailed as e:
-        _job_row(store, job_id, state="failed", error=str(e), finished_at=time.time())
+        msg = str(e)
+        note(lambda: _job_row(store, job_id, state="failed", error=msg,
+                              finished_at=time.time()))
         cur["say"](f"job {job_id}: failed: {e}")
         raise
     except TransientJobError as e:
         final = attempt >= cur["max_attempts"]
-        _job_row(store, job_id, state="failed" if final else "queued",
-                 error=str(e) + ("" if final else "; retrying"), finished_at=time.time())
+        msg = str(e) + ("" if final else "; retrying")
+        note(lambda: _job_row(store, job_id, state="failed" if final else "queued", error=msg,
+                              finished_at=time.time()))
         cur["say"](f"job {job_id}: attempt {attempt} failed: {e}"
                    + ("" if final else "; it will be tried again"))
         raise
     finally:
-        set_state(store, machine, "idle", None)
-    _job_row(store, job_id, state="done", finished_at=time.time(), error=None,
-             result_ids=outcome["result_ids"])
+        _doing(cur, "idle", None)
+    keep(lambda: _job_row(store, job_id, state="done", finished_at=time.time(), error=None,
+                          result_ids=outcome["result_ids"]))
     return outcome
 
 
@@ -204,16 +287,16 @@ def _unfinished(store: Store, job_id: int) -> list[tuple[int, str, str]]:
 
 
 def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submission: str,
-              files: dict[str, str], cur: dict[str, Any]) -> dict[str, Any]:
+              files: dict[str, str], cur: dict[str, Any], keep: Any) -> dict[str, Any]:
     argv = list(argv)
-    earlier = _unfinished(store, job_id)
+    earlier = keep(lambda: _unfinished(store, job_id))
     if argv[0] == "run" and earlier:
         # A suite run goes on where the lost attempt stopped: finished cells are kept.
         argv += ["--resume", str(earlier[-1][0])]
         earlier = earlier[:-1]
     for rid, _kind, status in earlier:
-        store.write(lambda c, rid=rid, status=status: c.execute(
-            results.update().where(results.c.id == rid).values(status="abandoned")))
+        keep(lambda rid=rid: store.write(lambda c: c.execute(
+            results.update().where(results.c.id == rid).values(status="abandoned"))))
         cur["say"](f"job {job_id}: result {rid} ({status}) of a lost attempt is marked "
                    "abandoned; measuring afresh")
     with tempfile.TemporaryDirectory(prefix=f"perflab-job{job_id}-") as tmp:
@@ -238,9 +321,9 @@ def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submissi
                 code = proc.wait()
             finally:
                 cur["child"] = None
-    done = store.read(lambda c: [int(x) for x in c.execute(
+    done = keep(lambda: store.read(lambda c: [int(x) for x in c.execute(
         sa.select(results.c.id).where(results.c.fleet_job == job_id)
-        .where(results.c.status == "complete").order_by(results.c.id)).scalars()])
+        .where(results.c.status == "complete").order_by(results.c.id)).scalars()]))
     if code == 0 or (code == 1 and argv[0] == "compare" and done):
         # compare --fail-on-regression exits 1 after a complete measurement: a finding, not a
         # failure of the job.
@@ -268,10 +351,23 @@ def _error_line(log_path: Path) -> str:
 
 
 # -- the loop -------------------------------------------------------------------------------------
+def _lost_database(e: BaseException) -> bool:
+    """Did this error come from the database going away (procrastinate wraps psycopg's)?"""
+    import psycopg
+
+    seen: BaseException | None = e
+    while seen is not None:
+        if isinstance(seen, psycopg.OperationalError | StoreUnreachable):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
                heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int:
     """Serve this machine's queue until stopped (SIGINT/SIGTERM finish the running job first)
-    or, with ``exit_when_idle``, until the queue is empty.  Returns the number of jobs run."""
+    or, with ``exit_when_idle``, until the queue is empty.  A lost database is waited for, not
+    a reason to stop.  Returns the number of jobs run."""
     from procrastinate import RetryStrategy
 
     from perflab.fingerprint import machine_fingerprint
@@ -295,15 +391,25 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     queue = queue_name(name)
     log_dir = Path(tempfile.gettempdir()) / f"perflab-worker-{name}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    app = make_app(store)
+    app = make_app(store, worker=True)
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
+    outage = Outage(say)
     _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),
-                    log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS)
-    ran = 0
+                    log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS,
+                    outage=outage, state=("idle", None))
+    lock = NameLock(store, name)
 
-    async def main() -> None:
-        nonlocal ran
+    async def idle() -> bool:
+        if _CURRENT.get("child") is not None:
+            return False
+        return not [j for st in ("todo", "doing")
+                    for j in await app.job_manager.list_jobs_async(queue=queue, status=st)]
+
+    async def serve(stop: asyncio.Event) -> bool:
+        """One life of procrastinate's worker on a freshly opened pool.  True: done (stopped,
+        or idle with --exit-when-idle); False: procrastinate's worker ended by itself (one of
+        its side tasks lost the database), so serve again once the database answers."""
         async with app.open_async():
             for line in await recover_orphans(app, store, queue):
                 say(line)
@@ -311,33 +417,72 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
                 queues=[queue], concurrency=1, name=name, wait=True,
                 fetch_job_polling_interval=poll, abort_job_polling_interval=max(poll, 5.0),
                 update_heartbeat_interval=heartbeat, stalled_worker_timeout=3 * heartbeat + 5,
-                listen_notify=True, install_signal_handlers=True))
-            while not task.done():
-                await asyncio.wait({task}, timeout=poll)
-                if task.done() or not exit_when_idle:
-                    continue
-                pending = [j for st in ("todo", "doing")
-                           for j in await app.job_manager.list_jobs_async(queue=queue, status=st)]
-                if not pending and _CURRENT.get("child") is None:
+                listen_notify=True, install_signal_handlers=False))
+            try:
+                while not task.done():
+                    stopping = asyncio.ensure_future(stop.wait())
+                    await asyncio.wait({task, stopping}, timeout=poll,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    stopping.cancel()
+                    if task.done():
+                        break
+                    if stop.is_set() or (exit_when_idle and await idle()):
+                        task.cancel()  # procrastinate stops gracefully: the job ends first
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
+                        return True
+                task.result()  # procrastinate's own error, if it ended on one
+                return False
+            finally:
+                if not task.done():
                     task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
+                    with contextlib.suppress(BaseException):
                         await task
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-        ran = store.read(lambda c: int(c.execute(
-            sa.select(sa.func.count()).select_from(fleet_jobs)
-            .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done")).scalar()))
 
-    with name_lock(store, name):
+    async def wait_for_database(stop: asyncio.Event) -> None:
+        delay = 0.2
+        while not stop.is_set():
+            try:
+                await asyncio.to_thread(lock.hold)
+                outage.back()
+                return
+            except StoreUnreachable as e:
+                outage.lost(e.problem)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(delay * 2, 5.0)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        while not stop.is_set():
+            try:
+                if await serve(stop):
+                    break
+            except Exception as e:
+                if not _lost_database(e):
+                    raise
+            # The database went away under procrastinate's worker (no job is running now: a
+            # running job is waited for before its worker ends): wait for the database, hold
+            # the machine's name again (the restart dropped the lock), serve again.
+            await wait_for_database(stop)
+
+    lock.hold()
+    beat = Heartbeat(store, name, heartbeat, _CURRENT, outage)
+    try:
         announce(store, name, tags, fp)
-        beat = Heartbeat(store, name, heartbeat)
         beat.start()
         say(f"worker {name} ({fp.get('hostname')}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue} of {store.location}")
-        try:
-            asyncio.run(main())
-        finally:
-            beat.stop_event.set()
-            with contextlib.suppress(PerflabError):
-                set_state(store, name, "stopped", None)
-    return ran
+        asyncio.run(main())
+        return int(ride_out(lambda: store.read(lambda c: c.execute(
+            sa.select(sa.func.count()).select_from(fleet_jobs)
+            .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
+            .scalar())))
+    finally:
+        beat.stop_event.set()
+        with contextlib.suppress(PerflabError):
+            set_state(store, name, "stopped", None)
+        lock.release()
