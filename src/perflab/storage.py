@@ -464,11 +464,15 @@ class Store:
         self.add_rounds([items])
 
     def add_rounds(self, rounds: list[list[tuple[int, Run]]],
-                   committed: Callable[[list[Run]], None] | None = None) -> None:
+                   committed: Callable[[list[Run]], None] | None = None,
+                   again: bool = False) -> None:
         """Store each round's runs in a transaction of its own, in order, on one connection
         (a checkout per round cost as much as the commit: the runner stores the rounds of a
         launcher batch together).  A fault leaves the rounds before it stored.  ``committed``
         hears of each round's runs (ids set) as soon as its transaction is committed.
+        ``again``: these rounds are stored again after a fault: the first may have been
+        committed with its acknowledgement lost (the connection broke at the commit), so it
+        is looked up first (by configuration and seq) and not stored twice.
 
         Why the driver's cursor: a round is often one run (stat), and SQLAlchemy Core's
         execution of one INSERT cost 0.11 ms of a round's 0.24 ms on this 2-vCPU guest
@@ -486,6 +490,15 @@ class Store:
                 for items in rounds:
                     if not items:
                         continue
+                    if again:
+                        again = False
+                        found = _stored_runs(conn, items)
+                        if len(found) == len(items):
+                            for cid, run in items:
+                                run.id = found[(cid, run.seq)]
+                            if committed:
+                                committed([run for _, run in items])
+                            continue
                     with conn.begin():
                         cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                         try:
@@ -647,6 +660,15 @@ class Store:
 
 
 _SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
+
+
+def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tuple[int, int], int]:
+    """(configuration id, seq) -> run id for those of ``items`` already in the store."""
+    q = (sa.select(runs.c.configuration_id, runs.c.seq, runs.c.id)
+         .where(runs.c.configuration_id.in_({cid for cid, _ in items}))
+         .where(runs.c.seq.in_({run.seq for _, run in items})))
+    with conn.begin():
+        return {(int(c), int(q_)): int(i) for c, q_, i in conn.execute(q)}
 
 
 def _insert(conn: sa.Connection, table: sa.Table) -> Any:
