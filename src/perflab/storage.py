@@ -193,12 +193,16 @@ class Store:
     """Read and write result sets.  ``url`` is a SQLAlchemy URL or a path to a SQLite file."""
 
     def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0,
-                 create: bool | None = None, read_only: bool = False) -> None:
+                 create: bool | None = None, read_only: bool = False,
+                 client: str | None = None) -> None:
         """``create``: make the schema when it is missing (default: for SQLite files only; a
         server database is set up by ``perflab fleet init``, which passes True).
         ``read_only``: for the verbs that only read (results list/show, history, detect,
         dashboard): a SQLite file is opened without writing anything, so an archive on a
-        read-only mount, or one the user may not write, can still be read."""
+        read-only mount, or one the user may not write, can still be read.
+        ``client``: a long-lived client of a server (a fleet worker): its connections carry
+        this application_name (pg_stat_activity) and none is kept open between uses (NullPool),
+        so the connections it holds are only those its queue and lock hold."""
         if url is None:
             url = default_db_path()
         url_s = str(url)
@@ -222,8 +226,11 @@ class Store:
                 connect_args: dict[str, Any] = (
                     {"connect_timeout": max(1, int(lock_timeout))}
                     if self.url.startswith("postgresql") else {})
-                self.engine = sa.create_engine(self.url, connect_args=connect_args,
-                                               pool_pre_ping=True)
+                pooling: dict[str, Any] = {"pool_pre_ping": True}
+                if client is not None:
+                    connect_args["application_name"] = client
+                    pooling = {"poolclass": sa.pool.NullPool}
+                self.engine = sa.create_engine(self.url, connect_args=connect_args, **pooling)
             except ModuleNotFoundError as e:
                 raise PerflabError(
                     f"the database driver for {self.location} is not installed ({e.name})",

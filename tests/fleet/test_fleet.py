@@ -297,6 +297,28 @@ def test_two_workers_with_one_name_are_refused(fleet_url: str) -> None:
     assert first.returncode == 0
 
 
+def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
+    """One pooled connection shared by procrastinate's queue and perflab's heartbeat, one for
+    the machine's name lock: at most 2 per idle worker, as the server counts them (was 7:
+    17 for 3 workers, so PostgreSQL's default 100 stopped a fleet at about 15)."""
+    store = Store(fleet_url)
+    procs = {n: start_worker(fleet_url, n) for n in ("c1", "c2", "c3")}
+    try:
+        wait_for("three idle workers", lambda: store.read(lambda c: c.execute(
+            sa.select(sa.func.count()).select_from(workers)
+            .where(workers.c.state == "idle")).scalar()) == 3)
+        seen = []
+        for _ in range(20):  # beats every 0.5 s, polls every 0.3 s: a few of each
+            seen.append(connections(store))
+            time.sleep(0.1)
+    finally:
+        for w in procs.values():
+            w.send_signal(signal.SIGTERM)
+            w.communicate(timeout=60)
+    assert all(set(s) <= set(procs) and all(n <= 2 for n in s.values()) for s in seen), seen
+    assert any(s == {n: 2 for n in procs} for s in seen), seen  # the lock and the pool
+
+
 # -- bad input: one line each, nothing lost -------------------------------------------------------
 def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> None:
     from perflab.fleet.localpg import free_port
@@ -409,6 +431,17 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float = 120) -> None
         time.sleep(0.1)
 
 
+def connections(store: Store) -> dict[str, int]:
+    """Open connections per worker, as the server counts them (pg_stat_activity)."""
+    from perflab.fleet.queue import client_name
+
+    rows = store.read(lambda c: c.execute(sa.text(
+        "SELECT application_name, count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND application_name LIKE :p GROUP BY 1"),
+        {"p": client_name("%")}).all())
+    return {str(a).split(":", 1)[1]: int(n) for a, n in rows}
+
+
 def worker_row(store: Store, name: str) -> tuple[str, int | None]:
     row = store.read(lambda c: c.execute(sa.select(workers.c.state, workers.c.current_job)
                                          .where(workers.c.name == name)).one())
@@ -439,7 +472,9 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
         wait_for("runs of the job", lambda: sum(n for _, n in job_runs(store, job).values()) >= 5)
         assert sum(n for _, n in job_runs(store, job).values()) < runs_n
         own_pg.stop_server("fast")
-        time.sleep(6)  # the outage: both workers notice it (heartbeats every 0.5 s)
+        # The outage, longer than a query waits for a pooled connection (queue.POOL_TIMEOUT,
+        # 5 s), so the heartbeats (every 0.5 s) notice it.
+        time.sleep(10)
         own_pg.start_server()
         wait_for("the job to end", lambda: store.read(lambda c: c.execute(
             sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == job)).scalar())
@@ -458,6 +493,9 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
         assert status.returncode == 0, status.stderr
         for n in procs:
             assert table_row(status.stdout, n)[1] == "idle", status.stdout
+        # reconnecting leaked nothing: each idle worker holds its lock and one pooled
+        # connection again
+        assert all(n <= 2 for n in connections(store).values()), connections(store)
     finally:
         errs = {}
         for n, w in procs.items():

@@ -146,7 +146,7 @@ def worker_cmd(
     heartbeat: Annotated[float, typer.Option("--heartbeat", min=0.2,
                                              help="Seconds between heartbeats.")] = 10.0,
     poll: Annotated[float, typer.Option("--poll", min=0.1, help="Seconds between looks at "
-                                        "the queue (new jobs also arrive by notification).")]
+                                        "the queue: a new job starts within this.")]
     = 2.0,
 ) -> None:
     """Serve this machine's queue: run the jobs addressed to it one at a time, writing every run

@@ -5,7 +5,7 @@
   left ``doing`` in this machine's queue when a worker starts belongs to a dead worker: it is
   handed back to the queue (procrastinate's ``retry_job``) or, after MAX_ATTEMPTS tries, failed.
 - Concurrency 1 and the per-machine lock of every job: a host never measures two things at once.
-  While a job runs the worker only heartbeats (a thread writing one row every few seconds).
+  While a job runs the worker only heartbeats (one row written every few seconds).
 - The verb runs as ``python -m perflab VERB ...`` with the fleet's store as PERFLAB_DB and the
   machine's name, tags and job id in the environment (fingerprint.fleet_identity), so every run
   is written as it finishes, tagged with the machine.  The child dies with the worker
@@ -34,7 +34,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -90,7 +89,7 @@ class NameLock:
     def hold(self) -> None:
         import psycopg
 
-        from perflab.fleet.queue import conninfo
+        from perflab.fleet.queue import client_name, conninfo
 
         if self.conn is not None:
             try:
@@ -99,7 +98,8 @@ class NameLock:
             except psycopg.Error:
                 self.release()
         try:
-            self.conn = psycopg.connect(conninfo(self.store), autocommit=True)
+            self.conn = psycopg.connect(conninfo(self.store), autocommit=True,
+                                        application_name=client_name(self.name))
             got = self.conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
                                     (_lock_key(self.name),)).fetchone()
         except psycopg.OperationalError as e:
@@ -154,30 +154,24 @@ def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
         set_state(cur["store"], cur["name"], state, job)
 
 
-class Heartbeat(threading.Thread):
-    """Writes the worker's row every ``interval`` seconds: the beat, and the state the worker is
-    in, so a busy/idle change lost in an outage is put right by the next beat."""
+async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
+                         outage: Outage) -> None:
+    """Every ``interval`` seconds, the worker's row: the beat, and the state the worker is in
+    (so a busy/idle change lost in an outage is put right by the next beat).  Through the
+    queue's one pooled connection (queue.make_app): no connection of its own."""
+    from perflab.fleet.queue import beat
 
-    def __init__(self, store: Store, name: str, interval: float, cur: dict[str, Any],
-                 outage: Outage) -> None:
-        super().__init__(name="perflab-heartbeat", daemon=True)
-        self.store, self.worker, self.interval = store, name, interval
-        self.cur, self.outage = cur, outage
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop_event.wait(self.interval):
-            state, job = self.cur.get("state", ("idle", None))
-            try:
-                self.store.write(lambda c, state=state, job=job: c.execute(
-                    workers.update().where(workers.c.name == self.worker)
-                    .values(last_heartbeat=time.time(), state=state, current_job=job)))
-            except StoreUnreachable as e:
-                self.outage.lost(e.problem)
-            except PerflabError:
-                pass  # a missed beat is retried next time
-            else:
-                self.outage.back()
+    while True:
+        await asyncio.sleep(interval)
+        state, job = cur.get("state", ("idle", None))
+        try:
+            await beat(app, cur["name"], state, job)
+        except Exception as e:
+            if _lost_database(e):
+                outage.lost(_lost_line(cur["store"], e))
+            # else: a missed beat is retried next time
+        else:
+            outage.back()
 
 
 # -- recovery -------------------------------------------------------------------------------------
@@ -351,6 +345,15 @@ def _error_line(log_path: Path) -> str:
 
 
 # -- the loop -------------------------------------------------------------------------------------
+def _lost_line(store: Store, e: BaseException) -> str:
+    """What a lost database error says, in one line (its root cause's first line)."""
+    root: BaseException = e
+    while root.__cause__ is not None:
+        root = root.__cause__
+    text = (str(root).strip().splitlines() or [type(root).__name__])[0]
+    return f"cannot reach the database server of {store.location} ({text})"
+
+
 def _lost_database(e: BaseException) -> bool:
     """Did this error come from the database going away (procrastinate wraps psycopg's)?"""
     import psycopg
@@ -376,14 +379,15 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
         TASK_NAME,
         check_machine_name,
         check_queue_schema,
+        client_name,
         fleet_store,
         make_app,
         queue_name,
     )
 
-    store = fleet_store(db)
-    check_queue_schema(store)
     name = check_machine_name(name or socket.gethostname().split(".")[0])
+    store = fleet_store(db, client=client_name(name))
+    check_queue_schema(store)
     tags = [check_machine_name(t) for t in tags]
     os.environ["PERFLAB_MACHINE_NAME"] = name
     os.environ["PERFLAB_MACHINE_TAGS"] = ",".join(tags)
@@ -391,7 +395,7 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     queue = queue_name(name)
     log_dir = Path(tempfile.gettempdir()) / f"perflab-worker-{name}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    app = make_app(store, worker=True)
+    app = make_app(store, worker=name)
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
     outage = Outage(say)
@@ -413,11 +417,12 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
         async with app.open_async():
             for line in await recover_orphans(app, store, queue):
                 say(line)
+            beating = asyncio.create_task(heartbeat_loop(app, _CURRENT, heartbeat, outage))
             task = asyncio.create_task(app.run_worker_async(
                 queues=[queue], concurrency=1, name=name, wait=True,
                 fetch_job_polling_interval=poll, abort_job_polling_interval=max(poll, 5.0),
                 update_heartbeat_interval=heartbeat, stalled_worker_timeout=3 * heartbeat + 5,
-                listen_notify=True, install_signal_handlers=False))
+                listen_notify=False, install_signal_handlers=False))
             try:
                 while not task.done():
                     stopping = asyncio.ensure_future(stop.wait())
@@ -438,6 +443,9 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
                     task.cancel()
                     with contextlib.suppress(BaseException):
                         await task
+                beating.cancel()
+                with contextlib.suppress(BaseException):
+                    await beating
 
     async def wait_for_database(stop: asyncio.Event) -> None:
         delay = 0.2
@@ -470,10 +478,8 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
             await wait_for_database(stop)
 
     lock.hold()
-    beat = Heartbeat(store, name, heartbeat, _CURRENT, outage)
     try:
         announce(store, name, tags, fp)
-        beat.start()
         say(f"worker {name} ({fp.get('hostname')}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue} of {store.location}")
         asyncio.run(main())
@@ -482,7 +488,6 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
             .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
             .scalar())))
     finally:
-        beat.stop_event.set()
         with contextlib.suppress(PerflabError):
             set_state(store, name, "stopped", None)
         lock.release()
