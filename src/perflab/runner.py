@@ -398,8 +398,9 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             ended.append(list(pending))
         pending.clear()
 
-    outage = Outage(lambda line: console.print(f"note: {line}", markup=False,
-                                              highlight=False, soft_wrap=True))
+    outage = store.outage if store is not None else Outage()
+    outage.speak(lambda line: console.print(f"note: {line}", markup=False, highlight=False,
+                                            soft_wrap=True))
 
     def flush(wait: bool = True) -> None:
         """Store the rounds recorded so far (and a part-recorded one), a transaction each.
@@ -637,7 +638,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         rs.notes.append("interrupted by the user: the runs finished so far are kept")
         flush(wait=False)  # the user is leaving: a lost database is not waited for
         if store is not None and rs.id is not None:
-            store.update_result(rs)
+            store.update_result(rs, wait=False)
         return rs
     except RunFailed:
         raise  # already recorded as failed
@@ -650,14 +651,14 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
             with contextlib.suppress(PerflabError):
                 flush(wait=False)
-                store.update_result(rs)
+                store.update_result(rs, wait=False)
         raise
     finally:
         server.close()
         progress.remove_task(task)
     rs.status = "complete"
     if store is not None and rs.id is not None:
-        ride_out(lambda: store.update_result(rs), outage)
+        store.update_result(rs)  # a lost server is waited for (Store.write)
     return rs
 
 

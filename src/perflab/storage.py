@@ -247,6 +247,11 @@ class Store:
             _check_sqlite_integrity(Path(self.location))
             if not read_only:
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        # A server reached once and then lost (a restart, a blip) is waited for by every read
+        # and write (ride_out), and said once in lines through ``outage`` when a caller gives
+        # it a voice; a server never reached is one line at once.
+        self.outage = Outage()
+        self._reached = False
         if create is None:
             create = self.is_sqlite and not read_only
         self.ensure_schema(create=create)
@@ -254,6 +259,7 @@ class Store:
             self._check_columns()
         except DatabaseError as e:
             raise self._db_error(e) from e
+        self._reached = not self.is_sqlite
 
     @property
     def is_sqlite(self) -> bool:
@@ -385,22 +391,33 @@ class Store:
         return PerflabError(f"the result database {self.location} failed: {text}",
                             "check the path and its permissions, or pass --db")
 
-    def write(self, fn: Any) -> Any:
+    def write(self, fn: Any, wait: bool = True) -> Any:
         """Run ``fn(conn)`` in one transaction; database faults become one PerflabError line.
-        Other stages use this (and ``read``) for queries on their own tables."""
-        try:
-            with self.engine.begin() as conn:
-                return fn(conn)
-        except (OperationalError, DatabaseError) as e:
-            raise self._db_error(e) from e
+        Other stages use this (and ``read``) for queries on their own tables.  A server lost
+        after it was reached is waited for (``ride_out``; ``wait=False``: one try): a
+        transaction cut by the loss is run again.  The one case that can apply twice is a
+        commit whose acknowledgement was lost with the connection; the runs, the bulk of what
+        is written, are guarded against it (``add_rounds(again=True)``)."""
+        def once() -> Any:
+            try:
+                with self.engine.begin() as conn:
+                    return fn(conn)
+            except (OperationalError, DatabaseError) as e:
+                raise self._db_error(e) from e
 
-    def read(self, fn: Any) -> Any:
-        """Run ``fn(conn)`` on a connection; database faults become one PerflabError line."""
-        try:
-            with self.engine.connect() as conn:
-                return fn(conn)
-        except (OperationalError, DatabaseError) as e:
-            raise self._db_error(e) from e
+        return ride_out(once, self.outage) if self._reached and wait else once()
+
+    def read(self, fn: Any, wait: bool = True) -> Any:
+        """Run ``fn(conn)`` on a connection; database faults become one PerflabError line.
+        A server lost after it was reached is waited for, as by ``write``."""
+        def once() -> Any:
+            try:
+                with self.engine.connect() as conn:
+                    return fn(conn)
+            except (OperationalError, DatabaseError) as e:
+                raise self._db_error(e) from e
+
+        return ride_out(once, self.outage) if self._reached and wait else once()
 
     # -- writing ------------------------------------------------------------------------------
     def machine_id(self, conn: sa.Connection, fp: dict[str, Any]) -> int:
@@ -527,8 +544,9 @@ class Store:
         except (OperationalError, DatabaseError, driver_error) as e:
             raise self._db_error(e) from e
 
-    def update_result(self, rs: ResultSet) -> None:
-        """Record status, metrics and notes as they stand (called at the end, or on Ctrl-C)."""
+    def update_result(self, rs: ResultSet, wait: bool = True) -> None:
+        """Record status, metrics and notes as they stand (called at the end, or on Ctrl-C).
+        ``wait=False``: a lost server is not waited for (the user is leaving)."""
         assert rs.id is not None
         _stamp_owner(rs)
 
@@ -537,7 +555,7 @@ class Store:
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
                 notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label))
 
-        self.write(go)
+        self.write(go, wait=wait)
 
     def save(self, rs: ResultSet, progress: Callable[[int], None] | None = None,
              batch: int = 5000) -> int:
@@ -739,8 +757,14 @@ class Outage:
         import threading
 
         self.say = say or (lambda _line: None)
+        self.voiced = say is not None
         self.since: float | None = None
         self._lock = threading.Lock()
+
+    def speak(self, say: Callable[[str], None]) -> None:
+        """Give a silent outage a voice (the first caller that has a console)."""
+        if not self.voiced:
+            self.say, self.voiced = say, True
 
     def lost(self, why: str) -> None:
         with self._lock:

@@ -327,3 +327,31 @@ def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> Non
     assert len(said) == 1 and "task_clock was measured differently" in said[0]
     assert "timed region only" in said[0] and "ns_per_op" not in said[0]
     assert any("task_clock was measured differently" in n for n in merged.notes)
+
+
+def test_a_server_lost_after_it_was_reached_is_waited_for() -> None:
+    """Every read and write of a store whose server was reached waits for it when it is lost
+    (a restart), with one line when it is lost and one when it is back; ``wait=False`` tries
+    once (Ctrl-C paths)."""
+    import threading
+
+    from perflab.fleet.localpg import LocalPostgres, pg_bindir
+
+    if pg_bindir() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with LocalPostgres(fsync=False) as pg:
+        store = Store(pg.create_database("lost"), create=True)
+        said: list[str] = []
+        store.outage.speak(said.append)
+        pg.stop_server("fast")
+        with pytest.raises(StoreUnreachable):
+            store.read(lambda c: c.execute(sa.text("SELECT 1")).scalar(), wait=False)
+        back = threading.Timer(2.0, pg.start_server)
+        back.start()
+        try:
+            assert store.write(lambda c: c.execute(sa.text("SELECT 41 + 1")).scalar()) == 42
+        finally:
+            back.join()
+        store.engine.dispose()
+    assert [ln.split(" (")[0].split(" after")[0] for ln in said] == [
+        "database lost", "database back"]

@@ -17,10 +17,11 @@
 - A database outage (a server restart, a network blip) is ridden out, never a reason to fail or
   forget a job: the worker waits for the server and serves again (procrastinate's own advice
   for a worker that loses its database is a loop around it: procrastinate issues #1108,
-  #1116); the job's writes wait for the server (storage.ride_out) instead of failing, and the
-  measuring child does the same with its runs.  The worker row's state is written by every
-  heartbeat from what the worker is doing, so a write lost in an outage is put right by the
-  next beat.  One line when the database is lost, one when it is back (storage.Outage).
+  #1116); the job's writes wait for the server (the store rides out a lost server:
+  storage.ride_out) instead of failing, and the measuring child does the same with its runs.
+  The worker row's state is written by every heartbeat from what the worker is doing, so a
+  write lost in an outage is put right by the next beat.  One line when the database is
+  lost, one when it is back (storage.Outage).
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from perflab.storage import (
     StoreUnreachable,
     fleet_jobs,
     results,
-    ride_out,
     workers,
 )
 
@@ -141,9 +141,10 @@ def announce(store: Store, name: str, tags: list[str], fp: dict[str, Any]) -> No
     store.write(go)
 
 
-def set_state(store: Store, name: str, state: str, job: int | None = None) -> None:
+def set_state(store: Store, name: str, state: str, job: int | None = None,
+              wait: bool = True) -> None:
     store.write(lambda c: c.execute(workers.update().where(workers.c.name == name).values(
-        state=state, current_job=job, last_heartbeat=time.time())))
+        state=state, current_job=job, last_heartbeat=time.time())), wait=wait)
 
 
 def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
@@ -233,10 +234,10 @@ def measure_task(context: Any, argv: list[str], machine: str, submission: str,
         raise JobFailed(f"job {job_id} is for machine {machine}, this is {cur['name']}")
 
     def keep(op: Any) -> Any:
-        """A write the job cannot do without: it waits for a lost database (up to
+        """A write the job cannot do without: the store waits for a lost database (up to
         PERFLAB_DB_WAIT); still gone then, the attempt is transient: the queue retries it."""
         try:
-            return ride_out(op, cur["outage"])
+            return op()
         except StoreUnreachable as e:
             raise TransientJobError(e.problem) from e
 
@@ -244,7 +245,7 @@ def measure_task(context: Any, argv: list[str], machine: str, submission: str,
         """A write an error handler makes: it waits for a lost database too, and never turns
         the error the queue must see (transient or not) into another one."""
         with contextlib.suppress(PerflabError):
-            ride_out(op, cur["outage"])
+            op()
 
     keep(lambda: ensure_job_row(store, job_id, submission, machine, list(argv), submitted_at))
     _doing(cur, "busy", job_id)
@@ -399,6 +400,7 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
     outage = Outage(say)
+    store.outage = outage  # one line per outage, whoever notices it (job, heartbeat, loop)
     _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),
                     log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS,
                     outage=outage, state=("idle", None))
@@ -483,11 +485,11 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
         say(f"worker {name} ({fp.get('hostname')}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue} of {store.location}")
         asyncio.run(main())
-        return int(ride_out(lambda: store.read(lambda c: c.execute(
+        return int(store.read(lambda c: c.execute(
             sa.select(sa.func.count()).select_from(fleet_jobs)
             .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
-            .scalar())))
+            .scalar()))
     finally:
         with contextlib.suppress(PerflabError):
-            set_state(store, name, "stopped", None)
+            set_state(store, name, "stopped", None, wait=False)  # a stop does not wait
         lock.release()
