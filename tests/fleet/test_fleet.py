@@ -297,6 +297,30 @@ def test_two_workers_with_one_name_are_refused(fleet_url: str) -> None:
     assert first.returncode == 0
 
 
+def test_a_worker_stopped_while_the_database_is_away_stops(own_pg: LocalPostgres) -> None:
+    """SIGTERM while the database is down: the idle worker stops at once (exit 0), without
+    waiting for the database (its last state and its count are tried once, not waited for)."""
+    url = own_pg.create_database("fleet")
+    p = cli("fleet", "init", "--db", url)
+    assert p.returncode == 0, p.stderr
+    w = start_worker(url, "lone")
+    store = Store(url)
+    wait_for("the worker's heartbeat", lambda: store.read(lambda c: c.execute(
+        sa.select(workers.c.state).where(workers.c.name == "lone")).scalar()) == "idle")
+    store.engine.dispose()
+    own_pg.stop_server("fast")
+    time.sleep(1)
+    w.send_signal(signal.SIGTERM)
+    try:
+        _, err = w.communicate(timeout=60)  # was: blocked for PERFLAB_DB_WAIT (300 s)
+    finally:
+        if w.poll() is None:
+            w.kill()
+        own_pg.start_server()
+    assert w.returncode == 0, err
+    assert err.rstrip().endswith("worker stopped") and "Traceback" not in err, err
+
+
 def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
     """One pooled connection shared by procrastinate's queue and perflab's heartbeat, one for
     the machine's name lock: at most 2 per idle worker, as the server counts them (was 7:

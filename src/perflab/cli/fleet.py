@@ -172,7 +172,8 @@ def worker_cmd(
                            "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
     n = run_worker(db, name, list(tag or []), exit_when_idle, heartbeat=heartbeat, poll=poll,
                    say=say)
-    say(f"worker stopped ({n} job(s) done on this machine in all)")
+    say("worker stopped" if n is None else f"worker stopped ({n} job(s) done on this machine "
+        "in all)")
 
 
 def register(app: typer.Typer) -> None:

@@ -368,10 +368,11 @@ def _lost_database(e: BaseException) -> bool:
 
 
 def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
-               heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int:
+               heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int | None:
     """Serve this machine's queue until stopped (SIGINT/SIGTERM finish the running job first)
     or, with ``exit_when_idle``, until the queue is empty.  A lost database is waited for, not
-    a reason to stop.  Returns the number of jobs run."""
+    a reason to stop.  Returns the number of jobs done on this machine (None: the database
+    was away as it stopped)."""
     from procrastinate import RetryStrategy
 
     from perflab.fingerprint import machine_fingerprint
@@ -485,10 +486,13 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
         say(f"worker {name} ({fp.get('hostname')}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue} of {store.location}")
         asyncio.run(main())
-        return int(store.read(lambda c: c.execute(
-            sa.select(sa.func.count()).select_from(fleet_jobs)
-            .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
-            .scalar()))
+        try:  # a stop does not wait for a lost database, for a count
+            return int(store.read(lambda c: c.execute(
+                sa.select(sa.func.count()).select_from(fleet_jobs)
+                .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
+                .scalar(), wait=False))
+        except PerflabError:
+            return None
     finally:
         with contextlib.suppress(PerflabError):
             set_state(store, name, "stopped", None, wait=False)  # a stop does not wait
