@@ -168,11 +168,26 @@ async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
         try:
             await beat(app, cur["name"], state, job)
         except Exception as e:
+            # A missed beat is retried next time.  The database is lost only if a fresh
+            # connection fails too: after an outage psycopg's pool reconnects on its own
+            # backoff (1, 2, 4... s), lagging the server by seconds, and that lag is not an
+            # outage of its own.
             if _lost_database(e):
-                outage.lost(_lost_line(cur["store"], e))
-            # else: a missed beat is retried next time
+                if await asyncio.to_thread(_answers, cur["store"]):
+                    outage.back()
+                else:
+                    outage.lost(_lost_line(cur["store"], e))
         else:
             outage.back()
+
+
+def _answers(store: Store) -> bool:
+    """Does the server take a new connection now?  (The worker's store keeps none open.)"""
+    try:
+        store.read(lambda c: c.execute(sa.text("SELECT 1")), wait=False)
+        return True
+    except PerflabError:
+        return False
 
 
 # -- recovery -------------------------------------------------------------------------------------
