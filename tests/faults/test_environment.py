@@ -10,7 +10,6 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -187,18 +186,6 @@ def test_forty_column_terminal_stat(perflab: Perflab) -> None:
 
 
 # -- PostgreSQL going away -------------------------------------------------------------------------
-
-@pytest.fixture
-def own_pg() -> Iterator[LocalPostgres]:
-    """A PostgreSQL server of the test's own (it is stopped and started under perflab)."""
-    pytest.importorskip("psycopg")
-    from perflab.fleet.localpg import LocalPostgres, pg_bindir
-
-    if pg_bindir() is None:
-        pytest.skip("PostgreSQL is not installed (make setup installs it)")
-    with LocalPostgres(fsync=False) as pg:
-        yield pg
-
 
 def _stored(url: str) -> tuple[int, int]:
     """(runs, distinct (configuration, seq)) in the store at ``url``."""

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -437,17 +437,6 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
 
 
 # -- the database goes away: a server restart ----------------------------------------------------
-@pytest.fixture
-def own_pg() -> Iterator[LocalPostgres]:
-    """A server of this test's own, since the test restarts it (the session's is shared)."""
-    from perflab.fleet.localpg import LocalPostgres, pg_bindir
-
-    if pg_bindir() is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
-    with LocalPostgres(fsync=False) as pg:
-        yield pg
-
-
 def wait_for(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not check():
