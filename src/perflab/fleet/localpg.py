@@ -77,9 +77,11 @@ class LocalPostgres:
         return self
 
     def start_server(self) -> None:
-        """Start the server on its data directory and port (again, after ``stop_server``)."""
+        """Start the server on its data directory and port (again, after ``stop_server``).
+        PostgreSQL's default max_connections (100): the tests and the benchmarks meet the
+        limit a fleet meets (docs/fleet.md, "Connections")."""
         opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                f"-c max_connections=200 -c fsync={'on' if self.fsync else 'off'}")
+                f"-c fsync={'on' if self.fsync else 'off'}")
         self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l",
                   str(self.root / "server.log"), "-w", "-t", "60", "start")
 
