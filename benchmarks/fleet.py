@@ -54,7 +54,7 @@ def bench_queue(url: str, jobs: int) -> dict[str, Any]:
         while time.monotonic() < deadline and not store.read(lambda c: c.execute(
                 sa.text("SELECT 1 FROM fleet_workers WHERE name='bench'")).first()):
             time.sleep(0.1)
-        time.sleep(3.0)  # the worker is in its loop, listening
+        time.sleep(3.0)  # the worker is in its loop, polling its queue
         picked, first_run = [], []
         for _ in range(jobs):
             t0 = time.time()

@@ -54,6 +54,18 @@ def pg_server() -> Iterator[LocalPostgres]:
         yield pg
 
 
+@pytest.fixture
+def own_pg() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server of the test's own, for a test that stops and starts it
+    (LocalPostgres.stop_server/start_server); the session's server is shared."""
+    from perflab.fleet.localpg import LocalPostgres, pg_bindir
+
+    if pg_bindir() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with LocalPostgres(fsync=False) as pg:
+        yield pg
+
+
 _db_counter = itertools.count()
 
 

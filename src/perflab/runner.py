@@ -70,7 +70,7 @@ from perflab.stats import (
     stop_check,
     summarize,
 )
-from perflab.storage import Store
+from perflab.storage import Outage, Store, StoreUnreachable, ride_out
 from perflab.workloads import registry as workload_registry
 from perflab.workloads.manifest import MetricDecl
 
@@ -475,12 +475,33 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             ended.append(list(pending))
         pending.clear()
 
-    def flush() -> None:
-        """Store the rounds recorded so far (and a part-recorded one), a transaction each."""
+    outage = store.outage if store is not None else Outage()
+    outage.speak(lambda line: console.print(f"note: {line}", markup=False, highlight=False,
+                                            soft_wrap=True))
+
+    def flush(wait: bool = True) -> None:
+        """Store the rounds recorded so far (and a part-recorded one), a transaction each.
+        A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
+        rounds stay in memory, measured, until they are stored, so a server restart costs no
+        run.  Each round leaves ``ended`` once its transaction is committed."""
         end_round()
-        if store is not None and ended:
-            store.add_rounds(ended, committed=on_stored)
-        ended.clear()
+        if store is None:
+            ended.clear()
+            return
+        tries = 0
+
+        def acked(runs_: list[Run]) -> None:
+            ended.pop(0)
+            if on_stored:
+                on_stored(runs_)
+
+        def store_them() -> None:
+            nonlocal tries
+            tries += 1
+            store.add_rounds(list(ended), committed=acked, again=tries > 1)
+
+        if ended:
+            ride_out(store_them, outage, None if wait else 0.0)
 
     def record(cfg: Configuration, outcome: RunOutcome, warmup: bool,
                load1: float | None = None) -> Run:
@@ -701,9 +722,9 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     except KeyboardInterrupt:
         rs.status = "interrupted"
         rs.notes.append("interrupted by the user: the runs finished so far are kept")
-        flush()
+        flush(wait=False)  # the user is leaving: a lost database is not waited for
         if store is not None and rs.id is not None:
-            store.update_result(rs)
+            store.update_result(rs, wait=False)
         return rs
     except RunFailed:
         raise  # already recorded as failed
@@ -713,17 +734,17 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         rs.status = "failed"
         why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
         rs.notes.append(f"stopped by an error: {why}")
-        if store is not None and rs.id is not None:
+        if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
             with contextlib.suppress(PerflabError):
-                flush()
-                store.update_result(rs)
+                flush(wait=False)
+                store.update_result(rs, wait=False)
         raise
     finally:
         server.close()
         progress.remove_task(task)
     rs.status = "complete"
     if store is not None and rs.id is not None:
-        store.update_result(rs)
+        store.update_result(rs)  # a lost server is waited for (Store.write)
     return rs
 
 

@@ -193,12 +193,16 @@ class Store:
     """Read and write result sets.  ``url`` is a SQLAlchemy URL or a path to a SQLite file."""
 
     def __init__(self, url: str | Path | None = None, lock_timeout: float = 10.0,
-                 create: bool | None = None, read_only: bool = False) -> None:
+                 create: bool | None = None, read_only: bool = False,
+                 client: str | None = None) -> None:
         """``create``: make the schema when it is missing (default: for SQLite files only; a
         server database is set up by ``perflab fleet init``, which passes True).
         ``read_only``: for the verbs that only read (results list/show, history, detect,
         dashboard): a SQLite file is opened without writing anything, so an archive on a
-        read-only mount, or one the user may not write, can still be read."""
+        read-only mount, or one the user may not write, can still be read.
+        ``client``: a long-lived client of a server (a fleet worker): its connections carry
+        this application_name (pg_stat_activity) and none is kept open between uses (NullPool),
+        so the connections it holds are only those its queue and lock hold."""
         if url is None:
             url = default_db_path()
         url_s = str(url)
@@ -222,8 +226,11 @@ class Store:
                 connect_args: dict[str, Any] = (
                     {"connect_timeout": max(1, int(lock_timeout))}
                     if self.url.startswith("postgresql") else {})
-                self.engine = sa.create_engine(self.url, connect_args=connect_args,
-                                               pool_pre_ping=True)
+                pooling: dict[str, Any] = {"pool_pre_ping": True}
+                if client is not None:
+                    connect_args["application_name"] = client
+                    pooling = {"poolclass": sa.pool.NullPool}
+                self.engine = sa.create_engine(self.url, connect_args=connect_args, **pooling)
             except ModuleNotFoundError as e:
                 raise PerflabError(
                     f"the database driver for {self.location} is not installed ({e.name})",
@@ -240,6 +247,11 @@ class Store:
             _check_sqlite_integrity(Path(self.location))
             if not read_only:
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        # A server reached once and then lost (a restart, a blip) is waited for by every read
+        # and write (ride_out), and said once in lines through ``outage`` when a caller gives
+        # it a voice; a server never reached is one line at once.
+        self.outage = Outage()
+        self._reached = False
         if create is None:
             create = self.is_sqlite and not read_only
         self.ensure_schema(create=create)
@@ -247,6 +259,7 @@ class Store:
             self._check_columns()
         except DatabaseError as e:
             raise self._db_error(e) from e
+        self._reached = not self.is_sqlite
 
     @property
     def is_sqlite(self) -> bool:
@@ -378,22 +391,33 @@ class Store:
         return PerflabError(f"the result database {self.location} failed: {text}",
                             "check the path and its permissions, or pass --db")
 
-    def write(self, fn: Any) -> Any:
+    def write(self, fn: Any, wait: bool = True) -> Any:
         """Run ``fn(conn)`` in one transaction; database faults become one PerflabError line.
-        Other stages use this (and ``read``) for queries on their own tables."""
-        try:
-            with self.engine.begin() as conn:
-                return fn(conn)
-        except (OperationalError, DatabaseError) as e:
-            raise self._db_error(e) from e
+        Other stages use this (and ``read``) for queries on their own tables.  A server lost
+        after it was reached is waited for (``ride_out``; ``wait=False``: one try): a
+        transaction cut by the loss is run again.  The one case that can apply twice is a
+        commit whose acknowledgement was lost with the connection; the runs, the bulk of what
+        is written, are guarded against it (``add_rounds(again=True)``)."""
+        def once() -> Any:
+            try:
+                with self.engine.begin() as conn:
+                    return fn(conn)
+            except (OperationalError, DatabaseError) as e:
+                raise self._db_error(e) from e
 
-    def read(self, fn: Any) -> Any:
-        """Run ``fn(conn)`` on a connection; database faults become one PerflabError line."""
-        try:
-            with self.engine.connect() as conn:
-                return fn(conn)
-        except (OperationalError, DatabaseError) as e:
-            raise self._db_error(e) from e
+        return ride_out(once, self.outage) if self._reached and wait else once()
+
+    def read(self, fn: Any, wait: bool = True) -> Any:
+        """Run ``fn(conn)`` on a connection; database faults become one PerflabError line.
+        A server lost after it was reached is waited for, as by ``write``."""
+        def once() -> Any:
+            try:
+                with self.engine.connect() as conn:
+                    return fn(conn)
+            except (OperationalError, DatabaseError) as e:
+                raise self._db_error(e) from e
+
+        return ride_out(once, self.outage) if self._reached and wait else once()
 
     # -- writing ------------------------------------------------------------------------------
     def machine_id(self, conn: sa.Connection, fp: dict[str, Any]) -> int:
@@ -464,11 +488,15 @@ class Store:
         self.add_rounds([items])
 
     def add_rounds(self, rounds: list[list[tuple[int, Run]]],
-                   committed: Callable[[list[Run]], None] | None = None) -> None:
+                   committed: Callable[[list[Run]], None] | None = None,
+                   again: bool = False) -> None:
         """Store each round's runs in a transaction of its own, in order, on one connection
         (a checkout per round cost as much as the commit: the runner stores the rounds of a
         launcher batch together).  A fault leaves the rounds before it stored.  ``committed``
         hears of each round's runs (ids set) as soon as its transaction is committed.
+        ``again``: these rounds are stored again after a fault: the first may have been
+        committed with its acknowledgement lost (the connection broke at the commit), so it
+        is looked up first (by configuration and seq) and not stored twice.
 
         Why the driver's cursor: a round is often one run (stat), and SQLAlchemy Core's
         execution of one INSERT cost 0.11 ms of a round's 0.24 ms on this 2-vCPU guest
@@ -486,6 +514,15 @@ class Store:
                 for items in rounds:
                     if not items:
                         continue
+                    if again:
+                        again = False
+                        found = _stored_runs(conn, items)
+                        if len(found) == len(items):
+                            for cid, run in items:
+                                run.id = found[(cid, run.seq)]
+                            if committed:
+                                committed([run for _, run in items])
+                            continue
                     with conn.begin():
                         cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                         try:
@@ -507,9 +544,10 @@ class Store:
         except (OperationalError, DatabaseError, driver_error) as e:
             raise self._db_error(e) from e
 
-    def update_result(self, rs: ResultSet) -> None:
+    def update_result(self, rs: ResultSet, wait: bool = True) -> None:
         """Record status, metrics, notes and the environment as they stand (called at the end,
-        or on Ctrl-C; the runs add the runtimes they ran on to the environment)."""
+        or on Ctrl-C; the runs add the runtimes they ran on to the environment).
+        ``wait=False``: a lost server is not waited for (the user is leaving)."""
         assert rs.id is not None
         _stamp_owner(rs)
 
@@ -519,7 +557,7 @@ class Store:
                 notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label,
                 fingerprint=rs.fingerprint))
 
-        self.write(go)
+        self.write(go, wait=wait)
 
     def save(self, rs: ResultSet, progress: Callable[[int], None] | None = None,
              batch: int = 5000) -> int:
@@ -684,6 +722,15 @@ class Store:
 _SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
 
 
+def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tuple[int, int], int]:
+    """(configuration id, seq) -> run id for those of ``items`` already in the store."""
+    q = (sa.select(runs.c.configuration_id, runs.c.seq, runs.c.id)
+         .where(runs.c.configuration_id.in_({cid for cid, _ in items}))
+         .where(runs.c.seq.in_({run.seq for _, run in items})))
+    with conn.begin():
+        return {(int(c), int(q_)): int(i) for c, q_, i in conn.execute(q)}
+
+
 def _insert(conn: sa.Connection, table: sa.Table) -> Any:
     """The dialect's INSERT, which has ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike)."""
     if conn.dialect.name == "postgresql":
@@ -712,6 +759,104 @@ def _is_create_race(e: BaseException | None) -> bool:
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
 
 
+class StoreUnreachable(PerflabError):
+    """The database server cannot be reached or dropped the connection (down, restarting,
+    unreachable): a transient fault that a writer may ride out (``ride_out``)."""
+
+
+# What libpq and the server say when the connection is lost or cannot be made: the server down
+# or restarting (57P01 "terminating connection due to administrator command", 57P03 "the
+# database system is starting up / shutting down"), a refused or timed-out connect, a socket
+# closed under a query.  Credentials, a missing database and permissions are not in this list:
+# waiting does not fix them.
+_LOST_WORDS = ("connection refused", "could not connect", "could not translate",
+               "timeout expired", "name or service not known", "no route", "connection failed",
+               "server closed the connection", "terminating connection due to administrator",
+               "the database system is starting up", "the database system is shutting down",
+               "the database system is in recovery mode", "consuming input failed",
+               "the connection is lost", "the connection is closed", "connection is bad",
+               "couldn't get a connection")
+
+
+def connection_lost(text: str) -> bool:
+    """Does this driver message say the server is unreachable or the connection was lost?"""
+    low = text.lower()
+    return any(w in low for w in _LOST_WORDS)
+
+
+class Outage:
+    """One line when the store's server is lost and one when it answers again, however many
+    operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        import threading
+
+        self.say = say or (lambda _line: None)
+        self.voiced = say is not None
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    def speak(self, say: Callable[[str], None]) -> None:
+        """Give a silent outage a voice (the first caller that has a console)."""
+        if not self.voiced:
+            self.say, self.voiced = say, True
+
+    def lost(self, why: str) -> None:
+        with self._lock:
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        self.say(f"database lost ({why}); waiting for it to come back")
+
+    def back(self) -> None:
+        with self._lock:
+            if self.since is None:
+                return
+            took, self.since = time.monotonic() - self.since, None
+        self.say(f"database back after {took:.0f} s")
+
+
+def outage_limit() -> float:
+    """How long perflab waits for a lost database server before it gives up (seconds):
+    PERFLAB_DB_WAIT, default 300."""
+    try:
+        return max(0.0, float(os.environ.get("PERFLAB_DB_WAIT", "300")))
+    except ValueError:
+        return 300.0
+
+
+def ride_out(op: Callable[[], Any], outage: Outage | None = None,
+             limit: float | None = None) -> Any:
+    """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
+    for up to ``limit`` seconds (default ``outage_limit()``; ``math.inf``: for good).  Past
+    the limit: one StoreUnreachable line saying how long it waited.  ``op`` must be safe to
+    run again after a failure (a transaction that did not commit, or an idempotent write).
+
+    Written here because neither layer retries for us: SQLAlchemy's pool_pre_ping replaces a
+    dead connection at checkout but does not retry a statement, and psycopg's pool only
+    reconnects in the background."""
+    outage = outage or Outage()
+    limit = outage_limit() if limit is None else limit
+    start = time.monotonic()
+    delay = 0.2
+    while True:
+        try:
+            result = op()
+        except StoreUnreachable as e:
+            outage.lost(e.problem)
+            waited = time.monotonic() - start
+            if waited + delay > limit:
+                raise StoreUnreachable(
+                    f"{e.problem}; still unreachable after {waited:.0f} s of retrying",
+                    "start the database server (or raise PERFLAB_DB_WAIT, now "
+                    f"{limit:g} s), then run again") from e
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            continue
+        outage.back()
+        return result
+
+
 def _server_error(location: str, text: str, first: str) -> PerflabError:
     """A database server's fault as one line with the fix."""
     low = text.lower()
@@ -722,12 +867,10 @@ def _server_error(location: str, text: str, first: str) -> PerflabError:
     if "does not exist" in low and "database" in low:
         return PerflabError(f"the database in {location} does not exist ({first})",
                             "create it (createdb NAME) and run 'perflab fleet init --db URL'")
-    if any(w in low for w in ("connection refused", "could not connect", "could not translate",
-                              "timeout expired", "name or service not known", "no route",
-                              "connection failed", "server closed the connection")):
-        return PerflabError(f"cannot reach the database server of {location} ({first})",
-                            "check the host and port in the URL and that PostgreSQL is running "
-                            "and accepts connections from here")
+    if connection_lost(text):
+        return StoreUnreachable(f"cannot reach the database server of {location} ({first})",
+                                "check the host and port in the URL and that PostgreSQL is "
+                                "running and accepts connections from here")
     if "permission denied" in low:
         return PerflabError(f"the database user may not do this in {location} ({first})",
                             "grant the user rights on perflab's tables, or use the owner's URL")

@@ -13,7 +13,18 @@ import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
-from perflab.storage import SCHEMA_VERSION, Store, configurations, machines, meta, runs
+from perflab.storage import (
+    SCHEMA_VERSION,
+    Outage,
+    Store,
+    StoreUnreachable,
+    _server_error,
+    configurations,
+    connection_lost,
+    machines,
+    meta,
+    runs,
+)
 
 pytestmark = pytest.mark.system
 
@@ -216,6 +227,40 @@ def test_unreachable_server_is_one_line() -> None:
         Store(url)
     assert e.value.problem.startswith("cannot reach the database server of " + url)
     assert "PostgreSQL is running" in e.value.fix and "\n" not in e.value.line()
+    assert isinstance(e.value, StoreUnreachable)  # a fault to ride out (storage.ride_out)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("text", "lost"), [
+    ("connection failed: connection to server at \"127.0.0.1\", port 5 failed: Connection "
+     "refused", True),
+    ("terminating connection due to administrator command", True),  # a restart (-m fast)
+    ("FATAL:  the database system is starting up", True),
+    ("FATAL:  the database system is shutting down", True),
+    ("consuming input failed: server closed the connection unexpectedly", True),
+    ("the connection is lost", True),
+    ("couldn't get a connection after 5.00 sec", True),  # psycopg_pool's timeout
+    ("FATAL:  password authentication failed for user \"x\"", False),  # waiting won't fix it
+    ('FATAL:  database "x" does not exist', False),
+    ("permission denied for table runs", False),
+])
+def test_a_lost_connection_is_told_from_a_refusal(text: str, lost: bool) -> None:
+    assert connection_lost(text) is lost
+    err = _server_error("postgresql://h/db", text, text)
+    assert isinstance(err, StoreUnreachable) is lost
+
+
+@pytest.mark.unit
+def test_an_outage_is_said_once_and_its_end_once() -> None:
+    said: list[str] = []
+    outage = Outage(said.append)
+    outage.back()  # nothing was lost: nothing to say
+    for _ in range(3):  # the heartbeat, the job and the queue loop all notice it
+        outage.lost("cannot reach the database server of X")
+    outage.back()
+    outage.back()
+    assert [ln.split(" (")[0].split(" after")[0] for ln in said] == [
+        "database lost", "database back"]
 
 
 def test_wrong_credentials_are_one_line_without_the_password(pg_server, pg_url: str) -> None:
@@ -282,3 +327,31 @@ def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> Non
     assert len(said) == 1 and "task_clock was measured differently" in said[0]
     assert "timed region only" in said[0] and "ns_per_op" not in said[0]
     assert any("task_clock was measured differently" in n for n in merged.notes)
+
+
+def test_a_server_lost_after_it_was_reached_is_waited_for() -> None:
+    """Every read and write of a store whose server was reached waits for it when it is lost
+    (a restart), with one line when it is lost and one when it is back; ``wait=False`` tries
+    once (Ctrl-C paths)."""
+    import threading
+
+    from perflab.fleet.localpg import LocalPostgres, pg_bindir
+
+    if pg_bindir() is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with LocalPostgres(fsync=False) as pg:
+        store = Store(pg.create_database("lost"), create=True)
+        said: list[str] = []
+        store.outage.speak(said.append)
+        pg.stop_server("fast")
+        with pytest.raises(StoreUnreachable):
+            store.read(lambda c: c.execute(sa.text("SELECT 1")).scalar(), wait=False)
+        back = threading.Timer(2.0, pg.start_server)
+        back.start()
+        try:
+            assert store.write(lambda c: c.execute(sa.text("SELECT 41 + 1")).scalar()) == 42
+        finally:
+            back.join()
+        store.engine.dispose()
+    assert [ln.split(" (")[0].split(" after")[0] for ln in said] == [
+        "database lost", "database back"]

@@ -8,13 +8,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
+
+if TYPE_CHECKING:
+    from perflab.fleet.localpg import LocalPostgres
 
 pytestmark = pytest.mark.system
 
@@ -292,6 +297,52 @@ def test_two_workers_with_one_name_are_refused(fleet_url: str) -> None:
     assert first.returncode == 0
 
 
+def test_a_worker_stopped_while_the_database_is_away_stops(own_pg: LocalPostgres) -> None:
+    """SIGTERM while the database is down: the idle worker stops at once (exit 0), without
+    waiting for the database (its last state and its count are tried once, not waited for)."""
+    url = own_pg.create_database("fleet")
+    p = cli("fleet", "init", "--db", url)
+    assert p.returncode == 0, p.stderr
+    w = start_worker(url, "lone")
+    store = Store(url)
+    wait_for("the worker's heartbeat", lambda: store.read(lambda c: c.execute(
+        sa.select(workers.c.state).where(workers.c.name == "lone")).scalar()) == "idle")
+    store.engine.dispose()
+    own_pg.stop_server("fast")
+    time.sleep(1)
+    w.send_signal(signal.SIGTERM)
+    try:
+        _, err = w.communicate(timeout=60)  # was: blocked for PERFLAB_DB_WAIT (300 s)
+    finally:
+        if w.poll() is None:
+            w.kill()
+        own_pg.start_server()
+    assert w.returncode == 0, err
+    assert err.rstrip().endswith("worker stopped") and "Traceback" not in err, err
+
+
+def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
+    """One pooled connection shared by procrastinate's queue and perflab's heartbeat, one for
+    the machine's name lock: at most 2 per idle worker, as the server counts them (was 7:
+    17 for 3 workers, so PostgreSQL's default 100 stopped a fleet at about 15)."""
+    store = Store(fleet_url)
+    procs = {n: start_worker(fleet_url, n) for n in ("c1", "c2", "c3")}
+    try:
+        wait_for("three idle workers", lambda: store.read(lambda c: c.execute(
+            sa.select(sa.func.count()).select_from(workers)
+            .where(workers.c.state == "idle")).scalar()) == 3)
+        seen = []
+        for _ in range(20):  # beats every 0.5 s, polls every 0.3 s: a few of each
+            seen.append(connections(store))
+            time.sleep(0.1)
+    finally:
+        for w in procs.values():
+            w.send_signal(signal.SIGTERM)
+            w.communicate(timeout=60)
+    assert all(set(s) <= set(procs) and all(n <= 2 for n in s.values()) for s in seen), seen
+    assert any(s == {n: 2 for n in procs} for s in seen), seen  # the lock and the pool
+
+
 # -- bad input: one line each, nothing lost -------------------------------------------------------
 def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> None:
     from perflab.fleet.localpg import free_port
@@ -383,3 +434,96 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     live = [c for c in rs.configurations if c.id not in superseded]
     assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
     assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)
+
+
+# -- the database goes away: a server restart ----------------------------------------------------
+def wait_for(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.1)
+
+
+def connections(store: Store) -> dict[str, int]:
+    """Open connections per worker, as the server counts them (pg_stat_activity)."""
+    from perflab.fleet.queue import client_name
+
+    rows = store.read(lambda c: c.execute(sa.text(
+        "SELECT application_name, count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND application_name LIKE :p GROUP BY 1"),
+        {"p": client_name("%")}).all())
+    return {str(a).split(":", 1)[1]: int(n) for a, n in rows}
+
+
+def worker_row(store: Store, name: str) -> tuple[str, int | None]:
+    row = store.read(lambda c: c.execute(sa.select(workers.c.state, workers.c.current_job)
+                                         .where(workers.c.name == name)).one())
+    return row[0], row[1]
+
+
+def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> None:
+    """The server restarts (pg_ctl stop -m fast, as a service restart does) while one worker
+    measures a job and another is idle: the job completes once, in its first attempt, with
+    every run stored once;
+    both workers stay up (the idle one serves a job after the restart); the queue and
+    perflab's job table agree; the status shows both idle; each worker says one line when the
+    database is lost and one when it is back, and nothing of psycopg's."""
+    from perflab.fleet.queue import jobs as queue_jobs
+
+    url = own_pg.create_database("fleet")
+    p = cli("fleet", "init", "--db", url)
+    assert p.returncode == 0, p.stderr
+    announce(url, "busy", "idle")
+    runs_n = 60
+    sub = cli("fleet", "submit", "--machine", "busy", "--db", url, "--", "stat", "-r",
+              str(runs_n), "-w", "0", "--no-counters", "--", "/bin/sleep", "0.05")
+    assert sub.returncode == 0, sub.stderr
+    store = Store(url)
+    job = int(store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar()))
+    procs = {n: start_worker(url, n) for n in ("busy", "idle")}
+    try:
+        wait_for("runs of the job", lambda: sum(n for _, n in job_runs(store, job).values()) >= 5)
+        assert sum(n for _, n in job_runs(store, job).values()) < runs_n
+        own_pg.stop_server("fast")
+        # The outage, longer than a query waits for a pooled connection (queue.POOL_TIMEOUT,
+        # 5 s), so the heartbeats (every 0.5 s) notice it.
+        time.sleep(10)
+        own_pg.start_server()
+        wait_for("the job to end", lambda: store.read(lambda c: c.execute(
+            sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == job)).scalar())
+            in ("done", "failed"))
+        assert all(p.poll() is None for p in procs.values())  # both stayed up
+        # the idle worker serves after the restart
+        sub = cli("fleet", "submit", "--machine", "idle", "--db", url, "--", "stat", "-r", "6",
+                  "-w", "0", "--no-counters", "--", "/bin/true")
+        assert sub.returncode == 0, sub.stderr
+        wait_for("both jobs done", lambda: [j.state for j in queue_jobs(store)]
+                 == ["done", "done"])
+        # the heartbeat writes what the worker does: both read idle, none busy
+        wait_for("both machines idle", lambda: all(
+            worker_row(store, n) == ("idle", None) for n in procs))
+        status = cli("fleet", "status", "--db", url, "--heartbeat", "0.5")
+        assert status.returncode == 0, status.stderr
+        for n in procs:
+            assert table_row(status.stdout, n)[1] == "idle", status.stdout
+        # reconnecting leaked nothing: each idle worker holds its lock and one pooled
+        # connection again
+        assert all(n <= 2 for n in connections(store).values()), connections(store)
+    finally:
+        errs = {}
+        for n, w in procs.items():
+            w.send_signal(signal.SIGTERM)
+            _, errs[n] = w.communicate(timeout=60)
+    assert all(w.returncode == 0 for w in procs.values()), errs
+    own = {r[0]: (r[1], r[2]) for r in store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.job_id, fleet_jobs.c.state, fleet_jobs.c.attempts)).all())}
+    queue = {j.job_id: (j.state, j.attempts) for j in queue_jobs(store)}
+    assert own == queue == {job: ("done", 1), job + 1: ("done", 1)}  # the tables agree
+    # The job completed once, in its first attempt: its measuring process waited for the
+    # database with its runs in memory; one result, every run stored exactly once.
+    (rid, (state, stored)), = job_runs(store, job).items()
+    assert (state, stored) == ("complete", runs_n)
+    assert len({(r.seq, c.id) for c in store.load(rid).configurations for r in c.runs}) == runs_n
+    for n, err in errs.items():
+        assert "Traceback" not in err and "psycopg" not in err, err
+        assert err.count("database lost") == 1 and err.count("database back") == 1, (n, err)

@@ -146,7 +146,7 @@ def worker_cmd(
     heartbeat: Annotated[float, typer.Option("--heartbeat", min=0.2,
                                              help="Seconds between heartbeats.")] = 10.0,
     poll: Annotated[float, typer.Option("--poll", min=0.1, help="Seconds between looks at "
-                                        "the queue (new jobs also arrive by notification).")]
+                                        "the queue: a new job starts within this.")]
     = 2.0,
 ) -> None:
     """Serve this machine's queue: run the jobs addressed to it one at a time, writing every run
@@ -157,6 +157,11 @@ def worker_cmd(
 
     # The worker says what happens in its own lines; procrastinate's logs only when they matter.
     logging.basicConfig(level=logging.CRITICAL, format="%(name)s: %(message)s")
+    # psycopg sets its own logger to WARNING when imported, above the root's level: its pool's
+    # "error connecting" lines (two each, every few tenths of a second while the database is
+    # away) would flood the log.  The worker says one line when the database is lost and one
+    # when it is back (storage.Outage).
+    logging.getLogger("psycopg").setLevel(logging.CRITICAL)
 
     def say(line: str) -> None:
         err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(line)}", highlight=False,
@@ -167,7 +172,8 @@ def worker_cmd(
                            "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
     n = run_worker(db, name, list(tag or []), exit_when_idle, heartbeat=heartbeat, poll=poll,
                    say=say)
-    say(f"worker stopped ({n} job(s) done on this machine in all)")
+    say("worker stopped" if n is None else f"worker stopped ({n} job(s) done on this machine "
+        "in all)")
 
 
 def register(app: typer.Typer) -> None:

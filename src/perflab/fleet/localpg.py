@@ -73,11 +73,23 @@ class LocalPostgres:
             shutil.chown(self.root, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "--no-sync", "-E", "UTF8", "--locale=C")
+        self.start_server()
+        return self
+
+    def start_server(self) -> None:
+        """Start the server on its data directory and port (again, after ``stop_server``).
+        PostgreSQL's default max_connections (100): the tests and the benchmarks meet the
+        limit a fleet meets (docs/fleet.md, "Connections")."""
         opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                f"-c max_connections=200 -c fsync={'on' if self.fsync else 'off'}")
+                f"-c fsync={'on' if self.fsync else 'off'}")
         self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l",
                   str(self.root / "server.log"), "-w", "-t", "60", "start")
-        return self
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server and keep its data: ``fast`` is what a service restart does
+        (sessions are told 'terminating connection due to administrator command'),
+        ``immediate`` a crash."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def add_password_user(self, user: str, password: str) -> None:
         """A role that must give its password over TCP (the rest keep trust auth)."""

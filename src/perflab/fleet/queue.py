@@ -47,8 +47,9 @@ def check_machine_name(name: str) -> str:
     return name
 
 
-def fleet_store(db: str | Path | None, create: bool = False) -> Store:
-    """The shared store, which must be PostgreSQL (the queue lives there too)."""
+def fleet_store(db: str | Path | None, create: bool = False, client: str | None = None) -> Store:
+    """The shared store, which must be PostgreSQL (the queue lives there too).  ``client``: a
+    worker's application_name (see Store)."""
     if db is None:
         raise PerflabError("the fleet needs its PostgreSQL database",
                            "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
@@ -57,7 +58,12 @@ def fleet_store(db: str | Path | None, create: bool = False) -> Store:
         raise PerflabError(
             f"the fleet needs a PostgreSQL store, not the SQLite file {text}",
             "pass --db postgresql://USER@HOST/DB (see docs/fleet.md to set one up)")
-    return Store(db, create=create)
+    return Store(db, create=create, client=client)
+
+
+def client_name(machine: str) -> str:
+    """The application_name of a worker's connections: pg_stat_activity shows whose they are."""
+    return "perflab-worker:" + machine
 
 
 def conninfo(store: Store) -> str:
@@ -65,15 +71,42 @@ def conninfo(store: Store) -> str:
     return store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def make_app(store: Store) -> Any:
-    """A procrastinate App on the store's database with perflab's one task registered."""
+# How long a worker's query waits for a connection from its pool (psycopg_pool's default is
+# 30 s): while the database is away the query fails this soon, and the worker waits for the
+# server itself (worker.run_worker) instead of the pool retrying behind its back.
+POOL_TIMEOUT = 5.0
+
+
+def make_app(store: Store, worker: str | None = None) -> Any:
+    """A procrastinate App on the store's database with perflab's one task registered.
+
+    ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
+    = 1) shared by procrastinate's queue (fetch, its heartbeat, abort polls) and perflab's
+    heartbeat (``beat``), named in pg_stat_activity; with the machine's name lock on a
+    connection of its own, an idle worker holds 2 connections (was 7: psycopg_pool's default
+    4, LISTEN's own, the lock's, SQLAlchemy's).  The worker polls (``--poll``) instead of
+    LISTENing, since procrastinate's LISTEN takes a connection of its own outside the pool.
+    Queries are milliseconds, and one job runs at a time: they wait their turn on it."""
     import procrastinate
 
     from perflab.fleet import worker as worker_mod
 
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store)))
+    pool: dict[str, Any] = {}
+    if worker is not None:
+        pool = {"timeout": POOL_TIMEOUT, "min_size": 1, "max_size": 1,
+                "kwargs": {"application_name": client_name(worker)}}
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
+                                                                      **pool))
     app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)
     return app
+
+
+async def beat(app: Any, machine: str, state: str, job: int | None) -> None:
+    """The worker's heartbeat, through the queue's pool: the beat and what it is doing."""
+    await app.connector.execute_query_async(
+        "UPDATE fleet_workers SET last_heartbeat = %(now)s, state = %(state)s, "
+        "current_job = %(job)s WHERE name = %(name)s",
+        now=time.time(), state=state, job=job, name=machine)
 
 
 # -- init -----------------------------------------------------------------------------------------
