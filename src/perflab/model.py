@@ -270,8 +270,32 @@ class Settings:
             given["primary_choice"] = PrimaryChoice.from_dict(given["primary_choice"])
         return cls(**given, extra=data)
 
+    def plan(self) -> dict[str, Any]:
+        """How the result is judged (stats.Plan.of reads only this): ``comparison``, with what
+        earlier versions kept elsewhere folded in; the stored row itself is left as it was."""
+        return _stored_plan(self.to_dict()) or {"kind_bands": False}
+
     def copy(self) -> Settings:
         return copy.deepcopy(self)
+
+
+def _stored_plan(given: dict[str, Any]) -> dict[str, Any] | None:  # Settings.plan
+    """How a result is judged (stats.Plan.to_dict), in one place however old the result:
+    earlier versions kept a suite's threshold, correction and estimator in its ``suite`` entry
+    and a bisect's band in ``threshold``; results before per-kind bands were judged with
+    +-threshold for every metric (``kind_bands`` False)."""
+    comp = dict(given.get("comparison") or {})
+    suite = given.get("suite") or {}
+    legacy = {k: suite[k] for k in ("threshold", "correction", "estimator")
+              if k in suite and k not in comp}
+    if "threshold" not in comp and "threshold" not in legacy and isinstance(
+            given.get("threshold"), int | float):
+        legacy["threshold"] = given["threshold"]
+    if not comp and not legacy:
+        return None
+    comp = {**legacy, **comp}
+    comp.setdefault("kind_bands", False)
+    return comp
 
 
 @dataclass

@@ -205,7 +205,10 @@ def new_result(kind: str, opts: MeasureOptions, *, repo: Path | None, commit: st
     from perflab.model import ResultSet, Settings
 
     c, dirty, r = git_state(repo, commit)
-    options = {k: v for k, v in vars(opts).items() if k not in ("backend",)}
+    # How it was measured; how it is judged (threshold, bands, correction, estimator) is stored
+    # once, as the plan (Settings.comparison), by the runner.
+    options = {k: v for k, v in vars(opts).items()
+               if k not in ("backend", "threshold", "bands", "correction", "estimator")}
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
                      repo=r, label=label, created_at=time.time(),
                      settings=Settings(options=options))

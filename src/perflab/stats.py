@@ -915,16 +915,11 @@ class Plan:
 
     @classmethod
     def of(cls, rs: ResultSet, **override: Any) -> Plan:
-        """The stored plan (old results: their stored threshold/correction, else defaults),
-        with non-None overrides from the command line."""
-        d = dict(rs.settings.comparison or {})
-        d.setdefault("kind_bands", False)  # stored before per-kind bands: judged as it was
-        suite = rs.settings.suite
-        for k in ("threshold", "correction", "estimator"):
-            if k not in d and k in suite:
-                d[k] = suite[k]
-        if "threshold" not in d and isinstance(rs.settings.threshold, float | int):
-            d["threshold"] = rs.settings.threshold
+        """The plan stored with the result (Settings.plan: its ``comparison``, earlier versions'
+        keys folded in), with non-None overrides from the command line.  A result without one
+        is judged with the defaults of earlier versions (``kind_bands`` False: +-threshold for
+        every metric)."""
+        d = rs.settings.plan()
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and d[k] is not None}
         if override.get("bands"):  # --threshold METRIC=BAND adds to the stored bands
             override = {**override, "bands": {**known.get("bands", {}), **override["bands"]}}

@@ -61,3 +61,19 @@ def test_store_round_trip(tmp_path: Path) -> None:
     back = store.load(rid)
     assert back.settings == rs.settings
     assert back.settings.to_dict() == OLD_ROW
+
+
+def test_the_plan_is_read_from_one_place_whatever_the_version() -> None:
+    """stats.Plan.of reads Settings.plan() only: a suite of an earlier version kept its band in
+    ``suite``, a bisect in ``threshold``; both were judged +-threshold for every metric."""
+    from perflab.stats import Plan
+
+    suite = Settings.from_dict({"suite": {"threshold": 0.05, "correction": "bh"}})
+    assert suite.plan() == {"threshold": 0.05, "correction": "bh", "kind_bands": False}
+    bisect = Settings.from_dict({"threshold": 0.04, "comparison": {"estimator": "median"}})
+    assert bisect.plan() == {"threshold": 0.04, "estimator": "median", "kind_bands": False}
+    new = Settings(comparison=Plan(threshold=0.02).to_dict())
+    assert new.plan()["kind_bands"] is True and new.plan()["threshold"] == 0.02
+    rs = ResultSet(kind="suite", settings=suite)
+    assert Plan.of(rs).threshold == 0.05 and Plan.of(rs).correction == "bh"
+    assert Settings().plan() == {"kind_bands": False}

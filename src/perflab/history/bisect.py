@@ -206,7 +206,7 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
     rs = ResultSet(kind="bisect", fingerprint=machine_fingerprint(), repo=str(top), commit=bad,
                    dirty=False, created_at=time.time(),
                    label=f"bisect {git.short(good)}..{git.short(bad)}",
-                   settings=Settings(threshold=spec.threshold, extra={
+                   settings=Settings(extra={
                        "good": good, "bad": bad, "build": spec.build, "runs": spec.runs,
                        "max_rounds": spec.max_rounds}))
     steps: list[Step] = []
@@ -342,7 +342,6 @@ def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> Bise
                 looks = BISECT_STEP_LOOKS
                 say(f"judging steps against a ±{threshold:.1%} band, midway to the measured "
                     f"step ({st.change_pct:+.1f}%)")
-        rs.settings.threshold = threshold
         rs.settings.comparison["threshold"] = threshold
         _bisect_git(top, "bad", bad)
         text = _bisect_git(top, "good", good)
