@@ -319,3 +319,26 @@ def test_stat_counts_the_same_runs_above_and_below_its_table(
     code, out, _ = run_cli(["stat", "-r", "6", "-w", "2", "--", "true"], capsys)
     assert code == 0 and "true: 6 runs" in out
     assert re.search(r"^6 runs \(and 2 warm-up\) in ", out, re.M), out
+
+
+@pytest.mark.system
+def test_stat_name_keys_one_series_across_build_paths(
+        spin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """History was keyed by the command's path: 10 builds at 10 paths were 10 one-point series
+    (issue 20); `stat -n NAME` names the benchmark."""
+    import shutil
+
+    other = tmp_path / "build-2" / "spin"
+    other.parent.mkdir()
+    shutil.copy(spin, other)
+    for prog in (spin, other):
+        code, _, err = run_cli(["stat", "-n", "spin-loop", "-r", "6", "--", str(prog), "1000"],
+                               capsys)
+        assert code == 0, err
+    store = Store()
+    rs = [store.load(i) for i in store.result_ids()]
+    assert {c.benchmark for r in rs for c in r.configurations} == {"spin-loop"}
+    code, out, _ = run_cli(["history", "spin-loop"], capsys)
+    assert code == 0 and out.count(" stat ") == 2, out
+    code, _, err = run_cli(["stat", "-n", " ", "--", str(spin), "1000"], capsys)
+    assert code != 0 and "--name ' ' is not a name" in err

@@ -120,7 +120,12 @@ def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None
 @_with(MEASURE, EXPORT)
 def stat(
     command: Annotated[list[str] | None, typer.Argument(help="The command and its arguments.")]
-    = None, **kw: Any,
+    = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", "-n", help="The benchmark's name: its history key (history, detect, the "
+        "stored primary metric) instead of the command's text, so builds at other paths stay "
+        "one series.")] = None,
+    **kw: Any,
 ) -> None:
     """Run a command (or a workload) repeatedly and report every metric, like perf stat -r.
 
@@ -159,6 +164,10 @@ def stat(
             err.print(note, highlight=False, soft_wrap=True, markup=False)
         cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
                             benchmark=" ".join(command))
+    if name is not None:
+        if not name.strip() or not name.isprintable():
+            raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
+        cfg.name = cfg.benchmark = name.strip()
     opts = _options(kw, default_primary, rsym)
     cfg.is_baseline = True
     store = session.open_store(kw["db"])
