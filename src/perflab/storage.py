@@ -398,21 +398,19 @@ class Store:
         transaction cut by the loss is run again.  The one case that can apply twice is a
         commit whose acknowledgement was lost with the connection; the runs, the bulk of what
         is written, are guarded against it (``add_rounds(again=True)``)."""
-        def once() -> Any:
-            try:
-                with self.engine.begin() as conn:
-                    return fn(conn)
-            except (OperationalError, DatabaseError) as e:
-                raise self._db_error(e) from e
-
-        return ride_out(once, self.outage) if self._reached and wait else once()
+        return self._run(self.engine.begin, fn, wait)
 
     def read(self, fn: Any, wait: bool = True) -> Any:
         """Run ``fn(conn)`` on a connection; database faults become one PerflabError line.
         A server lost after it was reached is waited for, as by ``write``."""
+        return self._run(self.engine.connect, fn, wait)
+
+    def _run(self, open_conn: Callable[[], Any], fn: Any, wait: bool) -> Any:
+        """``fn`` on a connection from ``open_conn`` (a transaction or not), its faults one
+        PerflabError line, a lost server waited for (write, read)."""
         def once() -> Any:
             try:
-                with self.engine.connect() as conn:
+                with open_conn() as conn:
                     return fn(conn)
             except (OperationalError, DatabaseError) as e:
                 raise self._db_error(e) from e

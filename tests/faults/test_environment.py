@@ -235,6 +235,18 @@ def test_postgresql_server_goes_away_mid_run(perflab: Perflab, own_pg: LocalPost
     assert "running" not in listed.stdout  # the dead writer's result reads interrupted
 
 
+def _restart_during(p: subprocess.Popen[bytes], own_pg: LocalPostgres) -> str:
+    """Stop the server for 4 s while ``p`` (a perflab verb) measures; its stderr, once it
+    exited 0."""
+    own_pg.stop_server("fast")
+    time.sleep(4)
+    own_pg.start_server()
+    _, err_b = p.communicate(timeout=120)
+    err = err_b.decode()
+    assert p.returncode == 0, err
+    return str(err)
+
+
 def test_postgresql_server_restarted_mid_run_loses_no_run(perflab: Perflab,
                                                           own_pg: LocalPostgres) -> None:
     """A server restart (pg_ctl stop -m fast, down 4 s) while stat measures: the rounds
@@ -249,12 +261,7 @@ def test_postgresql_server_restarted_mid_run_loses_no_run(perflab: Perflab,
     p = perflab.popen("stat", "--db", url, "-r", str(runs_n), "-w", "0", "--no-counters", "--",
                       "/bin/sleep", "0.02")
     _measuring(url, 5)
-    own_pg.stop_server("fast")
-    time.sleep(4)
-    own_pg.start_server()
-    out_b, err_b = p.communicate(timeout=120)
-    err = err_b.decode()
-    assert p.returncode == 0, err
+    err = _restart_during(p, own_pg)
     assert "Traceback" not in err and "perflab:" not in err, err
     assert err.count("database lost") == 1 and err.count("database back") == 1, err
     assert _stored(url) == (runs_n, runs_n), err
@@ -281,12 +288,7 @@ def test_postgresql_server_restarted_mid_suite_loses_no_run(perflab: Perflab,
                                       ["/bin/sleep", "0.0{n}"]))
     p = perflab.popen("run", str(suite), "--db", url, "--no-report", "--no-progress")
     _measuring(url, 2 * runs_n + 1)  # past the first cell
-    own_pg.stop_server("fast")
-    time.sleep(4)
-    own_pg.start_server()
-    _, err_b = p.communicate(timeout=120)
-    err = err_b.decode()
-    assert p.returncode == 0, err
+    err = _restart_during(p, own_pg)
     assert err.count("database lost") == 1 and err.count("database back") == 1, err
     assert _stored(url) == (2 * runs_n * len(values),) * 2, err
     store = Store(url)
