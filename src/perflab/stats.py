@@ -967,7 +967,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                 info = rs.metrics.get(m)
                 a, b = round_pairs(base, cfg, m) if paired else (base.samples(m),
                                                                  cfg.samples(m))
-                if not a or not b:
+                if not a or not b or not _comparable(base, cfg, m):
                     continue
                 band = plan.band_for(m, info)
                 c = compare_samples(a, b, threshold=band.rel, abs_band=band.absolute,
@@ -1074,6 +1074,15 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
     for c in out:
         c.correction = plan.correction
     return out
+
+
+def _comparable(base: Configuration, cfg: Configuration, metric: str) -> bool:
+    """The size of the work (ops, iterations: model.WORK_KEYS) and what was computed (a
+    checksum) are compared only between configurations that declared the same work: calibrated
+    separately, they differ by design, and read "ops +567.83% different" (issue 19)."""
+    if metric not in WORK_KEYS and not is_result_key(metric):
+        return True
+    return bool(_results_by_work(base, metric).keys() & _results_by_work(cfg, metric).keys())
 
 
 def _two_workloads(a: Configuration, b: Configuration) -> bool:

@@ -114,11 +114,14 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
         for c in others:
             cs = c.samples(m)
             comp = by_key.get((c.name, m))
-            if not cs or comp is None:
+            if not cs:
                 row += ["-", "-", ""]
                 continue
             sc = summarize(cs, info.deterministic)
             cvc = "" if info.deterministic else fmt_cv(sc.median, sc.cv, sc.stdev, info.unit)
+            if comp is None:  # not compared: other work declared (stats._comparable)
+                row += [fmt_value(sc.median, info.unit) + cvc, "-", "[dim]other work[/]"]
+                continue
             row += [fmt_value(sc.median, info.unit) + cvc, fmt_change(comp, info.unit),
                     f"[{verdict_style(comp)}]{comp.label}[/]"]
         t.add_row(*row)

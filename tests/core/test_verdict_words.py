@@ -1,5 +1,6 @@
-"""A user-space count cannot see the kernel (issue 19, item 8): callgrind's instructions
-never certify "equivalent" for a command that spends most of its CPU time in the kernel."""
+"""Verdicts that say what the numbers show (issue 19, items 6, 8, 9): callgrind's instructions
+never certify "equivalent" for a command that spends most of its CPU time in the kernel; two
+workloads differ, never regress; work sizes and checksums compare only for the same work."""
 
 from __future__ import annotations
 
@@ -78,3 +79,25 @@ def test_two_programs_differ_and_two_versions_regress() -> None:
     assert c.label == "slower (regression)" and c.regression
     (c,) = compare_result(_two("./old/prog", "./new/prog"), ["wall_time"])
     assert c.regression  # commands: versions of one program as far as perflab can tell
+
+
+def test_the_size_of_the_work_is_compared_only_for_the_same_work() -> None:
+    """Calibrated apart, eh/cpp ran 249,402 iterations and eh/rust 176,880: the README tour
+    read "ops -26.20% different" and "checksum ... different"; sizes and checksums are now
+    compared only where both configurations declared the same work."""
+    def result(ops_b: float) -> ResultSet:
+        rs = ResultSet(kind="compare", settings={"interleaved": True})
+        for name, ops in (("a", 1000.0), ("b", ops_b)):
+            cfg = Configuration(name=name, command=[name], cell="{}")
+            cfg.runs = [Run(seq=i, values={"ops": ops, "checksum": ops * 7,
+                                           "wall_time": 1.0 + 0.01 * (i % 3)})
+                        for i in range(8)]
+            rs.configurations.append(cfg)
+        rs.metrics = {m: MetricInfo(m, "" if m != "wall_time" else "s", "x",
+                                    direction="none" if m != "wall_time" else "lower")
+                      for m in ("ops", "checksum", "wall_time")}
+        return rs
+
+    assert sorted(c.metric for c in compare_result(result(2000.0))) == ["wall_time"]
+    same = {c.metric: c.verdict for c in compare_result(result(1000.0))}
+    assert same["ops"] == "equivalent" and same["checksum"] == "equivalent"
