@@ -595,7 +595,10 @@ class Store:
                            results.c.status, results.c.commit, results.c.machine_id,
                            results.c.settings,
                            sa.func.count(sa.distinct(configurations.c.id)).label("configs"),
-                           sa.func.count(runs.c.id).label("runs"))
+                           # measured runs, as results show and stat count them (warm-up
+                           # runs made 36 of an import's 20)
+                           sa.func.count(runs.c.id).filter(
+                               sa.not_(sa.func.coalesce(runs.c.warmup, False))).label("runs"))
                  .select_from(results.outerjoin(configurations).outerjoin(runs))
                  .group_by(results.c.id).order_by(results.c.id.desc()).limit(limit))
             out = []
