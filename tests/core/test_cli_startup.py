@@ -106,3 +106,22 @@ def test_a_single_run_and_the_listing_load_no_scipy_nor_matplotlib(tmp_path: Pat
         ["stat", "-r", "1", "-w", "0", "--", "true"], ["results", "list"]]))
     assert "perflab" in loaded and Store(db).result_ids() == [1]
     assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
+
+
+def test_shell_completion_names_verbs_and_options() -> None:
+    """Completion was switched off (issue 25): `perflab --install-completion` installs it for
+    the shell; this is what bash asks it."""
+    import os
+    import shutil
+
+    exe = shutil.which("perflab", path=str(Path(sys.executable).parent)) or "perflab"
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_PERFLAB_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - 1)}
+        out = subprocess.run([exe], env=env, capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    assert complete("perflab st") == ["stat"]
+    assert "--threshold" in complete("perflab compare --thr")
+    assert complete("perflab results s") == ["show"]

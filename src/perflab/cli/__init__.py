@@ -140,7 +140,7 @@ app = typer.Typer(
     cls=LazyGroup,
     help="Measure hot paths of runtimes, kernels and libraries; compare, sweep, track, explain.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish)
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
