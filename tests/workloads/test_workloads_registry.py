@@ -494,3 +494,16 @@ def test_cli_build_leaves_up_to_date_workloads_alone(root: Path) -> None:
     (root / "fam" / "edit" / "src.txt").write_text("b\n")
     assert "built fam/edit" in CliRunner().invoke(app, ["workloads", "build"]).output
     assert "built fam/edit" in CliRunner().invoke(app, ["workloads", "build", "--force"]).output
+
+
+@pytest.mark.unit
+def test_no_workloads_directory_says_where_workloads_come_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pip-installed perflab printed an empty table for .../lib/python3.11/workloads, exit 0
+    (issue 25): now one line naming what is missing and how to point at workloads."""
+    monkeypatch.setenv("PERFLAB_WORKLOADS_DIR", str(tmp_path / "nowhere"))
+    r = CliRunner().invoke(app, ["workloads", "list"])
+    assert r.exit_code == 1
+    text = " ".join(r.output.split())
+    assert "workloads in" not in text  # no empty table
+    assert "a pip-installed perflab does not have" in text and "PERFLAB_WORKLOADS_DIR" in text

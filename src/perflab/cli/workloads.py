@@ -50,7 +50,7 @@ def list_cmd(as_json: o.AsJson = False) -> None:
                for wl, ok, why, built in rows]
         typer.echo(json.dumps({"root": str(d.root), "workloads": out,
                                "errors": [e.line() for e in d.errors]}, indent=2))
-    else:
+    elif d.root.is_dir():  # no directory: the error below says where workloads come from
         table = Table(title=f"workloads in {d.root}", show_lines=True)
         for col in ("name", "runtime", "description", "parameters (defaults)", "built",
                     "why not"):

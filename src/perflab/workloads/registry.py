@@ -356,9 +356,12 @@ def discover(root: Path | str | None = None) -> Discovery:
     found: dict[str, Workload] = {}
     errors: list[PerflabError] = []
     if not base.is_dir():
-        errors.append(PerflabError(f"no workloads directory at {base}",
-                                   f"set {ROOT_ENV} to the directory holding <family>/<runtime>/"
-                                   f"{MANIFEST}"))
+        # A pip-installed perflab has no source tree beside it: say where workloads come from.
+        errors.append(PerflabError(
+            f"no workloads directory at {base} (perflab's workloads live in its source tree, "
+            "which a pip-installed perflab does not have)",
+            f"set {ROOT_ENV} to a workloads/ directory holding <family>/<runtime>/{MANIFEST} "
+            "(e.g. a clone of perflab's repository), or run perflab from that clone"))
         return Discovery(base, found, errors)
     for path in sorted(base.glob(f"*/*/{MANIFEST}")):
         try:
