@@ -87,6 +87,27 @@ def test_compare_table_verdicts_and_stacked_form() -> None:
     assert "  verdict: slower" in stacked and "  verdict: equivalent" in stacked
 
 
+def test_a_table_that_would_break_its_words_at_80_columns_is_stacked() -> None:
+    """A suite's comparison table in an 80-column terminal squeezed every column to about 4
+    characters ("slowe / r / (regr / essio / n)", issue 25): stacked instead; a table that
+    fits stays a table."""
+    from rich.table import Table
+
+    table = Table(title="ns_per_op: each configuration against the baseline")
+    for col in ("cell", "configuration", "base", "diff", "ratio", "change", "p", "verdict"):
+        table.add_column(col)
+    table.add_row("depth=100 threads=2 kind=hardware", "cpp-coroutines-async",
+                  "1,234,567 ns [1,200,000, 1,300,000]", "2,345,678 ns [2,300,000, 2,400,000]",
+                  "1.90 [1.85, 1.95]", "+90.0%", "<1e-16", "slower (regression)")
+    eighty = Console(width=80, record=True, file=io.StringIO())
+    eighty.print(fit(table, eighty))
+    text = eighty.export_text()
+    assert "  verdict: slower (regression)" in text
+    assert "  configuration: cpp-coroutines-async" in text
+    wide = Console(width=240, record=True, file=io.StringIO())
+    assert fit(table, wide) is table
+
+
 def test_correction_line_names_estimator_band_and_family() -> None:
     rs = _rs(_cfg("a", 1.0, baseline=True), _cfg("b", 1.5))
     comps = compare_result(rs, ["wall_time"])

@@ -181,14 +181,25 @@ def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
             if groups else "")
 
 
+def _unbroken_width(table: Table) -> int:
+    """The narrowest the table can be without breaking a word inside a cell: each column as
+    wide as its longest word, plus the cell padding and the borders."""
+    widths = [max((len(w) for c in (col.header, *col.cells)
+                   for w in Text.from_markup(str(c)).plain.split()), default=1)
+              for col in table.columns]
+    return sum(widths) + 3 * len(widths) + 1
+
+
 def fit(table: Table, console: Console) -> RenderableType:
     """``table`` as it is when it fits the terminal; at widths where rich would have to cut its
-    cells to "…" (COLUMNS=40), the same cells stacked: one block per row, one line per column
-    ("header: value"), so every figure and verdict stays readable."""
+    cells to "…" (COLUMNS=40) or break words (an 80-column terminal squeezed a suite's verdict
+    column to "slowe / r / (regr / essio / n)"), the same cells stacked: one block per row,
+    one line per column ("header: value"), so every figure and verdict stays readable."""
     cells = "".join(str(c) for col in table.columns for c in (col.header, *col.cells))
     rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
                        for seg in line)
-    if "\u2026" not in rendered or "\u2026" in cells:  # no cell cut to "…"
+    cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
+    if not cut and console.width >= _unbroken_width(table):
         return table
     headers = [str(c.header) for c in table.columns]
     columns = [list(c.cells) for c in table.columns]
