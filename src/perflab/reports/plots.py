@@ -22,6 +22,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from perflab.errors import printable
 from perflab.model import ResultSet
@@ -138,6 +139,12 @@ def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
             ax.set_xlim(min(xs) - 0.3, max(xs) * 1.3)
         else:
             ax.set_xscale("log")
+    if xs and all(float(v).is_integer() for v in xs):
+        # An integer parameter (depth, threads) is ticked at its own values, as integers:
+        # not "10^1" on a log axis, nor 1.2, 1.4 between 1 and 2 threads (issue 25).
+        ticks = sorted({float(v) for v in xs})
+        ax.set_xticks(ticks, [f"{int(v)}" for v in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
     if log_y is True or (log_y == "auto" and _spans_decades(ys)):
         ax.set_yscale("log")
 
@@ -166,10 +173,13 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
-def _figure(n: int, title: str, caption: str) -> tuple[Figure, list[Axes]]:
+def _figure(n: int, title: str, caption: str,
+            sharey: bool = False) -> tuple[Figure, list[Axes]]:
+    """``sharey``: one y range for every panel, where panels are compared (ratios: 1.1 must
+    look the same in each; issue 25 found them on independent ranges)."""
     rows, cols = _grid(n)
     fig = Figure(figsize=(5.2 * cols, 3.8 * rows + 0.6), layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=sharey).ravel().tolist()
     for ax in axes[n:]:
         ax.set_visible(False)
     fig.suptitle(title)
@@ -252,7 +262,7 @@ def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, flo
         return None
     cap = caption_for(rs)
     panels = [k for k, v in series.items() if v]
-    fig, axes = _figure(len(panels), title, cap)
+    fig, axes = _figure(len(panels), title, cap, sharey=True)
     xvals = _params_of(rs)[x]
     for ax, panel in zip(axes, panels, strict=True):
         ys: list[float] = []
