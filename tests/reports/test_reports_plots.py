@@ -154,3 +154,21 @@ def test_history_plots_draw_through_reports(tmp_path: Path,
         return int(matplotlib.image.imread(str(real(panels, tmp_path / name))).shape[0])
 
     assert height("two.png", [panel, panel]) > 1.6 * height("one.png", [panel])  # stacked
+
+
+def test_integer_axes_tick_at_their_values_and_log_axes_read_plainly() -> None:
+    """Thread axes ticked at 1.2, 1.4 and a log axis in ms labelled 2x10^0 ... 2x10^1 (issue
+    25): integer parameters are ticked at their own values, log axes in plain numbers."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from perflab.reports.plots import _set_scales
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([1, 2], [2.0, 19.0])
+    _set_scales(ax, [1, 2], [2.0, 19.0], "auto", True)
+    FigureCanvasAgg(fig).draw()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2"]
+    labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True)]
+    assert "10" in labels and not any("10^" in t or "times" in t or "×" in t for t in labels)

@@ -22,7 +22,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import LogFormatter, NullLocator
 
 from perflab.errors import printable
 from perflab.model import ResultSet
@@ -147,6 +147,9 @@ def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
         ax.xaxis.set_minor_locator(NullLocator())
     if log_y is True or (log_y == "auto" and _spans_decades(ys)):
         ax.set_yscale("log")
+        # Plain numbers on a log axis ("2", "20"), not "2x10^0" (issue 25).
+        for set_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            set_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
 
 def _panels(rs: ResultSet, fixed: Sequence[str]) -> list[dict[str, Any]]:
