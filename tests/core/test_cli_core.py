@@ -342,3 +342,18 @@ def test_stat_name_keys_one_series_across_build_paths(
     assert code == 0 and out.count(" stat ") == 2, out
     code, _, err = run_cli(["stat", "-n", " ", "--", str(spin), "1000"], capsys)
     assert code != 0 and "--name ' ' is not a name" in err
+
+
+@pytest.mark.system
+def test_quiet_prints_the_tables_only(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No --quiet existed (issue 25): with it, the tables and nothing beside them; the notes
+    are still stored with the result."""
+    code, out, err = run_cli(["compare", "-q", "-r", "6", f"{spin} 1000", f"{spin} 1001"],
+                             capsys)
+    assert code == 0, err
+    assert "change [CI]" in " ".join(out.split())
+    for aside in ("verdicts:", "story:", "note:", "result 1 in", "runs per configuration"):
+        assert aside not in out and aside not in err, aside
+    assert any(n.startswith("primary metric:") for n in Store().load(1).notes)
+    code, out, _ = run_cli(["compare", "-r", "6", f"{spin} 1000", f"{spin} 1001"], capsys)
+    assert code == 0 and "verdicts:" in out  # and not quiet again after

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
 console = stdout_console()
 err = stderr_console()
+# What is said beside the tables (header, notes, warnings, story, how verdicts were reached):
+# silenced by --quiet, sent to stderr with the tables when an export has stdout.
+aside = stdout_console()
+err_quiet = stderr_console()  # the measurement's progress and outage lines (runner)
 
 # (name, option type, default): what stat and compare both take.
 MEASURE: list[tuple[str, Any, Any]] = [
@@ -48,7 +52,7 @@ MEASURE: list[tuple[str, Any, Any]] = [
     ("repo", o.RepoOpt, None), ("seed", o.Seed, None),
 ]
 # One --export-FORMAT per exporter of reports.export.EXPORTERS (tests/core/test_exports.py).
-EXPORT: list[tuple[str, Any, Any]] = o.export_options()
+EXPORT: list[tuple[str, Any, Any]] = [*o.export_options(), ("quiet", o.Quiet, False)]
 
 
 def _with(*groups: list[tuple[str, Any, Any]]) -> Callable[[Callable[..., None]], Any]:
@@ -66,10 +70,13 @@ def _with(*groups: list[tuple[str, Any, Any]]) -> Callable[[Callable[..., None]]
 
 def _exports(kw: dict[str, Any]) -> dict[str, Path | None]:
     """--export-FORMAT options -> {format: path}, checked writable before anything runs."""
-    paths = {name.removeprefix("export_"): kw.pop(name) for name, _, _ in EXPORT}
+    paths = {name.removeprefix("export_"): kw.pop(name) for name, _, _ in EXPORT
+             if name != "quiet"}
     session.check_exports(paths)
     # An export to standard output ("-") has it alone: the tables and notes go to stderr.
-    console.file = err.file if any(str(p) == "-" for p in paths.values()) else None  # type: ignore[assignment]
+    to_stderr = err.file if any(str(p) == "-" for p in paths.values()) else None
+    console.file = aside.file = to_stderr  # type: ignore[assignment]
+    aside.quiet = err_quiet.quiet = bool(kw.pop("quiet", False))
     return paths
 
 
@@ -79,7 +86,8 @@ def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
         for p in session.export(rs, comps, plan, paths):
             err.print(f"wrote {p}")
     finally:
-        console.file = None  # type: ignore[assignment]  # stdout again (_exports)
+        console.file = aside.file = None  # type: ignore[assignment]  # stdout again (_exports)
+        aside.quiet = err_quiet.quiet = False
 
 
 def _warn(line: str) -> None:
@@ -90,22 +98,22 @@ def _print_notes(rs: ResultSet) -> None:
     from perflab.reports.warnings import result_warnings
 
     for n in rs.notes:
-        console.print(f"[dim]note:[/] {n}", highlight=False)
+        aside.print(f"[dim]note:[/] {n}", highlight=False)
     for w in result_warnings(rs):
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        aside.print(f"[yellow]warning:[/] {w}", highlight=False)
 
 
 def _header(rs: ResultSet, store: Store) -> None:
     state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
              "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
-    console.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
+    aside.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
     runtimes = rs.fingerprint.get("runtimes") or {}
     if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)
         seen = set(runtimes.values())
         names = dict.fromkeys(c.name for c in rs.configurations if c.name in runtimes)
         text = (next(iter(seen)) if len(seen) == 1
                 else "; ".join(f"{name}: {runtimes[name]}" for name in names))
-        console.print(f"[dim]runtime: {text}[/]", highlight=False, markup=True)
+        aside.print(f"[dim]runtime: {text}[/]", highlight=False, markup=True)
 
 
 def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None,
@@ -174,7 +182,7 @@ def stat(
     rs = session.new_result("stat", opts, repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
     t0 = time.monotonic()
-    measure(rs, [cfg], opts, store=store)
+    measure(rs, [cfg], opts, store=store, console=err_quiet)
     _header(rs, store)
     console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
     # The count above the table is the measured runs; say what else took the time, so the
@@ -183,7 +191,7 @@ def stat(
     warm = sum(1 for r in cfg.runs if r.warmup)
     failed = len(cfg.runs) - measured - warm
     extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
-    console.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
+    aside.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
                   + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
     _export(rs, [], Plan.of(rs), exports)
@@ -278,7 +286,7 @@ def compare(
         opts.bands = bands
         rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
                                 label=kw["label"])
-        measure(rs, configs, opts, store=store)
+        measure(rs, configs, opts, store=store, console=err_quiet)
     session.set_baseline(rs, baseline)
     if from_db is None:
         _header(rs, store)
@@ -292,11 +300,11 @@ def compare(
             console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
     stop = rs.settings.stop if from_db is None else None
     if stop and stop.get("reason"):
-        console.print(f"[dim]{stop['rounds']} runs per configuration in "
+        aside.print(f"[dim]{stop['rounds']} runs per configuration in "
                       f"{fmt_seconds(stop['seconds'])}: stopped because {stop['reason']}[/]",
                       highlight=False)
     primary = rs.settings.primary_metric or "wall_time"
-    console.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
+    aside.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
     _print_stories(rs, comps)
     _print_notes(rs)
     if rs.id is not None and from_db is None:
@@ -325,7 +333,7 @@ def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
     from perflab.profiles import counter_story
 
     for line in counter_story(rs, comps):
-        console.print(f"[bold]story:[/] {line}", highlight=False)
+        aside.print(f"[bold]story:[/] {line}", highlight=False)
 
 
 def _profiles(rs: ResultSet, store: Store) -> None:
@@ -395,10 +403,10 @@ def results_show(
         from rich.markup import escape
 
         where = rs.settings.extra.get("file")
-        console.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
+        aside.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
                       f"commit {rs.commit or '-'}[/]", highlight=False)
     else:
-        console.print(f"[dim]{fp.get('cpu_model') or '-'} x{fp.get('cpu_count') or '-'}, "
+        aside.print(f"[dim]{fp.get('cpu_model') or '-'} x{fp.get('cpu_count') or '-'}, "
                       f"kernel {fp.get('kernel') or '-'}, PMU: {'yes' if fp.get('pmu') else 'no'}"
                       f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
@@ -411,7 +419,7 @@ def results_show(
         else:
             console.print(fit(compare_table(rs, comps, shown, cell), console))
     if comps:
-        console.print(f"[dim]{correction_line(comps, plan, rs.settings.primary_metric)}[/]",
+        aside.print(f"[dim]{correction_line(comps, plan, rs.settings.primary_metric)}[/]",
                       highlight=False)
     _print_notes(rs)
     _export(rs, comps, plan, exports)

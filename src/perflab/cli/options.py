@@ -79,6 +79,10 @@ CommitOpt = Annotated[str | None, typer.Option("--commit", help="Commit of the c
 RepoOpt = Annotated[Path | None, typer.Option("--repo", help="Git repository of the code "
                                               "measured (default: the working directory).")]
 
+Quiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Print the tables only: no progress, header, notes, warnings or story "
+    "(they are still stored with the result; errors still print).")]
+
 # -- exports: one --export-FORMAT option per entry of reports.export.EXPORTERS --------------------
 def export_options() -> list[tuple[str, Any, Any]]:
     """(parameter, annotated type, default) of each exporter's option, for cli/measure._with."""
