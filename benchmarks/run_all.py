@@ -114,7 +114,7 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
                            "primary_reason": (rs.settings.primary_choice.reason
                                               if rs.settings.primary_choice else None),
                            "comparison": rs.settings.comparison,
-                           "stop": rs.settings.stop}
+                           "stop": rs.settings.stop.to_dict() if rs.settings.stop else None}
     for m, c in comps.items():
         key = "primary" if m == primary else m
         out[key] = {"verdict": c.verdict, "ratio": c.ratio, "ci": [c.ci_low, c.ci_high],

@@ -224,6 +224,25 @@ class PrimaryChoice:
 
 
 @dataclass
+class StopInfo:
+    """Why a measurement stopped: after how many rounds, the rule that ended it, and how long
+    it measured (runner.measure; printed as "6 runs per configuration in 158 ms: stopped
+    because every primary comparison was decided")."""
+
+    rounds: int
+    reason: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StopInfo:
+        return cls(int(data.get("rounds", 0)), str(data.get("reason", "")),
+                   float(data.get("seconds", 0.0)))
+
+
+@dataclass
 class Settings:
     """How a result set was made and is to be judged: stored with it (the ``settings`` JSON
     column) and read by the runner, the statistics, the reports, suites and history.
@@ -239,7 +258,7 @@ class Settings:
     interleaved: bool | None = None  # configurations measured in alternation (paired runs)
     counters: str | None = None  # how counters were collected (perf, rusage, none)
     comparison: dict[str, Any] | None = None  # stats.Plan.to_dict(): threshold, correction...
-    stop: dict[str, Any] | None = None  # why the adaptive stop ended: rounds, reason, seconds
+    stop: StopInfo | None = None  # why the measurement stopped
     options: dict[str, Any] | None = None  # the MeasureOptions of a stat / compare
     # A suite run's plan and progress (suites.execute): name, plan, done, superseded, ...
     suite: dict[str, Any] = field(default_factory=dict)
@@ -255,7 +274,7 @@ class Settings:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name != "extra" and v is not None and v != {}:
-                out[f.name] = v.to_dict() if isinstance(v, PrimaryChoice) else v
+                out[f.name] = v.to_dict() if isinstance(v, PrimaryChoice | StopInfo) else v
         return {**self.extra, **out}
 
     @classmethod
@@ -268,6 +287,8 @@ class Settings:
             given.pop("suite", None)
         if isinstance(given.get("primary_choice"), dict):
             given["primary_choice"] = PrimaryChoice.from_dict(given["primary_choice"])
+        if isinstance(given.get("stop"), dict):
+            given["stop"] = StopInfo.from_dict(given["stop"])
         return cls(**given, extra=data)
 
     def plan(self) -> dict[str, Any]:

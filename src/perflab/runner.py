@@ -56,6 +56,7 @@ from perflab.model import (
     PrimaryChoice,
     ResultSet,
     Run,
+    StopInfo,
     workload_direction,
 )
 from perflab.stats import (
@@ -713,8 +714,8 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                         break
             if opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
                 _settle_primary(rs, configs, opts, store)
-            rs.settings.stop = {"rounds": rounds, "reason": stop_reason,
-                                "seconds": round(time.monotonic() - started, 3)}
+            rs.settings.stop = StopInfo(rounds, stop_reason,
+                                        round(time.monotonic() - started, 3))
             if valgrind_mode:
                 run_rounds([rng.sample(configs, len(configs))
                             for _ in range(max(1, opts.valgrind_runs))], False, True)

@@ -116,7 +116,7 @@ def test_rounds_interleave_every_configuration() -> None:
         assert sorted(name for _, name, _ in chunk) == ["a", "b", "c"]
         assert {w for _, _, w in chunk} == {k == 0}
     assert rs.settings.interleaved is True
-    assert rs.settings.stop["reason"] == "--runs 4"
+    assert rs.settings.stop.reason == "--runs 4"
     assert rs.status == "complete"
 
 
@@ -158,8 +158,8 @@ def test_the_seed_fixes_the_order() -> None:
 @pytest.mark.measure
 def test_budget_stop_says_how_few_runs_it_allowed() -> None:
     rs = _measure([_true("a")], MeasureOptions(budget=0.0, warmup=0, counters="none"))
-    assert rs.settings.stop["rounds"] == 1
-    assert rs.settings.stop["reason"] == "the 0 s budget was spent"
+    assert rs.settings.stop.rounds == 1
+    assert rs.settings.stop.reason == "the 0 s budget was spent"
     assert "the 0 s budget allowed only 1 runs per configuration" in rs.notes
 
 
@@ -169,8 +169,8 @@ def test_precision_stop_at_the_first_look() -> None:
     # scheduler stalls one run for seconds on a busy machine (±1000% stopped at 14 runs once).
     opts = MeasureOptions(precision=1e5, warmup=0, counters="none", budget=600)
     rs = _measure([_true("a")], opts)
-    assert rs.settings.stop["reason"] == "every CI was within ±10000000.0%"
-    assert rs.settings.stop["rounds"] == effective_min_runs(opts)
+    assert rs.settings.stop.reason == "every CI was within ±10000000.0%"
+    assert rs.settings.stop.rounds == effective_min_runs(opts)
 
 
 @pytest.mark.measure
@@ -180,7 +180,7 @@ def test_max_runs_stop() -> None:
     configs = [_true("a", baseline=True), Configuration("b", ["sh", "-c", ":"])]
     rs = _measure(configs, opts)
     n = effective_min_runs(opts)
-    assert rs.settings.stop["reason"] == f"--max-runs {max(2, n)} reached"
+    assert rs.settings.stop.reason == f"--max-runs {max(2, n)} reached"
 
 
 @pytest.mark.measure

@@ -24,7 +24,7 @@ def test_round_trip_keeps_every_key() -> None:
     s = Settings.from_dict(OLD_ROW)
     assert s.primary_metric == "wall_time" and s.interleaved is False
     assert s.comparison == {"threshold": 0.02, "correction": "holm"}
-    assert s.stop is not None and s.stop["reason"] == "--runs 3"
+    assert s.stop is not None and s.stop.reason == "--runs 3"
     assert s.extra == {"good": "abc", "steps": [{"commit": "abc", "decision": "good"}]}
     assert s.suite == {}  # not a suite run: an empty dict, not None
     assert s.to_dict() == OLD_ROW

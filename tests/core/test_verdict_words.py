@@ -56,7 +56,7 @@ def test_compare_with_instructions_times_a_few_rounds_and_sees_the_kernel() -> N
     rs = Store().load(Store().result_ids()[-1])
     (c,) = compare_result(rs, ["instructions"])
     assert c.verdict == "inconclusive" and "callgrind does not count" in c.note, c
-    assert rs.settings.stop is not None and rs.settings.stop["rounds"] == 3
+    assert rs.settings.stop is not None and rs.settings.stop.rounds == 3
     assert rs.settings.comparison is not None and rs.settings.comparison["looks"] == 1
 
 

@@ -192,7 +192,7 @@ def stat(
     failed = len(cfg.runs) - measured - warm
     extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
     aside.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
-                  + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
+                + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
     _print_notes(rs)
     _export(rs, [], Plan.of(rs), exports)
     if rs.status == "interrupted":
@@ -299,10 +299,10 @@ def compare(
         else:
             console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
     stop = rs.settings.stop if from_db is None else None
-    if stop and stop.get("reason"):
-        aside.print(f"[dim]{stop['rounds']} runs per configuration in "
-                      f"{fmt_seconds(stop['seconds'])}: stopped because {stop['reason']}[/]",
-                      highlight=False)
+    if stop and stop.reason:
+        aside.print(f"[dim]{stop.rounds} runs per configuration in "
+                    f"{fmt_seconds(stop.seconds)}: stopped because {stop.reason}[/]",
+                    highlight=False)
     primary = rs.settings.primary_metric or "wall_time"
     aside.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
     _print_stories(rs, comps)
@@ -404,11 +404,11 @@ def results_show(
 
         where = rs.settings.extra.get("file")
         aside.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
-                      f"commit {rs.commit or '-'}[/]", highlight=False)
+                    f"commit {rs.commit or '-'}[/]", highlight=False)
     else:
         aside.print(f"[dim]{fp.get('cpu_model') or '-'} x{fp.get('cpu_count') or '-'}, "
-                      f"kernel {fp.get('kernel') or '-'}, PMU: {'yes' if fp.get('pmu') else 'no'}"
-                      f", commit {rs.commit or '-'}[/]", highlight=False)
+                    f"kernel {fp.get('kernel') or '-'}, PMU: {'yes' if fp.get('pmu') else 'no'}"
+                    f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
     comps = compare_result(rs, shown, plan=plan)
@@ -420,7 +420,7 @@ def results_show(
             console.print(fit(compare_table(rs, comps, shown, cell), console))
     if comps:
         aside.print(f"[dim]{correction_line(comps, plan, rs.settings.primary_metric)}[/]",
-                      highlight=False)
+                    highlight=False)
     _print_notes(rs)
     _export(rs, comps, plan, exports)
 
