@@ -72,3 +72,11 @@ def test_budget_caps_each_cell() -> None:
 
 def test_runtime_start() -> None:
     assert runtime_start_s("eh/java") > runtime_start_s("eh/c") == NATIVE_START_S
+
+
+def test_the_time_left_grows_when_the_first_cell_outlasts_the_estimate() -> None:
+    from perflab.suites.execute import time_left
+
+    assert time_left(0, 3, 2.0, 16.0) == 14.0  # the plan's estimate, while it holds
+    assert time_left(0, 3, 15.0, 16.0) == 30.0  # two more cells at least as long: not 1 s
+    assert time_left(1, 2, 10.0, 16.0) == 20.0  # then the cells' own mean time
