@@ -78,15 +78,19 @@ function check() {
   const imgs = Array.from(document.images);
   const ok = imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0);
   document.body.setAttribute('data-images', ok ? 'loaded-' + imgs.length : 'pending');
+  // Wide tables scroll inside their box; the page itself never overflows (issue 25).
+  const wide = document.documentElement.scrollWidth;
+  document.body.setAttribute('data-fits', wide <= window.innerWidth + 1 ? 'yes' : 'no-' + wide);
 }
 window.addEventListener('load', check); check();
 </script></body>"""))
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
-                         text=True, timeout=90)
+    dom = subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
+                          probe.as_uri()], capture_output=True, text=True, timeout=90)
     assert "data-images=\"loaded-4\"" in dom.stdout, dom.stdout[-500:] + dom.stderr[-500:]
+    assert "data-fits=\"yes\"" in dom.stdout, dom.stdout[-300:]
     shot = tmp_path / "shot.png"
     subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,1600",
                     report.html.as_uri()], capture_output=True, timeout=90)
@@ -121,9 +125,10 @@ window.addEventListener('load', () => document.body.setAttribute('data-images',
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
              "--virtual-time-budget=5000"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
-                         text=True, timeout=90)
+    dom = subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
+                          probe.as_uri()], capture_output=True, text=True, timeout=90)
     assert "data-images=\"loaded-4\"" in dom.stdout, dom.stdout[-500:] + dom.stderr[-500:]
+    assert "data-fits=\"yes\"" in dom.stdout, dom.stdout[-300:]
 
 
 def test_markdown_has_the_regression_and_the_abc_tables(report: Report) -> None:

@@ -24,6 +24,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;mar
 max-width:1600px;padding:0 1em;color:#222;background:#fff}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+div.scroll{overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top;
 white-space:nowrap}table.wrap td{white-space:normal;text-align:left}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
@@ -69,7 +70,10 @@ def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
             tds.append(f"<td class='{cls.strip()}'>{html.escape(v)}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     cls = " class='wrap'" if wrap else ""
-    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # In a box that scrolls sideways: a wide matrix scrolls inside the page instead of
+    # stretching it past 1,400 px (issue 25).
+    return (f"<div class='scroll'><table{cls}><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
