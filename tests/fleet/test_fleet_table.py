@@ -53,8 +53,15 @@ def machine(name: str, seed: int, submission: str = "") -> ResultSet:
     return rs
 
 
-def fleet(submission: str = "") -> list[ResultSet]:
-    return [machine(n, k, submission) for k, n in enumerate(FLEET)]
+def fleet(submission: str = "", commits: tuple[str, str] | None = None) -> list[ResultSet]:
+    out = [machine(n, k, submission) for k, n in enumerate(FLEET)]
+    for rs in out:
+        for cfg, commit in zip(rs.configurations, commits or (None, None), strict=True):
+            cfg.commit = commit
+    return out
+
+
+MAIN, PR = "1a2b3c4d5e6f7a8b9c0d" * 2, "9f8e7d6c5b4a3f2e1d0c" * 2
 
 
 def table_rows(md: str) -> list[list[str]]:
@@ -91,6 +98,20 @@ def test_markdown_has_one_row_per_machine_with_what_it_is() -> None:
     assert "- wall_time: slower on 1 of 3 machines" in md
     assert "- max_rss: larger on 1 of 3 machines; equivalent on 2" in md
     assert "**3 machines**" in md and len(rows) == 3
+
+
+def test_the_commit_range_when_the_builds_are_commits(tmp_path: Path) -> None:
+    assert "commits" not in render_markdown(build(fleet()))  # builds that are not commits
+    md = render_markdown(build(fleet(commits=(MAIN, PR))))
+    assert "- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b\n" in md
+    results = fleet(commits=(MAIN, PR))
+    results[1].configurations[1].commit = "abcdef0123" * 4  # arm64-mac measured another PR
+    results[2].configurations[1].commit = None  # arm64-linux did not say
+    pm = build(results)
+    assert pm.blocks[0].commit_range == ("arm64-mac 1a2b3c4d5e..abcdef0123; x64-linux "
+                                         "1a2b3c4d5e..9f8e7d6c5b; not recorded on arm64-linux")
+    page = render_html(pm, tmp_path / "out").read_text()
+    assert "commits main..pr: arm64-mac 1a2b3c4d5e..abcdef0123" in page
 
 
 def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
@@ -150,7 +171,7 @@ def test_report_submission_markdown_from_postgresql(pg_url: str, tmp_path: Path)
                           text=True, env=env, timeout=120)
     assert init.returncode == 0, init.stderr
     store = Store(pg_url)
-    for r in fleet("20261126-105000-ab12"):
+    for r in fleet("20261126-105000-ab12", commits=(MAIN, PR)):
         store.save(r)
     store.save(machine("x64-linux", 9, "20261126-999999-other"))  # another submission
     p = subprocess.run([*run, "report", "--submission", "20261126-105000-ab12", "--db", pg_url,
@@ -163,3 +184,4 @@ def test_report_submission_markdown_from_postgresql(pg_url: str, tmp_path: Path)
     assert [r[2] for r in rows] == ["aarch64", "arm64", "x86_64"]
     assert rows[2][7].startswith("slower") and rows[0][11].startswith("larger")
     assert "┃" not in p.stdout and "report: " in p.stderr and "report: " not in p.stdout
+    assert "- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b" in p.stdout

@@ -80,6 +80,25 @@ class Block:
     metrics: list[str]
     rows: list[Row] = field(default_factory=list)
     infos: dict[str, MetricInfo] = field(default_factory=dict)
+    # machine -> (baseline's commit, candidate's) where both builds are commits
+    commits: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def commit_range(self) -> str:
+        """``base..candidate`` (short hashes) when the builds are commits; per machine when
+        the machines measured different ones; "" when they are not commits."""
+        from perflab.history.git import short
+
+        pairs = {(a, b) for a, b in self.commits.values()}
+        if not pairs:
+            return ""
+        if len(pairs) == 1:
+            (a, b), = pairs
+            text = f"{short(a)}..{short(b)}"
+        else:
+            text = "; ".join(f"{m} {short(a)}..{short(b)}" for m, (a, b) in self.commits.items())
+        unknown = [r.machine for r in self.rows if r.comparisons and r.machine not in self.commits]
+        return text + (f"; not recorded on {', '.join(unknown)}" if unknown else "")
 
     @property
     def metric(self) -> str:
@@ -95,10 +114,13 @@ class Block:
         return [r.comparisons[m] for r in self.rows if m in r.comparisons]
 
     def summaries(self) -> list[str]:
-        """One summary line per metric (named when there are several)."""
+        """The commit range (when the builds are commits), then one summary line per metric
+        (named when there are several)."""
+        head = [f"commits {self.baseline}..{self.candidate}: {self.commit_range}"] \
+            if self.commits else []
         if len(self.metrics) == 1:
-            return [self.summary()]
-        return [f"{m}: {self.summary(m)}" for m in self.metrics]
+            return head + [self.summary()]
+        return head + [f"{m}: {self.summary(m)}" for m in self.metrics]
 
     def worse_word(self, metric: str) -> str:
         """The verdict that reads "worse" for the metric: slower (times), larger (memory)."""
@@ -230,6 +252,10 @@ def build(results: list[ResultSet], *, metric: str | None = None,
             units = {m: rs.metrics[m].unit for m in wanted if m in rs.metrics}
             block.rows.append(Row(name, ids[name][0] if ids[name] else None, found, units,
                                   first=wanted[0]))
+            by = {c.name: c for c in rs.configurations_in(block.cell)}
+            a, b = by.get(block.baseline), by.get(block.candidate)
+            if found and a is not None and b is not None and a.commit and b.commit:
+                block.commits[name] = (a.commit, b.commit)
     every = [c for d in comps_of.values() for c in d.values()]
     return PerMachine(machines=list(per), result_ids=ids, blocks=blocks,
                       threshold=every[0].threshold if every else (threshold or 0.01),
