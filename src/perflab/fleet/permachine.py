@@ -325,13 +325,11 @@ def _footer(pm: PerMachine) -> str:
 def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[bold]{len(pm.machines)} machines[/]: {escape(_machines_line(pm))}",
                   highlight=False, soft_wrap=True)
-    verdict_at = {i for i, h in enumerate(headers(pm.blocks[0])) if h.endswith("verdict")} \
-        if pm.blocks else set()
     for b in pm.blocks:
         t = Table(title=escape(b.title), title_justify="left", header_style="bold")
         for i, h in enumerate(headers(b)):
-            t.add_column(escape(h), no_wrap=i == 0,
-                         justify="left" if i < len(IDENTITY) or i in verdict_at else "right")
+            left = i < len(IDENTITY) or h.endswith("verdict")
+            t.add_column(escape(h), no_wrap=i == 0, justify="left" if left else "right")
         for r in b.rows:
             cells = [escape(x) for x in row_cells(pm, b, r)]
             for k, m in enumerate(b.metrics):
