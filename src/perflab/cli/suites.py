@@ -114,14 +114,16 @@ def report_cmd(
     db: o.Db = None,
     out: Path | None = typer.Option(None, "--out", help="Report directory."),
     metric: Annotated[list[str] | None, typer.Option(
-        "--metric", "-m", help="Metric to report (repeatable).")] = None,
+        "--metric", "-m", help="Metric to report (repeatable; several machines: side by "
+        "side).")] = None,
     no_plots: bool = typer.Option(False, "--no-plots", help="Tables and exports only."),
     single_file: bool = typer.Option(
         False, "--single-file", help="Also write one HTML file with the plots inlined "
         "(perflab-run-ID.html): opens offline, can be attached to an issue."),
     markdown: bool = typer.Option(
         False, "--markdown", help="Print GitHub-ready Markdown instead of the terminal tables: "
-        "base/diff/ratio/verdict per metric and the A/B/C table of every metric."),
+        "base/diff/ratio/verdict per metric and the A/B/C table of every metric (several "
+        "machines: one row per machine with its OS, architecture and CPU)."),
 ) -> None:
     """Report a stored run: terminal tables (verdicts with false discoveries controlled across
     the run), plots, a self-contained HTML page, Markdown and CSV.  Results of one study on
@@ -129,23 +131,39 @@ def report_cmd(
     machine, each machine judged on its own samples."""
     ids = list(run_ids or [])
     if submission or len(ids) > 1:
-        from perflab.fleet.permachine import show
-        from perflab.fleet.queue import submission_results
-
-        store = session.open_store(db)
-        if submission:
-            ids += submission_results(store, submission)
-        if len(metric or []) > 1:
-            raise PerflabError("the per-machine report shows one metric", "give one --metric")
-        ids_text = "-".join(map(str, ids))
-        show([store.load(i) for i in ids], stdout_console(),
-             out=out or store.reports_dir() / f"machines-{ids_text}", metric=(metric or [None])[0])
+        _report_machines(ids, submission, db, out, metric or [], markdown=markdown,
+                         single_file=single_file)
         return
     if not ids:
         raise PerflabError("no run to report", "pass a result id (perflab results list) or "
                            "--submission ID")
     _report(ids[0], db, out, stdout_console(), metrics=metric or None, plots=not no_plots,
             single_file=single_file, markdown=markdown)
+
+
+def _report_machines(ids: list[int], submission: str | None, db: str | None,
+                     out: Path | None, metrics: list[str], *, markdown: bool,
+                     single_file: bool) -> None:
+    """The per-machine table of several results (or a submission's): terminal tables, or
+    GitHub Markdown on stdout with --markdown; the HTML page either way.  It has no plots, so
+    --no-plots changes nothing, and its page is already one self-contained file."""
+    from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
+    from perflab.fleet.queue import submission_results
+
+    store = session.open_store(db)
+    if submission:
+        ids = ids + [i for i in submission_results(store, submission) if i not in ids]
+    pm = build([store.load(i) for i in ids], metrics=metrics or None)
+    page = render_html(pm, out or store.reports_dir() / f"machines-{'-'.join(map(str, ids))}")
+    if markdown:
+        typer.echo(render_markdown(pm), nl=False)
+    else:
+        print_terminal(pm, stdout_console())
+    said = stderr_console() if markdown else stdout_console()
+    said.print(f"report: {page}", highlight=False, soft_wrap=True)
+    if single_file:
+        said.print(f"single file: {page} (the per-machine page is already self-contained)",
+                   highlight=False, soft_wrap=True)
 
 
 def _report(run_id: int | None, db: str | None, out: Path | None, console: Console, *,

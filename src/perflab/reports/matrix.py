@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -310,13 +310,16 @@ def rich_table(rows: list[dict[str, str]], title: str,
     return t
 
 
-def to_markdown(rows: list[dict[str, str]], title: str = "") -> str:
+def to_markdown(rows: list[dict[str, str]], title: str = "",
+                left: Collection[str] = ("cell", "configuration", "metric")) -> str:
+    """GitHub Markdown: a ### title and one table; every cell escaped (md_text); the
+    ``left`` columns aligned left, the others (figures) right."""
     out = [f"### {md_text(title)}", ""] if title else []
     if not rows:
         return "\n".join(out + ["(no data)", ""])
     keys = list(rows[0])
     out.append("| " + " | ".join(md_text(k) for k in keys) + " |")
-    out.append("|" + "|".join("---" if k in ("cell", "configuration", "metric") else "---:"
+    out.append("|" + "|".join("---" if k in left else "---:"
                               for k in keys) + "|")
     for r in rows:
         out.append("| " + " | ".join(md_text(r[k]) for k in keys) + " |")
