@@ -31,8 +31,8 @@ def history_cmd(
     metric: Annotated[str | None, typer.Option(
         "--metric", "-m", help="Metric (default: the result's primary metric).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration name.")] = None,
-    machine: Annotated[int | None, typer.Option(
-        "--machine", help="Machine id (see 'perflab results').")] = None,
+    machine: o.Machine = None,
+    since: o.Since = None,
     repo: o.OrderRepo = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the plot here (PNG).")]
     = None,
@@ -48,12 +48,18 @@ def history_cmd(
         known_benchmarks,
         load_series,
         parse_params,
+        parse_since,
     )
 
+    after = parse_since(since)
     store = session.open_store(db, read_only=True)
     wanted = parse_params(param)
-    found = load_series(store, benchmark, wanted, None, config, machine, repo)
+    found = load_series(store, benchmark, wanted, None, config, machine, repo, after)
     if not found:
+        # Only the error path reads the window's outside, to say which filter emptied it.
+        if after is not None and load_series(store, benchmark, wanted, None, config, machine):
+            raise PerflabError(f"no results for benchmark '{benchmark}' since {since}",
+                               "give an earlier --since, or leave it out for the whole history")
         names = known_benchmarks(store)
         hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
         raise PerflabError(f"no stored results for benchmark '{benchmark}'"
@@ -95,6 +101,8 @@ def detect_cmd(
     benchmark: o.BenchmarkGlob = None,
     metric: Annotated[str | None, typer.Option("--metric", "-m", help="Only this metric.")]
     = None,
+    machine: o.Machine = None,
+    since: o.Since = None,
     settings: o.DetectConfig = None,
     repo: o.OrderRepo = None,
     fail_on_regression: Annotated[bool, typer.Option(
@@ -115,9 +123,10 @@ def detect_cmd(
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.filing import check_webhook
-    from perflab.history.series import deciding_series, load_series
+    from perflab.history.series import deciding_series, load_series, parse_since
     from perflab.validate import output_dir
 
+    after = parse_since(since)
     # Where the findings go is checked before any work: a bad path or URL is one line now.
     if report is not None:
         output_dir(report, "--report")
@@ -133,7 +142,7 @@ def detect_cmd(
                                "use --metric with a time, memory or count metric")
     sets = load_settings(settings)
     store = session.open_store(db, read_only=True)
-    series = load_series(store, benchmark, None, metric, None, None, repo)
+    series = load_series(store, benchmark, None, metric, None, machine, repo, after)
     if not metric and not all_metrics:
         series = deciding_series(store, series)
     found = [(s, cp) for s in series for cp in detect_series(s, sets)]
