@@ -40,11 +40,22 @@ from perflab.model import Configuration, MetricInfo, PrimaryChoice, ResultSet, R
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
-# 3: fleet_jobs, results.fleet_job and results.fleet_submission.
+# 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
+# grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL.
 # Raise it with every change to a table; older databases are brought up to date by _migrate.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
+
+# The id of a table that grows with every measurement: BIGINT on PostgreSQL (a fleet of 50
+# machines writing 1,000 jobs a day would run a 32-bit runs.id out in about a year); on SQLite
+# INTEGER, which for a primary key is the 64-bit rowid already (BIGINT would not be).  Foreign
+# keys to it take its type.
+GrowingId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+# (table, column) of those ids and of the foreign keys to them: what _migrate widens.
+_GROWING = (("results", "id"), ("configurations", "id"), ("configurations", "result_id"),
+            ("runs", "id"), ("runs", "configuration_id"), ("profiles", "id"),
+            ("profiles", "result_id"), ("profiles", "configuration_id"))
 
 meta = sa.Table(
     "perflab_meta", metadata,
@@ -62,7 +73,7 @@ machines = sa.Table(
 
 results = sa.Table(
     "results", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("kind", sa.String(32), nullable=False),
     sa.Column("label", sa.Text, default=""),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -85,7 +96,7 @@ results = sa.Table(
 
 configurations = sa.Table(
     "configurations", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("result_id", sa.ForeignKey("results.id", ondelete="CASCADE"), nullable=False,
               index=True),
     sa.Column("name", sa.Text, nullable=False),
@@ -101,7 +112,7 @@ configurations = sa.Table(
 
 runs = sa.Table(
     "runs", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("configuration_id", sa.ForeignKey("configurations.id", ondelete="CASCADE"),
               nullable=False, index=True),
     sa.Column("seq", sa.Integer, nullable=False),
@@ -150,7 +161,7 @@ fleet_jobs = sa.Table(
 
 profiles = sa.Table(
     "profiles", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("result_id", sa.ForeignKey("results.id", ondelete="SET NULL"), index=True),
     sa.Column("configuration_id", sa.ForeignKey("configurations.id", ondelete="SET NULL")),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -752,6 +763,17 @@ def _migrate(conn: sa.Connection, version: int) -> None:
             conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_submission VARCHAR(32)"))
         for col in ("fleet_job", "fleet_submission"):
             conn.execute(sa.text(f"CREATE INDEX IF NOT EXISTS ix_results_{col} ON results ({col})"))
+    if version < 4 and conn.dialect.name == "postgresql":
+        # 64-bit ids and their sequences (SQLite's INTEGER PRIMARY KEY is 64-bit already).
+        # Each ALTER rewrites its table under an exclusive lock: minutes for a large store,
+        # during which the fleet's writers wait.
+        for table, col in _GROWING:
+            conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {col} TYPE BIGINT"))
+            if col == "id":
+                seq = conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"),
+                                   {"t": table}).scalar()
+                if seq:  # AS BIGINT also lifts the maximum from 2^31-1 to 2^63-1
+                    conn.execute(sa.text(f"ALTER SEQUENCE {seq} AS BIGINT"))
 
 
 def _is_create_race(e: BaseException | None) -> bool:
