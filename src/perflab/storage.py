@@ -684,6 +684,56 @@ class Store:
 
         return self.read(go)
 
+    # -- pruning ------------------------------------------------------------------------------
+    def prune_plan(self, before: float, keep: int,
+                   out_of_series: tuple[str, ...] = ("bisect",)) -> tuple[list[int], int, int]:
+        """The result sets created before ``before`` that may go, as (ids, their measured
+        runs, results kept although older).  Kept: every result holding one of the newest
+        ``keep`` points of a series (benchmark, cell, configuration, machine), however old, so
+        each series keeps the points detect compares its next result with; and results still
+        running.  ``out_of_series`` kinds (bisect) are in no series: only their age counts."""
+        def go(conn: sa.Connection) -> tuple[list[int], int, int]:
+            in_series = ((results.c.kind.notin_(out_of_series))
+                         & (results.c.status != "abandoned"))
+            rank = sa.func.row_number().over(
+                partition_by=(configurations.c.benchmark, configurations.c.cell,
+                              configurations.c.name, results.c.machine_id),
+                order_by=(results.c.created_at.desc(), results.c.id.desc())).label("rank")
+            ranked = (sa.select(results.c.id.label("rid"), rank)
+                      .select_from(results.join(configurations)).where(in_series).subquery())
+            newest = sa.select(ranked.c.rid).where(ranked.c.rank <= keep).distinct()
+            old = ((results.c.created_at < before) & (results.c.status != "running"))
+            ids = [int(x) for x in conn.execute(
+                sa.select(results.c.id).where(old, results.c.id.notin_(newest))
+                .order_by(results.c.id)).scalars()]
+            kept = int(conn.execute(sa.select(sa.func.count()).select_from(results).where(
+                old, results.c.id.in_(newest))).scalar() or 0)
+            n_runs = 0
+            for chunk in _chunks(ids):
+                n_runs += int(conn.execute(
+                    sa.select(sa.func.count()).select_from(runs.join(configurations))
+                    .where(configurations.c.result_id.in_(chunk),
+                           runs.c.warmup.is_(False))).scalar() or 0)
+            return ids, n_runs, kept
+
+        return self.read(go)  # type: ignore[no-any-return]
+
+    def delete_results(self, ids: list[int]) -> None:
+        """Remove these result sets with their configurations and runs (profiles keep their
+        files and lose the link), a chunk per transaction."""
+        for chunk in _chunks(ids):
+            def go(conn: sa.Connection, chunk: list[int] = chunk) -> None:
+                cfgs = sa.select(configurations.c.id).where(
+                    configurations.c.result_id.in_(chunk)).scalar_subquery()
+                conn.execute(profiles.update().where(profiles.c.result_id.in_(chunk))
+                             .values(result_id=None, configuration_id=None))
+                conn.execute(runs.delete().where(runs.c.configuration_id.in_(cfgs)))
+                conn.execute(configurations.delete().where(
+                    configurations.c.result_id.in_(chunk)))
+                conn.execute(results.delete().where(results.c.id.in_(chunk)))
+
+            self.write(go)
+
     def result_ids(self, kind: str | None = None) -> list[int]:
         def go(conn: sa.Connection) -> list[int]:
             q = sa.select(results.c.id).order_by(results.c.id)
@@ -741,6 +791,10 @@ def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tupl
          .where(runs.c.seq.in_({run.seq for _, run in items})))
     with conn.begin():
         return {(int(c), int(q_)): int(i) for c, q_, i in conn.execute(q)}
+
+
+def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
 def _insert(conn: sa.Connection, table: sa.Table) -> Any:

@@ -237,3 +237,35 @@ def test_since_keeps_the_recent_results_and_refuses_the_future(tmp_path: Path) -
     res = invoke("history", "syn/b", "--since", "1h", "--db", str(db))
     assert isinstance(res.exception, PerflabError)
     assert "since 1h" in res.exception.problem and "earlier --since" in res.exception.fix
+
+
+def test_prune_is_a_dry_run_unless_yes_and_keeps_what_detect_needs(tmp_path: Path) -> None:
+    import time
+
+    db = tmp_path / "r.sqlite"
+    now = time.time()
+    day = 86400.0
+    # 40 daily results with a +25% step 5 days ago
+    fill(db, [f"{i:040x}" for i in range(40)], step_at=35,
+         created=[now - (39.5 - i) * day for i in range(40)])
+    store = Store(db)
+    res = invoke("prune", "--older-than", "20", "--keep", "10", "--db", str(db))
+    assert res.exit_code == 0, res.output
+    assert "would remove 20 result set(s) (140 measured runs)" in res.output
+    assert len(store.result_ids()) == 40  # a dry run
+    res = invoke("prune", "--older-than", "20", "--keep", "10", "--yes", "--db", str(db))
+    assert res.exit_code == 0 and "removed 20 result set(s)" in res.output
+    assert len(store.result_ids()) == 20
+    # the step is still found in what is left
+    assert invoke("detect", "--db", str(db), "--fail-on-regression").exit_code == 1
+    res = invoke("prune", "--older-than", "1", "--keep", "10", "--yes", "--db", str(db))
+    assert "removed 10 result set(s)" in res.output and len(store.result_ids()) == 10
+    res = invoke("prune", "--older-than", "1", "--keep", "10", "--db", str(db))
+    assert res.exit_code == 0 and "nothing to remove" in res.output
+    # bad input, one line each
+    res = invoke("prune", "--older-than", "1", "--keep", "1", "--yes", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "would remove a series' only baseline" in res.exception.problem
+    assert len(store.result_ids()) == 10
+    res = invoke("prune", "--older-than", "0", "--db", str(db))
+    assert isinstance(res.exception, PerflabError) and "positive" in res.exception.fix

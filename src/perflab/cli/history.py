@@ -381,6 +381,49 @@ def bisect_cmd(
               f"{shlex.join(['perflab', 'results', 'show', str(res.result_id)])}")
 
 
+def prune_cmd(
+    older_than: Annotated[float, typer.Option(
+        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5).")],
+    keep: Annotated[int, typer.Option(
+        "--keep", help="Newest points of each series kept however old (what detect compares "
+        "the next result with).")] = 50,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Remove them (without it: say what would go and remove nothing).")]
+    = False,
+    db: o.Db = None,
+) -> None:
+    """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
+    import time
+
+    from perflab.history.detect import Thresholds
+
+    if not older_than > 0:
+        raise PerflabError(f"--older-than {older_than:g} is not a positive number of days",
+                           "give a positive number of days, e.g. --older-than 90")
+    need = Thresholds().min_points
+    if keep < need:
+        raise PerflabError(f"--keep {keep} would remove a series' only baseline: detect needs "
+                           f"{need} points of a series to judge its next result",
+                           f"keep at least {need} (the default keeps 50)")
+    store = session.open_store(db)
+    before = time.time() - older_than * 86400
+    ids, n_runs, kept = store.prune_plan(before, keep)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(before))
+    what = (f"{len(ids)} result set(s) ({n_runs} measured runs) created before {when}"
+            + (f"; {kept} older one(s) kept as the newest {keep} points of their series"
+               if kept else ""))
+    if not ids:
+        console.print(f"nothing to remove: no result set created before {when} is outside the "
+                      f"newest {keep} points of its series", highlight=False, soft_wrap=True)
+        return
+    if not yes:
+        console.print(f"would remove {what}; run again with --yes to remove them",
+                      highlight=False, soft_wrap=True)
+        return
+    store.delete_results(ids)
+    console.print(f"removed {what}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this stage's verbs to the perflab command line."""
     app.command("history")(history_cmd)
@@ -388,3 +431,4 @@ def register(app: typer.Typer) -> None:
     app.command("bisect")(bisect_cmd)
     app.command("dashboard")(dashboard_cmd)
     app.command("import")(import_cmd)
+    app.command("prune")(prune_cmd)
