@@ -40,11 +40,22 @@ from perflab.model import Configuration, MetricInfo, PrimaryChoice, ResultSet, R
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
-# 3: fleet_jobs, results.fleet_job and results.fleet_submission.
+# 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
+# grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL.
 # Raise it with every change to a table; older databases are brought up to date by _migrate.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
+
+# The id of a table that grows with every measurement: BIGINT on PostgreSQL (a fleet of 50
+# machines writing 1,000 jobs a day would run a 32-bit runs.id out in about a year); on SQLite
+# INTEGER, which for a primary key is the 64-bit rowid already (BIGINT would not be).  Foreign
+# keys to it take its type.
+GrowingId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+# (table, column) of those ids and of the foreign keys to them: what _migrate widens.
+_GROWING = (("results", "id"), ("configurations", "id"), ("configurations", "result_id"),
+            ("runs", "id"), ("runs", "configuration_id"), ("profiles", "id"),
+            ("profiles", "result_id"), ("profiles", "configuration_id"))
 
 meta = sa.Table(
     "perflab_meta", metadata,
@@ -62,7 +73,7 @@ machines = sa.Table(
 
 results = sa.Table(
     "results", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("kind", sa.String(32), nullable=False),
     sa.Column("label", sa.Text, default=""),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -85,7 +96,7 @@ results = sa.Table(
 
 configurations = sa.Table(
     "configurations", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("result_id", sa.ForeignKey("results.id", ondelete="CASCADE"), nullable=False,
               index=True),
     sa.Column("name", sa.Text, nullable=False),
@@ -101,7 +112,7 @@ configurations = sa.Table(
 
 runs = sa.Table(
     "runs", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("configuration_id", sa.ForeignKey("configurations.id", ondelete="CASCADE"),
               nullable=False, index=True),
     sa.Column("seq", sa.Integer, nullable=False),
@@ -150,7 +161,7 @@ fleet_jobs = sa.Table(
 
 profiles = sa.Table(
     "profiles", metadata,
-    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("id", GrowingId, primary_key=True),
     sa.Column("result_id", sa.ForeignKey("results.id", ondelete="SET NULL"), index=True),
     sa.Column("configuration_id", sa.ForeignKey("configurations.id", ondelete="SET NULL")),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -673,6 +684,56 @@ class Store:
 
         return self.read(go)
 
+    # -- pruning ------------------------------------------------------------------------------
+    def prune_plan(self, before: float, keep: int,
+                   out_of_series: tuple[str, ...] = ("bisect",)) -> tuple[list[int], int, int]:
+        """The result sets created before ``before`` that may go, as (ids, their measured
+        runs, results kept although older).  Kept: every result holding one of the newest
+        ``keep`` points of a series (benchmark, cell, configuration, machine), however old, so
+        each series keeps the points detect compares its next result with; and results still
+        running.  ``out_of_series`` kinds (bisect) are in no series: only their age counts."""
+        def go(conn: sa.Connection) -> tuple[list[int], int, int]:
+            in_series = ((results.c.kind.notin_(out_of_series))
+                         & (results.c.status != "abandoned"))
+            rank = sa.func.row_number().over(
+                partition_by=(configurations.c.benchmark, configurations.c.cell,
+                              configurations.c.name, results.c.machine_id),
+                order_by=(results.c.created_at.desc(), results.c.id.desc())).label("rank")
+            ranked = (sa.select(results.c.id.label("rid"), rank)
+                      .select_from(results.join(configurations)).where(in_series).subquery())
+            newest = sa.select(ranked.c.rid).where(ranked.c.rank <= keep).distinct()
+            old = ((results.c.created_at < before) & (results.c.status != "running"))
+            ids = [int(x) for x in conn.execute(
+                sa.select(results.c.id).where(old, results.c.id.notin_(newest))
+                .order_by(results.c.id)).scalars()]
+            kept = int(conn.execute(sa.select(sa.func.count()).select_from(results).where(
+                old, results.c.id.in_(newest))).scalar() or 0)
+            n_runs = 0
+            for chunk in _chunks(ids):
+                n_runs += int(conn.execute(
+                    sa.select(sa.func.count()).select_from(runs.join(configurations))
+                    .where(configurations.c.result_id.in_(chunk),
+                           runs.c.warmup.is_(False))).scalar() or 0)
+            return ids, n_runs, kept
+
+        return self.read(go)  # type: ignore[no-any-return]
+
+    def delete_results(self, ids: list[int]) -> None:
+        """Remove these result sets with their configurations and runs (profiles keep their
+        files and lose the link), a chunk per transaction."""
+        for chunk in _chunks(ids):
+            def go(conn: sa.Connection, chunk: list[int] = chunk) -> None:
+                cfgs = sa.select(configurations.c.id).where(
+                    configurations.c.result_id.in_(chunk)).scalar_subquery()
+                conn.execute(profiles.update().where(profiles.c.result_id.in_(chunk))
+                             .values(result_id=None, configuration_id=None))
+                conn.execute(runs.delete().where(runs.c.configuration_id.in_(cfgs)))
+                conn.execute(configurations.delete().where(
+                    configurations.c.result_id.in_(chunk)))
+                conn.execute(results.delete().where(results.c.id.in_(chunk)))
+
+            self.write(go)
+
     def result_ids(self, kind: str | None = None) -> list[int]:
         def go(conn: sa.Connection) -> list[int]:
             q = sa.select(results.c.id).order_by(results.c.id)
@@ -732,6 +793,10 @@ def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tupl
         return {(int(c), int(q_)): int(i) for c, q_, i in conn.execute(q)}
 
 
+def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
 def _insert(conn: sa.Connection, table: sa.Table) -> Any:
     """The dialect's INSERT, which has ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike)."""
     if conn.dialect.name == "postgresql":
@@ -752,6 +817,17 @@ def _migrate(conn: sa.Connection, version: int) -> None:
             conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_submission VARCHAR(32)"))
         for col in ("fleet_job", "fleet_submission"):
             conn.execute(sa.text(f"CREATE INDEX IF NOT EXISTS ix_results_{col} ON results ({col})"))
+    if version < 4 and conn.dialect.name == "postgresql":
+        # 64-bit ids and their sequences (SQLite's INTEGER PRIMARY KEY is 64-bit already).
+        # Each ALTER rewrites its table under an exclusive lock: minutes for a large store,
+        # during which the fleet's writers wait.
+        for table, col in _GROWING:
+            conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {col} TYPE BIGINT"))
+            if col == "id":
+                seq = conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"),
+                                   {"t": table}).scalar()
+                if seq:  # AS BIGINT also lifts the maximum from 2^31-1 to 2^63-1
+                    conn.execute(sa.text(f"ALTER SEQUENCE {seq} AS BIGINT"))
 
 
 def _is_create_race(e: BaseException | None) -> bool:

@@ -153,6 +153,59 @@ def test_a_database_from_before_versioning_is_brought_up_to_date(store_url: str)
     assert Store(store_url).load(rid).kind == "compare"
 
 
+GROWING_IDS = ("results.id", "configurations.id", "configurations.result_id", "runs.id",
+               "runs.configuration_id", "profiles.id", "profiles.result_id",
+               "profiles.configuration_id")
+
+
+def _id_types(store: Store) -> dict[str, str]:
+    def go(conn: sa.Connection) -> dict[str, str]:
+        insp = sa.inspect(conn)
+        return {f"{t}.{c['name']}": str(c["type"]) for t in ("results", "configurations", "runs",
+                                                             "profiles")
+                for c in insp.get_columns(t) if f"{t}.{c['name']}" in GROWING_IDS}
+
+    return store.read(go)  # type: ignore[no-any-return]
+
+
+def test_a_schema_3_database_gets_64_bit_ids(store_url: str) -> None:
+    """Schema 4 widens the ids that grow with every run to 64 bits: a schema-3 server database
+    (32-bit ids, 32-bit sequences) is upgraded by `fleet init` and then stores runs past 2^31;
+    a SQLite file's INTEGER PRIMARY KEY is 64-bit already and stays as it is."""
+    store = Store(store_url)
+    rid = store.save(make_result())
+    pg = not store.is_sqlite
+    if pg:  # back to schema 3 as it was made: INTEGER columns, serial sequences of integer
+        def downgrade(conn: sa.Connection) -> None:
+            for name in GROWING_IDS:
+                table, col = name.split(".")
+                conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {col} TYPE INTEGER"))
+                if col == "id":
+                    conn.execute(sa.text(f"ALTER SEQUENCE {table}_id_seq AS INTEGER"))
+        store.write(downgrade)
+        assert set(_id_types(store).values()) == {"INTEGER"}
+    store.write(lambda c: c.execute(meta.update().values(value="3")))
+    if pg:
+        with pytest.raises(PerflabError, match="has perflab schema 3, this perflab needs 4"):
+            Store(store_url)
+    again = Store(store_url, create=True)  # what `perflab fleet init` does on a server
+    assert again.schema_version() == SCHEMA_VERSION == 4
+    assert set(_id_types(again).values()) == ({"BIGINT"} if pg else {"INTEGER"})
+    # ids past 2^31: the sequences (PostgreSQL) or the rowid (SQLite) go on from there
+    big = 2**31 + 5
+    if pg:
+        again.write(lambda c: [c.execute(sa.text(f"ALTER SEQUENCE {t}_id_seq RESTART WITH {big}"))
+                               for t in ("results", "configurations", "runs")])
+    else:
+        again.write(lambda c: c.execute(runs.insert().values(
+            id=big, configuration_id=1, seq=99, status="ok", values={})))
+    rid2 = again.save(make_result())
+    ids = again.read(lambda c: c.execute(sa.select(sa.func.max(runs.c.id))).scalar())
+    assert ids > big
+    assert again.load(rid2).configurations[1].samples("wall_time") == [1.1, 1.2, 1.3]
+    assert again.load(rid).configurations[0].samples("wall_time") == [1.1, 1.2, 1.3]
+
+
 # -- several processes at once ------------------------------------------------------------------
 def _open_and_write(url: str, host: str, n: int, barrier: multiprocessing.synchronize.Barrier
                     ) -> None:

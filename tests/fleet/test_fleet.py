@@ -175,7 +175,9 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
     assert "slower on 3 of 3 machines" in rep.stdout
     assert "geometric mean of the ratios" in rep.stdout
     status = cli("fleet", "status", "--db", url)
-    assert status.stdout.count(" done ") >= 3
+    assert table_row(status.stdout, submission)[3:] == ["3", "3 done"], status.stdout
+    status = cli("fleet", "status", "--db", url, "--submission", submission)
+    assert status.stdout.count(" done ") == 3
 
 
 def test_a_job_that_keeps_failing_ends_failed_with_its_error(fleet_url: str) -> None:
@@ -263,6 +265,36 @@ def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
     status = cli("fleet", "status", "--db", fleet_url)
     cells = table_row(status.stdout, str(job))
     assert cells[3] == "failed" and f"was lost {MAX_ATTEMPTS} times" in cells[-1]
+
+
+def test_status_lists_submissions_one_row_each(fleet_url: str) -> None:
+    """A submission to every machine is one row of the status, not one per machine: the newest
+    --limit submissions with their jobs counted by state; --submission lists its jobs."""
+    announce(fleet_url, "s1", "s2", "s3")
+    jobs_of = {}
+    for argv in (("--all",), ("--machine", "s2"), ("--all",)):
+        p = cli("fleet", "submit", *argv, "--db", fleet_url, "--", "stat", "-r", "6", "--",
+                "true")
+        assert p.returncode == 0, p.stderr
+        jobs_of[p.stdout.split()[1].rstrip(":")] = "1" if "s2" in argv else "3"
+    subs = sorted(jobs_of)  # newest last: an id begins with its time of submission
+    status = cli("fleet", "status", "--db", fleet_url, "--limit", "2")
+    assert status.returncode == 0, status.stderr
+    for sub in subs[1:]:
+        n = jobs_of[sub]
+        assert table_row(status.stdout, sub)[2:] == ["stat -r 6 -- true", n, f"{n} queued"]
+    assert subs[0] not in status.stdout and "older submissions not shown" in status.stdout
+    status = cli("fleet", "status", "--db", fleet_url)
+    assert subs[0] in status.stdout and "older submissions" not in status.stdout
+    status = cli("fleet", "status", "--db", fleet_url, "--submission", subs[0])
+    machines = [table_row(status.stdout, str(j))[2] for j in
+                Store(fleet_url).read(lambda c: c.execute(
+                    sa.select(fleet_jobs.c.job_id).where(fleet_jobs.c.submission == subs[0])
+                ).scalars().all())]
+    want = ["s1", "s2", "s3"] if jobs_of[subs[0]] == "3" else ["s2"]
+    assert sorted(machines) == want and status.stdout.count(" queued ") == len(want)
+    line = one_line_error(cli("fleet", "status", "--db", fleet_url, "--submission", "nope"))
+    assert "no submission nope" in line
 
 
 def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:

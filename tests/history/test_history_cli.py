@@ -201,3 +201,71 @@ def test_detect_looks_at_the_metric_that_decided_and_its_wall_clock(tmp_path: Pa
     assert found == {"task_clock", "wall_time"}
     res = invoke("detect", "--db", str(db), "--json", "--all-metrics")
     assert "user_time" in {cp["metric"] for cp in json.loads(res.output)["change_points"]}
+
+
+def test_since_keeps_the_recent_results_and_refuses_the_future(tmp_path: Path) -> None:
+    import time
+
+    db = tmp_path / "r.sqlite"
+    now = time.time()
+    day = 86400.0
+    # 20 daily results, a +25% step at the 10th, 9.5 days ago
+    fill(db, [f"{i:040x}" for i in range(20)], step_at=10,
+         created=[now - (19.5 - i) * day for i in range(20)])
+    res = invoke("history", "syn/b", "--since", "5d", "--db", str(db))
+    assert res.exit_code == 0, res.output
+    assert res.output.count("stat") == 5
+    # the step is in the whole history, not in the last 8 days
+    assert invoke("detect", "--db", str(db), "--fail-on-regression").exit_code == 1
+    res = invoke("detect", "--db", str(db), "--since", "8d", "--fail-on-regression")
+    assert res.exit_code == 0, res.output
+    early = time.strftime("%Y-%m-%d", time.gmtime(now - 14.5 * day))
+    res = invoke("detect", "--db", str(db), "--since", early, "--fail-on-regression")
+    assert res.exit_code == 1, res.output
+    # bad input, one line each
+    tomorrow = time.strftime("%Y-%m-%d", time.gmtime(now + 2 * day))
+    res = invoke("detect", "--db", str(db), "--since", tomorrow)
+    assert isinstance(res.exception, PerflabError)
+    assert "in the future" in res.exception.problem and "30d" in res.exception.fix
+    res = invoke("history", "syn/b", "--since", "last week", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "neither an age nor a date" in res.exception.problem
+    res = invoke("history", "syn/b", "--since", "2000-01-01T00:00", "--machine", "7",
+                 "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "no stored results" in res.exception.problem
+    res = invoke("history", "syn/b", "--since", "1h", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "since 1h" in res.exception.problem and "earlier --since" in res.exception.fix
+
+
+def test_prune_is_a_dry_run_unless_yes_and_keeps_what_detect_needs(tmp_path: Path) -> None:
+    import time
+
+    db = tmp_path / "r.sqlite"
+    now = time.time()
+    day = 86400.0
+    # 40 daily results with a +25% step 5 days ago
+    fill(db, [f"{i:040x}" for i in range(40)], step_at=35,
+         created=[now - (39.5 - i) * day for i in range(40)])
+    store = Store(db)
+    res = invoke("prune", "--older-than", "20", "--keep", "10", "--db", str(db))
+    assert res.exit_code == 0, res.output
+    assert "would remove 20 result set(s) (140 measured runs)" in res.output
+    assert len(store.result_ids()) == 40  # a dry run
+    res = invoke("prune", "--older-than", "20", "--keep", "10", "--yes", "--db", str(db))
+    assert res.exit_code == 0 and "removed 20 result set(s)" in res.output
+    assert len(store.result_ids()) == 20
+    # the step is still found in what is left
+    assert invoke("detect", "--db", str(db), "--fail-on-regression").exit_code == 1
+    res = invoke("prune", "--older-than", "1", "--keep", "10", "--yes", "--db", str(db))
+    assert "removed 10 result set(s)" in res.output and len(store.result_ids()) == 10
+    res = invoke("prune", "--older-than", "1", "--keep", "10", "--db", str(db))
+    assert res.exit_code == 0 and "nothing to remove" in res.output
+    # bad input, one line each
+    res = invoke("prune", "--older-than", "1", "--keep", "1", "--yes", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert "would remove a series' only baseline" in res.exception.problem
+    assert len(store.result_ids()) == 10
+    res = invoke("prune", "--older-than", "0", "--db", str(db))
+    assert isinstance(res.exception, PerflabError) and "positive" in res.exception.fix

@@ -59,6 +59,8 @@ VERBS: dict[str, tuple[str, str]] = {
                   "points marked); no server needed."),
     "import": ("perflab.cli.history", "Store hyperfine --export-json, pyperf JSON or perf stat -j "
                "results (kind \"import\")."),
+    "prune": ("perflab.cli.history", "Remove old result sets, keeping each series' newest "
+              "points: a dry run unless --yes."),
     "results": ("perflab.cli.measure", "Stored results: list and show."),
     "workloads": ("perflab.cli.workloads", "List, build and inspect the benchmark workloads."),
     "profile": ("perflab.cli.profile", "Profile a command or a workload with perf record; show, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,6 +13,9 @@ from rich.table import Table
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+
+if TYPE_CHECKING:
+    from perflab.fleet.queue import JobRow
 
 fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
                         "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
@@ -95,18 +98,45 @@ def _age(t: float | None, now: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
+def _states(counts: dict[str, int]) -> str:
+    order = ("failed", "running", "queued", "done", "cancelled")
+    keys = [k for k in order if counts.get(k)] + sorted(set(counts) - set(order))
+    return ", ".join(f"{counts[k]} {k}" for k in keys)
+
+
+def _job_table(title: str, rows: list[JobRow]) -> Table:
+    jt = Table(title=title, title_justify="left")
+    for col in ("job", "submission", "machine", "state", "tries", "command", "results / error"):
+        jt.add_column(col, overflow="fold")
+    for j in rows:
+        detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
+        jt.add_row(str(j.job_id), j.submission, escape(j.machine), j.state, str(j.attempts),
+                   escape(shlex.join(j.argv)), escape(detail))
+    return jt
+
+
 @fleet_app.command("status")
 def status_cmd(
     db: Db = None,
-    submission: Annotated[str | None, typer.Option("--submission", help="Only this "
-                                                   "submission's jobs.")] = None,
-    limit: o.Limit = 30,
+    submission: Annotated[str | None, typer.Option("--submission", help="This submission's "
+                                                   "jobs, one row per machine.")] = None,
+    limit: Annotated[int, typer.Option(
+        "--limit", min=1, help="How many submissions to list (newest first), and at most how "
+        "many failed jobs.")] = 20,
     heartbeat: Annotated[float, typer.Option(
         "--heartbeat", help="The workers' heartbeat interval, to tell a lost one.")] = 10.0,
 ) -> None:
-    """Machines (last heartbeat, fingerprint, busy or idle) and jobs (queued, running, done,
-    failed with the error)."""
-    from perflab.fleet.queue import check_queue_schema, fleet_store, jobs, machines
+    """Machines (last heartbeat, fingerprint, busy or idle), then the latest submissions (one
+    row each: its command and its jobs counted by state) with their failed jobs; --submission
+    lists one submission's jobs (queued, running, done, failed with the error)."""
+    from perflab.fleet.queue import (
+        check_queue_schema,
+        failed_jobs,
+        fleet_store,
+        jobs,
+        machines,
+        submissions,
+    )
 
     store = fleet_store(db)
     check_queue_schema(store)
@@ -124,14 +154,29 @@ def status_cmd(
         mt.add_row(escape(m.name), state, _age(m.last_heartbeat, now), escape(", ".join(m.tags)),
                    escape(m.hostname or "?"), escape(cpu), escape(str(fp.get("kernel", "?"))))
     out.print(mt)
-    jt = Table(title="jobs", title_justify="left")
-    for col in ("job", "submission", "machine", "state", "tries", "command", "results / error"):
-        jt.add_column(col, overflow="fold")
-    for j in jobs(store, submission, limit):
-        detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
-        jt.add_row(str(j.job_id), j.submission, escape(j.machine), j.state, str(j.attempts),
-                   escape(shlex.join(j.argv)), escape(detail))
-    out.print(jt)
+    if submission is not None:
+        rows = jobs(store, submission, None)
+        if not rows:
+            raise PerflabError(f"no submission {submission} in {store.location}",
+                               "see 'perflab fleet status' for the latest submissions")
+        out.print(_job_table(f"jobs of submission {submission}", rows))
+        return
+    subs, more = submissions(store, limit)
+    st = Table(title="submissions", title_justify="left")
+    for col in ("submission", "submitted", "command", "jobs", "states"):
+        st.add_column(col, overflow="fold")
+    for s in subs:
+        st.add_row(s.submission, _age(s.submitted_at, now), escape(shlex.join(s.argv)),
+                   str(s.jobs), _states(s.states))
+    out.print(st)
+    if more:
+        out.print(f"older submissions not shown: --limit {2 * limit} shows more", highlight=False)
+    failed = failed_jobs(store, [s.submission for s in subs], limit)
+    if failed:
+        out.print(_job_table("failed jobs", failed))
+    if subs:
+        out.print(f"a submission's jobs: perflab fleet status --submission {subs[0].submission}",
+                  highlight=False, soft_wrap=True)
 
 
 def worker_cmd(

@@ -31,8 +31,8 @@ def history_cmd(
     metric: Annotated[str | None, typer.Option(
         "--metric", "-m", help="Metric (default: the result's primary metric).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Configuration name.")] = None,
-    machine: Annotated[int | None, typer.Option(
-        "--machine", help="Machine id (see 'perflab results').")] = None,
+    machine: o.Machine = None,
+    since: o.Since = None,
     repo: o.OrderRepo = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the plot here (PNG).")]
     = None,
@@ -48,12 +48,18 @@ def history_cmd(
         known_benchmarks,
         load_series,
         parse_params,
+        parse_since,
     )
 
+    after = parse_since(since)
     store = session.open_store(db, read_only=True)
     wanted = parse_params(param)
-    found = load_series(store, benchmark, wanted, None, config, machine, repo)
+    found = load_series(store, benchmark, wanted, None, config, machine, repo, after)
     if not found:
+        # Only the error path reads the window's outside, to say which filter emptied it.
+        if after is not None and load_series(store, benchmark, wanted, None, config, machine):
+            raise PerflabError(f"no results for benchmark '{benchmark}' since {since}",
+                               "give an earlier --since, or leave it out for the whole history")
         names = known_benchmarks(store)
         hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
         raise PerflabError(f"no stored results for benchmark '{benchmark}'"
@@ -95,6 +101,8 @@ def detect_cmd(
     benchmark: o.BenchmarkGlob = None,
     metric: Annotated[str | None, typer.Option("--metric", "-m", help="Only this metric.")]
     = None,
+    machine: o.Machine = None,
+    since: o.Since = None,
     settings: o.DetectConfig = None,
     repo: o.OrderRepo = None,
     fail_on_regression: Annotated[bool, typer.Option(
@@ -115,9 +123,10 @@ def detect_cmd(
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.filing import check_webhook
-    from perflab.history.series import deciding_series, load_series
+    from perflab.history.series import deciding_series, load_series, parse_since
     from perflab.validate import output_dir
 
+    after = parse_since(since)
     # Where the findings go is checked before any work: a bad path or URL is one line now.
     if report is not None:
         output_dir(report, "--report")
@@ -133,7 +142,7 @@ def detect_cmd(
                                "use --metric with a time, memory or count metric")
     sets = load_settings(settings)
     store = session.open_store(db, read_only=True)
-    series = load_series(store, benchmark, None, metric, None, None, repo)
+    series = load_series(store, benchmark, None, metric, None, machine, repo, after)
     if not metric and not all_metrics:
         series = deciding_series(store, series)
     found = [(s, cp) for s in series for cp in detect_series(s, sets)]
@@ -372,6 +381,49 @@ def bisect_cmd(
               f"{shlex.join(['perflab', 'results', 'show', str(res.result_id)])}")
 
 
+def prune_cmd(
+    older_than: Annotated[float, typer.Option(
+        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5).")],
+    keep: Annotated[int, typer.Option(
+        "--keep", help="Newest points of each series kept however old (what detect compares "
+        "the next result with).")] = 50,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Remove them (without it: say what would go and remove nothing).")]
+    = False,
+    db: o.Db = None,
+) -> None:
+    """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
+    import time
+
+    from perflab.history.detect import Thresholds
+
+    if not older_than > 0:
+        raise PerflabError(f"--older-than {older_than:g} is not a positive number of days",
+                           "give a positive number of days, e.g. --older-than 90")
+    need = Thresholds().min_points
+    if keep < need:
+        raise PerflabError(f"--keep {keep} would remove a series' only baseline: detect needs "
+                           f"{need} points of a series to judge its next result",
+                           f"keep at least {need} (the default keeps 50)")
+    store = session.open_store(db)
+    before = time.time() - older_than * 86400
+    ids, n_runs, kept = store.prune_plan(before, keep)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(before))
+    what = (f"{len(ids)} result set(s) ({n_runs} measured runs) created before {when}"
+            + (f"; {kept} older one(s) kept as the newest {keep} points of their series"
+               if kept else ""))
+    if not ids:
+        console.print(f"nothing to remove: no result set created before {when} is outside the "
+                      f"newest {keep} points of its series", highlight=False, soft_wrap=True)
+        return
+    if not yes:
+        console.print(f"would remove {what}; run again with --yes to remove them",
+                      highlight=False, soft_wrap=True)
+        return
+    store.delete_results(ids)
+    console.print(f"removed {what}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this stage's verbs to the perflab command line."""
     app.command("history")(history_cmd)
@@ -379,3 +431,4 @@ def register(app: typer.Typer) -> None:
     app.command("bisect")(bisect_cmd)
     app.command("dashboard")(dashboard_cmd)
     app.command("import")(import_cmd)
+    app.command("prune")(prune_cmd)

@@ -315,28 +315,99 @@ _STATES = {"todo": "queued", "doing": "running", "succeeded": "done", "failed": 
            "cancelled": "cancelled", "aborted": "failed", "aborting": "running"}
 
 
-def jobs(store: Store, submission: str | None = None, limit: int = 50) -> list[JobRow]:
-    """Our job rows with the queue's state (procrastinate_jobs is the truth for the state)."""
+_JOB_SELECT = (
+    "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
+    "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
+    "p.status::text AS status, p.attempts "
+    "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
+# The queue's state when it still has the job, else ours: a job is failed when either says so.
+_FAILED = ("(p.status::text IN ('failed', 'aborted') "
+           "OR (p.status IS NULL AND f.state = 'failed'))")
+
+
+def _job_rows(conn: sa.Connection, where: str, params: dict[str, Any]) -> list[JobRow]:
+    q = sa.text(_JOB_SELECT + where)
+    if "ids" in params:
+        q = q.bindparams(sa.bindparam("ids", expanding=True))
+    rows = conn.execute(q, params).mappings().all()
+    out = []
+    for r in rows:
+        state = _STATES.get(r["status"] or "", r["own_state"] or "?")
+        out.append(JobRow(job_id=r["job_id"], submission=r["submission"],
+                          machine=r["machine"], argv=list(r["argv"]), state=state,
+                          attempts=int(r["attempts"] or 0), submitted_at=r["submitted_at"],
+                          started_at=r["started_at"], finished_at=r["finished_at"],
+                          error=r["error"], result_ids=list(r["result_ids"] or [])))
+    return out
+
+
+def jobs(store: Store, submission: str | None = None, limit: int | None = 50) -> list[JobRow]:
+    """Our job rows with the queue's state (procrastinate_jobs is the truth for the state):
+    the newest ``limit`` of them (None: all), or those of one ``submission`` in machine order."""
     def go(conn: sa.Connection) -> list[JobRow]:
-        q = sa.text(
-            "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
-            "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
-            "p.status::text AS status, p.attempts "
-            "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
-            + ("WHERE f.submission = :s " if submission else "")
-            + "ORDER BY f.job_id DESC LIMIT :n")
-        rows = conn.execute(q, {"s": submission, "n": limit}).mappings().all()
-        out = []
-        for r in rows:
-            state = _STATES.get(r["status"] or "", r["own_state"] or "?")
-            out.append(JobRow(job_id=r["job_id"], submission=r["submission"],
-                              machine=r["machine"], argv=list(r["argv"]), state=state,
-                              attempts=int(r["attempts"] or 0), submitted_at=r["submitted_at"],
-                              started_at=r["started_at"], finished_at=r["finished_at"],
-                              error=r["error"], result_ids=list(r["result_ids"] or [])))
-        return out
+        where = ("WHERE f.submission = :s ORDER BY f.machine, f.job_id " if submission
+                 else "ORDER BY f.job_id DESC ")
+        return _job_rows(conn, where + ("LIMIT :n" if limit is not None else ""),
+                         {"s": submission, "n": limit})
 
     check_queue_schema(store)
+    return store.read(go)
+
+
+@dataclass
+class SubmissionRow:
+    """One submission: what it asked, of how many machines, and its jobs counted by state."""
+
+    submission: str
+    submitted_at: float
+    argv: list[str]
+    jobs: int
+    states: dict[str, int]  # queued | running | done | failed | cancelled -> jobs
+
+
+def submissions(store: Store, limit: int = 20) -> tuple[list[SubmissionRow], bool]:
+    """The newest ``limit`` submissions (by id, which begins with its time of submission) and
+    whether older ones exist.  The ids come from a walk down the index on
+    fleet_jobs.submission, one probe per submission, so the cost does not grow with the jobs
+    stored; the counts read only the chosen submissions' jobs."""
+    def go(conn: sa.Connection) -> tuple[list[SubmissionRow], bool]:
+        ids = [str(x) for x in conn.execute(sa.text(
+            "WITH RECURSIVE s(sub) AS ("
+            " SELECT MAX(submission) FROM fleet_jobs"
+            " UNION ALL SELECT (SELECT MAX(submission) FROM fleet_jobs WHERE submission < s.sub)"
+            " FROM s WHERE s.sub IS NOT NULL) "
+            "SELECT sub FROM s WHERE sub IS NOT NULL LIMIT :n"), {"n": limit + 1}).scalars()]
+        more, ids = len(ids) > limit, ids[:limit]
+        if not ids:
+            return [], False
+        first = {r.submission: r for r in conn.execute(sa.text(
+            "SELECT f.submission, f.argv, f.submitted_at FROM fleet_jobs f WHERE f.job_id IN "
+            "(SELECT MIN(job_id) FROM fleet_jobs WHERE submission IN :ids GROUP BY submission)"
+        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids})}
+        counts: dict[str, dict[str, int]] = {i: {} for i in ids}
+        for r in conn.execute(sa.text(
+                "SELECT f.submission, COALESCE(p.status::text, f.state) AS st, COUNT(*) AS n "
+                "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
+                "WHERE f.submission IN :ids GROUP BY f.submission, st"
+        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids}):
+            st = _STATES.get(r.st or "", r.st or "?")
+            counts[r.submission][st] = counts[r.submission].get(st, 0) + int(r.n)
+        return [SubmissionRow(i, first[i].submitted_at, list(first[i].argv),
+                              sum(counts[i].values()), counts[i]) for i in ids], more
+
+    check_queue_schema(store)
+    return store.read(go)
+
+
+def failed_jobs(store: Store, among: list[str], limit: int) -> list[JobRow]:
+    """The failed jobs of these submissions, newest first, at most ``limit``."""
+    if not among:
+        return []
+
+    def go(conn: sa.Connection) -> list[JobRow]:
+        return _job_rows(conn, f"WHERE f.submission IN :ids AND {_FAILED} "
+                         "ORDER BY f.job_id DESC LIMIT :n", {"ids": among, "n": limit})
+
     return store.read(go)
 
 

@@ -12,6 +12,8 @@ import fnmatch
 import hashlib
 import json
 import math
+import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +123,49 @@ def _params_match(cell_params: dict[str, Any], want: dict[str, str]) -> bool:
     return all(k in cell_params and str(cell_params[k]) == v for k, v in want.items())
 
 
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdw])\s*$")
+_AGE_UNITS = {"h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """``--since``: an age (``12h``, ``30d``, ``2w``) or a date (``2026-11-01``, ISO 8601, UTC
+    unless it names a zone) as epoch seconds; None without one.  A time after ``now`` is
+    refused: it would select nothing and read as "no change"."""
+    if text is None:
+        return None
+    from datetime import UTC, datetime
+
+    now = time.time() if now is None else now
+    m = _AGE.match(text)
+    if m:
+        return now - float(m.group(1)) * _AGE_UNITS[m.group(2)]
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise PerflabError(f"--since '{text}' is neither an age nor a date",
+                           "write it as 30d, 12h, 2w or 2026-11-01") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    at = when.timestamp()
+    if at > now:
+        raise PerflabError(f"--since {text} is in the future, so no result is that recent",
+                           "give a past date or an age such as 30d")
+    return at
+
+
+def glob_like(glob: str) -> str:
+    """A SQL LIKE pattern (escape character ``\\``) selecting at least what the fnmatch glob
+    matches: ``*`` and ``?`` translate; a ``[...]`` class does not, so the pattern stops there
+    with ``%``.  LIKE is also case-insensitive on SQLite, so callers match the glob again."""
+    out = []
+    for ch in glob:
+        if ch == "[":
+            return "".join(out) + "%"
+        out.append("%" if ch == "*" else "_" if ch == "?"
+                   else "\\" + ch if ch in "\\%_" else ch)
+    return "".join(out)
+
+
 def load_series(
     store: Store,
     benchmark: str | None = None,
@@ -129,8 +174,11 @@ def load_series(
     config: str | None = None,
     machine: int | None = None,
     repo: Path | None = None,
+    since: float | None = None,
 ) -> list[Series]:
-    """Every stored series matching the filters (``benchmark`` may be a glob), in commit order."""
+    """Every stored series matching the filters (``benchmark`` may be a glob), in commit order.
+    ``since`` (epoch seconds) keeps the results created from then on.  The benchmark, config,
+    machine and time filters are applied by the database, so a large store is not read whole."""
 
     def go(conn: sa.Connection) -> list[dict[str, Any]]:
         q = (sa.select(results.c.id.label("rid"), results.c.kind, results.c.created_at,
@@ -147,6 +195,10 @@ def load_series(
              .order_by(results.c.created_at, results.c.id, configurations.c.id, runs.c.seq))
         if benchmark and not any(ch in benchmark for ch in "*?["):
             q = q.where(configurations.c.benchmark == benchmark)
+        elif benchmark:
+            q = q.where(configurations.c.benchmark.like(glob_like(benchmark), escape="\\"))
+        if since is not None:
+            q = q.where(results.c.created_at >= since)
         if config:
             q = q.where(configurations.c.name == config)
         if machine is not None:
@@ -155,6 +207,10 @@ def load_series(
 
     def sources(conn: sa.Connection) -> dict[int, str]:
         q = sa.select(results.c.id, results.c.settings).where(results.c.kind == "import")
+        if since is not None:
+            q = q.where(results.c.created_at >= since)
+        if machine is not None:
+            q = q.where(results.c.machine_id == machine)
         return {r.id: str((r.settings or {}).get("import_format") or "import")
                 for r in conn.execute(q)}
 
