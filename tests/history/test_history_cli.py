@@ -203,15 +203,20 @@ def test_detect_looks_at_the_metric_that_decided_and_its_wall_clock(tmp_path: Pa
     assert "user_time" in {cp["metric"] for cp in json.loads(res.output)["change_points"]}
 
 
+def _daily(tmp_path: Path, n: int, step_at: int) -> tuple[Path, float, float]:
+    """``n`` daily results ending half a day ago, a +25% step at the ``step_at``-th."""
+    import time
+
+    db, now, day = tmp_path / "r.sqlite", time.time(), 86400.0
+    fill(db, [f"{i:040x}" for i in range(n)], step_at=step_at,
+         created=[now - (n - 0.5 - i) * day for i in range(n)])
+    return db, now, day
+
+
 def test_since_keeps_the_recent_results_and_refuses_the_future(tmp_path: Path) -> None:
     import time
 
-    db = tmp_path / "r.sqlite"
-    now = time.time()
-    day = 86400.0
-    # 20 daily results, a +25% step at the 10th, 9.5 days ago
-    fill(db, [f"{i:040x}" for i in range(20)], step_at=10,
-         created=[now - (19.5 - i) * day for i in range(20)])
+    db, now, day = _daily(tmp_path, 20, 10)  # the step 9.5 days ago
     res = invoke("history", "syn/b", "--since", "5d", "--db", str(db))
     assert res.exit_code == 0, res.output
     assert res.output.count("stat") == 5
@@ -240,14 +245,7 @@ def test_since_keeps_the_recent_results_and_refuses_the_future(tmp_path: Path) -
 
 
 def test_prune_is_a_dry_run_unless_yes_and_keeps_what_detect_needs(tmp_path: Path) -> None:
-    import time
-
-    db = tmp_path / "r.sqlite"
-    now = time.time()
-    day = 86400.0
-    # 40 daily results with a +25% step 5 days ago
-    fill(db, [f"{i:040x}" for i in range(40)], step_at=35,
-         created=[now - (39.5 - i) * day for i in range(40)])
+    db, now, day = _daily(tmp_path, 40, 35)  # the step 5 days ago
     store = Store(db)
     res = invoke("prune", "--older-than", "20", "--keep", "10", "--db", str(db))
     assert res.exit_code == 0, res.output
