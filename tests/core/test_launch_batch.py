@@ -112,8 +112,10 @@ def test_every_run_of_a_batch_has_its_own_counts(spin: Path) -> None:
     by = [[o.values["task_clock"] for o in outs[k::3]] for k in range(2)]
     assert statistics.median(by[1]) > 2 * statistics.median(by[0])  # 3x the loop
     # The region runs twice small's loop: its CPU time (not its share of the wall clock, which
-    # a busy machine lowers) is at least a quarter of small's whole run, in every run.
-    floor = 0.25 * statistics.median(by[0])
+    # a busy machine lowers) is far from 0 (the kernel's swap read 0) in every run: at least a
+    # tenth of small's whole run, most of which is exec and small's 1,000 page faults (a
+    # quarter failed at load 2: 0.611 ms against 0.631 ms).
+    floor = 0.1 * statistics.median(by[0])
     for o in regions:
         assert o.status == "ok" and o.region_used, o.error
         assert o.values["page_faults"] < 100  # the region's, not the 3000 before it
