@@ -242,11 +242,16 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     return float(min(SERIAL_CAP, max(0.0, r + (1 + 4 * r) / n)))
 
 
+def _inflation(rho: float) -> float:
+    """Under AR(1) noise of lag-1 correlation ``rho`` the variance of a mean of n runs is this
+    many times the independent one's (large n), and the effective number of runs that many
+    times smaller."""
+    return (1 + rho) / (1 - rho)
+
+
 def _widened(se: float, df: float, rho: float) -> tuple[float, float]:
-    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``: the
-    variance of a mean of n such runs is (1 + rho) / (1 - rho) times the independent one's
-    (large n), and the effective number of runs that much smaller."""
-    f = (1 + rho) / (1 - rho)
+    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``."""
+    f = _inflation(rho)
     return se * math.sqrt(f), max(1.0, df / f)
 
 
@@ -384,7 +389,7 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
         if se > 0:
             # Each sample widened for its own serial correlation (runs in run order).
             ra, rb = serial_correlation(la, est), serial_correlation(lb, est)
-            fa, fb = (1 + ra) / (1 - ra), (1 + rb) / (1 - rb)
+            fa, fb = _inflation(ra), _inflation(rb)
             da, db = da * fa, db * fb
             wse = math.sqrt(da + db)
             df = (da + db) ** 2 / (da ** 2 / max(1.0, (ha - 1) / fa)
