@@ -26,6 +26,7 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
+from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
 if TYPE_CHECKING:
@@ -68,13 +69,15 @@ def _with(*groups: list[tuple[str, Any, Any]]) -> Callable[[Callable[..., None]]
     return wrap
 
 
-def _exports(kw: dict[str, Any]) -> dict[str, Path | None]:
-    """--export-FORMAT options -> {format: path}, checked writable before anything runs."""
+def _outputs(kw: dict[str, Any]) -> dict[str, Path | None]:
+    """Where the verb's output goes: --export-FORMAT options -> {format: path}, checked
+    writable before anything runs; with an export to standard output the tables move to
+    stderr; --quiet silences what is said beside them.  _export undoes it at the end."""
     paths = {name.removeprefix("export_"): kw.pop(name) for name, _, _ in EXPORT
              if name != "quiet"}
     session.check_exports(paths)
     # An export to standard output ("-") has it alone: the tables and notes go to stderr.
-    to_stderr = err.file if any(str(p) == "-" for p in paths.values()) else None
+    to_stderr = err.file if any(str(p) == STDOUT for p in paths.values()) else None
     console.file = aside.file = to_stderr  # type: ignore[assignment]
     aside.quiet = err_quiet.quiet = bool(kw.pop("quiet", False))
     return paths
@@ -86,7 +89,7 @@ def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
         for p in session.export(rs, comps, plan, paths):
             err.print(f"wrote {p}")
     finally:
-        console.file = aside.file = None  # type: ignore[assignment]  # stdout again (_exports)
+        console.file = aside.file = None  # type: ignore[assignment]  # stdout again (_outputs)
         aside.quiet = err_quiet.quiet = False
 
 
@@ -157,7 +160,7 @@ def stat(
         raise PerflabError("stat measures one workload", "use `perflab compare` for several")
     if command and not command[0].strip():
         raise PerflabError("an empty command was given", "give the program to run after --")
-    exports = _exports(kw)
+    exports = _outputs(kw)
     default_primary, rsym = "wall_time", kw["region_symbol"]
     if workload:
         from perflab.workloads import parse_assignments
@@ -241,7 +244,7 @@ def compare(
 
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
-    exports = _exports(kw)
+    exports = _outputs(kw)
     if fail_on_regression and metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
                            "higher is better), so it cannot regress",
@@ -390,7 +393,7 @@ def results_show(
     from perflab.stats import Plan, compare_result
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
-    exports = _exports(kw)
+    exports = _outputs(kw)
     store = session.open_store(db, read_only=True)
     rs = store.load(result_id)
     thr, bands = thresholds(threshold, rs.metrics)
