@@ -216,7 +216,7 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     n = len(ok)
     runs_txt = (f"the first {n} run{'s' if n != 1 else ''}" if seen == "first"
                 else f"{n} {seen} run{'s' if n != 1 else ''}")
-    tail = f"; {default} reported beside it; --metric overrides"
+    tail = _beside(default)
 
     def cpu(why: str) -> PrimaryChoice:
         return PrimaryChoice(cpu_metric, f"{cpu_metric} ({why}){tail}", True, default, why, n,
@@ -245,8 +245,8 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     # Decisive only with the waits seen: more voluntary switches than a start and preemption
     # explain, even in the run that got the most CPU.
     waits = vol - LAUNCH_VOLUNTARY > invol
-    return PrimaryChoice(default, f"{default} ({why}); {cpu_metric} reported beside it; "
-                         "--metric overrides", False, default, why, n,
+    return PrimaryChoice(default, f"{default} ({why}){_beside(cpu_metric)}", False, default,
+                         why, n,
                          decisive=share < DECISIVE_WAIT_SHARE and waits)
 
 
@@ -266,24 +266,30 @@ def reconcile_primary(fresh: PrimaryChoice, stored: dict[tuple[str, str], Primar
             fresh, reason=f"{fresh.reason} (the stored choices of these benchmarks differ: "
                           f"{' vs '.join(metrics)}; chosen from these runs)")
     old = max(stored.values(), key=lambda c: c.from_result or 0)
-    tail = fresh.reason[fresh.reason.find("; "):]
+    pair = (fresh.default or "", CPU_COUNTERPART.get(fresh.default or "", ""), "cpu_time")
+
+    def beside(metric: str) -> str:  # the other of the pair, as choose_primary words it
+        return _beside(next((m for m in pair if m in available and m != metric), ""))
+
     if old.metric not in available:
         return dataclasses.replace(
             fresh, reason=f"{fresh.metric} ({fresh.why}; the stored choice {old.metric} was "
-                          f"not measured this time){tail}")
+                          f"not measured this time){beside(fresh.metric)}")
     if old.metric != fresh.metric and fresh.decisive:
         return dataclasses.replace(
             fresh, reason=f"{fresh.metric} ({fresh.why}; changed from {old.metric}, chosen by "
                           f"result {old.from_result}: these runs read the other way by a wide "
-                          f"margin){tail}")
-    pair = (fresh.default or "", CPU_COUNTERPART.get(fresh.default or "", ""), "cpu_time")
-    other = next((m for m in pair if m in available and m != old.metric), "")
+                          f"margin){beside(fresh.metric)}")
     now = "" if old.metric == fresh.metric else f"; these runs read {fresh.why}, not decisive"
-    beside = f"; {other} reported beside it" if other else ""
     return dataclasses.replace(
         old, reason=f"{old.metric} (this benchmark's choice on this machine, made by result "
-                    f"{old.from_result}: {old.why or old.reason}{now}){beside}; --metric "
-                    "overrides", runs=fresh.runs, decisive=False)
+                    f"{old.from_result}: {old.why or old.reason}{now}){beside(old.metric)}",
+        runs=fresh.runs, decisive=False)
+
+
+def _beside(other: str) -> str:
+    """The end of a primary-metric note: the metric shown beside the deciding one."""
+    return (f"; {other} reported beside it" if other else "") + "; --metric overrides"
 
 
 def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
