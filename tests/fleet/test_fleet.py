@@ -372,7 +372,9 @@ def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
     finally:
         for w in procs.values():
             w.send_signal(signal.SIGTERM)
-            w.communicate(timeout=60)
+            # A fresh clone's CI run saw one of three workers take over 60 s to stop after
+            # SIGTERM (its pool has one connection, shared with the heartbeat); not diagnosed.
+            w.communicate(timeout=180)
     assert all(set(s) <= set(procs) and all(n <= 2 for n in s.values()) for s in seen), seen
     assert any(s == {n: 2 for n in procs} for s in seen), seen  # the lock and the pool
 
