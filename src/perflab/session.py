@@ -136,6 +136,16 @@ def set_baseline(rs: ResultSet, baseline: str | None) -> None:
 
 
 # -- how to measure and judge -------------------------------------------------------------------
+def check_can_regress(metric: str | None) -> None:
+    """--fail-on-regression with --metric: a metric without a direction cannot regress."""
+    from perflab.model import metric_direction
+
+    if metric and metric_direction(metric) == "none":
+        raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
+                           "nor higher is better), so it cannot regress",
+                           "use --metric with a time, memory or count metric")
+
+
 def check_plan(estimator: str | None, correction: str | None, runs: int | None,
                verdict: bool, warn: Warn = _stderr) -> Estimator:
     """Validate --estimator / --correction / --runs before anything runs: one clear line each."""

@@ -267,3 +267,14 @@ def test_prune_is_a_dry_run_unless_yes_and_keeps_what_detect_needs(tmp_path: Pat
     assert len(store.result_ids()) == 10
     res = invoke("prune", "--older-than", "0", "--db", str(db))
     assert isinstance(res.exception, PerflabError) and "positive" in res.exception.fix
+
+
+def test_fail_on_regression_refuses_a_metric_without_direction(tmp_path: Path) -> None:
+    # One check (session.check_can_regress) for detect and compare, before any work: a
+    # checksum is neither better lower nor higher, so it cannot regress.
+    db = str(tmp_path / "r.sqlite")
+    for verb in (["detect"], ["compare", "true", "true"]):
+        res = invoke(*verb, "--fail-on-regression", "--metric", "checksum", "--db", db)
+        assert isinstance(res.exception, PerflabError), (verb, res.output)
+        assert "checksum has no direction" in res.exception.problem
+    assert not (tmp_path / "r.sqlite").exists()  # refused before the store was opened

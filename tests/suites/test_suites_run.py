@@ -145,7 +145,8 @@ def test_cli_dry_run_and_run_report(suite_file: Path, tmp_path: Path) -> None:
     assert "wall_time" in res.output
 
 
-def test_result_json_states_the_suites_own_threshold_and_correction(tmp_path: Path) -> None:
+def test_result_json_html_and_markdown_state_the_suites_own_threshold_and_correction(
+        tmp_path: Path) -> None:
     # Before: suites/report.py called result_to_json without them, so every suite's
     # result.json said holm and 1% whatever the suite set.
     app = typer.Typer()
@@ -160,6 +161,11 @@ def test_result_json_states_the_suites_own_threshold_and_correction(tmp_path: Pa
     assert res.exit_code == 0, res.output
     doc = json.loads((out / "result.json").read_text())
     assert (doc["threshold"], doc["correction"]) == (0.05, "bh")
+    # The page and the Markdown say the same (issue 24: 0.05 in result.json, HTML, Markdown).
+    page = (out / "index.html").read_text()
+    assert "verdicts at &plusmn;5.0%" in page and "(bh for the primary" in page
+    md = (out / "tables.md").read_text()
+    assert "verdicts at ±5%" in md and "bh for the primary" in md
 
 
 def test_a_mistake_every_cell_would_repeat_stops_the_study(tmp_path: Path) -> None:

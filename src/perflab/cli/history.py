@@ -6,7 +6,7 @@ import json
 import math
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -19,6 +19,12 @@ from perflab.errors import PerflabError
 from perflab.format import fmt_signed, fmt_value
 from perflab.history import git
 from perflab.history.git import git_state, short
+
+if TYPE_CHECKING:  # SQLAlchemy, numpy: loaded by the verbs that need them (not by --help)
+    from perflab.history.bisect import BisectOutcome
+    from perflab.history.detect import ChangePoint
+    from perflab.history.series import Series
+    from perflab.storage import Store
 
 console = stdout_console()
 err_console = stderr_console()
@@ -97,28 +103,24 @@ def history_cmd(
         console.print(f"plot: {plot}")
 
 
+# detect's own options (only detect takes them: they stay with the verb, cli/options.py).
+DetectMetric = Annotated[str | None, typer.Option("--metric", "-m", help="Only this metric.")]
+ShowIgnored = Annotated[bool, typer.Option("--show-ignored", help="List ignored ones too.")]
+AllMetrics = Annotated[bool, typer.Option(
+    "--all-metrics", help="Every stored metric, not only the deciding ones.")]
+ReportDir = Annotated[Path | None, typer.Option(
+    "--report", help="Write one Markdown file (with its history plot) per regression not "
+    "ignored into this directory.")]
+Webhook = Annotated[str | None, typer.Option(
+    "--webhook", help="POST each regression as JSON to this URL (chat or issue bots).")]
+
+
 def detect_cmd(
-    benchmark: o.BenchmarkGlob = None,
-    metric: Annotated[str | None, typer.Option("--metric", "-m", help="Only this metric.")]
-    = None,
-    machine: o.Machine = None,
-    since: o.Since = None,
-    settings: o.DetectConfig = None,
-    repo: o.OrderRepo = None,
-    fail_on_regression: Annotated[bool, typer.Option(
-        "--fail-on-regression", help="Exit with status 1 if a regression is found.")] = False,
-    show_ignored: Annotated[bool, typer.Option(
-        "--show-ignored", help="List ignored ones too.")] = False,
-    as_json: o.AsJson = False,
-    all_metrics: Annotated[bool, typer.Option(
-        "--all-metrics", help="Every stored metric, not only the deciding ones.")] = False,
-    report: Annotated[Path | None, typer.Option(
-        "--report", help="Write one Markdown file (with its history plot) per regression not "
-        "ignored into this directory.")] = None,
-    webhook: Annotated[str | None, typer.Option(
-        "--webhook", help="POST each regression as JSON to this URL (chat or issue bots).")]
-    = None,
-    db: o.Db = None,
+    benchmark: o.BenchmarkGlob = None, metric: DetectMetric = None, machine: o.Machine = None,
+    since: o.Since = None, settings: o.DetectConfig = None, repo: o.OrderRepo = None,
+    fail_on_regression: o.FailOnRegression = False, show_ignored: ShowIgnored = False,
+    as_json: o.AsJson = False, all_metrics: AllMetrics = False, report: ReportDir = None,
+    webhook: Webhook = None, db: o.Db = None,
 ) -> None:
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
     from perflab.history.detect import detect_series, load_settings
@@ -132,14 +134,8 @@ def detect_cmd(
         output_dir(report, "--report")
     if webhook:
         check_webhook(webhook)
-
-    if fail_on_regression and metric:
-        from perflab.model import metric_direction
-
-        if metric_direction(metric) == "none":
-            raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
-                               "nor higher is better), so it cannot regress",
-                               "use --metric with a time, memory or count metric")
+    if fail_on_regression:
+        session.check_can_regress(metric)
     sets = load_settings(settings)
     store = session.open_store(db, read_only=True)
     series = load_series(store, benchmark, None, metric, None, machine, repo, after)
@@ -147,32 +143,13 @@ def detect_cmd(
         series = deciding_series(store, series)
     found = [(s, cp) for s in series for cp in detect_series(s, sets)]
     cps = [cp for _, cp in found]
-    unit = {s.key: s.unit for s in series}
     shown = [cp for cp in cps if show_ignored or not cp.ignored]
     regressions = [cp for cp in cps if cp.regression and not cp.ignored]
     if as_json:
         doc = {"series": len(series), "change_points": [c.to_dict() for c in shown]}
         typer.echo(json.dumps(doc, indent=2))
     else:
-        names = store.machine_names()
-        t = Table(title=f"change points in {len(series)} series", title_justify="left")
-        for col in ("benchmark", "params", "config", "machine", "metric", "commits", "change",
-                    "before (mean ± sd)", "after (mean ± sd)", "p", ""):
-            t.add_column(col)
-        for cp in shown:
-            u = unit.get(cp.key, "")
-            what = (f"[dim]ignored: {cp.ignored}[/]" if cp.ignored
-                    else "[red]regression[/]" if cp.regression
-                    else "[magenta]changed (no direction)[/]" if cp.direction == "none"
-                    else "[green]improvement[/]")
-            t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
-                      names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
-                      f"{short(cp.commit_before)}..{short(cp.commit_after)}",
-                      f"{cp.change_pct:+.2f}%",
-                      f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
-                      f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
-                      f"{cp.p_value:.2g}", what)
-        console.print(t)
+        _print_change_points(store, series, shown)
         ignored = sum(1 for c in cps if c.ignored)
         better = sum(1 for c in cps if not c.regression and not c.ignored
                      and c.direction != "none")
@@ -180,28 +157,59 @@ def detect_cmd(
                       f"improvement(s), {ignored} ignored"
                       + (f" (settings: {sets.source})" if sets.source else ""))
     if report is not None or webhook:
-        import tempfile
-
-        from perflab.history.filing import post, write_reports
-
-        out_dir = report or Path(tempfile.mkdtemp(prefix="perflab-regressions-"))
-        filed = write_reports(store, found, out_dir, repo)
-        for md, _ in filed:
-            err_console.print(f"regression report: {md}", highlight=False, soft_wrap=True)
-        if not filed:
-            # Say so: an empty directory and a silent webhook read like a failure to deliver.
-            err_console.print("no regression to file: "
-                              + ", ".join(([f"nothing written in {report}"] if report else [])
-                                          + (["nothing posted to the webhook"] if webhook
-                                             else [])),
-                              highlight=False, soft_wrap=True)
-        for _, doc in filed if webhook else []:
-            post(webhook, doc)
-        if webhook and filed:
-            err_console.print(f"posted {len(filed)} regression(s) to the webhook",
-                              highlight=False)
+        _file_regressions(store, found, report, webhook, repo)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
+
+
+def _print_change_points(store: Store, series: list[Series], shown: list[ChangePoint]
+                         ) -> None:
+    """The change points shown, as one table."""
+    unit = {s.key: s.unit for s in series}
+    names = store.machine_names()
+    t = Table(title=f"change points in {len(series)} series", title_justify="left")
+    for col in ("benchmark", "params", "config", "machine", "metric", "commits", "change",
+                "before (mean ± sd)", "after (mean ± sd)", "p", ""):
+        t.add_column(col)
+    for cp in shown:
+        u = unit.get(cp.key, "")
+        what = (f"[dim]ignored: {cp.ignored}[/]" if cp.ignored
+                else "[red]regression[/]" if cp.regression
+                else "[magenta]changed (no direction)[/]" if cp.direction == "none"
+                else "[green]improvement[/]")
+        t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
+                  names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
+                  f"{short(cp.commit_before)}..{short(cp.commit_after)}",
+                  f"{cp.change_pct:+.2f}%",
+                  f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
+                  f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
+                  f"{cp.p_value:.2g}", what)
+    console.print(t)
+
+
+def _file_regressions(store: Store, found: list[tuple[Series, ChangePoint]], report: Path | None,
+                      webhook: str | None, repo: Path | None) -> None:
+    """--report and --webhook: one Markdown report per regression not ignored, posted too."""
+    import tempfile
+
+    from perflab.history.filing import post, write_reports
+
+    out_dir = report or Path(tempfile.mkdtemp(prefix="perflab-regressions-"))
+    filed = write_reports(store, found, out_dir, repo)
+    for md, _ in filed:
+        err_console.print(f"regression report: {md}", highlight=False, soft_wrap=True)
+    if not filed:
+        # Say so: an empty directory and a silent webhook read like a failure to deliver.
+        err_console.print("no regression to file: "
+                          + ", ".join(([f"nothing written in {report}"] if report else [])
+                                      + (["nothing posted to the webhook"] if webhook
+                                         else [])),
+                          highlight=False, soft_wrap=True)
+    for _, doc in filed if webhook else []:
+        post(webhook, doc)
+    if webhook and filed:
+        err_console.print(f"posted {len(filed)} regression(s) to the webhook",
+                          highlight=False)
 
 
 def dashboard_cmd(
@@ -293,38 +301,41 @@ def import_cmd(
                            exit_code=130) from None
 
 
+# bisect's own options (only bisect takes them: they stay with the verb, cli/options.py).
+Good = Annotated[str, typer.Option("--good", help="A commit without the regression.")]
+Bad = Annotated[str, typer.Option("--bad", help="A later commit with it.")]
+Build = Annotated[str, typer.Option(
+    "--build", help="Shell command building the checked-out commit, run in the repository.")]
+BisectCommand = Annotated[list[str] | None, typer.Argument(
+    help="After --: the command to measure; its relative paths are resolved in the tree.")]
+RepoWorkload = Annotated[str | None, typer.Option(
+    "--workload", "-w", help="Measure workloads/NAME of the repository instead.")]
+BisectMetric = Annotated[str | None, typer.Option(
+    "--metric", "-m", help="Default: CPU time (task_clock) when the warm-up shows CPU-bound "
+    "work, else wall_time, as compare chooses; or instructions (valgrind, exact), or a "
+    "workload metric.")]
+BisectRepo = Annotated[Path, typer.Option("--repo", help="The repository (default: here).")]
+Artifact = Annotated[list[str] | None, typer.Option(
+    "--artifact", help="Build output to keep from the good commit (repeat; default: a copy "
+    "of the whole tree).")]
+StepRuns = Annotated[int, typer.Option("--runs", help="Runs per side per round.")]
+MaxRounds = Annotated[int, typer.Option(
+    "--max-rounds", help="Rounds for an inconclusive step before skipping it.")]
+StepThreshold = Annotated[float | None, typer.Option(
+    "--threshold", help="Relative change that counts (0.01 = 1%; default: midway to the "
+    "good->bad change, at least 1%).")]
+RunTimeout = Annotated[float | None, typer.Option("--timeout", help="Seconds per run.")]
+BuildTimeout = Annotated[float, typer.Option("--build-timeout", help="Seconds per build.")]
+CheckRange = Annotated[bool, typer.Option(
+    "--check/--no-check", help="First confirm that bad is slower than good.")]
+
+
 def bisect_cmd(
-    good: Annotated[str, typer.Option("--good", help="A commit without the regression.")],
-    bad: Annotated[str, typer.Option("--bad", help="A later commit with it.")],
-    build: Annotated[str, typer.Option("--build", help="Shell command building the checked-out "
-                                       "commit, run in the repository.")],
-    command: Annotated[list[str] | None, typer.Argument(
-        help="After --: the command to measure; its relative paths are resolved in the tree.")]
-    = None,
-    workload: Annotated[str | None, typer.Option(
-        "--workload", "-w", help="Measure workloads/NAME of the repository instead.")] = None,
-    param: o.WorkloadParam = None,
-    metric: Annotated[str | None, typer.Option(
-        "--metric", "-m", help="Default: CPU time (task_clock) when the warm-up shows CPU-bound "
-        "work, else wall_time, as compare chooses; or instructions (valgrind, exact), or a "
-        "workload metric.")] = None,
-    repo: Annotated[Path, typer.Option("--repo", help="The repository (default: here).")]
-    = Path("."),
-    artifact: Annotated[list[str] | None, typer.Option(
-        "--artifact", help="Build output to keep from the good commit (repeat; default: a copy "
-        "of the whole tree).")] = None,
-    runs: Annotated[int, typer.Option("--runs", help="Runs per side per round.")] = 10,
-    max_rounds: Annotated[int, typer.Option(
-        "--max-rounds", help="Rounds for an inconclusive step before skipping it.")] = 3,
-    threshold: Annotated[float | None, typer.Option(
-        "--threshold", help="Relative change that counts (0.01 = 1%; default: midway to the "
-        "good->bad change, at least 1%).")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per run.")] = None,
-    build_timeout: Annotated[float, typer.Option(
-        "--build-timeout", help="Seconds per build.")] = 900.0,
-    check: Annotated[bool, typer.Option(
-        "--check/--no-check", help="First confirm that bad is slower than good.")] = True,
-    db: o.Db = None,
+    good: Good, bad: Bad, build: Build, command: BisectCommand = None,
+    workload: RepoWorkload = None, param: o.WorkloadParam = None, metric: BisectMetric = None,
+    repo: BisectRepo = Path("."), artifact: Artifact = None, runs: StepRuns = 10,
+    max_rounds: MaxRounds = 3, threshold: StepThreshold = None, timeout: RunTimeout = None,
+    build_timeout: BuildTimeout = 900.0, check: CheckRange = True, db: o.Db = None,
 ) -> None:
     """Find the commit that made a benchmark slower: git bisect with A/B verdicts.
 
@@ -364,7 +375,11 @@ def bisect_cmd(
                           "results list); git's bisect state is reset. Run the same command "
                           "again to bisect anew.", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
-    top = git.toplevel(repo) or repo
+    _print_bisect(res, git.toplevel(repo) or repo)
+
+
+def _print_bisect(res: BisectOutcome, top: Path) -> None:
+    """The first bad commit (or the candidates) and its size, and where the steps are stored."""
     out = stdout_console()
     if res.first_bad:
         out.print(f"first bad commit: [bold]{res.first_bad}[/] {git.subject(top, res.first_bad)!r}")

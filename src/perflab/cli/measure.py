@@ -25,7 +25,7 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, metric_direction
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
@@ -203,26 +203,27 @@ def stat(
     session.require_successful_runs(rs, store)
 
 
+# compare's own options (only compare takes them: they stay with the verb, cli/options.py).
+Commands = Annotated[list[str] | None, typer.Argument(
+    help="Commands, each ONE argument (quote it): 'prog -x' 'prog -y'.")]
+Names = Annotated[list[str] | None, typer.Option(
+    "--name", "-n", help="Name per command, in order (repeatable).")]
+BaselineName = Annotated[str | None, typer.Option(
+    "--baseline", help="Baseline by name (default: the first).")]
+FromDb = Annotated[list[int] | None, typer.Option(
+    "--from-db", help="Compare stored results by id instead of running (repeatable).")]
+ForceMachines = Annotated[bool, typer.Option(
+    "--force", help="Compare stored results measured on different machines anyway.")]
+ProfileToo = Annotated[bool, typer.Option(
+    "--profile", help="Also record a perf profile of each configuration and diff them.")]
+
+
 @_with(MEASURE, EXPORT)
 def compare(
-    commands: Annotated[list[str] | None, typer.Argument(
-        help="Commands, each ONE argument (quote it): 'prog -x' 'prog -y'.")] = None,
-    name: Annotated[list[str] | None, typer.Option("--name", "-n", help="Name per command, "
-                                                   "in order (repeatable).")] = None,
-    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline by name "
-                                                 "(default: the first).")] = None,
+    commands: Commands = None, name: Names = None, baseline: BaselineName = None,
     threshold: o.Threshold = None, correction: o.Correction = None,
-    fail_on_regression: Annotated[bool, typer.Option(
-        "--fail-on-regression", help="Exit 1 when the primary metric of any is a regression "
-        "(slower, or larger memory/counts).")] = False,
-    from_db: Annotated[list[int] | None, typer.Option(
-        "--from-db", help="Compare stored results by id instead of running (repeatable).")]
-    = None,
-    force: Annotated[bool, typer.Option("--force", help="Compare stored results measured on "
-                                        "different machines anyway.")] = False,
-    profile: Annotated[bool, typer.Option("--profile", help="Also record a perf profile of "
-                                          "each configuration and diff them.")] = False,
-    **kw: Any,
+    fail_on_regression: o.FailOnRegression = False, from_db: FromDb = None,
+    force: ForceMachines = False, profile: ProfileToo = False, **kw: Any,
 ) -> None:
     """Compare commands or workloads side by side: % change with CI and a verdict per metric.
 
@@ -232,84 +233,30 @@ def compare(
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
     """
-    from perflab.reports.terminal import (
-        compare_table,
-        correction_line,
-        fit,
-        metrics_to_show,
-        stat_table,
-    )
-    from perflab.runner import known_metrics, measure
-    from perflab.stats import Plan, compare_result
+    from perflab.stats import Plan
 
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
     exports = _outputs(kw)
-    if fail_on_regression and metric and metric_direction(metric) == "none":
-        raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower nor "
-                           "higher is better), so it cannot regress",
-                           "use --metric with a time, memory or count metric")
+    if fail_on_regression:
+        session.check_can_regress(metric)
     store = session.open_store(kw["db"])
     if from_db:
         loaded = [store.load(i) for i in from_db]
         thr, bands = thresholds(threshold, {m: i for r in loaded for m, i in r.metrics.items()})
-    if from_db and not force:
-        from perflab.fleet.permachine import machines_differ, show
-
-        if machines_differ(loaded):
-            # Several machines: side by side, each judged on its own samples (never pooled).
-            if any(exports.values()):
-                raise PerflabError("--export-* writes one result's comparisons; these results "
-                                   "come from several machines, judged one by one",
-                                   "export each machine's result (results show ID --export-*), "
-                                   "or read the per-machine HTML page without --export-*")
-            ids = "-".join(map(str, from_db))
-            pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}",
-                      metric=metric, threshold=thr, bands=bands, correction=correction,
-                      baseline=baseline)
-            if fail_on_regression:
-                # The CI gate holds per machine: a regression on any one of them fails it.
-                bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
-                       for r in b.rows if r.comparison is not None and r.comparison.regression]
-                if bad:
-                    err.print(f"[red]regression:[/] on {len(bad)} machine(s): "
-                              f"{', '.join(bad)}", highlight=False)
-                    raise typer.Exit(1)
+        if not force and _per_machine(loaded, exports, store, fail_on_regression, metric=metric,
+                                      threshold=thr, bands=bands, correction=correction,
+                                      baseline=baseline):
             return
-    if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
         rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
                                          estimator=estimator).to_dict()
     else:
-        configs, default_primary, rsym = session.compare_configs(
-            commands or [], name, kw["workload"], kw["param"], kw["shell"], metric)
-        thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
-        opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
-                        threshold=thr, correction=correction)
-        opts.bands = bands
-        rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
-                                label=kw["label"])
-        measure(rs, configs, opts, store=store, console=err_quiet)
+        rs = _measure_compare(commands or [], name, threshold, correction, kw, store)
     session.set_baseline(rs, baseline)
     if from_db is None:
         _header(rs, store)
-    shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
-    plan = Plan.of(rs)
-    comps = compare_result(rs, shown, plan=plan)
-    for cell in rs.cells():  # one cell, except --from-db of results with several names
-        if len(rs.configurations_in(cell)) > 1:
-            console.print(fit(compare_table(rs, comps, shown, cell), console))
-        else:
-            console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
-    stop = rs.settings.stop if from_db is None else None
-    if stop and stop.reason:
-        aside.print(f"[dim]{stop.rounds} runs per configuration in "
-                    f"{fmt_seconds(stop.seconds)}: stopped because {stop.reason}[/]",
-                    highlight=False)
-    primary = rs.settings.primary_metric or "wall_time"
-    aside.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
-    _print_stories(rs, comps)
-    _print_notes(rs)
+    comps, plan = _show_comparisons(rs, metric, measured=from_db is None)
     if rs.id is not None and from_db is None:
         store.update_result(rs)
     _export(rs, comps, plan, exports)
@@ -319,17 +266,99 @@ def compare(
         raise typer.Exit(130)
     session.require_successful_runs(rs, store if from_db is None else None)
     if fail_on_regression:
-        info = rs.metrics.get(primary)
-        if info is not None and info.direction == "none":
-            raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
-                               "direction, so it cannot regress",
-                               "use --metric with a time, memory or count metric")
-        bad = [c for c in comps if c.metric == primary and c.regression]
+        _regression_gate(rs, comps)
+
+
+def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store: Store,
+                 fail_on_regression: bool, **judge: Any) -> bool:
+    """Stored results from several machines: shown side by side, each judged on its own
+    samples (never pooled); True when they were (False: one machine, compared as one)."""
+    from perflab.fleet.permachine import machines_differ, show
+
+    if not machines_differ(loaded):
+        return False
+    if any(exports.values()):
+        raise PerflabError("--export-* writes one result's comparisons; these results "
+                           "come from several machines, judged one by one",
+                           "export each machine's result (results show ID --export-*), "
+                           "or read the per-machine HTML page without --export-*")
+    ids = "-".join(str(r.id) for r in loaded)
+    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", **judge)
+    if fail_on_regression:
+        # The CI gate holds per machine: a regression on any one of them fails it.
+        bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
+               for r in b.rows if r.comparison is not None and r.comparison.regression]
         if bad:
-            unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
-            err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
-                      f"({', '.join(c.candidate for c in bad)}{unpaired})", highlight=False)
+            err.print(f"[red]regression:[/] on {len(bad)} machine(s): "
+                      f"{', '.join(bad)}", highlight=False)
             raise typer.Exit(1)
+    return True
+
+
+def _measure_compare(commands: list[str], name: list[str] | None, threshold: list[str] | None,
+                     correction: str | None, kw: dict[str, Any], store: Store) -> ResultSet:
+    """Measure the commands or workloads interleaved: a new result of kind compare."""
+    from perflab.runner import known_metrics, measure
+
+    configs, default_primary, rsym = session.compare_configs(
+        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"])
+    thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
+    opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
+                    threshold=thr, correction=correction)
+    opts.bands = bands
+    rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
+                            label=kw["label"])
+    measure(rs, configs, opts, store=store, console=err_quiet)
+    return rs
+
+
+def _show_comparisons(rs: ResultSet, metric: str | None,
+                      measured: bool) -> tuple[list[Comparison], Plan]:
+    """Judge the result and print its tables, how the measurement stopped (``measured``: a
+    new result), the correction line, the counters' stories and the notes."""
+    from perflab.reports.terminal import (
+        compare_table,
+        correction_line,
+        fit,
+        metrics_to_show,
+        stat_table,
+    )
+    from perflab.stats import Plan, compare_result
+
+    shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
+    plan = Plan.of(rs)
+    comps = compare_result(rs, shown, plan=plan)
+    for cell in rs.cells():  # one cell, except --from-db of results with several names
+        if len(rs.configurations_in(cell)) > 1:
+            console.print(fit(compare_table(rs, comps, shown, cell), console))
+        else:
+            console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
+    stop = rs.settings.stop if measured else None
+    if stop and stop.reason:
+        aside.print(f"[dim]{stop.rounds} runs per configuration in "
+                    f"{fmt_seconds(stop.seconds)}: stopped because {stop.reason}[/]",
+                    highlight=False)
+    primary = rs.settings.primary_metric or "wall_time"
+    aside.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
+    _print_stories(rs, comps)
+    _print_notes(rs)
+    return comps, plan
+
+
+def _regression_gate(rs: ResultSet, comps: list[Comparison]) -> None:
+    """--fail-on-regression: exit 1 when the primary metric of any candidate regressed."""
+    primary = rs.settings.primary_metric or "wall_time"
+    info = rs.metrics.get(primary)
+    if info is not None and info.direction == "none":
+        raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
+                           "direction, so it cannot regress",
+                           "use --metric with a time, memory or count metric")
+    bad = [c for c in comps if c.metric == primary and c.regression]
+    if bad:
+        unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
+        err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
+                  f"({', '.join(c.candidate for c in bad)}{unpaired})", highlight=False)
+        raise typer.Exit(1)
 
 
 def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:

@@ -71,6 +71,10 @@ Threshold = Annotated[list[str] | None, typer.Option(
 Correction = Annotated[str | None, typer.Option(
     "--correction", help="holm | bh | none for the primary metric's family (default holm; "
     "other metrics: bh per metric).")]
+FailOnRegression = Annotated[bool, typer.Option(
+    "--fail-on-regression", help="Exit with status 1 on a regression (slower, or larger "
+    "memory/counts): compare: in the primary metric of any configuration; detect: a change "
+    "point not ignored.")]
 
 # -- what the result is stored with ---------------------------------------------------------------
 Label = Annotated[str, typer.Option("--label", help="A note stored with the result.")]

@@ -176,223 +176,297 @@ def _copy_good(spec: BisectSpec, top: Path, target: _Target, dest: Path) -> None
 
 
 def run_bisect(spec: BisectSpec, store: Any, out: Console | None = None) -> BisectOutcome:
-    from perflab.runner import MeasureOptions, RunFailed, measure
-    from perflab.stats import MIN_RUNS, Plan, bisect_step, parse_estimator, verdict_word
+    """Find the first commit of good..bad that is slower (see the module's docstring)."""
+    return Bisector(spec, store, out).run()
 
-    say = (out or console).print
-    top = git.toplevel(spec.repo)
-    if top is None:
-        raise PerflabError(f"{spec.repo} is not a git work tree",
-                           "run bisect inside the repository or pass --repo")
-    if spec.runs < 1 or spec.max_rounds < 1:
-        raise PerflabError("--runs and --max-rounds must be at least 1", "use e.g. --runs 10")
-    good = git.resolve(top, spec.good)
-    bad = git.resolve(top, spec.bad)
-    if good == bad or not git.is_ancestor(top, good, bad):
-        raise PerflabError(f"--good {spec.good} is not an ancestor of --bad {spec.bad}",
-                           "give an older good commit and a newer bad one on the same history")
-    if git._git(top, "status", "--porcelain", "--untracked-files=no").stdout.strip():
-        raise PerflabError(f"{top} has uncommitted changes, and bisect checks out other commits",
-                           "commit or stash them first")
-    in_progress = git.bisect(top, "log")
-    if in_progress.returncode == 0:
-        raise PerflabError(f"a git bisect is already in progress in {top}",
-                           "finish it or run 'git bisect reset' first")
 
-    from perflab.fingerprint import machine_fingerprint
+class Bisector:
+    """One bisect, step by step: check the tree, build and measure a commit against the good
+    build, judge it, let git narrow the range, report.  Every step's runs go to one result set."""
 
-    metric = spec.metric
-    target: _Target | None = None
-    rs = ResultSet(kind="bisect", fingerprint=machine_fingerprint(), repo=str(top), commit=bad,
-                   dirty=False, created_at=time.time(),
-                   label=f"bisect {git.short(good)}..{git.short(bad)}",
-                   settings=Settings(extra={
-                       "good": good, "bad": bad, "build": spec.build, "runs": spec.runs,
-                       "max_rounds": spec.max_rounds}))
-    steps: list[Step] = []
-    tmp = Path(tempfile.mkdtemp(prefix="perflab-bisect-good-"))
-    started = False
-    try:
-        git._git(top, "bisect", "start")
-        started = True
-        git._git(top, "checkout", "-q", "--detach", good)
-        target = _Target(spec, top)
-        auto_primary = metric is None
-        metric = metric or target.primary
-        rs.settings.metric = metric
-        say(f"building the good commit {git.short(good)} once ...")
+    def __init__(self, spec: BisectSpec, store: Any, out: Console | None = None) -> None:
+        self.spec, self.store = spec, store
+        self.say = (out or console).print
+        self.top, self.good, self.bad = self._check_tree()
+        from perflab.fingerprint import machine_fingerprint
+
+        self.metric = spec.metric
+        self.rs = ResultSet(
+            kind="bisect", fingerprint=machine_fingerprint(), repo=str(self.top),
+            commit=self.bad, dirty=False, created_at=time.time(),
+            label=f"bisect {git.short(self.good)}..{git.short(self.bad)}",
+            settings=Settings(extra={
+                "good": self.good, "bad": self.bad, "build": spec.build, "runs": spec.runs,
+                "max_rounds": spec.max_rounds}))
+        self.steps: list[Step] = []
+        self.tmp = Path(tempfile.mkdtemp(prefix="perflab-bisect-good-"))
+        self.started = False
+        self.step_no = 0
+        self.said_choice = False
+        self.looks = spec.max_rounds  # the check's rounds are looks; see stats.bisect_band
+        self.threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
+        # set by _prepare, once the good commit is checked out and built
+        self.target: _Target
+        self.opts: Any = None
+        self.base_argv: list[str] = []
+        self.estimator: Any = None
+
+    def run(self) -> BisectOutcome:
+        try:
+            self._prepare()
+            if self.spec.check:
+                self._check_range()
+            self.rs.settings.comparison["threshold"] = self.threshold
+            first, cands = self._narrow()
+            return self._report(first, cands, self._size(first))
+        except KeyboardInterrupt:
+            self.rs.status = "interrupted"
+            if not any(n.startswith("interrupted") for n in self.rs.notes):
+                self.rs.notes.append("interrupted by the user: the runs finished so far are kept")
+            raise
+        finally:
+            self._close()
+
+    def _check_tree(self) -> tuple[Path, str, str]:
+        """The work tree's top, good and bad commits; one clear error when bisect cannot run."""
+        spec = self.spec
+        top = git.toplevel(spec.repo)
+        if top is None:
+            raise PerflabError(f"{spec.repo} is not a git work tree",
+                               "run bisect inside the repository or pass --repo")
+        if spec.runs < 1 or spec.max_rounds < 1:
+            raise PerflabError("--runs and --max-rounds must be at least 1", "use e.g. --runs 10")
+        good = git.resolve(top, spec.good)
+        bad = git.resolve(top, spec.bad)
+        if good == bad or not git.is_ancestor(top, good, bad):
+            raise PerflabError(f"--good {spec.good} is not an ancestor of --bad {spec.bad}",
+                               "give an older good commit and a newer bad one on the same "
+                               "history")
+        if git.has_changes(top):
+            raise PerflabError(f"{top} has uncommitted changes, and bisect checks out other "
+                               "commits", "commit or stash them first")
+        if git.bisect(top, "log").returncode == 0:
+            raise PerflabError(f"a git bisect is already in progress in {top}",
+                               "finish it or run 'git bisect reset' first")
+        return top, good, bad
+
+    def _prepare(self) -> None:
+        """Start git's bisect, build the good commit once and copy it aside, set the options."""
+        from perflab.stats import Plan, parse_estimator
+
+        spec, top, good = self.spec, self.top, self.good
+        git.bisect(top, "start", check=True)
+        self.started = True
+        git.checkout(top, good)
+        self.target = _Target(spec, top)
+        auto_primary = self.metric is None
+        self.metric = self.metric or self.target.primary
+        self.rs.settings.metric = self.metric
+        self.say(f"building the good commit {git.short(good)} once ...")
         ok, why = _run_build(spec, top)
         if not ok:
             raise PerflabError(f"the good commit {git.short(good)}: {why}",
                                "fix --build, or choose a good commit that builds")
-        _copy_good(spec, top, target, tmp)
+        _copy_good(spec, top, self.target, self.tmp)
+        self.opts = self._options(auto_primary)
+        self.base_argv = self.target.argv(self.tmp)
+        # Runs per round can be few (--runs 3): the median needs no trimming headroom.
+        self.estimator = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8
+                                         else "median")
+        self.rs.settings.comparison = Plan(threshold=self.threshold,
+                                           estimator=str(self.estimator),
+                                           looks=spec.max_rounds).to_dict()
+
+    def _options(self, auto_primary: bool) -> Any:
+        from perflab.runner import MeasureOptions
+        from perflab.stats import MIN_RUNS
+
+        spec, metric = self.spec, self.metric
         valgrind = metric in ("instructions", "instructions_per_op")
         if not valgrind and spec.runs * spec.max_rounds < MIN_RUNS:
-            say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} is "
-                f"below the {MIN_RUNS} runs a verdict needs: every step will be inconclusive "
-                "(too few runs); raise --runs", highlight=False)
-        opts = MeasureOptions(
+            self.say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} "
+                     f"is below the {MIN_RUNS} runs a verdict needs: every step will be "
+                     "inconclusive (too few runs); raise --runs", highlight=False)
+        return MeasureOptions(
             warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
             auto_primary=auto_primary and not valgrind, timeout=spec.timeout,
             counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
             valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices
-            region_symbol=target.region_symbol if valgrind else None,
+            region_symbol=self.target.region_symbol if valgrind else None,
             seed=spec.seed)
-        base_argv = target.argv(tmp)
-        looks = spec.max_rounds  # the check's rounds are looks; see stats.bisect_band
-        step_no = 0
-        said_choice = False
-        threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
-        # Runs per round can be few (--runs 3): the median needs no trimming headroom.
-        estimator = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8 else "median")
-        rs.settings.comparison = Plan(threshold=threshold, estimator=str(estimator),
-                                      looks=spec.max_rounds).to_dict()
 
-        def judge(commit: str) -> Step:
-            """Build ``commit`` (checked out) and compare it with the good build."""
-            nonlocal step_no, metric, said_choice
-            step_no += 1
-            assert target is not None
-            if commit != good:
-                ok, why = _run_build(spec, top)
-                if not ok:
-                    return Step(commit, "skip", why)
-            base_s: list[float] = []
-            cand_s: list[float] = []
-            cmp = None
-            for rnd in range(spec.max_rounds):
-                cell = {**spec.params, "bisect_step": step_no, "round": rnd}
-                base = Configuration(name=f"good {git.short(good)}", command=base_argv,
-                                     benchmark=target.benchmark, params=cell, is_baseline=True,
-                                     commit=good)
-                cand = Configuration(name=git.short(commit), command=target.argv(top),
-                                     benchmark=target.benchmark, params=cell, commit=commit)
-                try:
-                    measure(rs, [base, cand], opts, store=store)
-                    if rs.status == "interrupted":
-                        # measure() keeps the runs and returns on Ctrl-C; a bisect must stop
-                        # there, not judge a step on what it had.
-                        raise KeyboardInterrupt
-                except RunFailed as e:
-                    if any(r.status != "ok" for r in base.runs):
-                        raise PerflabError(f"the good build failed to run: {e.problem}",
-                                           "check the command at the good commit") from e
-                    return Step(commit, "skip", f"the command failed: {e.problem}")
-                metric = opts.primary_metric  # the warm-up's choice (runner.choose_primary)
-                rs.settings.metric = metric
-                choice = rs.settings.primary_choice
-                if choice and not said_choice:
-                    say(f"primary metric: {choice.reason}")
-                    said_choice = True
-                if metric not in rs.metrics:
-                    raise PerflabError(f"the runs produced no metric '{metric}'",
-                                       f"choose one of {', '.join(sorted(rs.metrics)) or '-'}")
-                a, b = round_pairs(base, cand, metric)  # this round's runs, paired by round
-                base_s += a
-                cand_s += b
-                info = rs.metrics[metric]
-                # The core's step rule (stats.bisect_step): judged at alpha / max_rounds, since
-                # every round is a look; one-sided "not worse by more than the band" is good.
-                # Exact counts within the band are equivalent (they move by a few instructions
-                # with the binary's path: argv and auxv on the stack).
-                decision, cmp = bisect_step(base_s, cand_s, threshold=threshold,
-                                            looks=looks, info=info,
-                                            paired=True,
-                                            estimator=estimator)
-                st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
-                          cmp.base_median, cmp.cand_median, len(cand_s))
-                if decision == "bad":
-                    st.decision, st.reason = "bad", cmp.verdict
-                    return st
-                if decision == "good":
-                    st.decision = "good"
-                    st.reason = cmp.verdict if cmp.verdict != "inconclusive" else (
-                        "not " + verdict_word(info, info.direction != "higher"))
-                    return st
-                say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
-                    f"({cmp.change_pct:+.2f}%), measuring again")
-            assert cmp is not None
-            few = f", {cmp.note}" if cmp.note else ""  # "too few runs" below MIN_RUNS
-            return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs{few}",
-                        cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_median,
-                        cmp.cand_median, len(cand_s))
+    def judge(self, commit: str) -> Step:
+        """Build ``commit`` (checked out) and compare it with the good build, round by round,
+        until the step rule decides or --max-rounds is spent (then a skip)."""
+        self.step_no += 1
+        if commit != self.good:
+            ok, why = _run_build(self.spec, self.top)
+            if not ok:
+                return Step(commit, "skip", why)
+        base_s: list[float] = []
+        cand_s: list[float] = []
+        cmp = None
+        for rnd in range(self.spec.max_rounds):
+            failed = self._measure_round(commit, rnd, base_s, cand_s)
+            if failed is not None:
+                return failed
+            st, cmp = self._decide(commit, base_s, cand_s)
+            if st.decision:
+                return st
+            self.say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
+                     f"({cmp.change_pct:+.2f}%), measuring again")
+        assert cmp is not None
+        few = f", {cmp.note}" if cmp.note else ""  # "too few runs" below MIN_RUNS
+        return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs{few}",
+                    cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_median,
+                    cmp.cand_median, len(cand_s))
 
-        def show(st: Step) -> None:
-            size = "" if math.isnan(st.change_pct) else f" {st.change_pct:+.2f}%"
-            if not math.isnan(st.ci[0]) and st.ci[0] != st.ci[1]:
-                size += f" [{(st.ci[0] - 1) * 100:+.2f}, {(st.ci[1] - 1) * 100:+.2f}]"
-            say(f"  {git.short(st.commit)} {git.subject(top, st.commit)[:50]!r}: "
-                f"[bold]{st.decision}[/] ({st.reason}{size})")
+    def _measure_round(self, commit: str, rnd: int, base_s: list[float],
+                       cand_s: list[float]) -> Step | None:
+        """One round of good and ``commit`` interleaved; its paired samples are appended to
+        ``base_s`` and ``cand_s``.  A skip when the commit's command fails."""
+        from perflab.runner import RunFailed, measure
 
-        if spec.check:
-            git._git(top, "checkout", "-q", "--detach", bad)
-            say(f"checking that {git.short(bad)} is slower than {git.short(good)} ...")
-            st = judge(bad)
-            steps.append(st)
-            show(st)
-            if st.decision != "bad":
-                pct = "" if math.isnan(st.change_pct) else f", {st.change_pct:+.2f}%"
-                raise PerflabError(
-                    f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
-                    f"({st.reason}{pct})",
-                    "check the range and the metric, or raise --runs / --max-rounds")
-            if spec.threshold is None:
-                threshold = bisect_band(1.0 + st.change_pct / 100.0)
-                looks = BISECT_STEP_LOOKS
-                say(f"judging steps against a ±{threshold:.1%} band, midway to the measured "
-                    f"step ({st.change_pct:+.1f}%)")
-        rs.settings.comparison["threshold"] = threshold
-        _bisect_git(top, "bad", bad)
-        text = _bisect_git(top, "good", good)
+        good, target, rs = self.good, self.target, self.rs
+        cell = {**self.spec.params, "bisect_step": self.step_no, "round": rnd}
+        base = Configuration(name=f"good {git.short(good)}", command=self.base_argv,
+                             benchmark=target.benchmark, params=cell, is_baseline=True,
+                             commit=good)
+        cand = Configuration(name=git.short(commit), command=target.argv(self.top),
+                             benchmark=target.benchmark, params=cell, commit=commit)
+        try:
+            measure(rs, [base, cand], self.opts, store=self.store)
+            if rs.status == "interrupted":
+                # measure() keeps the runs and returns on Ctrl-C; a bisect must stop
+                # there, not judge a step on what it had.
+                raise KeyboardInterrupt
+        except RunFailed as e:
+            if any(r.status != "ok" for r in base.runs):
+                raise PerflabError(f"the good build failed to run: {e.problem}",
+                                   "check the command at the good commit") from e
+            return Step(commit, "skip", f"the command failed: {e.problem}")
+        self.metric = self.opts.primary_metric  # the warm-up's choice (runner.choose_primary)
+        rs.settings.metric = self.metric
+        choice = rs.settings.primary_choice
+        if choice and not self.said_choice:
+            self.say(f"primary metric: {choice.reason}")
+            self.said_choice = True
+        if self.metric not in rs.metrics:
+            raise PerflabError(f"the runs produced no metric '{self.metric}'",
+                               f"choose one of {', '.join(sorted(rs.metrics)) or '-'}")
+        a, b = round_pairs(base, cand, self.metric)  # this round's runs, paired by round
+        base_s += a
+        cand_s += b
+        return None
+
+    def _decide(self, commit: str, base_s: list[float], cand_s: list[float]) -> tuple[Step, Any]:
+        """The step so far: decision "bad", "good", or "" (measure again), and the comparison."""
+        from perflab.stats import bisect_step, verdict_word
+
+        info = self.rs.metrics[self.metric]
+        # The core's step rule (stats.bisect_step): judged at alpha / max_rounds, since
+        # every round is a look; one-sided "not worse by more than the band" is good.
+        # Exact counts within the band are equivalent (they move by a few instructions
+        # with the binary's path: argv and auxv on the stack).
+        decision, cmp = bisect_step(base_s, cand_s, threshold=self.threshold, looks=self.looks,
+                                    info=info, paired=True, estimator=self.estimator)
+        st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
+                  cmp.base_median, cmp.cand_median, len(cand_s))
+        if decision == "bad":
+            st.decision, st.reason = "bad", cmp.verdict
+        elif decision == "good":
+            st.decision = "good"
+            st.reason = cmp.verdict if cmp.verdict != "inconclusive" else (
+                "not " + verdict_word(info, info.direction != "higher"))
+        return st, cmp
+
+    def _show(self, st: Step) -> None:
+        size = "" if math.isnan(st.change_pct) else f" {st.change_pct:+.2f}%"
+        if not math.isnan(st.ci[0]) and st.ci[0] != st.ci[1]:
+            size += f" [{(st.ci[0] - 1) * 100:+.2f}, {(st.ci[1] - 1) * 100:+.2f}]"
+        self.say(f"  {git.short(st.commit)} {git.subject(self.top, st.commit)[:50]!r}: "
+                 f"[bold]{st.decision}[/] ({st.reason}{size})")
+
+    def _step(self, commit: str) -> Step:
+        st = self.judge(commit)
+        self.steps.append(st)
+        self._show(st)
+        return st
+
+    def _check_range(self) -> None:
+        """Confirm that bad is slower than good; without --threshold, the band is then set
+        midway to the step measured (stats.bisect_band)."""
+        spec = self.spec
+        git.checkout(self.top, self.bad)
+        self.say(f"checking that {git.short(self.bad)} is slower than {git.short(self.good)} ...")
+        st = self._step(self.bad)
+        if st.decision != "bad":
+            pct = "" if math.isnan(st.change_pct) else f", {st.change_pct:+.2f}%"
+            raise PerflabError(
+                f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
+                f"({st.reason}{pct})",
+                "check the range and the metric, or raise --runs / --max-rounds")
+        if spec.threshold is None:
+            self.threshold = bisect_band(1.0 + st.change_pct / 100.0)
+            self.looks = BISECT_STEP_LOOKS
+            self.say(f"judging steps against a ±{self.threshold:.1%} band, midway to the "
+                     f"measured step ({st.change_pct:+.1f}%)")
+
+    def _narrow(self) -> tuple[str | None, list[str]]:
+        """Let git propose commits until it names the first bad one (or only skips are left):
+        (the first bad commit or None, the candidates)."""
+        _bisect_git(self.top, "bad", self.bad)
+        text = _bisect_git(self.top, "good", self.good)
         while True:
             done = re.search(r"^([0-9a-f]{40}) is the first bad commit", text, re.M)
             if done:
-                first, cands = done.group(1), [done.group(1)]
-                break
+                return done.group(1), [done.group(1)]
             if "only 'skip'ped commits left" in text:
-                cands = re.findall(r"^([0-9a-f]{40})\b", text, re.M)
-                first = None
-                break
-            commit = git._git(top, "rev-parse", "HEAD").stdout.strip()
-            st = judge(commit)
-            steps.append(st)
-            show(st)
-            text = _bisect_git(top, st.decision, commit)
+                return None, re.findall(r"^([0-9a-f]{40})\b", text, re.M)
+            commit = git.head(self.top)
+            st = self._step(commit)
+            text = _bisect_git(self.top, st.decision, commit)
+
+    def _size(self, first: str | None) -> Step | None:
+        """The comparison of the first bad commit against good: measured now when git named it
+        without a step measuring it (a neighbour of good, or the bad end)."""
+        steps = self.steps
         size = next((s for s in steps if s.commit == first and s.decision == "bad"), None)
-        if first is not None and size is None:
-            # git named it without a step measuring it (a neighbour of good, or the bad end)
-            if first == bad and steps and steps[0].commit == bad:
-                size = steps[0]
-            else:
-                git._git(top, "checkout", "-q", "--detach", first)
-                size = judge(first)
-                steps.append(size)
+        if first is None or size is not None:
+            return size
+        if first == self.bad and steps and steps[0].commit == self.bad:
+            return steps[0]
+        git.checkout(self.top, first)
+        size = self.judge(first)
+        steps.append(size)
+        return size
+
+    def _report(self, first: str | None, cands: list[str], size: Step | None) -> BisectOutcome:
+        rs, steps = self.rs, self.steps
         rs.status = "complete"
         rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
-        judged = [s for s in steps if s is not steps[0] or not spec.check]
+        judged = [s for s in steps if s is not steps[0] or not self.spec.check]
         skipped = sum(s.decision == "skip" for s in judged)
         if judged:
             rs.notes.append(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
                             "failed)")
-            say(f"{skipped} of {len(judged)} step(s) skipped", highlight=False)
+            self.say(f"{skipped} of {len(judged)} step(s) skipped", highlight=False)
         rs.settings.extra["first_bad"] = first
         rs.settings.extra["steps"] = [
             {"commit": s.commit, "decision": s.decision, "reason": s.reason,
              "change_pct": None if math.isnan(s.change_pct) else s.change_pct} for s in steps]
+        metric = self.metric or ""
         unit = rs.metrics[metric].unit if metric in rs.metrics else ""
         return BisectOutcome(first, cands, steps, rs.id, metric, unit, size)
-    except KeyboardInterrupt:
-        rs.status = "interrupted"
-        if not any(n.startswith("interrupted") for n in rs.notes):
-            rs.notes.append("interrupted by the user: the runs finished so far are kept")
-        raise
-    finally:
+
+    def _close(self) -> None:
+        """Store the result's final state, end git's bisect, remove the good build's copy."""
+        rs = self.rs
         if rs.id is not None:
             if rs.status == "running":
                 rs.status = "failed"
-            store.update_result(rs)
-        if started:
-            git.bisect(top, "reset")
-        shutil.rmtree(tmp, ignore_errors=True)
-
+            self.store.update_result(rs)
+        if self.started:
+            git.bisect(self.top, "reset")
+        shutil.rmtree(self.tmp, ignore_errors=True)

@@ -60,8 +60,7 @@ def git_state(repo: Path | None = None, rev: str | None = None
                           capture_output=True, text=True)
     if head.returncode != 0:  # a fresh repository without commits
         return None, None, str(top)
-    status = _git(top, "status", "--porcelain", "--untracked-files=no")
-    return head.stdout.strip(), bool(status.stdout.strip()), str(top)
+    return head.stdout.strip(), has_changes(top), str(top)
 
 
 def resolve(repo: Path, rev: str) -> str:
@@ -72,6 +71,21 @@ def resolve(repo: Path, rev: str) -> str:
         raise PerflabError(f"'{rev}' is not a commit in {repo}",
                            "give a branch, tag or commit id that 'git log' shows")
     return proc.stdout.strip()
+
+
+def has_changes(repo: Path) -> bool:
+    """Whether tracked files of ``repo`` differ from HEAD (untracked files do not count)."""
+    return bool(_git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip())
+
+
+def head(repo: Path) -> str:
+    """The full commit id checked out in ``repo``."""
+    return _git(repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def checkout(repo: Path, commit: str) -> None:
+    """Check ``commit`` out in ``repo`` on a detached HEAD."""
+    _git(repo, "checkout", "-q", "--detach", commit)
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
@@ -101,6 +115,7 @@ def log_oneline(repo: Path, before: str, after: str) -> list[str]:
     return p.stdout.splitlines()
 
 
-def bisect(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``git bisect ARGS`` in ``repo``, unchecked: bisect's exit codes carry its answers."""
-    return _git(repo, "bisect", *args, check=False)
+def bisect(repo: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """``git bisect ARGS`` in ``repo``; unchecked by default: bisect's exit codes carry its
+    answers (``check=True`` for ``start``, whose failure is an error)."""
+    return _git(repo, "bisect", *args, check=check)

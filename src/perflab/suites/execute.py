@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -88,6 +89,39 @@ def measure_options(plan: SuitePlan) -> Any:
     return opts
 
 
+@dataclass
+class SuiteProgress:
+    """How far a suite run got, kept in ``settings.suite`` beside its plan (the keys and shapes
+    earlier versions stored there, so their results still resume and report)."""
+
+    done: list[str] = field(default_factory=list)  # cell keys measured to the end
+    superseded: list[int] = field(default_factory=list)  # configuration ids left out
+    failed: list[dict[str, str]] = field(default_factory=list)  # {"cell", "error"}
+    groups: list[list[str]] = field(default_factory=list)  # cells measured in the same rounds
+    calibrated: dict[str, dict[str, int]] = field(default_factory=dict)  # cell -> iterations
+    calibration_s: dict[str, dict[str, float]] = field(default_factory=dict)  # probe seconds
+
+    @classmethod
+    def from_json(cls, info: dict[str, Any]) -> SuiteProgress:
+        return cls(done=list(info.get("done") or []),
+                   superseded=list(info.get("superseded") or []),
+                   failed=list(info.get("failed") or []),
+                   groups=[list(g) for g in info.get("groups") or []],
+                   calibrated=dict(info.get("calibrated") or {}),
+                   calibration_s=dict(info.get("calibration_s") or {}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"done": list(self.done), "superseded": list(self.superseded),
+                "failed": list(self.failed), "groups": [list(g) for g in self.groups],
+                "calibrated": dict(self.calibrated), "calibration_s": dict(self.calibration_s)}
+
+    def supersede(self, configs: Iterable[Configuration]) -> None:
+        """Leave these stored configurations out of every report (their runs are kept)."""
+        for c in configs:
+            if c.id is not None and c.id not in self.superseded:
+                self.superseded.append(c.id)
+
+
 def suite_settings(plan: SuitePlan) -> Settings:
     s = plan.suite
     return Settings(
@@ -97,8 +131,7 @@ def suite_settings(plan: SuitePlan) -> Settings:
             "estimator": s.estimator,
             "metrics": s.metrics, "primary": s.primary, "report": s.report,
             "skipped": plan.skipped, "cells": [c.key for c in plan.cells],
-            "calibrate": plan.calibrate, "calibrated": {},
-            "done": [], "superseded": [],
+            "calibrate": plan.calibrate, **SuiteProgress().to_json(),
         },
     )
 
@@ -113,40 +146,74 @@ class SuiteOutcome:
     interrupted: bool
 
 
-def _info(rs: ResultSet) -> dict[str, Any]:
-    info = rs.settings.suite
-    info.setdefault("done", [])
-    info.setdefault("superseded", [])
-    return info
-
-
 def run_plan(plan: SuitePlan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
              opts: Any = None, estimates: dict[str, float] | None = None) -> SuiteOutcome:
-    from perflab.runner import RunFailed, measure
-
-    console = console or stderr_console()
-    opts = opts if opts is not None else measure_options(plan)
+    """Measure the plan's cells (those not done yet, with ``resume``: a suite run's id)."""
+    run = SuiteRun(plan, store, console=console or stderr_console(),
+                   opts=opts if opts is not None else measure_options(plan))
     if resume is not None:
-        rs = store.load(resume)
+        run.resume(resume)
+    else:
+        run.start()
+    return run.run(progress=progress, estimates=estimates)
+
+
+@dataclass
+class _GroupOutcome:
+    measured: int  # cells measured
+    ended: int  # cells measured or failed (the progress bar's advance)
+    stop: bool  # interrupted or failed for good: no further group
+
+
+class SuiteRun:
+    """One suite run: a new result set (start) or an interrupted one (resume), measured group
+    by group, its progress saved in the result after every group."""
+
+    def __init__(self, plan: SuitePlan, store: Store, *, console: Console, opts: Any) -> None:
+        self.plan, self.store, self.console, self.opts = plan, store, console, opts
+        self.rs: ResultSet
+        self.progress = SuiteProgress()
+        self.done_before: set[str] = set()
+        self.resumed = False
+
+    def _save(self) -> None:
+        """The progress into the result's settings, and the result into the store."""
+        self._sync()
+        self.store.update_result(self.rs)
+
+    def _sync(self) -> None:
+        self.rs.settings.suite.update(self.progress.to_json())
+
+    def start(self) -> None:
+        from perflab.fingerprint import machine_fingerprint
+
+        self.rs = ResultSet(kind="suite", fingerprint=machine_fingerprint(),
+                            label=self.plan.suite.name, settings=suite_settings(self.plan),
+                            created_at=time.time())
+        self.store.begin_result(self.rs)
+
+    def resume(self, rid: int) -> None:
+        """Take up result ``rid``: its done cells are kept; the configurations of a cell that
+        never finished keep their runs but are superseded, and the cell is measured again."""
+        rs = self.rs = self.store.load(rid)
         info = rs.settings.suite
         if rs.kind != "suite" or not info:
-            raise PerflabError(f"result {resume} is not a suite run",
+            raise PerflabError(f"result {rid} is not a suite run",
                                "pass the id printed by 'perflab run' (perflab results list)")
-        if info.get("plan") != plan.fingerprint():
+        if info.get("plan") != self.plan.fingerprint():
             raise PerflabError(
-                f"result {resume} was planned from a different suite (its cells or commands "
+                f"result {rid} was planned from a different suite (its cells or commands "
                 "differ from this file's)",
                 "resume with the suite file as it was, or start a new run without --resume")
-        info = _info(rs)
-        done = set(info["done"])
-        # Configurations of a cell that never finished: keep their runs, drop them from reports.
-        superseded = set(info["superseded"])
+        self.resumed = True
+        self.progress = SuiteProgress.from_json(info)
+        done = self.done_before = set(self.progress.done)
+        unfinished = [c for c in rs.configurations if c.cell not in done]
+        self.progress.supersede(unfinished)
         partial: dict[str, int] = {}
-        for c in rs.configurations:
-            if c.cell not in done and c.id is not None:
-                if c.id not in superseded:
-                    info["superseded"].append(c.id)
+        for c in unfinished:
+            if c.id is not None:
                 partial[c.cell] = partial.get(c.cell, 0) + len(c.runs)
         for cell_key, n in partial.items():
             if n == 0:
@@ -158,175 +225,172 @@ def run_plan(plan: SuitePlan, store: Store, *, resume: int | None = None,
                     "cell is measured again from the start")
             if note not in rs.notes:
                 rs.notes.append(note)
-            console.print(note, highlight=False, soft_wrap=True)
+            self.console.print(note, highlight=False, soft_wrap=True)
         rs.configurations = [c for c in rs.configurations if c.cell in done]
-        info["failed"] = []  # failed cells are not done: they are measured again now
+        self.progress.failed = []  # failed cells are not done: they are measured again now
         rs.status = "running"
-        store.update_result(rs)
-    else:
-        from perflab.fingerprint import machine_fingerprint
+        self._save()
 
-        rs = ResultSet(kind="suite", fingerprint=machine_fingerprint(), label=plan.suite.name,
-                       settings=suite_settings(plan), created_at=time.time())
-        store.begin_result(rs)
-        info = _info(rs)
-        done = set()
-    todo = [c for c in plan.cells if c.key not in done]
-    if resume is not None:
-        console.print(f"resuming run {rs.id}: {len(done)} of {len(plan.cells)} cells done, "
-                      f"{len(todo)} to go", highlight=False)
-    interrupted = False
-    measured = 0
-    prog = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        _Remaining(), TimeElapsedColumn(),
-        console=console, disable=not progress, transient=False)
-    per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
-    try:
-        with prog:
-            task = prog.add_task(escape(printable(f"{plan.suite.name} (run {rs.id})")),
-                                 total=len(plan.cells),
-                                 completed=len(done), done_before=len(done),
-                                 plan_estimate=per_cell * len(todo))
-            for group in plan.groups(todo):
-                # Matrix values come from the suite file: escaped, as every printed string is
-                # (a progress line is not printed through the console's render_str).
-                prog.update(task, description=escape(printable(
-                    f"{plan.suite.name} {_short(group[0].params)}"
-                    + (f" (+{len(group) - 1} cells in the same rounds)" if len(group) > 1
-                       else ""))))
-                outcome = _measure_group(plan, group, rs, store, info, opts, prog, console,
-                                         measure, RunFailed)
-                measured += outcome.measured
-                prog.advance(task, outcome.ended)
-                if outcome.stop:
-                    interrupted = rs.status == "interrupted"
-                    break
-    except KeyboardInterrupt:
-        # Ctrl-C between two cells (measure() handles it during one): the cell in flight is
-        # not marked done, so --resume supersedes and redoes it.
-        interrupted = True
-        rs.status = "interrupted"
-        store.update_result(rs)
-    if not interrupted:
-        complete = len(set(info["done"])) == len(plan.cells)
-        rs.status = "complete" if complete else "failed" if info.get("failed") else "interrupted"
-        store.update_result(rs)
-    return SuiteOutcome(rs=rs, measured=measured, skipped_done=len(done), interrupted=interrupted)
-
-
-@dataclass
-class _GroupOutcome:
-    measured: int  # cells measured
-    ended: int  # cells measured or failed (the progress bar's advance)
-    stop: bool  # interrupted or failed for good: no further group
-
-
-def _measure_group(plan: SuitePlan, group: list[Cell], rs: ResultSet, store: Store,
-                   info: dict[str, Any], opts: Any, prog: Progress, console: Console,
-                   measure: Any, run_failed: type[Exception]) -> _GroupOutcome:
-    """Measure the cells of one group (SuitePlan.groups) in one measurement: their configurations
-    alternate in the same rounds.  A cell whose calibration fails is left out of it; a run
-    that fails fails the group's cells (--resume retries them)."""
-    cells: list[Cell] = []
-    configs: list[Configuration] = []
-    failed = 0
-    for cell in group:
+    def run(self, *, progress: bool = True,
+            estimates: dict[str, float] | None = None) -> SuiteOutcome:
+        plan, rs, done = self.plan, self.rs, self.done_before
+        todo = [c for c in plan.cells if c.key not in done]
+        if self.resumed:
+            self.console.print(f"resuming run {rs.id}: {len(done)} of {len(plan.cells)} cells "
+                               f"done, {len(todo)} to go", highlight=False)
+        prog = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            _Remaining(), TimeElapsedColumn(),
+            console=self.console, disable=not progress, transient=False)
+        per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
+        interrupted = False
+        measured = 0
         try:
-            argvs = _calibrated_commands(plan, cell, opts, info)
-        except CalibrationFailed as e:
-            _cell_failed(rs, store, info, cell, e.line(), console)
-            failed += 1
-            continue
-        cells.append(cell)
-        configs += [Configuration(name=p.name, command=argvs[p.name], benchmark=p.benchmark,
-                                  params=dict(cell.params), is_baseline=p.is_baseline,
-                                  shell=p.shell, env=dict(p.env)) for p in cell.configs]
-    if not cells:
-        return _GroupOutcome(0, failed, False)
-    failure = ""
-    before = len(rs.configurations)
-    try:
-        measure(rs, configs, opts, store=store, progress=prog)
-    except KeyboardInterrupt:
-        rs.status = "interrupted"
-    except run_failed as e:
-        # One broken cell (a crash, a timeout) must not cost the rest of the study: record
-        # it, keep its runs out of the analysis, go on; --resume retries it.
-        failure = e.line()  # type: ignore[attr-defined]
+            with prog:
+                task = prog.add_task(escape(printable(f"{plan.suite.name} (run {rs.id})")),
+                                     total=len(plan.cells),
+                                     completed=len(done), done_before=len(done),
+                                     plan_estimate=per_cell * len(todo))
+                for group in plan.groups(todo):
+                    # Matrix values come from the suite file: escaped, as every printed string
+                    # is (a progress line is not printed through the console's render_str).
+                    prog.update(task, description=escape(printable(
+                        f"{plan.suite.name} {_short(group[0].params)}"
+                        + (f" (+{len(group) - 1} cells in the same rounds)" if len(group) > 1
+                           else ""))))
+                    outcome = self._measure_group(group, prog)
+                    measured += outcome.measured
+                    prog.advance(task, outcome.ended)
+                    if outcome.stop:
+                        interrupted = rs.status == "interrupted"
+                        break
+        except KeyboardInterrupt:
+            # Ctrl-C between two cells (measure() handles it during one): the cell in flight
+            # is not marked done, so --resume supersedes and redoes it.
+            interrupted = True
+            rs.status = "interrupted"
+            self._save()
+        if not interrupted:
+            complete = len(set(self.progress.done)) == len(plan.cells)
+            rs.status = ("complete" if complete else "failed" if self.progress.failed
+                         else "interrupted")
+            self._save()
+        return SuiteOutcome(rs=rs, measured=measured, skipped_done=len(done),
+                            interrupted=interrupted)
+
+    def _measure_group(self, group: list[Cell], prog: Progress) -> _GroupOutcome:
+        """Measure the cells of one group (SuitePlan.groups) in one measurement: their
+        configurations alternate in the same rounds.  A cell whose calibration fails is left
+        out of it; a run that fails fails the group's cells (--resume retries them)."""
+        cells, configs, failed = self._configurations(group)
+        if not cells:
+            return _GroupOutcome(0, failed, False)
+        rs = self.rs
+        failure = self._measure(configs, prog)
+        if failure or rs.status in ("interrupted", "failed"):
+            self.progress.supersede(configs)
+            rs.configurations = [c for c in rs.configurations
+                                 if not any(c is x for x in configs)]
+            if failure:
+                for cell in cells:
+                    self._cell_failed(cell, failure)
+                return _GroupOutcome(0, failed + len(cells), False)
+            self._save()
+            return _GroupOutcome(0, failed, True)
+        self.progress.done += [c.key for c in cells]
+        if len(cells) > 1:  # measured in the same rounds: stats.axis_comparisons pairs them
+            self.progress.groups.append([c.key for c in cells])
         rs.status = "running"
-    except PerflabError:
-        # A mistake that every cell would repeat (an unknown primary metric): stop.
-        rs.status = "failed"
-        _supersede(info, configs)
-        store.update_result(rs)
-        raise
-    # measure() appends the configurations; be tolerant if it did not.
-    for c in configs:
-        if not any(x is c for x in rs.configurations[before:]):
-            rs.configurations.append(c)
-    if failure or rs.status in ("interrupted", "failed"):
-        _supersede(info, configs)
-        rs.configurations = [c for c in rs.configurations if not any(c is x for x in configs)]
-        if failure:
-            for cell in cells:
-                _cell_failed(rs, store, info, cell, failure, console)
-            return _GroupOutcome(0, failed + len(cells), False)
-        store.update_result(rs)
-        return _GroupOutcome(0, failed, True)
-    info["done"] += [c.key for c in cells]
-    if len(cells) > 1:  # measured in the same rounds: stats.axis_comparisons pairs them
-        info.setdefault("groups", []).append([c.key for c in cells])
-    rs.status = "running"
-    store.update_result(rs)
-    return _GroupOutcome(len(cells), failed + len(cells), False)
+        self._save()
+        return _GroupOutcome(len(cells), failed + len(cells), False)
 
+    def _configurations(self, group: list[Cell]) -> tuple[list[Cell], list[Configuration], int]:
+        """The group's cells that calibrated (all without [measure] calibrate), their
+        configurations, and how many cells failed to calibrate."""
+        cells: list[Cell] = []
+        configs: list[Configuration] = []
+        failed = 0
+        for cell in group:
+            try:
+                argvs = self._calibrated_commands(cell)
+            except CalibrationFailed as e:
+                self._cell_failed(cell, e.line())
+                failed += 1
+                continue
+            cells.append(cell)
+            configs += [Configuration(name=p.name, command=argvs[p.name],
+                                      benchmark=p.benchmark, params=dict(cell.params),
+                                      is_baseline=p.is_baseline, shell=p.shell,
+                                      env=dict(p.env)) for p in cell.configs]
+        self._sync()
+        return cells, configs, failed
 
-def _supersede(info: dict[str, Any], configs: list[Configuration]) -> None:
-    for c in configs:
-        if c.id is not None and c.id not in info["superseded"]:
-            info["superseded"].append(c.id)
+    def _measure(self, configs: list[Configuration], prog: Progress) -> str:
+        """measure() the configurations together: the failure of a run ("" if none); the
+        result's status says whether it was interrupted."""
+        from perflab.runner import RunFailed, measure
 
+        rs = self.rs
+        failure = ""
+        before = len(rs.configurations)
+        try:
+            measure(rs, configs, self.opts, store=self.store, progress=prog)
+        except KeyboardInterrupt:
+            rs.status = "interrupted"
+        except RunFailed as e:
+            # One broken cell (a crash, a timeout) must not cost the rest of the study: record
+            # it, keep its runs out of the analysis, go on; --resume retries it.
+            failure = e.line()
+            rs.status = "running"
+        except PerflabError:
+            # A mistake that every cell would repeat (an unknown primary metric): stop.
+            rs.status = "failed"
+            self.progress.supersede(configs)
+            self._save()
+            raise
+        # measure() appends the configurations; be tolerant if it did not.
+        for c in configs:
+            if not any(x is c for x in rs.configurations[before:]):
+                rs.configurations.append(c)
+        return failure
 
-def _calibrated_commands(plan: SuitePlan, cell: Cell, opts: Any,
-                         info: dict[str, Any]) -> dict[str, list[str]]:
-    """Each configuration's command for this cell: with [measure] calibrate, the iteration
-    count that gives the target timed region, resolved now and fixed for the cell's runs."""
-    out = {p.name: list(p.argv) for p in cell.configs}
-    target = plan.calibrate
-    if not target:
+    def _calibrated_commands(self, cell: Cell) -> dict[str, list[str]]:
+        """Each configuration's command for this cell: with [measure] calibrate, the iteration
+        count that gives the target timed region, resolved now and fixed for the cell's runs."""
+        plan = self.plan
+        out = {p.name: list(p.argv) for p in cell.configs}
+        target = plan.calibrate
+        if not target:
+            return out
+        counts: dict[str, int] = {}
+        probe_s: dict[str, float] = {}
+        todo = [p for p in cell.configs if p.calibratable()]
+        shared = plan.suite.measure.get("calibrate_on") == "baseline"
+        if shared:
+            # One count for the whole cell (the same work in every configuration, e.g. the same
+            # prefix of a seeded sequence, so checksums agree), found on the baseline.
+            todo.sort(key=lambda p: not p.is_baseline)
+        for p in todo:
+            if shared and counts:
+                n = next(iter(counts.values()))
+            else:
+                got = calibrate(p.argv_with, p.env, p.start_iterations(), target,
+                                p.workload.params["iterations"], p.name, self.opts.timeout)
+                n = got.iterations
+                probe_s[p.name] = round(got.seconds, 4)
+            counts[p.name] = n
+            out[p.name] = p.argv_with(n)
+        self.progress.calibrated[cell.key] = counts
+        self.progress.calibration_s[cell.key] = probe_s  # for the next run's estimate
         return out
-    counts: dict[str, int] = {}
-    probe_s: dict[str, float] = {}
-    todo = [p for p in cell.configs if p.calibratable()]
-    shared = plan.suite.measure.get("calibrate_on") == "baseline"
-    if shared:
-        # One count for the whole cell (the same work in every configuration, e.g. the same
-        # prefix of a seeded sequence, so checksums agree), found on the baseline.
-        todo.sort(key=lambda p: not p.is_baseline)
-    for p in todo:
-        if shared and counts:
-            n = next(iter(counts.values()))
-        else:
-            got = calibrate(p.argv_with, p.env, p.start_iterations(), target,
-                            p.workload.params["iterations"], p.name, opts.timeout)
-            n = got.iterations
-            probe_s[p.name] = round(got.seconds, 4)
-        counts[p.name] = n
-        out[p.name] = p.argv_with(n)
-    info.setdefault("calibrated", {})[cell.key] = counts
-    info.setdefault("calibration_s", {})[cell.key] = probe_s  # for the next run's estimate
-    return out
 
-
-def _cell_failed(rs: ResultSet, store: Store, info: dict[str, Any], cell: Cell,
-                 failure: str, console: Console) -> None:
-    """Record a cell that could not be measured (its calibration or a run failed), say so in
-    one line, and go on with the study (--resume retries it)."""
-    info.setdefault("failed", []).append({"cell": cell.key, "error": failure})
-    console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}", highlight=False,
-                  soft_wrap=True)
-    store.update_result(rs)
+    def _cell_failed(self, cell: Cell, failure: str) -> None:
+        """Record a cell that could not be measured (its calibration or a run failed), say so
+        in one line, and go on with the study (--resume retries it)."""
+        self.progress.failed.append({"cell": cell.key, "error": failure})
+        self.console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
+                           highlight=False, soft_wrap=True)
+        self._save()
 
 
 def _short(params: dict[str, Any]) -> str:

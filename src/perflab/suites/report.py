@@ -10,13 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.format import md_text, seconds_per
+from perflab.format import fmt_band, md_text, seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import fit, verdict_style
-from perflab.reports.warnings import suite_warnings
+from perflab.reports.warnings import Warning_, suite_warnings
 from perflab.stats import Comparison, Plan, axis_comparisons, compare_result, parse_estimator
 from perflab.validate import output_dir
 
@@ -67,7 +67,6 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     view = matrix.suite_view(rs)
     info = view.settings.suite
     plan = Plan.of(view)  # the threshold, correction and estimator stored with the run
-    threshold, correction = plan.threshold, plan.correction
     mets = report_metrics(view, metrics)
     comps = compare_result(view, mets, plan=plan)
     out = output_dir(out_dir, "--out")
@@ -77,10 +76,37 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     # (Holm by default), BH for the others, even when --metric leaves the primary out.
     primary = decided_on(view) or (mets[0] if mets else "wall_time")
     shown = primary if primary in mets else (mets[0] if mets else primary)
+    tables = _metric_tables(view, comps, mets, plan, primary)
+    axis_tables, styles_of = _axis_tables(view, mets, plan)
+    tables += axis_tables
+    warns = suite_warnings(view, comps, shown)
+    if console is not None:
+        _print_tables(console, tables, styles_of, comps, mets, shown, warns)
+    _write_files(rep, tables, plan)
+    if plots:
+        rcfg = info.get("report") or {}
+        plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
+        rep.plots = all_plots(view, comps, plot_metrics, out / "img", rcfg)
+    title = (info.get("report") or {}).get("title") or f"perflab: {view.label or 'result'}"
+    page = {"title": title, "tables": tables, "plots": rep.plots, "warnings": warns,
+            "suite_text": info.get("text", ""), "out_dir": out, "correction": plan.correction,
+            "threshold": plan.threshold, "exports": rep.files}
+    rep.html = render_html(view, **page)
+    if single_file:
+        rep.single_file = render_html(view, **page,
+                                      single_file=out / f"perflab-run-{rs.id}.html")
+    return rep
+
+
+Tables = list[tuple[str, list[dict[str, str]]]]
+
+
+def _metric_tables(view: ResultSet, comps: list[Comparison], mets: list[str], plan: Plan,
+                   primary: str) -> Tables:
+    """What each configuration ran; per metric, the medians and the comparisons."""
     est_label = parse_estimator(plan.estimator).label
-    base = info.get("baseline") or ""
-    tables: list[tuple[str, list[dict[str, str]]]] = [
-        ("configurations: what each one ran", matrix.configuration_rows(view))]
+    base = view.settings.suite.get("baseline") or ""
+    tables: Tables = [("configurations: what each one ran", matrix.configuration_rows(view))]
     for m in mets:
         unit = matrix.unit_of(view, m)
         # A time's cells carry their own unit (fmt_value: "6.283 ms"): "(s)" over them misled.
@@ -93,37 +119,52 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
                            f"adjusted ({_family(m, primary, plan)}) across the "
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(view, comps, m)))
+    return tables
 
-    # What the study's plots divide (its [report] kinds, its thread scaling), with verdicts:
-    # paired by round where the cells were measured in the same rounds (suites.execute).
+
+def _axis_tables(view: ResultSet, mets: list[str],
+                 plan: Plan) -> tuple[Tables, dict[str, list[str]]]:
+    """What the study's plots divide (its [report] kinds, its thread scaling), with verdicts:
+    paired by round where the cells were measured in the same rounds (suites.execute).  The
+    tables, and each one's verdict styles by title."""
+    tables: Tables = []
     styles_of: dict[str, list[str]] = {}
     for m in mets:
-        for param, a, b in study_axes(view, info.get("report") or {}):
+        for param, a, b in study_axes(view, view.settings.suite.get("report") or {}):
             ac = axis_comparisons(view, m, param, a, b, plan=plan)
             if ac:
                 title = (f"{m}: {param}={a} over {param}={b} per configuration "
                          f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)")
                 tables.append((title, matrix.axis_rows(view, ac)))
                 styles_of[title] = [verdict_style(c) for c in ac]
+    return tables, styles_of
 
-    warns = suite_warnings(view, comps, shown)
-    if console is not None:
-        # The terminal gets the primary metric; every metric is in the HTML and Markdown.
-        styles = [verdict_style(c) for c in comps if c.metric == shown]  # comparison_rows'
-        for title, rows in tables:
-            if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
-                has_verdict = bool(rows) and "verdict" in rows[0]
-                console.print(fit(matrix.rich_table(rows, title, styles_of.get(title, styles)
-                                                    if has_verdict else None), console))
-        if len(mets) > 1:
-            others = [m for m in mets if m != shown]
-            console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",
-                          highlight=False)
-        for w in warns[:30]:
-            console.print(f"[yellow]{w.kind}[/]: {w.text}", highlight=False)
-        if len(warns) > 30:
-            console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
 
+def _print_tables(console: Console, tables: Tables, styles_of: dict[str, list[str]],
+                  comps: list[Comparison], mets: list[str], shown: str,
+                  warns: list[Warning_]) -> None:
+    """The terminal gets the primary metric; every metric is in the HTML and Markdown."""
+    styles = [verdict_style(c) for c in comps if c.metric == shown]  # comparison_rows'
+    for title, rows in tables:
+        if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
+            has_verdict = bool(rows) and "verdict" in rows[0]
+            console.print(fit(matrix.rich_table(rows, title, styles_of.get(title, styles)
+                                                if has_verdict else None), console))
+    if len(mets) > 1:
+        others = [m for m in mets if m != shown]
+        console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",
+                      highlight=False)
+    for w in warns[:30]:
+        console.print(f"[yellow]{w.kind}[/]: {w.text}", highlight=False)
+    if len(warns) > 30:
+        console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
+
+
+def _write_files(rep: Report, tables: Tables, plan: Plan) -> None:
+    """tables.md, results.csv, comparisons.csv and result.json in ``rep.out_dir``."""
+    from perflab.reports.export.json_schema import result_to_json
+
+    view, comps, mets, out = rep.rs, rep.comparisons, rep.metrics, rep.out_dir
     # GitHub-ready Markdown: the regression (dotnet ResultsComparer) tables per metric, then
     # Ingo Molnar's A/B/C table of every metric per cell.
     counter_tables = [
@@ -131,8 +172,12 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
          "against the baseline", matrix.counter_rows(view, comps, cell))
         for cell in view.cells()]
     md = out / "tables.md"
-    rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n" + "\n".join(
-        matrix.to_markdown(rows, title) for title, rows in tables + counter_tables))
+    # How the verdicts were reached, as the HTML page says it (the suite's own band).
+    judged = (f"verdicts at {fmt_band(plan.threshold, 0.0, '')}, one family per metric across "
+              f"the run ({plan.correction} for the primary, {plan.secondary} for the others)")
+    rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n{judged}\n\n"
+                    + "\n".join(matrix.to_markdown(rows, title)
+                                 for title, rows in tables + counter_tables))
     md.write_text(rep.markdown, encoding="utf-8")
     csv_path = out / "results.csv"
     csv_path.write_text(matrix.to_csv(matrix.raw_rows(view, comps, mets)), encoding="utf-8")
@@ -142,26 +187,10 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(view, comps, m)]
     cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
     rep.files += [md, csv_path, cmp_csv]
-    from perflab.reports.export.json_schema import result_to_json
-
     js = out / "result.json"
     js.write_text(json.dumps(result_to_json(view, comps, plan), indent=1, default=str),
                   encoding="utf-8")
     rep.files.append(js)
-    if plots:
-        rcfg = info.get("report") or {}
-        plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
-        rep.plots = all_plots(view, comps, plot_metrics, out / "img", rcfg)
-    title = (info.get("report") or {}).get("title") or f"perflab: {view.label or 'result'}"
-    rep.html = render_html(view, title=title, tables=tables, plots=rep.plots, warnings=warns,
-                           suite_text=info.get("text", ""), out_dir=out, correction=correction,
-                           threshold=threshold, exports=rep.files)
-    if single_file:
-        rep.single_file = render_html(
-            view, title=title, tables=tables, plots=rep.plots, warnings=warns,
-            suite_text=info.get("text", ""), out_dir=out, correction=correction,
-            threshold=threshold, exports=rep.files, single_file=out / f"perflab-run-{rs.id}.html")
-    return rep
 
 
 def _family(metric: str, primary: str, plan: Plan) -> str:
