@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from perflab.errors import PerflabError
 from perflab.format import fmt_pct, fmt_value, md_text
 from perflab.history import git
+from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
@@ -65,18 +64,6 @@ class Regression:
         return self.items[0][0].key.slug() + f"-{short(self.commit_after)[:10]}"
 
 
-def _configuration(store: Any, result_id: int, name: str) -> tuple[list[str], bool]:
-    from perflab.storage import configurations
-
-    row = store.read(lambda c: c.execute(
-        sa.select(configurations.c.command, configurations.c.shell)
-        .where(configurations.c.result_id == result_id)
-        .where(configurations.c.name == name)).first())
-    if row is None:
-        return [], False
-    return list(row[0] or []), bool(row[1])
-
-
 def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regression]:
     """Regressions (not ignored) grouped by what changed and where: one per benchmark, cell,
     configuration, metric and commit range, listing every machine it appears on."""
@@ -94,7 +81,7 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         k = s.key
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
         if key not in out:
-            command, shell = _configuration(store, cp.result_after, k.config)
+            command, shell = hstore.configuration_command(store, cp.result_after, k.config)
             out[key] = Regression(
                 benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
                 metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
