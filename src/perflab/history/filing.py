@@ -45,6 +45,8 @@ class Regression:
     shell: bool
     workload: bool
     items: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)  # + machine
+    build: str | None = None  # the shell command that built what was measured, if stored
+    repo: str | None = None  # the repository the results were measured in, if stored
 
     @property
     def machines(self) -> list[str]:
@@ -82,11 +84,13 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
         if key not in out:
             command, shell = hstore.configuration_command(store, cp.result_after, k.config)
+            settings, repo = hstore.result_origin(store, cp.result_after)
             out[key] = Regression(
                 benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
                 metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
                 commit_after=cp.commit_after, command=command, shell=shell,
-                workload=k.benchmark in workloads)
+                workload=k.benchmark in workloads,
+                build=build_command(settings, k.config, repo), repo=repo)
         machine = names.get(k.machine_id or -1, f"machine {k.machine_id}")
         out[key].items.append((s, cp, machine))
     return list(out.values())
@@ -109,14 +113,51 @@ def _ci(p: Point, unit: str) -> str:
             f"{fmt_value(p.ci_high, unit)}]")
 
 
-def commands(r: Regression, repo: Path | None) -> list[str]:
-    """To reproduce: the stored pair compared again, a fresh compare of the two commits, and
-    a bisect between them."""
-    s, cp, _ = r.items[0]
-    out = [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}"]
+def build_command(settings: dict[str, Any], config: str, repo: str | None) -> str | None:
+    """The shell command that built what a result measured, run at the top of a checkout: a
+    bisect's ``--build``, or the suite configuration's ``build`` step (which runs in the suite
+    file's directory); None when the result stored none (stat, compare, imports)."""
+    if settings.get("build"):
+        return str(settings["build"])
+    suite = settings.get("suite") or {}
+    if not suite.get("text"):
+        return None
+    import tomllib
+
+    try:
+        spec = tomllib.loads(str(suite["text"]))
+    except tomllib.TOMLDecodeError:
+        return None
+    step = ((spec.get("configurations") or {}).get(config) or {}).get("build")
+    if not step:
+        return None
+    cmd = shlex.join(map(str, step)) if isinstance(step, list) else str(step)
+    where = Path(str(suite.get("path") or "")).parent
+    if repo and where.is_absolute() and where.is_relative_to(repo) and where != Path(repo):
+        cmd = f"cd {shlex.quote(str(where.relative_to(repo)))} && {cmd}"
+    return cmd
+
+
+# What the pasted lines build with when the results stored no build command: the shell
+# stops there with this one line unless BUILD is set (so nothing runs unbuilt).
+NO_BUILD = ('BUILD="${BUILD:?perflab stored no build command for these results: set BUILD, '
+            'e.g. BUILD=make}"')
+
+
+def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[str]:
+    """To reproduce, lines that work when pasted into sh: every machine's stored pair compared
+    again; a fresh compare of the two commits (a worktree of each, built with the build
+    command the results were made with, then compared in one interleaved run); a bisect
+    between them with the same build."""
+    at = f" --db {shlex.quote(db)}" if db else ""
+    out = ["# the stored results compared again, machine by machine"]
+    out += [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}{at}"
+            f"  # {' '.join(m.split())}" for _, cp, m in r.items]
     before, after = r.commit_before or "BEFORE", r.commit_after or "AFTER"
-    repo_s = shlex.quote(str(repo)) if repo else "REPO"
+    where = repo or (Path(r.repo) if r.repo else None)
+    repo_s = shlex.quote(str(where)) if where else "REPO"
     metric = f" -m {shlex.quote(r.metric)}"
+    build = f"BUILD={shlex.quote(r.build)}" if r.build else NO_BUILD
     if r.workload:
         params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
         what_bisect = f"--workload {shlex.quote(r.benchmark)} {params}".rstrip()
@@ -125,14 +166,23 @@ def commands(r: Regression, repo: Path | None) -> list[str]:
                    f"checkout ...): {cmd} {params}".rstrip())
     else:
         text = " ".join(r.command) if r.shell else shlex.join(r.command)
-        what_bisect = f"-- {text}" if r.shell else f"-- {text}"
-        for name, rev in (("before", before), ("after", after)):
-            out.append(f"git -C {repo_s} worktree add /tmp/perflab-{name} {rev}")
+        what_bisect = f"-- {text}"
+        # one worktree per commit, kept: pasted again, the lines reuse it (and build again)
+        trees = {rev: f'"${{TMPDIR:-/tmp}}/perflab-{short(rev)}"' for rev in (before, after)}
+        out += ["# a fresh compare of the two commits: a worktree of each, built, then "
+                "compared", build]
+        for rev, tree in trees.items():
+            out += [f"[ -d {tree} ] || git -C {repo_s} worktree add --detach {tree} {rev}",
+                    f'(cd {tree} && sh -c "$BUILD")']
+        # double quotes: the shell that pastes them expands TMPDIR; the command's own text
+        # is escaped for them (\\, $, ` and ")
+        quoted = text.translate({ord(c): "\\" + c for c in '\\$`"'})
         out.append(f"perflab compare{metric} -n {short(before)} -n {short(after)} --shell "
-                   + shlex.quote(f"cd /tmp/perflab-before && {text}") + " "
-                   + shlex.quote(f"cd /tmp/perflab-after && {text}"))
+                   + " ".join(f'"cd {tree[1:-1]} && {quoted}"' for tree in trees.values()))
+    bisect_build = '"$BUILD"' if not r.workload else (
+        shlex.quote(r.build) if r.build else "'YOUR BUILD COMMAND'")
     out.append(f"perflab bisect --repo {repo_s} --good {before} --bad {after} "
-               f"--build 'YOUR BUILD COMMAND'{metric} {what_bisect}")
+               f"--build {bisect_build}{metric} {what_bisect}")
     return out
 
 
@@ -142,7 +192,8 @@ def _fence(lines: list[str]) -> str:
     return f"{f}sh\n" + "\n".join(lines) + f"\n{f}"
 
 
-def to_dict(r: Regression, repo: Path | None, plot: str | None) -> dict[str, Any]:
+def to_dict(r: Regression, repo: Path | None, plot: str | None,
+            db: str | None = None) -> dict[str, Any]:
     per = []
     for s, cp, m in r.items:
         b, a = _point(s, cp, False), _point(s, cp, True)
@@ -160,7 +211,7 @@ def to_dict(r: Regression, repo: Path | None, plot: str | None) -> dict[str, Any
             "machines": r.machines, "commit_before": r.commit_before,
             "commit_after": r.commit_after, "git_log": git_log(repo, r.commit_before,
                                                                r.commit_after),
-            "per_machine": per, "plot": plot, "commands": commands(r, repo)}
+            "per_machine": per, "plot": plot, "commands": commands(r, repo, db)}
 
 
 def to_markdown(d: dict[str, Any], unit: str) -> str:
@@ -194,6 +245,17 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
     return "\n".join(lines)
 
 
+def db_arg(store: Any) -> str | None:
+    """The store as a pasted command's --db: None for the default store (PERFLAB_DB or the
+    user's file) and for a URL whose password is hidden (the reader's PERFLAB_DB has it)."""
+    from perflab.storage import default_db_path
+
+    loc = str(getattr(store, "location", "") or "")
+    if not loc or loc == str(default_db_path()) or "***" in loc:
+        return None
+    return loc
+
+
 def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: Path,
                   repo: Path | None) -> list[tuple[Path, dict[str, Any]]]:
     from perflab.history.plot import plot_series
@@ -204,7 +266,7 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
         slug = r.slug()
         png = plot_series([(s, [cp]) for s, cp, _ in r.items], out_dir / f"{slug}.png",
                           title=f"{r.benchmark} {r.params}".strip())
-        d = to_dict(r, repo, png.name)
+        d = to_dict(r, repo, png.name, db_arg(store))
         md = out_dir / f"{slug}.md"
         md.write_text(to_markdown(d, r.unit))
         d["markdown"] = md.read_text()

@@ -100,8 +100,11 @@ def configuration_command(store: Any, result_id: int, name: str) -> tuple[list[s
     return list(row[0] or []), bool(row[1])
 
 
-def result_settings(store: Any, result_id: int) -> dict[str, Any]:
-    """The stored settings object of one result ({} when there is none)."""
+def result_origin(store: Any, result_id: int) -> tuple[dict[str, Any], str | None]:
+    """One result's stored settings object ({} when none) and the repository it was
+    measured in (None when not recorded)."""
     row = store.read(lambda c: c.execute(
-        sa.select(results.c.settings).where(results.c.id == result_id)).first())
-    return dict(row[0] or {}) if row is not None else {}
+        sa.select(results.c.settings, results.c.repo).where(results.c.id == result_id)).first())
+    if row is None:
+        return {}, None
+    return dict(row[0] or {}), row[1]
