@@ -7,11 +7,16 @@ time and for maps_writable side by side; the same in the HTML page."""
 from __future__ import annotations
 
 import json
+import os
 import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_fleet import announce, cli, fleet_url, start_worker  # noqa: F401 - fixture
+
+from cli_helpers import verdicts_of
 
 pytestmark = pytest.mark.system
 
@@ -92,3 +97,26 @@ def test_a_wx_suite_on_three_machines_is_one_markdown_table(fleet_url: str, spin
     assert page.count("<h2>") == 1 and page.count("<tr>") == 1 + len(machines)
     assert "<th>maps_writable pr/wx-on verdict</th>" not in page  # a verdict column is text
     assert "<th class='l'>maps_writable pr/wx-on verdict</th>" in page
+
+    # Reproduce, for every machine: pasted into sh, its stored result judged again says what
+    # the table says, and the fresh compare of pr/wx-off against main/wx-off is slower too.
+    fenced = md.split("```sh\n")[1].split("```")[0].splitlines()
+    for m in machines:
+        (again,) = [ln for ln in fenced if ln.endswith(f"  # {m}")]
+        assert again.startswith("perflab report ") and f"--db {fleet_url}" in again
+        out = sh(again, tmp_path)
+        assert "slower" in out and "pr/wx-off" in out
+    head = next(i for i, ln in enumerate(fenced) if ln.startswith("# pr/wx-off vs main/wx-off"))
+    assert fenced[head].endswith("; on m1, m2, m3")
+    verdicts = verdicts_of(sh(fenced[head + 1], tmp_path))
+    assert verdicts["task_clock"].startswith("slower"), verdicts
+
+
+def sh(line: str, cwd: Path) -> str:
+    """A pasted line, run by sh with perflab on the PATH."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    p = subprocess.run(["sh", "-ec", line], capture_output=True, text=True, env=env, cwd=cwd,
+                       timeout=300)
+    assert p.returncode == 0, f"{line}\n{p.stdout}\n{p.stderr}"
+    return p.stdout

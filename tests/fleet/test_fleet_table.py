@@ -122,7 +122,10 @@ def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
                                                    cell="{}", runs=results[0]
                                                    .configurations[0].runs))
     md = render_markdown(build(results))
-    assert "evil\\|&lt;b&gt;x&lt;/b&gt;" in md and "<b>" not in md
+    # escaped in the prose; verbatim only inside the reproduce commands' code fence
+    prose, fenced = md.split("```sh\n")
+    assert "evil\\|&lt;b&gt;x&lt;/b&gt;" in prose and "<b>" not in prose
+    assert fenced.endswith("```\n") and fenced.count("```") == 1
     rows = {r[0]: r for r in table_rows(md)}
     assert rows["arm64-linux"][4] == "missing"
     assert len(rows["evil\\|&lt;b&gt;x&lt;/b&gt;"]) == 8  # the pipe did not split the cell
@@ -258,6 +261,11 @@ def test_the_grid_gives_its_commit_range_by_build() -> None:
             cfg.commit = MAIN if cfg.name.startswith("main/") else PR
     md = render_markdown(build(results))
     assert md.count("- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b\n") == 1
+    # reproduce: each commit's worktree, built, and the (commit, command) pairs compared
+    assert ('perflab compare -m wall_time -n main/wx-off -n pr/wx-on --shell '
+            '"cd ${TMPDIR:-/tmp}/perflab-1a2b3c4d5e && prog main wx-off" '
+            '"cd ${TMPDIR:-/tmp}/perflab-9f8e7d6c5b && prog pr wx-on"') in md
+    assert f"worktree add --detach \"${{TMPDIR:-/tmp}}/perflab-9f8e7d6c5b\" {PR}" in md
 
 
 def test_configurations_not_named_build_slash_configuration_stay_one_table_each() -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,6 +183,8 @@ class PerMachine:
     notes: list[str]
     identity: dict[str, Machine] = field(default_factory=dict)
     metrics: list[str] = field(default_factory=list)
+    results: dict[str, ResultSet] = field(default_factory=dict, repr=False)  # by machine
+    db: str | None = None  # the store as the reproduce commands' --db (None: the default)
 
     def grids(self) -> list[list[Block]]:
         """The blocks in tables: the blocks of one cell and baseline form one build x
@@ -295,7 +298,7 @@ def build(results: list[ResultSet], *, metric: str | None = None,
                       correction=every[0].correction if every else (correction or "holm"),
                       notes=notes,
                       identity={n: Machine.of(n, rs.fingerprint) for n, rs in per.items()},
-                      metrics=wanted)
+                      metrics=wanted, results=per)
 
 
 def _set_baseline(rs: ResultSet, baseline: str | None) -> None:
@@ -456,6 +459,53 @@ def _footer(pm: PerMachine) -> str:
             "samples of different machines are never pooled.")
 
 
+def reproduce(pm: PerMachine) -> list[str]:
+    """Lines that work when pasted into sh, for every machine: its stored result judged again
+    (perflab report ID), then per comparison a fresh one to run on that machine: where the
+    builds are commits, a worktree of each built with the suite's build step and compared
+    (history.filing.fresh_compare); else the two stored commands compared.  Machines that
+    would run the same lines share them."""
+    from perflab.history.filing import build_command, command_text, fresh_compare
+
+    at = f" --db {shlex.quote(pm.db)}" if pm.db else ""
+    out = ["# every machine's stored result judged again"]
+    out += [f"perflab report {' '.join(map(str, pm.result_ids[m]))}{at}  # {_plain(m)}"
+            for m in pm.machines if pm.result_ids.get(m)]
+    fresh: dict[tuple[str, ...], list[str]] = {}
+    for b in pm.blocks:
+        for r in b.rows:
+            rs = pm.results.get(r.machine)
+            by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
+            base, cand = by.get(b.baseline), by.get(b.candidate)
+            if rs is None or base is None or cand is None or not r.comparisons:
+                continue
+            texts = (command_text(base.command, base.shell),
+                     command_text(cand.command, cand.shell))
+            head = f"{b.candidate} vs {b.baseline}{b.where}"
+            if r.machine in b.commits:
+                (ca, cb), repo = b.commits[r.machine], rs.repo
+                lines = fresh_compare(shlex.quote(repo) if repo else "REPO", (ca, texts[0]),
+                                      (cb, texts[1]), b.metric,
+                                      build_command(rs.settings.to_dict(), b.candidate, repo),
+                                      names=(b.baseline, b.candidate))
+                lines[0] = f"# {head}: {lines[0][2:]}"
+            else:
+                shell = " --shell" if base.shell or cand.shell else ""
+                lines = [f"# {head}: the two commands compared afresh",
+                         f"perflab compare -m {shlex.quote(b.metric)} -n "
+                         f"{shlex.quote(b.baseline)} -n {shlex.quote(b.candidate)}{shell} "
+                         + " ".join(map(shlex.quote, texts))]
+            fresh.setdefault(tuple(lines), []).append(r.machine)
+    for lines, machines in fresh.items():
+        out += [f"{lines[0]}; on {', '.join(map(_plain, machines))}", *lines[1:]]
+    return out
+
+
+def _plain(name: str) -> str:
+    """A machine's name fit for a shell comment: on one line."""
+    return " ".join(name.split())
+
+
 def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[bold]{len(pm.machines)} machines[/]: {escape(_machines_line(pm))}",
                   highlight=False, soft_wrap=True)
@@ -472,11 +522,15 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[dim]{escape(_footer(pm))}[/]", highlight=False, soft_wrap=True)
     for n in pm.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", highlight=False, soft_wrap=True)
+    console.print("[bold]reproduce[/]:", highlight=False)
+    for line in reproduce(pm):
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def render_markdown(pm: PerMachine) -> str:
     """GitHub Markdown to paste into an issue: one table per block (or grid), one row per
     machine (its OS, architecture and CPU beside its name), every metric side by side."""
+    from perflab.history.filing import fence
     from perflab.reports.matrix import to_markdown
 
     parts = [f"**{len(pm.machines)} machines**: {md_text(_machines_line(pm))}", ""]
@@ -487,6 +541,7 @@ def render_markdown(pm: PerMachine) -> str:
         parts += [f"- {md_text(line)}" for line in v.summaries] + [""]
     parts.append(md_text(_footer(pm)))
     parts += [f"- note: {md_text(n)}" for n in pm.notes]
+    parts += ["", "**Reproduce** (paste into sh):", "", fence(reproduce(pm))]
     return "\n".join(parts) + "\n"
 
 
@@ -515,6 +570,8 @@ def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine co
             f"<p class='summary'>{html.escape(line)}</p>" for line in v.summaries))
     parts.append(f"<p class='muted'>{html.escape(_footer(pm))}</p>")
     parts += [f"<p class='muted'>note: {html.escape(n)}</p>" for n in pm.notes]
+    parts.append("<p><b>Reproduce</b> (paste into sh):</p><pre>"
+                 + html.escape("\n".join(reproduce(pm))) + "</pre>")
     output_dir(out, "--out")
     path = out / "machines.html"
     path.write_text(html_page(title, parts))

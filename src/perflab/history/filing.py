@@ -144,6 +144,34 @@ NO_BUILD = ('BUILD="${BUILD:?perflab stored no build command for these results: 
             'e.g. BUILD=make}"')
 
 
+def command_text(argv: list[str], shell: bool) -> str:
+    """A stored command as it is typed: a shell command's text, or the argv quoted."""
+    return " ".join(argv) if shell else shlex.join(argv)
+
+
+def fresh_compare(repo_s: str, before: tuple[str, str], after: tuple[str, str], metric: str,
+                  build: str | None, names: tuple[str, str] | None = None) -> list[str]:
+    """Lines for sh: a worktree of each commit (``$TMPDIR/perflab-COMMIT``, kept: pasted
+    again, the lines reuse it and build again), each built with ``build`` (the shell stops
+    with one line asking for BUILD when there is none), then one interleaved compare of the
+    two (commit, command) pairs, each run in its commit's worktree, named ``names`` (default:
+    the short commits)."""
+    out = ["# a fresh compare of the two commits: a worktree of each, built, then compared",
+           f"BUILD={shlex.quote(build)}" if build else NO_BUILD]
+    trees = {rev: f"${{TMPDIR:-/tmp}}/perflab-{short(rev)}" for rev, _ in (before, after)}
+    for rev, tree in trees.items():
+        out += [f'[ -d "{tree}" ] || git -C {repo_s} worktree add --detach "{tree}" {rev}',
+                f'(cd "{tree}" && sh -c "$BUILD")']
+    # double quotes, so that the pasting shell expands TMPDIR; the command's own text is
+    # escaped for them (\\, $, ` and ")
+    runs = [f'"cd {trees[rev]} && ' + text.translate({ord(c): "\\" + c for c in '\\$`"'})
+            + '"' for rev, text in (before, after)]
+    a, b = names or (short(before[0]), short(after[0]))
+    out.append(f"perflab compare -m {shlex.quote(metric)} -n {shlex.quote(a)} "
+               f"-n {shlex.quote(b)} --shell {' '.join(runs)}")
+    return out
+
+
 def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[str]:
     """To reproduce, lines that work when pasted into sh: every machine's stored pair compared
     again; a fresh compare of the two commits (a worktree of each, built with the build
@@ -157,7 +185,6 @@ def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[st
     where = repo or (Path(r.repo) if r.repo else None)
     repo_s = shlex.quote(str(where)) if where else "REPO"
     metric = f" -m {shlex.quote(r.metric)}"
-    build = f"BUILD={shlex.quote(r.build)}" if r.build else NO_BUILD
     if r.workload:
         params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
         what_bisect = f"--workload {shlex.quote(r.benchmark)} {params}".rstrip()
@@ -165,20 +192,9 @@ def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[st
         out.append(f"# at each of {short(before)} and {short(after)} (git -C {repo_s} "
                    f"checkout ...): {cmd} {params}".rstrip())
     else:
-        text = " ".join(r.command) if r.shell else shlex.join(r.command)
+        text = command_text(r.command, r.shell)
         what_bisect = f"-- {text}"
-        # one worktree per commit, kept: pasted again, the lines reuse it (and build again)
-        trees = {rev: f'"${{TMPDIR:-/tmp}}/perflab-{short(rev)}"' for rev in (before, after)}
-        out += ["# a fresh compare of the two commits: a worktree of each, built, then "
-                "compared", build]
-        for rev, tree in trees.items():
-            out += [f"[ -d {tree} ] || git -C {repo_s} worktree add --detach {tree} {rev}",
-                    f'(cd {tree} && sh -c "$BUILD")']
-        # double quotes: the shell that pastes them expands TMPDIR; the command's own text
-        # is escaped for them (\\, $, ` and ")
-        quoted = text.translate({ord(c): "\\" + c for c in '\\$`"'})
-        out.append(f"perflab compare{metric} -n {short(before)} -n {short(after)} --shell "
-                   + " ".join(f'"cd {tree[1:-1]} && {quoted}"' for tree in trees.values()))
+        out += fresh_compare(repo_s, (before, text), (after, text), r.metric, r.build)
     bisect_build = '"$BUILD"' if not r.workload else (
         shlex.quote(r.build) if r.build else "'YOUR BUILD COMMAND'")
     out.append(f"perflab bisect --repo {repo_s} --good {before} --bad {after} "
@@ -186,7 +202,7 @@ def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[st
     return out
 
 
-def _fence(lines: list[str]) -> str:
+def fence(lines: list[str]) -> str:
     longest = max((len(m) for ln in lines for m in re.findall(r"`+", ln)), default=0)
     f = "`" * max(3, longest + 1)
     return f"{f}sh\n" + "\n".join(lines) + f"\n{f}"
@@ -225,7 +241,7 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
               f"{md_text(short(d['commit_after']))}` (the change lies after the first, up to "
               "and including the second)", ""]
     if d["git_log"]:
-        lines += ["## Commits in the range", "", _fence(d["git_log"]), ""]
+        lines += ["## Commits in the range", "", fence(d["git_log"]), ""]
     lines += ["## Before and after", "",
               "| machine | before: median [95% CI] | after: median [95% CI] | change | p |",
               "|---|---:|---:|---:|---:|"]
@@ -241,7 +257,7 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
               "to the change.", ""]
     if d["plot"]:
         lines += ["## History", "", f"![history of {md_text(d['benchmark'])}]({d['plot']})", ""]
-    lines += ["## Reproduce", "", _fence(d["commands"]), ""]
+    lines += ["## Reproduce", "", fence(d["commands"]), ""]
     return "\n".join(lines)
 
 
