@@ -91,7 +91,7 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
                 commit_after=cp.commit_after, command=command, shell=shell,
                 workload=k.benchmark in workloads,
                 build=build_command(settings, k.config, repo), repo=repo)
-        machine = names.get(k.machine_id or -1, f"machine {k.machine_id}")
+        machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
         out[key].items.append((s, cp, machine))
     return list(out.values())
 

@@ -38,12 +38,19 @@ class SeriesKey:
     # Which tool measured it (ResultSet.source): an imported hyperfine series and perflab's
     # own series of one benchmark are two series, never one that alternates between tools.
     source: str = "perflab"
+    # The machine's name for people (Store.machine_names: the worker's --name or the host
+    # name), shown wherever the series is; not part of its identity (machine_id is).
+    machine: str = field(default="", compare=False)
+
+    @property
+    def machine_text(self) -> str:
+        return self.machine or f"machine {self.machine_id}"
 
     def label(self) -> str:
         params = json.loads(self.cell) if self.cell else {}
         p = " ".join(f"{k}={v}" for k, v in params.items())
         parts = [self.benchmark, p, f"[{self.config}]" if self.config != self.benchmark else "",
-                 f"machine {self.machine_id}", self.metric,
+                 self.machine_text, self.metric,
                  f"(imported from {self.source})" if self.source != "perflab" else ""]
         return " ".join(x for x in parts if x)
 
@@ -168,20 +175,21 @@ def load_series(
     machine and time filters are applied by the database, so a large store is not read whole."""
     rows = hstore.run_rows(store, benchmark, config, machine, since)
     source_of = hstore.import_sources(store, machine, since)
-    out = _series_of(rows, source_of, benchmark, params or {}, metric)
+    out = _series_of(rows, source_of, store.machine_names(), benchmark, params or {}, metric)
     if repo is not None:
         _in_commit_order(out, repo)
     for s in out:
         for p in s.points:
             _summarize_point(p, s.deterministic)
     out = [s for s in out if s.points]
+    # machines by name (then id, for two of one name): the same order in every output
     out.sort(key=lambda s: (s.key.benchmark, s.key.cell, s.key.config,
-                            s.key.machine_id or 0, s.key.metric))
+                            s.key.machine_text.casefold(), s.key.machine_id or 0, s.key.metric))
     return out
 
 
-def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], benchmark: str | None,
-               want: dict[str, str], metric: str | None) -> list[Series]:
+def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], names: dict[int, str],
+               benchmark: str | None, want: dict[str, str], metric: str | None) -> list[Series]:
     """The run rows (store.run_rows) as series, one point per (result, configuration), in the
     rows' time order; the glob and the parameters matched here (SQL's LIKE is wider)."""
     by_key: dict[SeriesKey, Series] = {}
@@ -198,7 +206,8 @@ def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], benchmark:
             if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
                 continue
             key = SeriesKey(r["benchmark"], r["cell"], r["name"], r["machine_id"], m,
-                            source_of.get(r["rid"], "perflab"))
+                            source_of.get(r["rid"], "perflab"),
+                            names.get(r["machine_id"], "") if r["machine_id"] else "")
             s = by_key.get(key)
             if s is None:
                 s = by_key[key] = _new_series(key, minfo.get(m, {}))
