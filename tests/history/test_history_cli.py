@@ -79,6 +79,15 @@ def test_machines_are_named_not_numbered_and_ordered_by_name(tmp_path: Path) -> 
     assert res.exit_code == 0, res.output
     pages = "".join(p.read_text() for p in (tmp_path / "dash").glob("*.html"))
     assert "<td>m1</td>" in pages and "machine 1" not in pages
+    # --machine takes the name (or the id)
+    res = invoke("history", "syn/b", "--machine", "m3", "--db", str(db))
+    assert res.exit_code == 0 and "[A] m3 " in res.output and "[A] m1 " not in res.output
+    res = invoke("history", "syn/b", "--machine", "2", "--db", str(db))
+    assert res.exit_code == 0 and "[A] m1 " in res.output and "[A] m3 " not in res.output
+    res = invoke("history", "syn/b", "--machine", "m9", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert res.exception.problem == "no machine named 'm9' in the store"
+    assert res.exception.fix == "known machines: m1, m3"
 
 
 def test_history_bad_input(tmp_path: Path) -> None:

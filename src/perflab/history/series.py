@@ -166,16 +166,19 @@ def load_series(
     params: dict[str, str] | None = None,
     metric: str | None = None,
     config: str | None = None,
-    machine: int | None = None,
+    machine: int | str | None = None,
     repo: Path | None = None,
     since: float | None = None,
 ) -> list[Series]:
     """Every stored series matching the filters (``benchmark`` may be a glob), in commit order.
-    ``since`` (epoch seconds) keeps the results created from then on.  The benchmark, config,
-    machine and time filters are applied by the database, so a large store is not read whole."""
-    rows = hstore.run_rows(store, benchmark, config, machine, since)
-    source_of = hstore.import_sources(store, machine, since)
-    out = _series_of(rows, source_of, store.machine_names(), benchmark, params or {}, metric)
+    ``since`` (epoch seconds) keeps the results created from then on; ``machine`` is a
+    machine's name or id.  The benchmark, config, machine and time filters are applied by the
+    database, so a large store is not read whole."""
+    names = store.machine_names()
+    mid = machine_id(names, machine)
+    rows = hstore.run_rows(store, benchmark, config, mid, since)
+    source_of = hstore.import_sources(store, mid, since)
+    out = _series_of(rows, source_of, names, benchmark, params or {}, metric)
     if repo is not None:
         _in_commit_order(out, repo)
     for s in out:
@@ -186,6 +189,24 @@ def load_series(
     out.sort(key=lambda s: (s.key.benchmark, s.key.cell, s.key.config,
                             s.key.machine_text.casefold(), s.key.machine_id or 0, s.key.metric))
     return out
+
+
+def machine_id(names: dict[int, str], machine: int | str | None) -> int | None:
+    """``--machine``: a name (Store.machine_names) or a number, as the machine's id."""
+    if machine is None or isinstance(machine, int):
+        return machine
+    ids = [mid for mid, name in names.items() if name == machine]
+    if len(ids) == 1:
+        return ids[0]
+    if machine.strip().isdigit():
+        return int(machine)
+    if ids:
+        raise PerflabError(f"{len(ids)} machines are named {machine!r} (ids "
+                           f"{', '.join(map(str, sorted(ids)))})",
+                           "pass --machine with one of those ids")
+    known = sorted(set(names.values()), key=str.casefold)
+    raise PerflabError(f"no machine named {machine!r} in the store",
+                       f"known machines: {', '.join(known[:12]) or 'none yet'}")
 
 
 def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], names: dict[int, str],
