@@ -31,6 +31,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import machine_label
@@ -510,7 +511,8 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[bold]{len(pm.machines)} machines[/]: {escape(_machines_line(pm))}",
                   highlight=False, soft_wrap=True)
     for v in views(pm):
-        t = Table(title=escape(v.title), title_justify="left", header_style="bold")
+        # a Text title: shown as written, in the table and in fit()'s stacked view alike
+        t = Table(title=Text(v.title), title_justify="left", header_style="bold")
         for i, h in enumerate(v.headers):
             t.add_column(escape(h), no_wrap=i == 0, justify="left" if v.left(i) else "right")
         for row in v.rows:
