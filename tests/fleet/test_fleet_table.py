@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -122,7 +122,10 @@ def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
                                                    cell="{}", runs=results[0]
                                                    .configurations[0].runs))
     md = render_markdown(build(results))
-    assert "evil\\|&lt;b&gt;x&lt;/b&gt;" in md and "<b>" not in md
+    # escaped in the prose; verbatim only inside the reproduce commands' code fence
+    prose, fenced = md.split("```sh\n")
+    assert "evil\\|&lt;b&gt;x&lt;/b&gt;" in prose and "<b>" not in prose
+    assert fenced.endswith("```\n") and fenced.count("```") == 1
     rows = {r[0]: r for r in table_rows(md)}
     assert rows["arm64-linux"][4] == "missing"
     assert len(rows["evil\\|&lt;b&gt;x&lt;/b&gt;"]) == 8  # the pipe did not split the cell
@@ -185,3 +188,90 @@ def test_report_submission_markdown_from_postgresql(pg_url: str, tmp_path: Path)
     assert rows[2][7].startswith("slower") and rows[0][11].startswith("larger")
     assert "┃" not in p.stdout and "report: " in p.stderr and "report: " not in p.stdout
     assert "- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b" in p.stdout
+
+
+# (build, configuration) -> (wall-time factor, writable mappings): pr is 10% slower on
+# x64-linux only (FLEET's wall ratio is 1.20 there: take 1.10), W^X on has 4 writable maps
+GRID = {("main", "wx-off"): (1.0, 1.0), ("main", "wx-on"): (1.0, 4.0),
+        ("pr", "wx-off"): (1.10, 1.0), ("pr", "wx-on"): (1.10, 4.0)}
+MAPS = MetricInfo("maps_writable", "", "workload")
+
+
+def grid_machine(name: str, seed: int) -> ResultSet:
+    """A W^X suite's result on one machine: builds main/pr x configurations wx-off/wx-on."""
+    rs = machine(name, seed)
+    rs.kind = "suite"
+    rs.metrics["maps_writable"] = MAPS
+    rng = np.random.default_rng(seed)
+    slow = FLEET[name][3] > 1
+    rs.configurations = []
+    for (b, c), (w, maps) in GRID.items():
+        cfg = Configuration(name=f"{b}/{c}", command=["prog", b, c], params={"kind": "stub"},
+                            is_baseline=(b, c) == ("main", "wx-off"))
+        w = w if slow else 1.0
+        cfg.runs = [Run(seq=i, values={"wall_time": 0.05 * w * (1 + 0.002 * z),
+                                       "maps_writable": maps})
+                    for i, z in enumerate(rng.standard_normal(12))]
+        rs.configurations.append(cfg)
+    return rs
+
+
+def test_a_build_by_configuration_grid_is_one_table(tmp_path: Path) -> None:
+    pm = build([grid_machine(n, k) for k, n in enumerate(FLEET)],
+               metrics=["wall_time", "maps_writable"])
+    md = render_markdown(pm)
+    assert md.count("### ") == 1  # one table, not one per candidate
+    assert ("### builds main, pr x configurations wx-off, wx-on [kind=stub] (wall_time, "
+            "maps_writable); ratios against main/wx-off") in md
+    head = next(ln for ln in md.splitlines() if ln.startswith("| machine "))
+    cols = [c.strip() for c in head.strip("|").split(" | ")]
+    assert cols[:5] == ["machine", "OS", "arch", "CPU", "wall_time main/wx-off"]
+    assert cols[5:8] == ["wall_time main/wx-on", "wall_time main/wx-on ratio [95% CI]",
+                         "wall_time main/wx-on verdict"]
+    assert len(cols) == 4 + 2 * (1 + 3 * 3)
+    assert cols[14] == "maps_writable main/wx-off"
+    rows = {r[0]: r for r in table_rows(md)}
+    assert list(rows) == ["arm64-linux", "arm64-mac", "x64-linux"]
+    x64 = dict(zip(cols, rows["x64-linux"], strict=True))
+    assert x64["arch"] == "x86_64" and x64["OS"] == "Ubuntu 24.04.1 LTS"
+    assert float(x64["wall_time main/wx-off"][:-3]) == pytest.approx(50, rel=0.01)
+    assert float(x64["wall_time pr/wx-on"][:-3]) == pytest.approx(55, rel=0.01)
+    assert x64["wall_time pr/wx-on ratio [95% CI]"].startswith("1.1")
+    assert x64["wall_time pr/wx-off verdict"].startswith("slower")
+    assert x64["wall_time main/wx-on verdict"].startswith("equivalent")
+    # "slower on x64, same on Arm64"; the second metric beside the time
+    arm = dict(zip(cols, rows["arm64-linux"], strict=True))
+    assert arm["wall_time pr/wx-off verdict"].startswith("equivalent")
+    assert arm["maps_writable main/wx-off"] == "1" and arm["maps_writable pr/wx-on"] == "4"
+    assert arm["maps_writable pr/wx-on verdict"].startswith("larger")
+    assert arm["maps_writable pr/wx-off verdict"].startswith("equivalent")
+    assert "- pr/wx-off wall_time: slower on 1 of 3 machines" in md
+    page = render_html(pm, tmp_path / "out").read_text()
+    assert page.count("<h2>") == 1 and page.count("<tr>") == 1 + 3
+    assert "<th>maps_writable pr/wx-on</th>" in page and "class='l larger'" in page
+    for width in (600, 120):  # a table, or its cells stacked: the same title as written
+        con = Console(record=True, width=width, color_system=None)
+        print_terminal(pm, con)
+        assert "builds main, pr x configurations wx-off, wx-on [kind=stub] (" in con.export_text()
+
+
+def test_the_grid_gives_its_commit_range_by_build() -> None:
+    results = [grid_machine(n, k) for k, n in enumerate(FLEET)]
+    for rs in results:
+        for cfg in rs.configurations:
+            cfg.commit = MAIN if cfg.name.startswith("main/") else PR
+    md = render_markdown(build(results))
+    assert md.count("- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b\n") == 1
+    # reproduce: each commit's worktree, built, and the (commit, command) pairs compared
+    assert ('perflab compare -m wall_time -n main/wx-off -n pr/wx-on --shell '
+            '"cd ${TMPDIR:-/tmp}/perflab-1a2b3c4d5e && prog main wx-off" '
+            '"cd ${TMPDIR:-/tmp}/perflab-9f8e7d6c5b && prog pr wx-on"') in md
+    assert f"worktree add --detach \"${{TMPDIR:-/tmp}}/perflab-9f8e7d6c5b\" {PR}" in md
+
+
+def test_configurations_not_named_build_slash_configuration_stay_one_table_each() -> None:
+    results = [grid_machine(n, k) for k, n in enumerate(FLEET)]
+    for rs in results:
+        for cfg in rs.configurations:
+            cfg.name = cfg.name.replace("/", "-")
+    assert render_markdown(build(results)).count("### ") == 3

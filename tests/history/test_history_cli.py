@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 
 
 def fill(db: Path, commits: list[str], step_at: int | None, seed: int = 1,
-         created: list[float] | None = None) -> None:
+         created: list[float] | None = None, machine: str = "h") -> None:
     """One stat result per commit for benchmark syn/b (depth=1), wall_time ~ 10 ms."""
     store = Store(db)
     r = np.random.default_rng(seed)
@@ -26,7 +26,7 @@ def fill(db: Path, commits: list[str], step_at: int | None, seed: int = 1,
         mu = 0.010 * (1.25 if step_at is not None and i >= step_at else 1.0)
         rs = ResultSet(kind="stat", commit=c, dirty=False, status="complete",
                        created_at=created[i] if created else 1000.0 + i,
-                       fingerprint={"hostname": "h"}, metrics={"wall_time":
+                       fingerprint={"hostname": machine}, metrics={"wall_time":
                                                                BUILTIN_METRICS["wall_time"]},
                        settings={"primary_metric": "wall_time"})
         cfg = Configuration(name="A", command=["x"], benchmark="syn/b", params={"depth": 1})
@@ -51,6 +51,43 @@ def test_history_table_and_plot(tmp_path: Path) -> None:
     # another metric on request
     res = invoke("history", "syn/b", "--metric", "max_rss", "--db", str(db))
     assert res.exit_code == 0 and "max_rss" in res.output
+
+
+def test_machines_are_named_not_numbered_and_ordered_by_name(tmp_path: Path) -> None:
+    """m3 was stored first (machine row 1), m1 second: every output says m1 and m3, never
+    "machine 1", and lists m1 first."""
+    from perflab.history.series import load_series
+
+    db = tmp_path / "r.sqlite"
+    commits = [f"{i:02d}" + "cd" * 19 for i in range(16)]
+    fill(db, commits, step_at=8, seed=1, machine="m3")
+    fill(db, commits, step_at=8, seed=2, machine="m1")
+    series = load_series(Store(db), "syn/b", metric="wall_time")
+    assert [(s.key.machine, s.key.machine_id) for s in series] == [("m1", 2), ("m3", 1)]
+    assert series[0].key.label() == "syn/b depth=1 [A] m1 wall_time"  # the plot's panel title
+    res = invoke("history", "syn/b", "--db", str(db), "--plot", str(tmp_path / "h.png"))
+    assert res.exit_code == 0, res.output
+    assert "machine 1" not in res.output and "machine 2" not in res.output
+    assert res.output.index("[A] m1 ") < res.output.index("[A] m3 ")
+    res = invoke("detect", "--db", str(db), "--report", str(tmp_path / "rep"))
+    assert res.exit_code == 0, res.output
+    rows = [ln for ln in res.output.splitlines() if "regression" in ln and "syn/b" in ln]
+    assert [[c.strip() for c in ln.split("│")][4] for ln in rows] == ["m1", "m3"]
+    (md,) = (tmp_path / "rep").glob("*.md")
+    assert "- **Machines:** m1, m3" in md.read_text() and "machine 1" not in md.read_text()
+    res = invoke("dashboard", "--db", str(db), "--out", str(tmp_path / "dash"))
+    assert res.exit_code == 0, res.output
+    pages = "".join(p.read_text() for p in (tmp_path / "dash").glob("*.html"))
+    assert "<td>m1</td>" in pages and "machine 1" not in pages
+    # --machine takes the name (or the id)
+    res = invoke("history", "syn/b", "--machine", "m3", "--db", str(db))
+    assert res.exit_code == 0 and "[A] m3 " in res.output and "[A] m1 " not in res.output
+    res = invoke("history", "syn/b", "--machine", "2", "--db", str(db))
+    assert res.exit_code == 0 and "[A] m1 " in res.output and "[A] m3 " not in res.output
+    res = invoke("history", "syn/b", "--machine", "m9", "--db", str(db))
+    assert isinstance(res.exception, PerflabError)
+    assert res.exception.problem == "no machine named 'm9' in the store"
+    assert res.exception.fix == "known machines: m1, m3"
 
 
 def test_history_bad_input(tmp_path: Path) -> None:

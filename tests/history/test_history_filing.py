@@ -113,15 +113,20 @@ def test_one_report_per_regression_with_everything_to_file_it(
         assert cells[3].startswith("+2")  # about +25%
     png = out / md.split("](")[1].split(")")[0]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "perflab compare --from-db" in md
-    assert f"perflab bisect --repo {r} --good {before} --bad {after}" in md
+    # every machine's stored pair, named
+    assert md.count("perflab compare --from-db") == 2
+    assert "  # alpha\n" in md and "  # beta\n" in md
+    assert f"perflab bisect --repo {r} --good {before} --bad {after} --build \"$BUILD\"" in md
     assert "-- ./prog --depth 1" in md
-    # the A/B of the two commits: one worktree each, compared side by side in one run
-    assert f"worktree add /tmp/perflab-before {before}" in md
-    assert f"worktree add /tmp/perflab-after {after}" in md
+    # the A/B of the two commits: one worktree each, built, compared side by side in one run;
+    # these stat results stored no build command, so BUILD must be given
+    assert 'BUILD="${BUILD:?perflab stored no build command' in md
+    tree = '"${TMPDIR:-/tmp}/perflab-'
+    assert f"git -C {r} worktree add --detach {tree}{before[:10]}\" {before}" in md
+    assert f"(cd {tree}{after[:10]}\" && sh -c \"$BUILD\")" in md
     assert (f"perflab compare -m wall_time -n {before[:10]} -n {after[:10]} --shell "
-            "'cd /tmp/perflab-before && ./prog --depth 1' "
-            "'cd /tmp/perflab-after && ./prog --depth 1'") in md
+            f'"cd ${{TMPDIR:-/tmp}}/perflab-{before[:10]} && ./prog --depth 1" '
+            f'"cd ${{TMPDIR:-/tmp}}/perflab-{after[:10]} && ./prog --depth 1"') in md
     # the webhook got the same, as JSON
     assert len(handler.received) == 1
     got = handler.received[0]
@@ -162,3 +167,72 @@ def test_ignored_regressions_are_not_filed_and_webhook_faults_are_one_line(
     res = invoke("detect", "--db", str(db), "--report", str(out), "--webhook",
                  "http://127.0.0.1:9/nothing-listens")
     assert "cannot reach the webhook" in str(res.exception)
+
+
+def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
+        tmp_path: Path, spin: Path) -> None:
+    """A suite measured a program its build step makes (./prog is not in git): the report's
+    commands, pasted into sh, compare every machine's stored pair again and make a worktree
+    of each commit, BUILD it with the suite's build step, and compare them afresh; all say
+    slower, as the stored results did.  Without the build lines ./prog would not exist."""
+    import os
+    import subprocess
+    import sys
+
+    from cli_helpers import verdicts_of
+    from perflab.history.detect import ChangePoint
+    from perflab.history.filing import commands, db_arg, group
+    from perflab.history.series import load_series
+
+    r = new_repo(tmp_path / "repo")
+    build = {"bench/build.sh": "cp prog.in ../prog && chmod +x ../prog\n"}
+    (r / "bench").mkdir()
+    suite = ('[suite]\nname = "s"\nbaseline = "prog"\n[configurations.prog]\n'
+             'command = ["./prog"]\nbuild = ["sh", "build.sh"]\n')
+    fast = commit(r, "fast", {**build, "bench/s.toml": suite,
+                              "bench/prog.in": f"#!/bin/sh\nexec {spin} 3000000\n"})
+    slow = commit(r, "slow", {"bench/prog.in": f"#!/bin/sh\nexec {spin} 12000000\n"})
+    db = tmp_path / "r.sqlite"
+    store = Store(db)
+    rng = np.random.default_rng(5)
+    for machine in ("alpha", "beta"):
+        for i, (c, mu) in enumerate(((fast, 0.003), (slow, 0.012))):
+            rs = ResultSet(kind="suite", commit=c, repo=str(r), dirty=False, status="complete",
+                           created_at=1000.0 + i,
+                           fingerprint={"hostname": "h-" + machine, "machine_name": machine},
+                           metrics={"task_clock": BUILTIN_METRICS["task_clock"]},
+                           settings={"primary_metric": "task_clock",
+                                     "suite": {"text": suite, "path": str(r / "bench/s.toml")}})
+            cfg = Configuration(name="prog", command=["./prog"], benchmark="./prog")
+            cfg.runs = [Run(seq=j, values={"task_clock": float(rng.normal(mu, mu * 0.01))})
+                        for j in range(8)]
+            rs.configurations.append(cfg)
+            store.save(rs)
+    found = []
+    for s in load_series(store, metric="task_clock"):
+        a, b = s.points
+        found.append((s, ChangePoint(s.key, 1, a.commit, b.commit, a.result_id, b.result_id,
+                                     300.0, a.median, 0.0, b.median, 0.0, 1e-6, True)))
+    (reg,) = group(store, found)
+    assert reg.build == "cd bench && sh build.sh"
+    lines = commands(reg, None, db_arg(store))
+    env = {**os.environ, "TMPDIR": str(tmp_path), "COLUMNS": "200", "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    def sh(script: str) -> str:
+        p = subprocess.run(["sh", "-ec", script], capture_output=True, text=True, env=env,
+                           timeout=300, cwd=tmp_path)
+        assert p.returncode == 0, f"{script}\n{p.stdout}\n{p.stderr}"
+        return p.stdout
+
+    stored = [ln for ln in lines if ln.startswith("perflab compare --from-db")]
+    assert len(stored) == 2
+    for ln in stored:
+        verdicts = set(verdicts_of(sh(ln)).values())
+        assert len(verdicts) == 1 and verdicts.pop().startswith("slower (regression"), ln
+    fresh = lines[lines.index(stored[-1]) + 1:-1]  # the worktrees, the builds, the compare
+    assert fresh[1] == "BUILD='cd bench && sh build.sh'"
+    out = sh("\n".join(fresh))
+    assert verdicts_of(out)["task_clock"].startswith("slower"), out
+    assert (tmp_path / f"perflab-{fast[:10]}" / "prog").exists()
+    sh("\n".join(fresh[2:4]))  # pasted again: the worktree is there, it is built again

@@ -99,3 +99,41 @@ def test_prune_keeps_each_series_newest_points(store_url: str) -> None:
     total = store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(runs))
                        .scalar())
     assert orphans == 0 and total == (25 + 3) * 4
+
+
+@pytest.mark.unit
+def test_since_in_the_future_is_one_line_however_it_is_written() -> None:
+    from perflab.errors import PerflabError
+    from perflab.history.series import parse_since
+
+    now = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+    assert parse_since("2w", now) == now - 14 * 86400
+    assert parse_since("2027-01-15T08:00:00Z", now) == now  # now itself is not the future
+    for text in ("2027-01-16", "2027-01-15T09:00:01+01:00", "2027-01-15T08:00:01Z"):
+        with pytest.raises(PerflabError) as e:
+            parse_since(text, now)
+        assert e.value.problem == f"--since {text} is in the future, so no result is that recent"
+        assert e.value.fix == "give a past date or an age such as 30d"
+        assert "\n" not in str(e.value)
+    with pytest.raises(PerflabError, match="neither an age nor a date"):
+        parse_since("-3d", now)
+
+
+@pytest.mark.unit
+def test_the_history_runs_sql_only_in_its_store_module() -> None:
+    """Issue 24: SQL only in store modules; history/store.py holds the history's queries."""
+    import ast
+    from pathlib import Path
+
+    import perflab.history
+
+    pkg = Path(perflab.history.__file__).parent
+    offenders = []
+    for f in sorted(pkg.glob("*.py")):
+        if f.name == "store.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{f.name}: {n}" for n in names if n.split(".")[0] == "sqlalchemy"]
+    assert offenders == []

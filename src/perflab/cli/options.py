@@ -104,8 +104,8 @@ BenchmarkGlob = Annotated[str | None, typer.Option("--benchmark", "-b",
 Since = Annotated[str | None, typer.Option(
     "--since", help="Only results from then on: an age (30d, 12h, 2w) or a date (2026-11-01, "
     "UTC); read by the database, so a long history is not read whole.")]
-Machine = Annotated[int | None, typer.Option(
-    "--machine", help="Machine id (see 'perflab results').")]
+Machine = Annotated[str | None, typer.Option(
+    "--machine", help="Machine name (the worker's --name or the host name), or its id.")]
 DetectConfig = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Detect settings TOML (default .perflab/detect.toml).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -149,11 +149,13 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
     --no-plots changes nothing, and its page is already one self-contained file."""
     from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
     from perflab.fleet.queue import submission_results
+    from perflab.history.filing import db_arg
 
     store = session.open_store(db)
     if submission:
         ids = ids + [i for i in submission_results(store, submission) if i not in ids]
     pm = build([store.load(i) for i in ids], metrics=metrics or None)
+    pm.db = db_arg(store)
     page = render_html(pm, out or store.reports_dir() / f"machines-{'-'.join(map(str, ids))}")
     if markdown:
         typer.echo(render_markdown(pm), nl=False)

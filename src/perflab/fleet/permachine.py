@@ -13,18 +13,25 @@ The summary line per block (and metric) counts the verdicts (slower, or larger, 
 machines) and gives the geometric mean of the machines' ratios with their spread (geometric
 standard deviation and the range).  It is a description of the machines, not a test: the
 verdicts are the per-machine ones.
+
+A build x configuration grid (a suite whose configurations are named BUILD/CONFIGURATION, e.g.
+main/wx-off, main/wx-on, pr/wx-off, pr/wx-on) is one table per cell instead of one per
+candidate: a row per machine, per metric the baseline's value, then per other (build,
+configuration) its value, its ratio [CI] against the baseline and the verdict.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import machine_label
@@ -55,6 +62,7 @@ class Machine:
 
 
 IDENTITY = ["machine", "OS", "arch", "CPU"]
+GRID_SEP = "/"  # BUILD/CONFIGURATION: configurations that form a build x configuration grid
 
 
 @dataclass
@@ -105,9 +113,20 @@ class Block:
         return self.metrics[0]
 
     @property
+    def where(self) -> str:
+        """`` [depth=10 threads=2]``: the cell's parameters; "" for a cell of none."""
+        from perflab.reports.matrix import cell_label
+
+        if self.cell == "{}":
+            return ""
+        try:
+            return f" [{cell_label(self.cell)}]"
+        except (ValueError, AttributeError):  # a cell key that is not a parameters object
+            return f" [{self.cell}]"
+
+    @property
     def title(self) -> str:
-        where = "" if self.cell == "{}" else f" [{self.cell}]"
-        return f"{self.candidate} vs {self.baseline}{where} ({', '.join(self.metrics)})"
+        return f"{self.candidate} vs {self.baseline}{self.where} ({', '.join(self.metrics)})"
 
     def present(self, metric: str | None = None) -> list[Comparison]:
         m = metric or self.metric
@@ -165,6 +184,24 @@ class PerMachine:
     notes: list[str]
     identity: dict[str, Machine] = field(default_factory=dict)
     metrics: list[str] = field(default_factory=list)
+    results: dict[str, ResultSet] = field(default_factory=dict, repr=False)  # by machine
+    db: str | None = None  # the store as the reproduce commands' --db (None: the default)
+
+    def grids(self) -> list[list[Block]]:
+        """The blocks in tables: the blocks of one cell and baseline form one build x
+        configuration grid when every configuration in them is named BUILD/CONFIGURATION
+        and there are several candidates; any other block is a table of its own."""
+        out: dict[tuple[str, str], list[Block]] = {}
+        for b in self.blocks:
+            out.setdefault((b.cell, b.baseline), []).append(b)
+        tables: list[list[Block]] = []
+        for group in out.values():
+            names = [group[0].baseline, *(b.candidate for b in group)]
+            if len(group) > 1 and all(GRID_SEP in n.strip(GRID_SEP) for n in names):
+                tables.append(group)
+            else:
+                tables += [[b] for b in group]
+        return tables
 
 
 def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
@@ -262,7 +299,7 @@ def build(results: list[ResultSet], *, metric: str | None = None,
                       correction=every[0].correction if every else (correction or "holm"),
                       notes=notes,
                       identity={n: Machine.of(n, rs.fingerprint) for n, rs in per.items()},
-                      metrics=wanted)
+                      metrics=wanted, results=per)
 
 
 def _set_baseline(rs: ResultSet, baseline: str | None) -> None:
@@ -287,27 +324,128 @@ def headers(b: Block) -> list[str]:
     return out
 
 
-def _metric_cells(c: Comparison | None, unit: str) -> list[str]:
-    """base and diff (the candidate) in the metric's unit, the ratio with its CI, the verdict."""
-    if c is None:
-        return ["missing", "", "", ""]
+def _values(c: Comparison) -> tuple[float, float]:
+    """The baseline's centre and the candidate's (base + the estimated difference)."""
     base = c.base_center if not math.isnan(c.base_center) else c.base_median
     diff = base + c.diff if not math.isnan(c.diff) else c.cand_median
+    return base, diff
+
+
+def _ratio(c: Comparison) -> str:
     if math.isnan(c.ratio):
-        ratio = "-"
-    elif math.isnan(c.ci_low):
-        ratio = f"{c.ratio:.3f}x"
-    else:
-        ratio = f"{c.ratio:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
-    return [fmt_value(base, unit), fmt_value(diff, unit), ratio, c.label]
+        return "-"
+    if math.isnan(c.ci_low):
+        return f"{c.ratio:.3f}x"
+    return f"{c.ratio:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+
+
+# One cell as every output shows it: its text, its rich style, its HTML class.
+Cell = tuple[str, str, str]
+MISSING: Cell = ("missing", "yellow", "")
+
+
+def _verdict(c: Comparison) -> Cell:
+    return (c.label, verdict_style(c), c.verdict)
+
+
+def _metric_cells(c: Comparison | None, unit: str) -> list[Cell]:
+    """base and diff (the candidate) in the metric's unit, the ratio with its CI, the verdict."""
+    if c is None:
+        return [MISSING, ("", "", ""), ("", "", ""), ("", "", "")]
+    base, diff = _values(c)
+    return [(fmt_value(base, unit), "", ""), (fmt_value(diff, unit), "", ""),
+            (_ratio(c), "", ""), _verdict(c)]
+
+
+def _identity(pm: PerMachine, machine: str) -> list[Cell]:
+    who = pm.identity.get(machine) or Machine(machine, "?", "?", "?")
+    return [(x, "", "") for x in (who.name, who.os, who.arch, who.cpu)]
 
 
 def row_cells(pm: PerMachine, b: Block, r: Row) -> list[str]:
     """One row as plain text, in the order of ``headers``."""
-    who = pm.identity.get(r.machine) or Machine(r.machine, "?", "?", "?")
-    out = [who.name, who.os, who.arch, who.cpu]
+    return [c[0] for c in _block_row(pm, b, r)]
+
+
+def _block_row(pm: PerMachine, b: Block, r: Row) -> list[Cell]:
+    out = _identity(pm, r.machine)
     for m in b.metrics:
         out += _metric_cells(r.comparisons.get(m), r.units.get(m, ""))
+    return out
+
+
+@dataclass
+class View:
+    """One table as the terminal, Markdown and HTML show it: a block's, or a grid's."""
+    title: str
+    headers: list[str]
+    rows: list[list[Cell]]
+    summaries: list[str]
+
+    def left(self, i: int) -> bool:
+        """Text columns (identity, verdicts) align left, figures right."""
+        return i < len(IDENTITY) or self.headers[i].endswith("verdict")
+
+
+def _grid_title(blocks: list[Block]) -> str:
+    b0 = blocks[0]
+    names = [b0.baseline, *(b.candidate for b in blocks)]
+    builds = list(dict.fromkeys(n.split(GRID_SEP, 1)[0] for n in names))
+    configs = list(dict.fromkeys(n.split(GRID_SEP, 1)[1] for n in names))
+    return (f"builds {', '.join(builds)} x configurations {', '.join(configs)}{b0.where} "
+            f"({', '.join(b0.metrics)}); ratios against {b0.baseline}")
+
+
+def _grid_view(pm: PerMachine, blocks: list[Block]) -> View:
+    """A row per machine; per metric the baseline's value, then per candidate its value, its
+    ratio [CI] against the baseline and its verdict."""
+    b0 = blocks[0]
+    heads = list(IDENTITY)
+    for m in b0.metrics:
+        pre = f"{m} " if len(b0.metrics) > 1 else ""
+        heads.append(f"{pre}{b0.baseline}")
+        for b in blocks:
+            heads += [f"{pre}{b.candidate}", f"{pre}{b.candidate} ratio [95% CI]",
+                      f"{pre}{b.candidate} verdict"]
+    rows = []
+    for i, machine in enumerate(b0.rows):
+        cells = _identity(pm, machine.machine)
+        for m in b0.metrics:
+            comps = [b.rows[i].comparisons.get(m) for b in blocks]
+            unit = next((b.rows[i].units[m] for b in blocks if m in b.rows[i].units), "")
+            first = next((c for c in comps if c is not None), None)
+            cells.append(MISSING if first is None else (fmt_value(_values(first)[0], unit),
+                                                         "", ""))
+            for c in comps:
+                cells += [MISSING, ("", "", ""), ("", "", "")] if c is None else [
+                    (fmt_value(_values(c)[1], unit), "", ""), (_ratio(c), "", ""),
+                    _verdict(c)]
+        rows.append(cells)
+    summaries = list(dict.fromkeys(
+        line.replace(f"commits {b.baseline}..{b.candidate}: ",
+                     f"commits {_build(b.baseline)}..{_build(b.candidate)}: ")
+        for b in blocks for line in b.summaries()[:1] if line.startswith("commits ")
+        and _build(b.baseline) != _build(b.candidate)))
+    summaries += [f"{b.candidate}: {line}" if len(b0.metrics) == 1 else
+                  f"{b.candidate} {line}" for b in blocks
+                  for line in b.summaries() if not line.startswith("commits ")]
+    return View(_grid_title(blocks), heads, rows, summaries)
+
+
+def _build(config: str) -> str:
+    return config.split(GRID_SEP, 1)[0]
+
+
+def views(pm: PerMachine) -> list[View]:
+    """Every table of the report, in order: a grid where the blocks form one, else a block."""
+    out = []
+    for blocks in pm.grids():
+        if len(blocks) > 1:
+            out.append(_grid_view(pm, blocks))
+        else:
+            b = blocks[0]
+            out.append(View(b.title, headers(b), [_block_row(pm, b, r) for r in b.rows],
+                            b.summaries()))
     return out
 
 
@@ -322,46 +460,90 @@ def _footer(pm: PerMachine) -> str:
             "samples of different machines are never pooled.")
 
 
+def reproduce(pm: PerMachine) -> list[str]:
+    """Lines that work when pasted into sh, for every machine: its stored result judged again
+    (perflab report ID), then per comparison a fresh one to run on that machine: where the
+    builds are commits, a worktree of each built with the suite's build step and compared
+    (history.filing.fresh_compare); else the two stored commands compared.  Machines that
+    would run the same lines share them."""
+    from perflab.history.filing import build_command, command_text, fresh_compare
+
+    at = f" --db {shlex.quote(pm.db)}" if pm.db else ""
+    out = ["# every machine's stored result judged again"]
+    out += [f"perflab report {' '.join(map(str, pm.result_ids[m]))}{at}  # {_plain(m)}"
+            for m in pm.machines if pm.result_ids.get(m)]
+    fresh: dict[tuple[str, ...], list[str]] = {}
+    for b in pm.blocks:
+        for r in b.rows:
+            rs = pm.results.get(r.machine)
+            by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
+            base, cand = by.get(b.baseline), by.get(b.candidate)
+            if rs is None or base is None or cand is None or not r.comparisons:
+                continue
+            texts = (command_text(base.command, base.shell),
+                     command_text(cand.command, cand.shell))
+            head = f"{b.candidate} vs {b.baseline}{b.where}"
+            if r.machine in b.commits:
+                (ca, cb), repo = b.commits[r.machine], rs.repo
+                lines = fresh_compare(shlex.quote(repo) if repo else "REPO", (ca, texts[0]),
+                                      (cb, texts[1]), b.metric,
+                                      build_command(rs.settings.to_dict(), b.candidate, repo),
+                                      names=(b.baseline, b.candidate))
+                lines[0] = f"# {head}: {lines[0][2:]}"
+            else:
+                shell = " --shell" if base.shell or cand.shell else ""
+                lines = [f"# {head}: the two commands compared afresh",
+                         f"perflab compare -m {shlex.quote(b.metric)} -n "
+                         f"{shlex.quote(b.baseline)} -n {shlex.quote(b.candidate)}{shell} "
+                         + " ".join(map(shlex.quote, texts))]
+            fresh.setdefault(tuple(lines), []).append(r.machine)
+    for lines, machines in fresh.items():
+        out += [f"{lines[0]}; on {', '.join(map(_plain, machines))}", *lines[1:]]
+    return out
+
+
+def _plain(name: str) -> str:
+    """A machine's name fit for a shell comment: on one line."""
+    return " ".join(name.split())
+
+
 def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[bold]{len(pm.machines)} machines[/]: {escape(_machines_line(pm))}",
                   highlight=False, soft_wrap=True)
-    for b in pm.blocks:
-        t = Table(title=escape(b.title), title_justify="left", header_style="bold")
-        for i, h in enumerate(headers(b)):
-            left = i < len(IDENTITY) or h.endswith("verdict")
-            t.add_column(escape(h), no_wrap=i == 0, justify="left" if left else "right")
-        for r in b.rows:
-            cells = [escape(x) for x in row_cells(pm, b, r)]
-            for k, m in enumerate(b.metrics):
-                at = len(IDENTITY) + 4 * k
-                c = r.comparisons.get(m)
-                if c is None:
-                    cells[at] = "[yellow]missing[/]"
-                elif style := verdict_style(c):
-                    cells[at + 3] = f"[{style}]{cells[at + 3]}[/]"
-            t.add_row(*cells)
+    for v in views(pm):
+        # a Text title: shown as written, in the table and in fit()'s stacked view alike
+        t = Table(title=Text(v.title), title_justify="left", header_style="bold")
+        for i, h in enumerate(v.headers):
+            t.add_column(escape(h), no_wrap=i == 0, justify="left" if v.left(i) else "right")
+        for row in v.rows:
+            t.add_row(*(f"[{style}]{escape(text)}[/]" if style and text else escape(text)
+                        for text, style, _ in row))
         console.print(fit(t, console))
-        for line in b.summaries():
+        for line in v.summaries:
             console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     console.print(f"[dim]{escape(_footer(pm))}[/]", highlight=False, soft_wrap=True)
     for n in pm.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", highlight=False, soft_wrap=True)
+    console.print("[bold]reproduce[/]:", highlight=False)
+    for line in reproduce(pm):
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def render_markdown(pm: PerMachine) -> str:
-    """GitHub Markdown to paste into an issue: one table per block, one row per machine
-    (its OS, architecture and CPU beside its name), every metric side by side."""
+    """GitHub Markdown to paste into an issue: one table per block (or grid), one row per
+    machine (its OS, architecture and CPU beside its name), every metric side by side."""
+    from perflab.history.filing import fence
     from perflab.reports.matrix import to_markdown
 
     parts = [f"**{len(pm.machines)} machines**: {md_text(_machines_line(pm))}", ""]
-    for b in pm.blocks:
-        heads = headers(b)
-        rows = [dict(zip(heads, row_cells(pm, b, r), strict=True)) for r in b.rows]
-        parts.append(to_markdown(rows, b.title, left=(*IDENTITY, *(
-            h for h in heads if h.endswith("verdict")))))
-        parts += [f"- {md_text(line)}" for line in b.summaries()] + [""]
+    for v in views(pm):
+        rows = [dict(zip(v.headers, (c[0] for c in row), strict=True)) for row in v.rows]
+        parts.append(to_markdown(rows, v.title, left=[h for i, h in enumerate(v.headers)
+                                                      if v.left(i)]))
+        parts += [f"- {md_text(line)}" for line in v.summaries] + [""]
     parts.append(md_text(_footer(pm)))
     parts += [f"- note: {md_text(n)}" for n in pm.notes]
+    parts += ["", "**Reproduce** (paste into sh):", "", fence(reproduce(pm))]
     return "\n".join(parts) + "\n"
 
 
@@ -376,26 +558,22 @@ def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine co
 
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p>{html.escape(_machines_line(pm))}</p>"]
-    for b in pm.blocks:
-        heads = headers(b)
-        left = {i for i, h in enumerate(heads) if i < len(IDENTITY) or h.endswith("verdict")}
-        parts.append(f"<h2>{html.escape(b.title)}</h2><table><thead><tr>"
-                     + "".join(_td("th", h, "l" if i in left else "")
-                               for i, h in enumerate(heads))
+    for v in views(pm):
+        parts.append(f"<h2>{html.escape(v.title)}</h2><table><thead><tr>"
+                     + "".join(_td("th", h, "l" if v.left(i) else "")
+                               for i, h in enumerate(v.headers))
                      + "</tr></thead><tbody>")
-        for r in b.rows:
-            tds = []
-            for i, x in enumerate(row_cells(pm, b, r)):
-                cls = "l" if i in left else ""
-                if i in left and i >= len(IDENTITY):  # a verdict: coloured by its class
-                    c = r.comparisons.get(b.metrics[(i - len(IDENTITY)) // 4])
-                    cls += f" {c.verdict if c is not None else 'inconclusive'}"
-                tds.append(_td("td", x, cls))
-            parts.append("<tr>" + "".join(tds) + "</tr>")
+        for row in v.rows:
+            # a verdict cell is coloured by its class (the page's stylesheet)
+            parts.append("<tr>" + "".join(
+                _td("td", text, " ".join(x for x in ("l" if v.left(i) else "", cls) if x))
+                for i, (text, _, cls) in enumerate(row)) + "</tr>")
         parts.append("</tbody></table>" + "".join(
-            f"<p class='summary'>{html.escape(line)}</p>" for line in b.summaries()))
+            f"<p class='summary'>{html.escape(line)}</p>" for line in v.summaries))
     parts.append(f"<p class='muted'>{html.escape(_footer(pm))}</p>")
     parts += [f"<p class='muted'>note: {html.escape(n)}</p>" for n in pm.notes]
+    parts.append("<p><b>Reproduce</b> (paste into sh):</p><pre>"
+                 + html.escape("\n".join(reproduce(pm))) + "</pre>")
     output_dir(out, "--out")
     path = out / "machines.html"
     path.write_text(html_page(title, parts))

@@ -63,7 +63,8 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
         body = (f"<p><a href='index.html'>&larr; all series</a></p>"
                 f"<h1>{html.escape(s.key.benchmark)}</h1>"
                 f"<p>params: <code>{html.escape(s.key.params_text() or '-')}</code> &middot; "
-                f"configuration: {html.escape(s.key.config)} &middot; machine {s.key.machine_id}"
+                f"configuration: {html.escape(s.key.config)} &middot; "
+                f"{html.escape(s.key.machine_text)}"
                 f" &middot; metric: {html.escape(s.key.metric)} ({html.escape(s.unit)})</p>"
                 f"<img src='{slug}.png' alt='plot'>{notes}<h2>Change points</h2>"
                 f"{_cp_rows(cps, link=False, units=units)}<h2>Points (commit order)</h2>"
@@ -76,7 +77,7 @@ def write_dashboard(items: list[tuple[Series, list[ChangePoint]]], out: Path,
         index_rows.append(
             f"<tr><td><a href='{slug}.html'>{html.escape(s.key.benchmark)}</a></td>"
             f"<td><code>{html.escape(s.key.params_text())}</code></td>"
-            f"<td>{html.escape(s.key.config)}</td><td>{s.key.machine_id}</td>"
+            f"<td>{html.escape(s.key.config)}</td><td>{html.escape(s.key.machine_text)}</td>"
             f"<td>{html.escape(s.key.metric)}</td><td>{len(s.points)}</td>"
             f"<td>{fmt_value(last.median, s.unit)}</td>"
             f"<td class='{'reg' if any(c.regression for c in live) else ''}'>{len(live)}</td></tr>")

@@ -173,7 +173,8 @@ class ChangePoint:
     def to_dict(self) -> dict[str, Any]:
         return {
             "benchmark": self.key.benchmark, "params": self.key.cell, "config": self.key.config,
-            "machine": self.key.machine_id, "metric": self.key.metric,
+            "machine": self.key.machine_id, "machine_name": self.key.machine_text,
+            "metric": self.key.metric,
             "commit_before": self.commit_before, "commit_after": self.commit_after,
             "result_before": self.result_before, "result_after": self.result_after,
             "change_pct": self.change_pct, "mean_before": self.mean_before,

@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from perflab.errors import PerflabError
 from perflab.format import fmt_pct, fmt_value, md_text
 from perflab.history import git
+from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
@@ -46,6 +45,8 @@ class Regression:
     shell: bool
     workload: bool
     items: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)  # + machine
+    build: str | None = None  # the shell command that built what was measured, if stored
+    repo: str | None = None  # the repository the results were measured in, if stored
 
     @property
     def machines(self) -> list[str]:
@@ -65,18 +66,6 @@ class Regression:
         return self.items[0][0].key.slug() + f"-{short(self.commit_after)[:10]}"
 
 
-def _configuration(store: Any, result_id: int, name: str) -> tuple[list[str], bool]:
-    from perflab.storage import configurations
-
-    row = store.read(lambda c: c.execute(
-        sa.select(configurations.c.command, configurations.c.shell)
-        .where(configurations.c.result_id == result_id)
-        .where(configurations.c.name == name)).first())
-    if row is None:
-        return [], False
-    return list(row[0] or []), bool(row[1])
-
-
 def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regression]:
     """Regressions (not ignored) grouped by what changed and where: one per benchmark, cell,
     configuration, metric and commit range, listing every machine it appears on."""
@@ -94,13 +83,15 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         k = s.key
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
         if key not in out:
-            command, shell = _configuration(store, cp.result_after, k.config)
+            command, shell = hstore.configuration_command(store, cp.result_after, k.config)
+            settings, repo = hstore.result_origin(store, cp.result_after)
             out[key] = Regression(
                 benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
                 metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
                 commit_after=cp.commit_after, command=command, shell=shell,
-                workload=k.benchmark in workloads)
-        machine = names.get(k.machine_id or -1, f"machine {k.machine_id}")
+                workload=k.benchmark in workloads,
+                build=build_command(settings, k.config, repo), repo=repo)
+        machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
         out[key].items.append((s, cp, machine))
     return list(out.values())
 
@@ -122,13 +113,77 @@ def _ci(p: Point, unit: str) -> str:
             f"{fmt_value(p.ci_high, unit)}]")
 
 
-def commands(r: Regression, repo: Path | None) -> list[str]:
-    """To reproduce: the stored pair compared again, a fresh compare of the two commits, and
-    a bisect between them."""
-    s, cp, _ = r.items[0]
-    out = [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}"]
+def build_command(settings: dict[str, Any], config: str, repo: str | None) -> str | None:
+    """The shell command that built what a result measured, run at the top of a checkout: a
+    bisect's ``--build``, or the suite configuration's ``build`` step (which runs in the suite
+    file's directory); None when the result stored none (stat, compare, imports)."""
+    if settings.get("build"):
+        return str(settings["build"])
+    suite = settings.get("suite") or {}
+    if not suite.get("text"):
+        return None
+    import tomllib
+
+    try:
+        spec = tomllib.loads(str(suite["text"]))
+    except tomllib.TOMLDecodeError:
+        return None
+    step = ((spec.get("configurations") or {}).get(config) or {}).get("build")
+    if not step:
+        return None
+    cmd = shlex.join(map(str, step)) if isinstance(step, list) else str(step)
+    where = Path(str(suite.get("path") or "")).parent
+    if repo and where.is_absolute() and where.is_relative_to(repo) and where != Path(repo):
+        cmd = f"cd {shlex.quote(str(where.relative_to(repo)))} && {cmd}"
+    return cmd
+
+
+# What the pasted lines build with when the results stored no build command: the shell
+# stops there with this one line unless BUILD is set (so nothing runs unbuilt).
+NO_BUILD = ('BUILD="${BUILD:?perflab stored no build command for these results: set BUILD, '
+            'e.g. BUILD=make}"')
+
+
+def command_text(argv: list[str], shell: bool) -> str:
+    """A stored command as it is typed: a shell command's text, or the argv quoted."""
+    return " ".join(argv) if shell else shlex.join(argv)
+
+
+def fresh_compare(repo_s: str, before: tuple[str, str], after: tuple[str, str], metric: str,
+                  build: str | None, names: tuple[str, str] | None = None) -> list[str]:
+    """Lines for sh: a worktree of each commit (``$TMPDIR/perflab-COMMIT``, kept: pasted
+    again, the lines reuse it and build again), each built with ``build`` (the shell stops
+    with one line asking for BUILD when there is none), then one interleaved compare of the
+    two (commit, command) pairs, each run in its commit's worktree, named ``names`` (default:
+    the short commits)."""
+    out = ["# a fresh compare of the two commits: a worktree of each, built, then compared",
+           f"BUILD={shlex.quote(build)}" if build else NO_BUILD]
+    trees = {rev: f"${{TMPDIR:-/tmp}}/perflab-{short(rev)}" for rev, _ in (before, after)}
+    for rev, tree in trees.items():
+        out += [f'[ -d "{tree}" ] || git -C {repo_s} worktree add --detach "{tree}" {rev}',
+                f'(cd "{tree}" && sh -c "$BUILD")']
+    # double quotes, so that the pasting shell expands TMPDIR; the command's own text is
+    # escaped for them (\\, $, ` and ")
+    runs = [f'"cd {trees[rev]} && ' + text.translate({ord(c): "\\" + c for c in '\\$`"'})
+            + '"' for rev, text in (before, after)]
+    a, b = names or (short(before[0]), short(after[0]))
+    out.append(f"perflab compare -m {shlex.quote(metric)} -n {shlex.quote(a)} "
+               f"-n {shlex.quote(b)} --shell {' '.join(runs)}")
+    return out
+
+
+def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[str]:
+    """To reproduce, lines that work when pasted into sh: every machine's stored pair compared
+    again; a fresh compare of the two commits (a worktree of each, built with the build
+    command the results were made with, then compared in one interleaved run); a bisect
+    between them with the same build."""
+    at = f" --db {shlex.quote(db)}" if db else ""
+    out = ["# the stored results compared again, machine by machine"]
+    out += [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}{at}"
+            f"  # {' '.join(m.split())}" for _, cp, m in r.items]
     before, after = r.commit_before or "BEFORE", r.commit_after or "AFTER"
-    repo_s = shlex.quote(str(repo)) if repo else "REPO"
+    where = repo or (Path(r.repo) if r.repo else None)
+    repo_s = shlex.quote(str(where)) if where else "REPO"
     metric = f" -m {shlex.quote(r.metric)}"
     if r.workload:
         params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
@@ -137,25 +192,24 @@ def commands(r: Regression, repo: Path | None) -> list[str]:
         out.append(f"# at each of {short(before)} and {short(after)} (git -C {repo_s} "
                    f"checkout ...): {cmd} {params}".rstrip())
     else:
-        text = " ".join(r.command) if r.shell else shlex.join(r.command)
-        what_bisect = f"-- {text}" if r.shell else f"-- {text}"
-        for name, rev in (("before", before), ("after", after)):
-            out.append(f"git -C {repo_s} worktree add /tmp/perflab-{name} {rev}")
-        out.append(f"perflab compare{metric} -n {short(before)} -n {short(after)} --shell "
-                   + shlex.quote(f"cd /tmp/perflab-before && {text}") + " "
-                   + shlex.quote(f"cd /tmp/perflab-after && {text}"))
+        text = command_text(r.command, r.shell)
+        what_bisect = f"-- {text}"
+        out += fresh_compare(repo_s, (before, text), (after, text), r.metric, r.build)
+    bisect_build = '"$BUILD"' if not r.workload else (
+        shlex.quote(r.build) if r.build else "'YOUR BUILD COMMAND'")
     out.append(f"perflab bisect --repo {repo_s} --good {before} --bad {after} "
-               f"--build 'YOUR BUILD COMMAND'{metric} {what_bisect}")
+               f"--build {bisect_build}{metric} {what_bisect}")
     return out
 
 
-def _fence(lines: list[str]) -> str:
+def fence(lines: list[str]) -> str:
     longest = max((len(m) for ln in lines for m in re.findall(r"`+", ln)), default=0)
     f = "`" * max(3, longest + 1)
     return f"{f}sh\n" + "\n".join(lines) + f"\n{f}"
 
 
-def to_dict(r: Regression, repo: Path | None, plot: str | None) -> dict[str, Any]:
+def to_dict(r: Regression, repo: Path | None, plot: str | None,
+            db: str | None = None) -> dict[str, Any]:
     per = []
     for s, cp, m in r.items:
         b, a = _point(s, cp, False), _point(s, cp, True)
@@ -173,7 +227,7 @@ def to_dict(r: Regression, repo: Path | None, plot: str | None) -> dict[str, Any
             "machines": r.machines, "commit_before": r.commit_before,
             "commit_after": r.commit_after, "git_log": git_log(repo, r.commit_before,
                                                                r.commit_after),
-            "per_machine": per, "plot": plot, "commands": commands(r, repo)}
+            "per_machine": per, "plot": plot, "commands": commands(r, repo, db)}
 
 
 def to_markdown(d: dict[str, Any], unit: str) -> str:
@@ -187,7 +241,7 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
               f"{md_text(short(d['commit_after']))}` (the change lies after the first, up to "
               "and including the second)", ""]
     if d["git_log"]:
-        lines += ["## Commits in the range", "", _fence(d["git_log"]), ""]
+        lines += ["## Commits in the range", "", fence(d["git_log"]), ""]
     lines += ["## Before and after", "",
               "| machine | before: median [95% CI] | after: median [95% CI] | change | p |",
               "|---|---:|---:|---:|---:|"]
@@ -203,8 +257,19 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
               "to the change.", ""]
     if d["plot"]:
         lines += ["## History", "", f"![history of {md_text(d['benchmark'])}]({d['plot']})", ""]
-    lines += ["## Reproduce", "", _fence(d["commands"]), ""]
+    lines += ["## Reproduce", "", fence(d["commands"]), ""]
     return "\n".join(lines)
+
+
+def db_arg(store: Any) -> str | None:
+    """The store as a pasted command's --db: None for the default store (PERFLAB_DB or the
+    user's file) and for a URL whose password is hidden (the reader's PERFLAB_DB has it)."""
+    from perflab.storage import default_db_path
+
+    loc = str(getattr(store, "location", "") or "")
+    if not loc or loc == str(default_db_path()) or "***" in loc:
+        return None
+    return loc
 
 
 def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: Path,
@@ -217,7 +282,7 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
         slug = r.slug()
         png = plot_series([(s, [cp]) for s, cp, _ in r.items], out_dir / f"{slug}.png",
                           title=f"{r.benchmark} {r.params}".strip())
-        d = to_dict(r, repo, png.name)
+        d = to_dict(r, repo, png.name, db_arg(store))
         md = out_dir / f"{slug}.md"
         md.write_text(to_markdown(d, r.unit))
         d["markdown"] = md.read_text()

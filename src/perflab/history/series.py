@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from perflab.errors import PerflabError
 from perflab.history import git
+from perflab.history import store as hstore
+from perflab.history.store import EXCLUDED_KINDS, glob_like
 from perflab.model import metric_direction
-from perflab.storage import Store, configurations, results, runs
+from perflab.storage import Store
 
-EXCLUDED_KINDS = ("bisect",)
+__all__ = ["EXCLUDED_KINDS", "glob_like"]  # kept importable from here (tests, other verbs)
 
 
 @dataclass(frozen=True)
@@ -38,12 +38,19 @@ class SeriesKey:
     # Which tool measured it (ResultSet.source): an imported hyperfine series and perflab's
     # own series of one benchmark are two series, never one that alternates between tools.
     source: str = "perflab"
+    # The machine's name for people (Store.machine_names: the worker's --name or the host
+    # name), shown wherever the series is; not part of its identity (machine_id is).
+    machine: str = field(default="", compare=False)
+
+    @property
+    def machine_text(self) -> str:
+        return self.machine or f"machine {self.machine_id}"
 
     def label(self) -> str:
         params = json.loads(self.cell) if self.cell else {}
         p = " ".join(f"{k}={v}" for k, v in params.items())
         parts = [self.benchmark, p, f"[{self.config}]" if self.config != self.benchmark else "",
-                 f"machine {self.machine_id}", self.metric,
+                 self.machine_text, self.metric,
                  f"(imported from {self.source})" if self.source != "perflab" else ""]
         return " ".join(x for x in parts if x)
 
@@ -153,70 +160,59 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
     return at
 
 
-def glob_like(glob: str) -> str:
-    """A SQL LIKE pattern (escape character ``\\``) selecting at least what the fnmatch glob
-    matches: ``*`` and ``?`` translate; a ``[...]`` class does not, so the pattern stops there
-    with ``%``.  LIKE is also case-insensitive on SQLite, so callers match the glob again."""
-    out = []
-    for ch in glob:
-        if ch == "[":
-            return "".join(out) + "%"
-        out.append("%" if ch == "*" else "_" if ch == "?"
-                   else "\\" + ch if ch in "\\%_" else ch)
-    return "".join(out)
-
-
 def load_series(
     store: Store,
     benchmark: str | None = None,
     params: dict[str, str] | None = None,
     metric: str | None = None,
     config: str | None = None,
-    machine: int | None = None,
+    machine: int | str | None = None,
     repo: Path | None = None,
     since: float | None = None,
 ) -> list[Series]:
     """Every stored series matching the filters (``benchmark`` may be a glob), in commit order.
-    ``since`` (epoch seconds) keeps the results created from then on.  The benchmark, config,
-    machine and time filters are applied by the database, so a large store is not read whole."""
+    ``since`` (epoch seconds) keeps the results created from then on; ``machine`` is a
+    machine's name or id.  The benchmark, config, machine and time filters are applied by the
+    database, so a large store is not read whole."""
+    names = store.machine_names()
+    mid = machine_id(names, machine)
+    rows = hstore.run_rows(store, benchmark, config, mid, since)
+    source_of = hstore.import_sources(store, mid, since)
+    out = _series_of(rows, source_of, names, benchmark, params or {}, metric)
+    if repo is not None:
+        _in_commit_order(out, repo)
+    for s in out:
+        for p in s.points:
+            _summarize_point(p, s.deterministic)
+    out = [s for s in out if s.points]
+    # machines by name (then id, for two of one name): the same order in every output
+    out.sort(key=lambda s: (s.key.benchmark, s.key.cell, s.key.config,
+                            s.key.machine_text.casefold(), s.key.machine_id or 0, s.key.metric))
+    return out
 
-    def go(conn: sa.Connection) -> list[dict[str, Any]]:
-        q = (sa.select(results.c.id.label("rid"), results.c.kind, results.c.created_at,
-                       results.c.commit.label("rcommit"), results.c.dirty, results.c.machine_id,
-                       results.c.metrics, configurations.c.id.label("cid"),
-                       configurations.c.name, configurations.c.benchmark,
-                       configurations.c.params, configurations.c.cell,
-                       configurations.c.commit.label("ccommit"), runs.c["values"])
-             .select_from(results.join(configurations).join(runs))
-             .where(runs.c.warmup.is_(False), runs.c.status == "ok",
-                    results.c.kind.notin_(EXCLUDED_KINDS),
-                    # a fleet job's attempt lost with its worker: measured again in full
-                    results.c.status != "abandoned")
-             .order_by(results.c.created_at, results.c.id, configurations.c.id, runs.c.seq))
-        if benchmark and not any(ch in benchmark for ch in "*?["):
-            q = q.where(configurations.c.benchmark == benchmark)
-        elif benchmark:
-            q = q.where(configurations.c.benchmark.like(glob_like(benchmark), escape="\\"))
-        if since is not None:
-            q = q.where(results.c.created_at >= since)
-        if config:
-            q = q.where(configurations.c.name == config)
-        if machine is not None:
-            q = q.where(results.c.machine_id == machine)
-        return [dict(r) for r in conn.execute(q).mappings()]
 
-    def sources(conn: sa.Connection) -> dict[int, str]:
-        q = sa.select(results.c.id, results.c.settings).where(results.c.kind == "import")
-        if since is not None:
-            q = q.where(results.c.created_at >= since)
-        if machine is not None:
-            q = q.where(results.c.machine_id == machine)
-        return {r.id: str((r.settings or {}).get("import_format") or "import")
-                for r in conn.execute(q)}
+def machine_id(names: dict[int, str], machine: int | str | None) -> int | None:
+    """``--machine``: a name (Store.machine_names) or a number, as the machine's id."""
+    if machine is None or isinstance(machine, int):
+        return machine
+    ids = [mid for mid, name in names.items() if name == machine]
+    if len(ids) == 1:
+        return ids[0]
+    if machine.strip().isdigit():
+        return int(machine)
+    if ids:
+        raise PerflabError(f"{len(ids)} machines are named {machine!r} (ids "
+                           f"{', '.join(map(str, sorted(ids)))})",
+                           "pass --machine with one of those ids")
+    known = sorted(set(names.values()), key=str.casefold)
+    raise PerflabError(f"no machine named {machine!r} in the store",
+                       f"known machines: {', '.join(known[:12]) or 'none yet'}")
 
-    rows = store.read(go)
-    source_of = store.read(sources)
-    want = params or {}
+
+def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], names: dict[int, str],
+               benchmark: str | None, want: dict[str, str], metric: str | None) -> list[Series]:
+    """The run rows (store.run_rows) as series, one point per (result, configuration), in the
+    rows' time order; the glob and the parameters matched here (SQL's LIKE is wider)."""
     by_key: dict[SeriesKey, Series] = {}
     points: dict[tuple[SeriesKey, int], Point] = {}
     for r in rows:
@@ -231,17 +227,11 @@ def load_series(
             if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
                 continue
             key = SeriesKey(r["benchmark"], r["cell"], r["name"], r["machine_id"], m,
-                            source_of.get(r["rid"], "perflab"))
+                            source_of.get(r["rid"], "perflab"),
+                            names.get(r["machine_id"], "") if r["machine_id"] else "")
             s = by_key.get(key)
             if s is None:
-                info = minfo.get(m, {})
-                hib = bool(info.get("higher_is_better", False))
-                # Results stored before metrics had a direction: derive it from the name.
-                direction = info.get("direction") or ("higher" if hib else metric_direction(m))
-                s = by_key[key] = Series(key, unit=info.get("unit", ""),
-                                         deterministic=bool(info.get("deterministic", False)),
-                                         higher_is_better=direction == "higher",
-                                         direction=direction)
+                s = by_key[key] = _new_series(key, minfo.get(m, {}))
             pk = (key, r["cid"])
             p = points.get(pk)
             if p is None:
@@ -249,28 +239,34 @@ def load_series(
                                        r["ccommit"] or r["rcommit"], r["dirty"], [])
                 s.points.append(p)
             p.samples.append(float(v))
-    out = list(by_key.values())
-    if repo is not None:
-        top = git.toplevel(repo)
-        if top is None:
-            raise PerflabError(f"{repo} is not a git work tree",
-                               "pass --repo with the repository the results were measured from")
-        order = git.topo_index(top)
-        for s in out:
-            known = [p for p in s.points if _lookup(order, p.commit) is not None]
-            if len(known) < len(s.points):
-                s.notes.append(f"{len(s.points) - len(known)} point(s) left out: their commit "
-                               f"is not in {top}")
-            # Stable sort: several results of one commit keep their time order.
-            known.sort(key=lambda p: _lookup(order, p.commit) or 0)
-            s.points = known
-    for s in out:
-        for p in s.points:
-            _summarize_point(p, s.deterministic)
-    out = [s for s in out if s.points]
-    out.sort(key=lambda s: (s.key.benchmark, s.key.cell, s.key.config,
-                            s.key.machine_id or 0, s.key.metric))
-    return out
+    return list(by_key.values())
+
+
+def _new_series(key: SeriesKey, info: dict[str, Any]) -> Series:
+    hib = bool(info.get("higher_is_better", False))
+    # Results stored before metrics had a direction: derive it from the name.
+    direction = info.get("direction") or ("higher" if hib else metric_direction(key.metric))
+    return Series(key, unit=info.get("unit", ""),
+                  deterministic=bool(info.get("deterministic", False)),
+                  higher_is_better=direction == "higher", direction=direction)
+
+
+def _in_commit_order(found: list[Series], repo: Path) -> None:
+    """Each series' points in the repository's topological order; points whose commit the
+    repository does not have are left out, with a note."""
+    top = git.toplevel(repo)
+    if top is None:
+        raise PerflabError(f"{repo} is not a git work tree",
+                           "pass --repo with the repository the results were measured from")
+    order = git.topo_index(top)
+    for s in found:
+        known = [p for p in s.points if _lookup(order, p.commit) is not None]
+        if len(known) < len(s.points):
+            s.notes.append(f"{len(s.points) - len(known)} point(s) left out: their commit "
+                           f"is not in {top}")
+        # Stable sort: several results of one commit keep their time order.
+        known.sort(key=lambda p: _lookup(order, p.commit) or 0)
+        s.points = known
 
 
 def _lookup(order: dict[str, int], commit: str | None) -> int | None:
@@ -284,11 +280,7 @@ def _lookup(order: dict[str, int], commit: str | None) -> int | None:
 
 
 def known_benchmarks(store: Store) -> list[str]:
-    def go(conn: sa.Connection) -> list[str]:
-        q = sa.select(configurations.c.benchmark).distinct().order_by(configurations.c.benchmark)
-        return [str(x) for x in conn.execute(q).scalars()]
-
-    return store.read(go)
+    return hstore.benchmarks(store)
 
 
 def default_metric(store: Any, found: list[Series]) -> str:

@@ -1,0 +1,122 @@
+"""A W^X study on a fleet, end to end (issue 20, "Done when"): a suite of builds main/pr x
+configurations wx-off/wx-on submitted to three workers on a real PostgreSQL, and
+`report --submission S --markdown` gives ONE table: a row per machine with its OS, arch and
+CPU, per (build, configuration) the absolute value, the ratio [CI] and the verdict, for the
+time and for maps_writable side by side; the same in the HTML page."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_fleet import announce, cli, fleet_url, start_worker  # noqa: F401 - fixture
+
+from cli_helpers import verdicts_of
+
+pytestmark = pytest.mark.system
+
+# build -> spin's work; configuration -> writable mappings the program reports
+BUILDS = {"main": 5_000_000, "pr": 10_000_000}
+CONFIGS = {"wx-off": 1, "wx-on": 4}
+
+
+def wx_suite(tmp_path: Path, spin: Path) -> Path:
+    """The suite: every (build, configuration) a command of its own, named BUILD/CONFIG."""
+    prog = tmp_path / "stubs"
+    prog.write_text(f'#!/bin/sh\n{spin} "$1" > /dev/null && echo "{{\\"maps_writable\\": $2}}"\n')
+    prog.chmod(0o755)
+    text = """\
+[suite]
+name = "wx-grid"
+baseline = "main/wx-off"
+primary = "task_clock"
+metrics = ["task_clock", "maps_writable"]
+
+[measure]
+runs = 6
+warmup = 0
+
+[matrix]
+kind = ["stub"]
+"""
+    for build, work in BUILDS.items():
+        for config, maps in CONFIGS.items():
+            text += (f'\n[configurations."{build}/{config}"]\n'
+                     f"command = {json.dumps([str(prog), str(work), str(maps)])}\n")
+    suite = tmp_path / "wx.toml"
+    suite.write_text(text)
+    return suite
+
+
+def test_a_wx_suite_on_three_machines_is_one_markdown_table(fleet_url: str, spin: Path,  # noqa: F811
+                                                            tmp_path: Path) -> None:
+    machines = ["m1", "m2", "m3"]
+    announce(fleet_url, *machines)
+    sub = cli("fleet", "submit", "--all", "--db", fleet_url, "--", "run",
+              str(wx_suite(tmp_path, spin)))
+    assert sub.returncode == 0, sub.stderr
+    submission = sub.stdout.split()[1].rstrip(":")
+    workers = [start_worker(fleet_url, m, "--exit-when-idle") for m in machines]
+    for w in workers:
+        _, err = w.communicate(timeout=300)
+        assert w.returncode == 0, err
+
+    rep = cli("report", "--submission", submission, "--db", fleet_url, "--markdown",
+              "-m", "task_clock", "-m", "maps_writable", "--out", str(tmp_path / "rep"))
+    assert rep.returncode == 0, rep.stderr
+    md = rep.stdout
+    assert md.count("### ") == 1, md  # one table for the whole grid
+    assert ("### builds main, pr x configurations wx-off, wx-on [kind=stub] (task_clock, "
+            "maps_writable); ratios against main/wx-off") in md
+    head = next(ln for ln in md.splitlines() if ln.startswith("| machine "))
+    cols = [c.strip() for c in head.strip("|").split(" | ")]
+    rows = [dict(zip(cols, (c.strip() for c in ln.strip("|").split(" | ")), strict=True))
+            for ln in md.splitlines() if ln.startswith("| m")][1:]
+    assert [r["machine"] for r in rows] == machines
+    for r in rows:
+        assert r["arch"] == platform.machine() and r["OS"] not in ("", "?")
+        assert r["CPU"] not in ("", "?")
+        assert r["task_clock main/wx-off"].endswith("ms")
+        assert r["task_clock pr/wx-on"].endswith("ms")
+        # twice the work: slower on every machine, about 2x
+        assert r["task_clock pr/wx-off verdict"].startswith("slower"), md
+        assert r["task_clock pr/wx-on verdict"].startswith("slower"), md
+        assert 1.5 < float(r["task_clock pr/wx-off ratio [95% CI]"].split("x")[0]) < 2.5
+        # the second metric beside the time: W^X on has 4 writable mappings, off has 1
+        assert (r["maps_writable main/wx-off"], r["maps_writable main/wx-on"]) == ("1", "4")
+        assert r["maps_writable main/wx-on verdict"].startswith("larger")
+        assert r["maps_writable pr/wx-off verdict"].startswith("equivalent")
+    assert "- pr/wx-off task_clock: slower on 3 of 3 machines" in md
+    assert "report: " in rep.stderr
+    page = (tmp_path / "rep" / "machines.html").read_text()
+    assert page.count("<h2>") == 1 and page.count("<tr>") == 1 + len(machines)
+    assert "<th>maps_writable pr/wx-on verdict</th>" not in page  # a verdict column is text
+    assert "<th class='l'>maps_writable pr/wx-on verdict</th>" in page
+
+    # Reproduce, for every machine: pasted into sh, its stored result judged again says what
+    # the table says, and the fresh compare of pr/wx-off against main/wx-off is slower too.
+    fenced = md.split("```sh\n")[1].split("```")[0].splitlines()
+    for m in machines:
+        (again,) = [ln for ln in fenced if ln.endswith(f"  # {m}")]
+        assert again.startswith("perflab report ") and f"--db {fleet_url}" in again
+        out = sh(again, tmp_path)
+        assert "slower" in out and "pr/wx-off" in out
+    head = next(i for i, ln in enumerate(fenced) if ln.startswith("# pr/wx-off vs main/wx-off"))
+    assert fenced[head].endswith("; on m1, m2, m3")
+    verdicts = verdicts_of(sh(fenced[head + 1], tmp_path))
+    assert verdicts["task_clock"].startswith("slower"), verdicts
+
+
+def sh(line: str, cwd: Path) -> str:
+    """A pasted line, run by sh with perflab on the PATH."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1",
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    p = subprocess.run(["sh", "-ec", line], capture_output=True, text=True, env=env, cwd=cwd,
+                       timeout=300)
+    assert p.returncode == 0, f"{line}\n{p.stdout}\n{p.stderr}"
+    return p.stdout
