@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from test_fleet import announce, cli, fleet_url, start_worker  # noqa: F401 - fixture
 
 from cli_helpers import verdicts_of
+from perflab.storage import Store, fleet_jobs
 
 pytestmark = pytest.mark.system
 
@@ -28,7 +32,8 @@ CONFIGS = {"wx-off": 1, "wx-on": 4}
 def wx_suite(tmp_path: Path, spin: Path) -> Path:
     """The suite: every (build, configuration) a command of its own, named BUILD/CONFIG."""
     prog = tmp_path / "stubs"
-    prog.write_text(f'#!/bin/sh\n{spin} "$1" > /dev/null && echo "{{\\"maps_writable\\": $2}}"\n')
+    prog.write_text(f'#!/bin/sh\n{spin} "$1" > /dev/null && '
+                    f'echo "{{\\"maps_writable\\": ${{WX_MAPS:-0}}}}"\n')
     prog.chmod(0o755)
     text = """\
 [suite]
@@ -46,8 +51,10 @@ kind = ["stub"]
 """
     for build, work in BUILDS.items():
         for config, maps in CONFIGS.items():
+            # W^X on or off by an environment variable, as a runtime's switch often is
             text += (f'\n[configurations."{build}/{config}"]\n'
-                     f"command = {json.dumps([str(prog), str(work), str(maps)])}\n")
+                     f"command = {json.dumps([str(prog), str(work)])}\n"
+                     f'env = {{ WX_MAPS = "{maps}" }}\n')
     suite = tmp_path / "wx.toml"
     suite.write_text(text)
     return suite
@@ -61,10 +68,20 @@ def test_a_wx_suite_on_three_machines_is_one_markdown_table(fleet_url: str, spin
               str(wx_suite(tmp_path, spin)))
     assert sub.returncode == 0, sub.stderr
     submission = sub.stdout.split()[1].rstrip(":")
-    workers = [start_worker(fleet_url, m, "--exit-when-idle") for m in machines]
-    for w in workers:
-        _, err = w.communicate(timeout=300)
-        assert w.returncode == 0, err
+    workers = [start_worker(fleet_url, m) for m in machines]
+    try:
+        # Wait for the jobs, not for the workers to exit (an idle worker's exit was seen to
+        # take minutes at load 40); then stop them as a supervisor would.
+        assert wait_for_jobs(Store(fleet_url), submission, len(machines)) == ["done"] * 3
+    finally:
+        for w in workers:
+            w.send_signal(signal.SIGTERM)
+        for w in workers:
+            try:
+                w.communicate(timeout=180)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.communicate()
 
     rep = cli("report", "--submission", submission, "--db", fleet_url, "--markdown",
               "-m", "task_clock", "-m", "maps_writable", "--out", str(tmp_path / "rep"))
@@ -110,6 +127,27 @@ def test_a_wx_suite_on_three_machines_is_one_markdown_table(fleet_url: str, spin
     assert fenced[head].endswith("; on m1, m2, m3")
     verdicts = verdicts_of(sh(fenced[head + 1], tmp_path))
     assert verdicts["task_clock"].startswith("slower"), verdicts
+    # each configuration's own environment goes with its command
+    head = next(i for i, ln in enumerate(fenced) if ln.startswith("# main/wx-on vs main/wx-off"))
+    assert fenced[head + 1].endswith(f"'env WX_MAPS=1 {tmp_path}/stubs 5000000' "
+                                     f"'env WX_MAPS=4 {tmp_path}/stubs 5000000'")
+    out = sh(fenced[head + 1], tmp_path)
+    store = Store(os.environ["PERFLAB_DB"])  # where the pasted compare stored its result
+    fresh = store.load(max(store.result_ids()))
+    assert [set(c.samples("maps_writable")) for c in fresh.configurations] == [{1}, {4}], out
+
+
+def wait_for_jobs(store: Store, submission: str, n: int, timeout: float = 600) -> list[str]:
+    """The states of the submission's ``n`` jobs once none is queued or running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = sorted(store.read(lambda c: c.execute(
+            sa.select(fleet_jobs.c.state).where(fleet_jobs.c.submission == submission))
+            .scalars().all()))
+        if (len(states) == n and not {"queued", "running"} & set(states)) \
+                or time.monotonic() > deadline:
+            return states
+        time.sleep(0.5)
 
 
 def sh(line: str, cwd: Path) -> str:

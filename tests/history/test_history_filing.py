@@ -236,3 +236,12 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
     assert verdicts_of(out)["task_clock"].startswith("slower"), out
     assert (tmp_path / f"perflab-{fast[:10]}" / "prog").exists()
     sh("\n".join(fresh[2:4]))  # pasted again: the worktree is there, it is built again
+
+
+@pytest.mark.unit
+def test_a_reproduced_command_carries_its_environment() -> None:
+    from perflab.history.filing import command_text
+
+    assert command_text(["./p", "a b"], False) == "./p 'a b'"
+    assert command_text(["./p", "a b"], False, {"WX": "1"}) == "env WX=1 ./p 'a b'"
+    assert command_text(["./p a && ./q"], True, {"WX": "x y"}) == "export WX='x y'; ./p a && ./q"

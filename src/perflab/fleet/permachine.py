@@ -480,8 +480,8 @@ def reproduce(pm: PerMachine) -> list[str]:
             base, cand = by.get(b.baseline), by.get(b.candidate)
             if rs is None or base is None or cand is None or not r.comparisons:
                 continue
-            texts = (command_text(base.command, base.shell),
-                     command_text(cand.command, cand.shell))
+            texts = (command_text(base.command, base.shell, base.env),
+                     command_text(cand.command, cand.shell, cand.env))
             head = f"{b.candidate} vs {b.baseline}{b.where}"
             if r.machine in b.commits:
                 (ca, cb), repo = b.commits[r.machine], rs.repo
@@ -491,7 +491,7 @@ def reproduce(pm: PerMachine) -> list[str]:
                                       names=(b.baseline, b.candidate))
                 lines[0] = f"# {head}: {lines[0][2:]}"
             else:
-                shell = " --shell" if base.shell or cand.shell else ""
+                shell = " --shell" if base.shell or cand.shell else ""  # both, as stored
                 lines = [f"# {head}: the two commands compared afresh",
                          f"perflab compare -m {shlex.quote(b.metric)} -n "
                          f"{shlex.quote(b.baseline)} -n {shlex.quote(b.candidate)}{shell} "

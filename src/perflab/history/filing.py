@@ -45,6 +45,7 @@ class Regression:
     shell: bool
     workload: bool
     items: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)  # + machine
+    env: dict[str, str] = field(default_factory=dict)  # the configuration's own variables
     build: str | None = None  # the shell command that built what was measured, if stored
     repo: str | None = None  # the repository the results were measured in, if stored
 
@@ -83,12 +84,12 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         k = s.key
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
         if key not in out:
-            command, shell = hstore.configuration_command(store, cp.result_after, k.config)
+            command, shell, env = hstore.configuration_command(store, cp.result_after, k.config)
             settings, repo = hstore.result_origin(store, cp.result_after)
             out[key] = Regression(
                 benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
                 metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
-                commit_after=cp.commit_after, command=command, shell=shell,
+                commit_after=cp.commit_after, command=command, shell=shell, env=env,
                 workload=k.benchmark in workloads,
                 build=build_command(settings, k.config, repo), repo=repo)
         machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
@@ -144,9 +145,16 @@ NO_BUILD = ('BUILD="${BUILD:?perflab stored no build command for these results: 
             'e.g. BUILD=make}"')
 
 
-def command_text(argv: list[str], shell: bool) -> str:
-    """A stored command as it is typed: a shell command's text, or the argv quoted."""
-    return " ".join(argv) if shell else shlex.join(argv)
+def command_text(argv: list[str], shell: bool, env: dict[str, str] | None = None) -> str:
+    """A stored command as it is typed: a shell command's text, or the argv quoted; with the
+    configuration's own environment variables set (W^X on is often one)."""
+    if not shell:
+        return shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *argv] if env
+                          else argv)
+    text = " ".join(argv)
+    if env:
+        text = "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + "; " + text
+    return text
 
 
 def fresh_compare(repo_s: str, before: tuple[str, str], after: tuple[str, str], metric: str,
@@ -192,7 +200,7 @@ def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[st
         out.append(f"# at each of {short(before)} and {short(after)} (git -C {repo_s} "
                    f"checkout ...): {cmd} {params}".rstrip())
     else:
-        text = command_text(r.command, r.shell)
+        text = command_text(r.command, r.shell, r.env)
         what_bisect = f"-- {text}"
         out += fresh_compare(repo_s, (before, text), (after, text), r.metric, r.build)
     bisect_build = '"$BUILD"' if not r.workload else (

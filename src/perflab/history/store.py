@@ -88,16 +88,17 @@ def benchmarks(store: Store) -> list[str]:
     return store.read(go)
 
 
-def configuration_command(store: Any, result_id: int, name: str) -> tuple[list[str], bool]:
-    """The command of configuration ``name`` in result ``result_id`` and whether it runs
-    through the shell; ([], False) when there is none."""
+def configuration_command(store: Any, result_id: int,
+                          name: str) -> tuple[list[str], bool, dict[str, str]]:
+    """The command of configuration ``name`` in result ``result_id``, whether it runs through
+    the shell, and the environment it was given; ([], False, {}) when there is none."""
     row = store.read(lambda c: c.execute(
-        sa.select(configurations.c.command, configurations.c.shell)
+        sa.select(configurations.c.command, configurations.c.shell, configurations.c.env)
         .where(configurations.c.result_id == result_id)
         .where(configurations.c.name == name)).first())
     if row is None:
-        return [], False
-    return list(row[0] or []), bool(row[1])
+        return [], False, {}
+    return list(row[0] or []), bool(row[1]), dict(row[2] or {})
 
 
 def result_origin(store: Any, result_id: int) -> tuple[dict[str, Any], str | None]:
