@@ -477,6 +477,8 @@ class Measurement:
         self.estimator = parse_estimator(opts.estimator)
         self.round_times: list[float] = []
         self.per_round: float | None = None  # the rounds' median time so far (upper median)
+        # A warm-up round's time, for the size of the batches until a timed round has one.
+        self.warm_round: float | None = None
         self.requests: dict[tuple[int, bool], RunRequest] = {}
         self.pending: list[tuple[int, Run]] = []  # the round being recorded
         self.ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
@@ -551,7 +553,9 @@ class Measurement:
         done = 0
         while done < opts.warmup:
             n = self.batch_rounds(opts.warmup - done)
+            t_batch = time.monotonic()
             self.run_rounds(self._shuffled(n), True, False)
+            self.warm_round = (time.monotonic() - t_batch) / n
             done += n
         if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
             _settle_primary(self.rs, self.configs, opts, self.store)
@@ -596,8 +600,11 @@ class Measurement:
 
     def batch_rounds(self, most: int) -> int:
         """Rounds in the next batch: up to ``most``, as many as fill about BATCH_SECONDS at the
-        rounds' median time so far (one until a round has been timed)."""
-        per = self.per_round
+        rounds' median time so far, or at the last warm-up round's before that (one until a
+        round has been timed).  Each batch costs a wake-up of perflab and a transaction: on a
+        busy machine a wake-up waits for a CPU, so a 300-run `stat` of `true` ran 6 batches
+        where 3 do (3 warm-up rounds: 1 + 2, then the timed rounds in 2)."""
+        per = self.per_round if self.per_round is not None else self.warm_round
         if per is None:
             return 1
         return max(1, min(most, int(BATCH_SECONDS / per) if per > 0 else most))
