@@ -23,6 +23,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -444,6 +445,11 @@ class Measurement:
     rounds are stored in one transaction: a run costs one fork+exec, not a launcher Popen and
     a commit.  Durable per batch: a batch's rounds are stored before the next batch starts,
     and whatever is pending is stored on Ctrl-C, on a failed run and on any other early end."""
+
+    # Set by run(), for the measurement's length: the progress display and the fork server.
+    progress: Progress
+    task: TaskID
+    server: LaunchServer
 
     def __init__(self, rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                  store: Store | None, console: Console,
