@@ -565,6 +565,10 @@ class Measurement:
             done += n
         if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
             _settle_primary(self.rs, self.configs, opts, self.store)
+        if opts.warmup and all(r.status == "ok" for c in self.configs for r in c.runs):
+            # Before a batch of timed rounds (sized by the warm-up's time) is spent on it; not
+            # after a failed run (--ignore-failure), which may lack a workload's metrics.
+            self._check_metric()
 
     def timed_rounds(self) -> tuple[int, str]:
         """Timed rounds, a batch at a time, until a stop: (rounds, why they stopped)."""
@@ -598,6 +602,11 @@ class Measurement:
         if opts.auto_primary and min(len(c.runs) for c in self.configs) >= \
                 PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
             _settle_primary(rs, self.configs, opts, self.store)
+        self._check_metric()
+
+    def _check_metric(self) -> None:
+        """The primary metric must be one the runs produced."""
+        opts, rs = self.opts, self.rs
         if opts.primary_metric not in rs.metrics and not self.count_only:
             raise PerflabError(
                 f"unknown metric {opts.primary_metric!r}: the runs produced "
