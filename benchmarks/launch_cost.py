@@ -1,13 +1,18 @@
-"""Per-run cost of perflab against hyperfine -N, side by side in one run.
+"""Per-run cost of perflab against hyperfine -N and perf stat -r, side by side in one run.
 
 For `true` and for a ~1 ms CPU loop (tests/programs/spin.c), alternately: hyperfine -N with R
-runs (its wall time divided by its runs), and perflab's runner with R runs into a SQLite store
-(as `perflab stat` does: counters, the timed-region channel, one transaction per round; wall
-time of measure() divided by its runs, so Python's start-up is not counted).  Each pair is
-repeated and the medians are printed, with what each tool *reports* as the command's time
-(median of its runs): perflab's figure for `true` should be within 0.1 ms of hyperfine's.
+runs (its wall time divided by its runs), `perf stat -r R` counting the four software events
+perflab counts (the tool that counts what perflab counts), and perflab's runner with R runs
+into a SQLite store (as `perflab stat` does: counters, the timed-region channel, stored per
+launcher batch; wall time of measure() divided by its runs, so Python's start-up is not
+counted), with counters and without.  Each set is repeated and the medians are printed, with
+what each tool *reports* as the command's time (median of its runs): perflab's figure for
+`true` should be within 0.1 ms of hyperfine's.  The goals (issue 25): perflab with counters
+<= 1.3x perf stat, without <= 1.15x hyperfine -N, quiet and beside two busy neighbours
+(--conditions quiet,busy: both in one run).
 
-usage: python benchmarks/launch_cost.py [--runs 300] [--reps 3]
+usage: python benchmarks/launch_cost.py [--runs 300] [--reps 3] [--conditions quiet,busy]
+                                        [--json FILE]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from neighbours import Neighbours, load  # benchmarks/neighbours.py
 from rich.console import Console
 
 from perflab.model import Configuration, ResultSet
@@ -61,6 +67,16 @@ def hyperfine(argv: list[str], runs: int, warmup: int) -> tuple[float, float]:
     return elapsed / (runs + warmup), float(np.median(times))
 
 
+def perf_stat(argv: list[str], runs: int) -> tuple[float, float]:
+    """(wall seconds per run, nan) of `perf stat -r` counting perflab's software events (perf
+    stat reports a mean, not a median; it has no warm-up)."""
+    events = "task-clock,page-faults,context-switches,cpu-migrations"
+    t0 = time.perf_counter()
+    subprocess.run(["perf", "stat", "-r", str(runs), "-e", events, "-x", ",", "-o", os.devnull,
+                    "--", *argv], check=True, capture_output=True)
+    return (time.perf_counter() - t0) / runs, float("nan")
+
+
 def perflab(argv: list[str], runs: int, warmup: int, store: Store,
             counters: bool = True) -> tuple[float, float]:
     rs = ResultSet(kind="stat", fingerprint={"hostname": "bench"}, settings={})
@@ -72,9 +88,13 @@ def perflab(argv: list[str], runs: int, warmup: int, store: Store,
     return elapsed / (runs + warmup), float(np.median(cfg.samples("wall_time")))
 
 
+TOOLS = ("hyperfine", "perf_stat", "perflab", "perflab_no_counters")
+
+
 def run(runs: int = 300, reps: int = 3) -> dict[str, Any]:
     if not shutil.which("hyperfine"):
         return {"skipped": "hyperfine not installed"}
+    perf = shutil.which("perf") is not None
     out: dict[str, Any] = {"runs": runs, "reps": reps, "load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
         spin = build_spin(Path(tmp))
@@ -83,25 +103,51 @@ def run(runs: int = 300, reps: int = 3) -> dict[str, Any]:
         commands = {"true": [shutil.which("true") or "/bin/true"],
                     "1 ms loop": [str(spin), str(n)]}
         for label, argv in commands.items():
-            rows: dict[str, list[tuple[float, float]]] = {"hyperfine": [], "perflab": [],
-                                                          "perflab_no_counters": []}
+            rows: dict[str, list[tuple[float, float]]] = {t: [] for t in TOOLS}
             for _ in range(reps):
                 rows["hyperfine"].append(hyperfine(argv, runs, 3))
+                if perf:
+                    rows["perf_stat"].append(perf_stat(argv, runs))
                 rows["perflab"].append(perflab(argv, runs, 3, store))
                 rows["perflab_no_counters"].append(perflab(argv, runs, 3, store, False))
             out[label] = {k: {"cost_per_run_s": float(np.median([c for c, _ in v])),
                               "reported_median_s": float(np.median([m for _, m in v]))}
-                          for k, v in rows.items()}
+                          for k, v in rows.items() if v}
     out["load_after"] = os.getloadavg()[0]
     return out
 
 
-def print_table(r: dict[str, Any], console: Console) -> None:
+def run_conditions(runs: int, reps: int, conditions: list[str]) -> dict[str, Any]:
+    """run() quiet and/or beside two CPU-bound neighbours (busy), in one invocation."""
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    for cond in conditions:
+        if cond == "busy":
+            with Neighbours(2):
+                out[cond] = run(runs, reps)
+        else:
+            out[cond] = run(runs, reps)
+        out[cond]["load"] = load()
+    return out
+
+
+def ratios(r: dict[str, Any], label: str) -> dict[str, float]:
+    """The goals' ratios of one command: perflab / perf stat (counters), perflab without
+    counters / hyperfine -N."""
+    rows = r[label]
+    cost = {k: v["cost_per_run_s"] for k, v in rows.items()}
+    out = {"no_counters_vs_hyperfine": cost["perflab_no_counters"] / cost["hyperfine"],
+           "counters_vs_hyperfine": cost["perflab"] / cost["hyperfine"]}
+    if "perf_stat" in cost:
+        out["counters_vs_perf_stat"] = cost["perflab"] / cost["perf_stat"]
+    return out
+
+
+def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
     if "skipped" in r:
         console.print(f"per-run cost: skipped ({r['skipped']})")
         return
-    console.print(f"per-run cost, {r['runs']} runs x {r['reps']} alternating repetitions, load "
-                  f"{r['load_before']:.1f} -> {r['load_after']:.1f}")
+    console.print(f"per-run cost{title}, {r['runs']} runs x {r['reps']} alternating "
+                  f"repetitions, load {r['load_before']:.1f} -> {r['load_after']:.1f}")
     console.print(f"{'command':10s} {'tool':22s} {'cost/run':>10s} {'vs hf':>7s} "
                   f"{'reports':>10s} {'- hf':>9s}")
     for label in ("true", "1 ms loop"):
@@ -114,15 +160,27 @@ def print_table(r: dict[str, Any], console: Console) -> None:
                 f"{v['reported_median_s'] * 1e3:8.3f} ms "
                 f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+7.3f} ms",
                 highlight=False)
+        q = ratios(r, label)
+        console.print(f"{label:10s} goals: with counters / perf stat "
+                      f"{q.get('counters_vs_perf_stat', float('nan')):.2f}x (<= 1.3x), "
+                      f"without / hyperfine -N {q['no_counters_vs_hyperfine']:.2f}x (<= 1.15x)",
+                      highlight=False)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--conditions", default="quiet",
+                    help="quiet and/or busy (two CPU-bound neighbours), comma-separated")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
     console = Console()
-    print_table(run(args.runs, args.reps), console)
+    out = run_conditions(args.runs, args.reps, args.conditions.split(","))
+    for cond in args.conditions.split(","):
+        print_table(out[cond], console, f" ({cond}, load {out[cond]['load']})")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -369,7 +370,8 @@ def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
     return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
 
 
-# Metrics perflab derives beside the collectors' own (record, the workload JSON line).
+# Metrics perflab derives beside the collectors' own (collectors/process._derive, the
+# workload JSON line).
 DERIVED_METRICS = ("cpu_time", "cpu_ns_per_op", "region_time", "instructions_per_op",
                    "ns_per_op")
 
@@ -418,114 +420,386 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     ``on_stored`` of each round's runs once its transaction is committed (their ids set)."""
     if not configs:
         raise PerflabError("nothing to measure", "give at least one command")
-    console = console or stderr_console()
-    rng = random.Random(opts.seed)
-    backend = opts.backend or KernelBackend()
-    valgrind_mode = opts.instructions == "valgrind"
-    if valgrind_mode:
-        require_valgrind()
-    counters = _counter_plan(opts, backend, rs.notes)
-    # Counted by callgrind: a few timed rounds still run, for what a user-space count cannot
-    # see (the kernel's share of CPU time: stats.kernel_share); never a PMU's instructions
-    # beside callgrind's in one metric.
-    count_only = counts_only(opts)
-    if valgrind_mode:
-        counters = [c for c in counters if c not in HARDWARE_EVENTS]
-    st = rs.settings  # what the caller set stays (a suite's, a bisect's)
-    st.interleaved = len(configs) > 1 if st.interleaved is None else st.interleaved
-    st.primary_metric = st.primary_metric or opts.primary_metric
-    st.counters = st.counters or counters
-    plan = plan_for(opts)
-    st.comparison = st.comparison if st.comparison is not None else plan.to_dict()
-    min_runs = effective_min_runs(opts)
-    max_runs = max(opts.max_runs, min_runs)
-    looks_at = set(look_schedule(min_runs, max_runs))
-    budget = effective_budget(opts, len(configs))
+    return Measurement(rs, configs, opts, store, console or stderr_console(),
+                       on_run, on_stored).run(progress)
+
+
+def _pairs(configs: list[Configuration]) -> list[tuple[Configuration, Configuration]]:
+    """(baseline, other) for each configuration of a cell beside its baseline (the one marked
+    so, else the cell's first)."""
     cells: dict[str, list[Configuration]] = {}
     for cfg in configs:
         cells.setdefault(cfg.cell, []).append(cfg)
     pairs = [(cell_cfgs[0] if not any(c.is_baseline for c in cell_cfgs)
               else next(c for c in cell_cfgs if c.is_baseline), c)
              for cell_cfgs in cells.values() for c in cell_cfgs]
-    pairs = [(b, c) for b, c in pairs if b is not c]
-    family = opts.family_size or len(pairs)
-    for cfg in configs:  # a missing program is refused before anything is stored
-        if not cfg.shell and cfg.command:
-            resolve_executable(cfg.command[0], {**os.environ, **opts.env, **cfg.env})
-    if store is not None and rs.id is None:
-        store.begin_result(rs)
-    for cfg in configs:
-        if not any(c is cfg for c in rs.configurations):
-            rs.configurations.append(cfg)
-        if store is not None and cfg.id is None:
-            assert rs.id is not None
-            store.add_configuration(rs.id, cfg)
+    return [(b, c) for b, c in pairs if b is not c]
 
-    seq = max((r.seq for c in rs.configurations for r in c.runs), default=-1) + 1
-    started = time.monotonic()
-    round_times: list[float] = []
-    own_progress = progress is None
-    progress = progress or _make_progress(console)
-    fixed = KERNEL_PROBE_ROUNDS if count_only else opts.runs
-    total = (len(configs) * ((fixed or 0) + opts.warmup) if fixed else None)
-    task = progress.add_task("measuring", total=total, status="")
-    # One fork server for the whole measurement (collectors/process.py), and the runs of a
-    # round stored in one transaction: a run costs one fork+exec, not a launcher Popen and a
-    # commit.  Durable per round: a round is stored before the next one starts, and whatever
-    # is pending is stored on Ctrl-C, on a failed run and on any other early end.
-    server = LaunchServer()
-    pending: list[tuple[int, Run]] = []  # the round being recorded
-    ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
 
-    def end_round() -> None:
-        if pending:
-            ended.append(list(pending))
-        pending.clear()
+class Measurement:
+    """One call of measure(): warm-up, timed rounds in batches, looks of the stop rule, each
+    run recorded and its rounds stored, and the end (stopped, interrupted or failed).
 
-    outage = store.outage if store is not None else Outage()
-    outage.speak(lambda line: console.print(f"note: {line}", markup=False, highlight=False,
-                                            soft_wrap=True))
+    Configurations are run in rounds, each a random order of all of them; the rounds go to one
+    fork server (collectors/process.py) in batches of about BATCH_SECONDS, and each batch's
+    rounds are stored in one transaction: a run costs one fork+exec, not a launcher Popen and
+    a commit.  Durable per batch: a batch's rounds are stored before the next batch starts,
+    and whatever is pending is stored on Ctrl-C, on a failed run and on any other early end."""
 
-    def flush(wait: bool = True) -> None:
-        """Store the rounds recorded so far (and a part-recorded one), a transaction each.
-        A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
-        rounds stay in memory, measured, until they are stored, so a server restart costs no
-        run.  Each round leaves ``ended`` once its transaction is committed."""
-        end_round()
-        if store is None:
-            ended.clear()
+    # Set by run(), for the measurement's length: the progress display and the fork server.
+    progress: Progress
+    task: TaskID
+    server: LaunchServer
+
+    def __init__(self, rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
+                 store: Store | None, console: Console,
+                 on_run: Callable[[Configuration, Run], None] | None = None,
+                 on_stored: Callable[[list[Run]], None] | None = None) -> None:
+        self.rs, self.configs, self.opts, self.store = rs, configs, opts, store
+        self.console, self.on_run, self.on_stored = console, on_run, on_stored
+        self.rng = random.Random(opts.seed)
+        self.backend = opts.backend or KernelBackend()
+        self.valgrind_mode = opts.instructions == "valgrind"
+        if self.valgrind_mode:
+            require_valgrind()
+        counters = _counter_plan(opts, self.backend, rs.notes)
+        # Counted by callgrind: a few timed rounds still run, for what a user-space count
+        # cannot see (the kernel's share of CPU time: stats.kernel_share); never a PMU's
+        # instructions beside callgrind's in one metric.
+        self.count_only = counts_only(opts)
+        if self.valgrind_mode:
+            counters = [c for c in counters if c not in HARDWARE_EVENTS]
+        self.counters = counters
+        self.plan = plan_for(opts)
+        self.min_runs = effective_min_runs(opts)
+        self.max_runs = max(opts.max_runs, self.min_runs)
+        self.looks_at = set(look_schedule(self.min_runs, self.max_runs))
+        self.budget = effective_budget(opts, len(configs))
+        self.pairs = _pairs(configs)
+        self.family = opts.family_size or len(self.pairs)
+        self.fixed = KERNEL_PROBE_ROUNDS if self.count_only else opts.runs
+        self.precision = (opts.precision if opts.precision is not None or self.pairs
+                          else STAT_PRECISION)
+        self.estimator = parse_estimator(opts.estimator)
+        self.round_times: list[float] = []
+        self.per_round: float | None = None  # the rounds' median time so far (upper median)
+        # A warm-up round's time, for the size of the batches until a timed round has one.
+        self.warm_round: float | None = None
+        self.requests: dict[tuple[int, bool], RunRequest] = {}
+        self.pending: list[tuple[int, Run]] = []  # the round being recorded
+        self.ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
+        self.outage = store.outage if store is not None else Outage()
+        self.seq = 0
+        self.started = 0.0
+        self._tries = 0  # attempts at storing the rounds of one flush
+
+    # -- before the first run ---------------------------------------------------------------
+    def _settings(self) -> None:
+        st = self.rs.settings  # what the caller set stays (a suite's, a bisect's)
+        st.interleaved = len(self.configs) > 1 if st.interleaved is None else st.interleaved
+        st.primary_metric = st.primary_metric or self.opts.primary_metric
+        st.counters = st.counters or self.counters
+        st.comparison = st.comparison if st.comparison is not None else self.plan.to_dict()
+
+    def _begin(self) -> None:
+        """Refuse a missing program before anything is stored, then store the result and its
+        configurations."""
+        rs, store = self.rs, self.store
+        for cfg in self.configs:
+            if not cfg.shell and cfg.command:
+                resolve_executable(cfg.command[0], {**os.environ, **self.opts.env, **cfg.env})
+        if store is not None and rs.id is None:
+            store.begin_result(rs)
+        for cfg in self.configs:
+            if not any(c is cfg for c in rs.configurations):
+                rs.configurations.append(cfg)
+            if store is not None and cfg.id is None:
+                assert rs.id is not None
+                store.add_configuration(rs.id, cfg)
+        self.seq = max((r.seq for c in rs.configurations for r in c.runs), default=-1) + 1
+
+    def run(self, progress: Progress | None = None) -> ResultSet:
+        """Measure until the stop rule (or a fixed count, the budget) ends it."""
+        self._settings()
+        self._begin()
+        self.started = time.monotonic()
+        own_progress = progress is None
+        self.progress = progress or _make_progress(self.console)
+        fixed, opts = self.fixed, self.opts
+        total = len(self.configs) * ((fixed or 0) + opts.warmup) if fixed else None
+        self.task = self.progress.add_task("measuring", total=total, status="")
+        self.server = LaunchServer()
+        self.outage.speak(lambda line: self.console.print(
+            f"note: {line}", markup=False, highlight=False, soft_wrap=True))
+        try:
+            with self.progress if own_progress else contextlib.nullcontext():
+                self.warm_up()
+                self.stop(*self.timed_rounds())
+        except KeyboardInterrupt:
+            return self._interrupted()
+        except RunFailed:
+            raise  # already recorded as failed
+        except BaseException as e:
+            self._failed(e)
+            raise
+        finally:
+            self.server.close()
+            self.progress.remove_task(self.task)
+        self.rs.status = "complete"
+        if self.store is not None and self.rs.id is not None:
+            self.store.update_result(self.rs)  # a lost server is waited for (Store.write)
+        return self.rs
+
+    # -- the phases -------------------------------------------------------------------------
+    def _shuffled(self, n: int) -> list[list[Configuration]]:
+        return [self.rng.sample(self.configs, len(self.configs)) for _ in range(n)]
+
+    def warm_up(self) -> None:
+        opts = self.opts
+        done = 0
+        while done < opts.warmup:
+            n = self.batch_rounds(opts.warmup - done)
+            t_batch = time.monotonic()
+            self.run_rounds(self._shuffled(n), True, False)
+            self.warm_round = (time.monotonic() - t_batch) / n
+            done += n
+        if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
+            _settle_primary(self.rs, self.configs, opts, self.store)
+        if opts.warmup and all(r.status == "ok" for c in self.configs for r in c.runs):
+            # Before a batch of timed rounds (sized by the warm-up's time) is spent on it; not
+            # after a failed run (--ignore-failure), which may lack a workload's metrics.
+            self._check_metric()
+
+    def timed_rounds(self) -> tuple[int, str]:
+        """Timed rounds, a batch at a time, until a stop: (rounds, why they stopped)."""
+        rounds = 0
+        while True:
+            n = self.batch_rounds(max(1, self._ahead(rounds)))
+            t_batch = time.monotonic()
+            self.run_rounds(self._shuffled(n), False, False)
+            rounds += n
+            self.round_times.extend([(time.monotonic() - t_batch) / n] * n)
+            self.per_round = sorted(self.round_times)[len(self.round_times) // 2]
+            self._after_batch()
+            reason = self.stop_reason(rounds)
+            if reason:
+                return rounds, reason
+
+    def _ahead(self, rounds: int) -> int:
+        """Rounds up to the next point where the stop rule looks (or a fixed count ends, or
+        the budget may)."""
+        if self.fixed is not None:
+            return self.fixed - rounds
+        ahead = min([self.max_runs - rounds, *(k - rounds for k in self.looks_at
+                                               if k > rounds)])
+        if self.budget is not None and self.per_round is not None:
+            room = self.budget - (time.monotonic() - self.started)
+            ahead = min(ahead, int(room / self.per_round) - 1) if self.per_round > 0 else ahead
+        return ahead
+
+    def _after_batch(self) -> None:
+        opts, rs = self.opts, self.rs
+        if opts.auto_primary and min(len(c.runs) for c in self.configs) >= \
+                PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
+            _settle_primary(rs, self.configs, opts, self.store)
+        self._check_metric()
+
+    def _check_metric(self) -> None:
+        """The primary metric must be one the runs produced."""
+        opts, rs = self.opts, self.rs
+        if opts.primary_metric not in rs.metrics and not self.count_only:
+            raise PerflabError(
+                f"unknown metric {opts.primary_metric!r}: the runs produced "
+                f"{', '.join(sorted(rs.metrics))}",
+                "choose one of those with --metric")
+
+    def batch_rounds(self, most: int) -> int:
+        """Rounds in the next batch: up to ``most``, as many as fill about BATCH_SECONDS at the
+        rounds' median time so far, or at the last warm-up round's before that (one until a
+        round has been timed).  Each batch costs a wake-up of perflab and a transaction: on a
+        busy machine a wake-up waits for a CPU, so a 300-run `stat` of `true` ran 6 batches
+        where 3 do (3 warm-up rounds: 1 + 2, then the timed rounds in 2)."""
+        per = self.per_round if self.per_round is not None else self.warm_round
+        if per is None:
+            return 1
+        return max(1, min(most, int(BATCH_SECONDS / per) if per > 0 else most))
+
+    # -- stopping ---------------------------------------------------------------------------
+    def stop_reason(self, rounds: int) -> str:
+        """Why measuring stops after ``rounds`` timed rounds ("" to go on)."""
+        fixed, budget = self.fixed, self.budget
+        if fixed is not None:
+            if rounds < fixed:
+                return ""
+            return (f"{fixed} timed rounds beside callgrind's counts" if self.count_only
+                    else f"--runs {fixed}")
+        if rounds >= self.max_runs:
+            return f"--max-runs {self.max_runs} reached"
+        if budget is not None and self.per_round is not None:
+            if time.monotonic() - self.started + self.per_round > budget:
+                if rounds < self.min_runs:
+                    self.rs.notes.append(f"the {budget:g} s budget allowed only "
+                                         f"{rounds} runs per configuration")
+                return f"the {budget:g} s budget was spent"
+        if rounds in self.looks_at:
+            if self.verdicts_decided():
+                return "every primary comparison was decided"
+            if self.precise_enough():
+                return f"every CI was within ±{self.precision:.1%}"
+        return ""
+
+    def verdicts_decided(self) -> bool:
+        """The stop rule: every primary comparison decided at the level its verdict will use."""
+        if not self.pairs:
+            return False
+        m = self.opts.primary_metric
+        # The pairs the final verdict will judge (stats.compare_result): by round.
+        paired = bool(self.rs.settings.interleaved)
+        return stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
+                           for b, c in self.pairs], paired=paired, plan=self.plan,
+                          family_size=self.family, info=self.rs.metrics.get(m))
+
+    def precise_enough(self) -> bool:
+        if self.precision is None:
+            return False
+        est = self.estimator
+        # The centre `stat` shows: the median unless an estimator was chosen.
+        shown = None if est.kind == "median" or (
+            not self.pairs and est == DEFAULT_ESTIMATOR) else est
+        for cfg in self.configs:
+            s = summarize(cfg.samples(self.opts.primary_metric), estimator=shown)
+            if s.n < self.min_runs or s.rel_halfwidth > self.precision:
+                return False
+        return True
+
+    def stop(self, rounds: int, reason: str) -> None:
+        """Settle the primary metric, store why measuring stopped, then callgrind's runs."""
+        rs, configs = self.rs, self.configs
+        if self.opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
+            _settle_primary(rs, configs, self.opts, self.store)
+        rs.settings.stop = StopInfo(rounds, reason, round(time.monotonic() - self.started, 3))
+        if self.valgrind_mode:
+            self.run_rounds(self._shuffled(max(1, self.opts.valgrind_runs)), False, True)
+            _check_determinism(rs, configs)
+
+    def _interrupted(self) -> ResultSet:
+        rs, store = self.rs, self.store
+        rs.status = "interrupted"
+        rs.notes.append("interrupted by the user: the runs finished so far are kept")
+        self.flush(wait=False)  # the user is leaving: a lost database is not waited for
+        if store is not None and rs.id is not None:
+            store.update_result(rs, wait=False)
+        return rs
+
+    def _failed(self, e: BaseException) -> None:
+        """Any other early end (an unknown metric, a command that vanished, a full disk): the
+        result must not stay 'running'.  Best effort: the store itself may be the fault."""
+        rs, store = self.rs, self.store
+        rs.status = "failed"
+        why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
+        rs.notes.append(f"stopped by an error: {why}")
+        if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
+            with contextlib.suppress(PerflabError):
+                self.flush(wait=False)
+                store.update_result(rs, wait=False)
+
+    # -- running ----------------------------------------------------------------------------
+    def request(self, cfg: Configuration, callgrind: bool) -> RunRequest:
+        """The configuration's request, made once a measurement (the server is given the same
+        environment every run; it used to be rebuilt from os.environ each time)."""
+        key = (id(cfg), callgrind)
+        if key not in self.requests:
+            opts = self.opts
+            argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
+            env = {**os.environ, **opts.env, **cfg.env}
+            self.requests[key] = RunRequest(
+                argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
+                counters=[] if callgrind else self.counters, backend=self.backend,
+                region=opts.region and not callgrind)
+        return self.requests[key]
+
+    def _status(self, label: str, name: str) -> None:
+        self.progress.update(self.task, status=label + name + self.eta(len(self.round_times)))
+
+    def run_rounds(self, rounds: list[list[Configuration]], warmup: bool,
+                   callgrind: bool) -> None:
+        """Run these rounds (each a random order of the configurations) and store them in one
+        transaction.  Without callgrind or an injected PMU, all of them go to the fork
+        server as one batch: it makes the runs back to back with no Python between them, and
+        perflab records them afterwards."""
+        label = "callgrind " if callgrind else "warm-up " if warmup else ""
+        self._status(label, rounds[0][0].name)
+        reqs = [self.request(cfg, callgrind) for order in rounds for cfg in order]
+        if callgrind or not all(batchable(r) for r in reqs):
+            self._run_one_by_one(rounds, label, warmup, callgrind)
             return
-        tries = 0
+        interrupted = False
+        try:
+            outcomes = self.server.run_batch(reqs, stop_on_failure=not self.opts.ignore_failure)
+        except Interrupted as e:
+            outcomes, interrupted = e.outcomes, True
+        load1 = os.getloadavg()[0]  # once a batch: a fraction of a second apart
+        it = iter(outcomes)
+        for order in rounds:
+            for cfg, outcome in zip(order, it, strict=False):
+                self.record(cfg, outcome, warmup, load1)
+            self._end_round()
+        self.flush()
+        if interrupted:
+            raise KeyboardInterrupt
 
-        def acked(runs_: list[Run]) -> None:
-            ended.pop(0)
-            if on_stored:
-                on_stored(runs_)
+    def _run_one_by_one(self, rounds: list[list[Configuration]], label: str, warmup: bool,
+                        callgrind: bool) -> None:
+        """One run at a time, perflab opening the counters (callgrind, an injected PMU)."""
+        opts = self.opts
+        for order in rounds:
+            for cfg in order:
+                self._status(label, cfg.name)
+                req = self.request(cfg, callgrind)
+                self.record(cfg, execute_callgrind(req, opts.region_symbol, opts.client_region)
+                            if callgrind else execute(req, self.server), warmup)
+            self.flush()
 
-        def store_them() -> None:
-            nonlocal tries
-            tries += 1
-            store.add_rounds(list(ended), committed=acked, again=tries > 1)
+    def eta(self, rounds: int) -> str:
+        if self.fixed is not None or self.per_round is None:
+            return ""
+        left = (self.max_runs - rounds) * self.per_round
+        if self.budget is not None:
+            left = min(left, self.budget - (time.monotonic() - self.started))
+        return f" · ≤ {fmt_seconds(max(0.0, left))} left" if left > 0 else ""
 
-        if ended:
-            ride_out(store_them, outage, None if wait else 0.0)
-
-    def record(cfg: Configuration, outcome: RunOutcome, warmup: bool,
+    # -- recording and storing --------------------------------------------------------------
+    def record(self, cfg: Configuration, outcome: RunOutcome, warmup: bool,
                load1: float | None = None) -> Run:
-        nonlocal seq
-        v = outcome.values
-        if "task_clock" not in v and "user_time" in v and "sys_time" in v:
-            v["cpu_time"] = v["user_time"] + v["sys_time"]  # no perf events: rusage's CPU time
-        if outcome.region_used and "task_clock" in v and v.get("ops", 0) > 0:
-            # perflab's own CPU time per op (all threads, timed region only) wins over a
-            # figure the workload computed itself.
-            v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
-        run = Run(seq=seq, values=outcome.values, status=outcome.status,
+        """Keep one run (its metrics already derived by collectors/process._outcome): in its
+        configuration, queued for the round's transaction; a failed run ends the measurement
+        unless --ignore-failure."""
+        run = Run(seq=self.seq, values=outcome.values, status=outcome.status,
                   exit_code=outcome.exit_code, warmup=warmup,
                   started_at=outcome.started_at or time.time(),
                   load1=os.getloadavg()[0] if load1 is None else load1, error=outcome.error)
-        seq += 1
+        self.seq += 1
         cfg.runs.append(run)
+        self._describe(cfg, run, outcome)
+        if self.store is not None and cfg.id is not None:
+            self.pending.append((cfg.id, run))
+        if self.on_run:
+            self.on_run(cfg, run)
+        self.progress.advance(self.task)
+        if run.status != "ok" and not self.opts.ignore_failure:
+            self.rs.status = "failed"
+            self.flush()
+            if self.store is not None:
+                self.store.update_result(self.rs)
+            fix = ("raise --timeout" if run.status == "timeout"
+                   else "fix the command, or pass --ignore-failure to keep measuring")
+            raise RunFailed(f"{cfg.name}: {run.error}", fix)
+        return run
+
+    def _describe(self, cfg: Configuration, run: Run, outcome: RunOutcome) -> None:
+        """What a run tells about the result: its runtime, its metrics' MetricInfo, and the
+        notes (multiplexed counters, processes left running, counters that failed)."""
+        rs, opts = self.rs, self.opts
         if run.status == "ok" and cfg.name not in rs.fingerprint.get("runtimes", {}):
             label = runtime_label(outcome.stdout)
             if label:
@@ -535,7 +809,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
         for name in outcome.values:
             if name not in rs.metrics:
                 info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)
-                if valgrind_mode and name in ("instructions", "instructions_per_op"):
+                if self.valgrind_mode and name in ("instructions", "instructions_per_op"):
                     info = MetricInfo(name, "count", CALLGRIND_SOURCE + (
                         ", timed region only" if opts.region_symbol or opts.client_region
                         else ", whole program"), deterministic=True)
@@ -553,206 +827,39 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                 "perflab cannot stop them, and they may disturb later runs")
         if outcome.counter_error and not any("counters could not" in n for n in rs.notes):
             rs.notes.append(f"counters could not be opened: {outcome.counter_error}")
-        if store is not None and cfg.id is not None:
-            pending.append((cfg.id, run))
-        if on_run:
-            on_run(cfg, run)
-        progress.advance(task)
-        if run.status != "ok" and not opts.ignore_failure:
-            rs.status = "failed"
-            flush()
-            if store is not None:
-                store.update_result(rs)
-            fix = ("raise --timeout" if run.status == "timeout"
-                   else "fix the command, or pass --ignore-failure to keep measuring")
-            raise RunFailed(f"{cfg.name}: {run.error}", fix)
-        return run
 
-    requests: dict[tuple[int, bool], RunRequest] = {}
+    def _end_round(self) -> None:
+        if self.pending:
+            self.ended.append(list(self.pending))
+        self.pending.clear()
 
-    def request(cfg: Configuration, callgrind: bool) -> RunRequest:
-        """The configuration's request, made once a measurement (the server is given the same
-        environment every run; it used to be rebuilt from os.environ each time)."""
-        key = (id(cfg), callgrind)
-        if key not in requests:
-            argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else list(cfg.command)
-            env = {**os.environ, **opts.env, **cfg.env}
-            requests[key] = RunRequest(argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
-                                       counters=[] if callgrind else counters,
-                                       backend=backend, region=opts.region and not callgrind)
-        return requests[key]
-
-    def run_rounds(rounds: list[list[Configuration]], warmup: bool, callgrind: bool) -> None:
-        """Run these rounds (each a random order of the configurations) and store each round
-        in one transaction.  Without callgrind or an injected PMU, all of them go to the fork
-        server as one batch: it makes the runs back to back with no Python between them, and
-        perflab records them afterwards."""
-        label = "callgrind " if callgrind else "warm-up " if warmup else ""
-        progress.update(task, status=label + rounds[0][0].name + eta(len(round_times)))
-        reqs = [request(cfg, callgrind) for order in rounds for cfg in order]
-        if callgrind or not all(batchable(r) for r in reqs):
-            for order in rounds:  # one run at a time, perflab opening the counters
-                for cfg in order:
-                    progress.update(task, status=label + cfg.name + eta(len(round_times)))
-                    req = request(cfg, callgrind)
-                    record(cfg, execute_callgrind(req, opts.region_symbol, opts.client_region)
-                           if callgrind else execute(req, server), warmup)
-                flush()
+    def flush(self, wait: bool = True) -> None:
+        """Store the rounds recorded so far (and a part-recorded one) in one transaction: the
+        rounds of one launcher batch (at most about BATCH_SECONDS of runs), acknowledged
+        (on_stored) together once it is committed.  A commit per round was 60% of perflab's
+        Python time per run of `true` (78 of 128 us, 300 runs, 2026-11-26).
+        A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
+        rounds stay in memory, measured, until they are stored, so a server restart costs no
+        run.  They leave ``ended`` once their transaction is committed."""
+        self._end_round()
+        if self.store is None:
+            self.ended.clear()
             return
-        interrupted = False
-        try:
-            outcomes = server.run_batch(reqs, stop_on_failure=not opts.ignore_failure)
-        except Interrupted as e:
-            outcomes, interrupted = e.outcomes, True
-        load1 = os.getloadavg()[0]  # once a batch: a fraction of a second apart
-        it = iter(outcomes)
-        for order in rounds:
-            for cfg, outcome in zip(order, it, strict=False):
-                record(cfg, outcome, warmup, load1)
-            end_round()
-        flush()
-        if interrupted:
-            raise KeyboardInterrupt
+        if len(self.ended) > 1:
+            self.ended[:] = [[item for rnd in self.ended for item in rnd]]
+        self._tries = 0
+        if self.ended:
+            ride_out(self._store_ended, self.outage, None if wait else 0.0)
 
-    def batch_rounds(most: int) -> int:
-        """Rounds in the next batch: up to ``most``, as many as fill about BATCH_SECONDS at the
-        rounds' median time so far (one until a round has been timed)."""
-        if not round_times:
-            return 1
-        per = sorted(round_times)[len(round_times) // 2]
-        return max(1, min(most, int(BATCH_SECONDS / per) if per > 0 else most))
+    def _store_ended(self) -> None:
+        assert self.store is not None
+        self._tries += 1
+        self.store.add_rounds(list(self.ended), committed=self._acked, again=self._tries > 1)
 
-    precision = opts.precision if opts.precision is not None or pairs else STAT_PRECISION
-    est = parse_estimator(opts.estimator)
-
-    def precise_enough() -> bool:
-        if precision is None:
-            return False
-        # The centre `stat` shows: the median unless an estimator was chosen.
-        shown = None if est.kind == "median" or (not pairs and est == DEFAULT_ESTIMATOR) else est
-        for cfg in configs:
-            s = summarize(cfg.samples(opts.primary_metric), estimator=shown)
-            if s.n < min_runs or s.rel_halfwidth > precision:
-                return False
-        return True
-
-    def verdicts_decided() -> bool:
-        """The stop rule: every primary comparison decided at the level its verdict will use."""
-        if not pairs:
-            return False
-        m = opts.primary_metric
-        # The pairs the final verdict will judge (stats.compare_result): by round.
-        paired = bool(rs.settings.interleaved)
-        return stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
-                           for b, c in pairs], paired=paired, plan=plan,
-                          family_size=family, info=rs.metrics.get(m))
-
-    def eta(rounds: int) -> str:
-        if fixed is not None or not round_times:
-            return ""
-        per = sorted(round_times)[len(round_times) // 2]
-        left = (max_runs - rounds) * per
-        if budget is not None:
-            left = min(left, budget - (time.monotonic() - started))
-        return f" · ≤ {fmt_seconds(max(0.0, left))} left" if left > 0 else ""
-
-    try:
-        with progress if own_progress else contextlib.nullcontext():
-            done = 0
-            while done < opts.warmup:
-                n = batch_rounds(opts.warmup - done)
-                run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], True,
-                           False)
-                done += n
-            if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
-                _settle_primary(rs, configs, opts, store)
-            rounds = 0
-            stop_reason = ""
-            while True:
-                # Rounds up to the next point where the stop rule looks (or a fixed count
-                # ends, or the budget may), at most BATCH_SECONDS of them: one batch.
-                if fixed is not None:
-                    ahead = fixed - rounds
-                else:
-                    ahead = min([max_runs - rounds, *(k - rounds for k in looks_at
-                                                      if k > rounds)])
-                    if budget is not None and round_times:
-                        per = sorted(round_times)[len(round_times) // 2]
-                        room = budget - (time.monotonic() - started)
-                        ahead = min(ahead, int(room / per) - 1) if per > 0 else ahead
-                n = batch_rounds(max(1, ahead))
-                t_batch = time.monotonic()
-                run_rounds([rng.sample(configs, len(configs)) for _ in range(n)], False,
-                           False)
-                rounds += n
-                round_times.extend([(time.monotonic() - t_batch) / n] * n)
-                if opts.auto_primary and min(len(c.runs) for c in configs) >= \
-                        PRIMARY_MIN_RUNS:  # fewer warm-up runs: the first rounds too
-                    _settle_primary(rs, configs, opts, store)
-                if opts.primary_metric not in rs.metrics and not count_only:
-                    raise PerflabError(
-                        f"unknown metric {opts.primary_metric!r}: the runs produced "
-                        f"{', '.join(sorted(rs.metrics))}",
-                        "choose one of those with --metric")
-                if fixed is not None:
-                    if rounds >= fixed:
-                        stop_reason = (f"{fixed} timed rounds beside callgrind's counts"
-                                       if count_only else f"--runs {fixed}")
-                        break
-                    continue
-                if rounds >= max_runs:
-                    stop_reason = f"--max-runs {max_runs} reached"
-                    break
-                if budget is not None:
-                    spent = time.monotonic() - started
-                    if spent + sorted(round_times)[len(round_times) // 2] > budget:
-                        if rounds < min_runs:
-                            rs.notes.append(f"the {budget:g} s budget allowed only "
-                                            f"{rounds} runs per configuration")
-                        stop_reason = f"the {budget:g} s budget was spent"
-                        break
-                if rounds in looks_at:
-                    if verdicts_decided():
-                        stop_reason = "every primary comparison was decided"
-                        break
-                    if precise_enough():
-                        stop_reason = f"every CI was within ±{precision:.1%}"
-                        break
-            if opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
-                _settle_primary(rs, configs, opts, store)
-            rs.settings.stop = StopInfo(rounds, stop_reason,
-                                        round(time.monotonic() - started, 3))
-            if valgrind_mode:
-                run_rounds([rng.sample(configs, len(configs))
-                            for _ in range(max(1, opts.valgrind_runs))], False, True)
-                _check_determinism(rs, configs)
-    except KeyboardInterrupt:
-        rs.status = "interrupted"
-        rs.notes.append("interrupted by the user: the runs finished so far are kept")
-        flush(wait=False)  # the user is leaving: a lost database is not waited for
-        if store is not None and rs.id is not None:
-            store.update_result(rs, wait=False)
-        return rs
-    except RunFailed:
-        raise  # already recorded as failed
-    except BaseException as e:
-        # Any other early end (an unknown metric, a command that vanished, a full disk): the
-        # result must not stay 'running'.  Best effort: the store itself may be the fault.
-        rs.status = "failed"
-        why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
-        rs.notes.append(f"stopped by an error: {why}")
-        if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
-            with contextlib.suppress(PerflabError):
-                flush(wait=False)
-                store.update_result(rs, wait=False)
-        raise
-    finally:
-        server.close()
-        progress.remove_task(task)
-    rs.status = "complete"
-    if store is not None and rs.id is not None:
-        store.update_result(rs)  # a lost server is waited for (Store.write)
-    return rs
+    def _acked(self, runs: list[Run]) -> None:
+        self.ended.pop(0)
+        if self.on_stored:
+            self.on_stored(runs)
 
 
 def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,

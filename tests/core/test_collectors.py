@@ -305,3 +305,25 @@ def test_a_tail_knows_when_it_lost_the_start_of_the_output() -> None:
         assert cut and parse_last_json(text, cut=cut) == {"ns_per_op": 2.0}
     finally:
         tail.close()
+
+
+@pytest.mark.unit
+def test_an_outcome_carries_its_derived_metrics_whatever_its_status() -> None:
+    """Derived metrics are computed where the run's figures are read (process._outcome), so
+    every path to an outcome has them: a failed run without counters its rusage CPU time, a
+    region run with counters its CPU time per op, which wins over the workload's own."""
+    from perflab.collectors.process import _outcome, _RawRun
+
+    def raw(status: int, **kw: object) -> _RawRun:
+        return _RawRun(status=status, wall_ns=3_000_000, utime_us=1500, stime_us=500,
+                       maxrss=1000, minflt=10, majflt=0, nvcsw=2, nivcsw=1, exec_errno=0,
+                       timed_out=0, pid=1, run_delay_ns=0, started_ns=1, **kw)  # type: ignore[arg-type]
+
+    failed = _outcome(req(["x"]), raw(1 << 8))  # exit status 1
+    assert failed.status == "failed" and failed.values["cpu_time"] == pytest.approx(0.002)
+    counted = _outcome(req(["x"]), raw(0, final={"task_clock": Reading(4_000_000, 1, 1)},
+                                       region_enables=1, region_ns=2_000_000,
+                                       stdout='{"ops": 1000, "cpu_ns_per_op": 1}\n'))
+    assert counted.status == "ok" and "cpu_time" not in counted.values
+    assert counted.values["task_clock"] == pytest.approx(4.0)  # ms
+    assert counted.values["cpu_ns_per_op"] == pytest.approx(4000.0)

@@ -121,9 +121,10 @@ def test_rounds_interleave_every_configuration() -> None:
 
 
 @pytest.mark.measure
-def test_on_stored_hears_each_round_once_it_is_committed(tmp_path: Path) -> None:
+def test_on_stored_hears_each_batch_once_it_is_committed(tmp_path: Path) -> None:
     # A batch's runs are recorded (on_run) before they are stored; on_stored is the
-    # acknowledgement that a run is durable: each round once, after its commit, ids set.
+    # acknowledgement that a run is durable: each run once, after its commit, ids set, the
+    # whole rounds of one launcher batch in one transaction.
     from perflab.storage import Store
 
     store = Store(tmp_path / "r.sqlite")
@@ -141,7 +142,9 @@ def test_on_stored_hears_each_round_once_it_is_committed(tmp_path: Path) -> None
             MeasureOptions(runs=5, warmup=1, counters="none"), store=store,
             console=Console(quiet=True), on_run=lambda _c, r: recorded.append(r.seq),
             on_stored=stored)
-    assert [len(rnd) for rnd in heard] == [2] * 6  # a warm-up round and 5 rounds
+    # a warm-up round, the first timed round (alone: no round time yet), then the other 4
+    # rounds of `true` in one batch (about 0.25 s of runs), so fewer commits than rounds
+    assert all(len(batch) % 2 == 0 for batch in heard) and len(heard) < 6
     assert sorted(s for rnd in heard for s in rnd) == sorted(recorded) == list(range(12))
 
 

@@ -658,7 +658,24 @@ def _tail(data: bytes) -> str:
 
 def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
     """A run's metrics and status from what the server and the region channel saw: the one
-    place both launch paths turn figures into an outcome."""
+    place both launch paths turn figures into an outcome, and where the metrics perflab
+    derives from the others are computed (_derive), whatever the run's status."""
+    outcome = _read_outcome(req, raw)
+    _derive(outcome.values, outcome.region_used)
+    return outcome
+
+
+def _derive(v: dict[str, float], region_used: bool) -> None:
+    """Metrics derived from a run's others (runner.DERIVED_METRICS lists them)."""
+    if "task_clock" not in v and "user_time" in v and "sys_time" in v:
+        v["cpu_time"] = v["user_time"] + v["sys_time"]  # no perf events: rusage's CPU time
+    if region_used and "task_clock" in v and v.get("ops", 0) > 0:
+        # perflab's own CPU time per op (all threads, timed region only) wins over a
+        # figure the workload computed itself.
+        v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
+
+
+def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
     values: dict[str, float] = {
         "wall_time": raw.wall_ns / 1e9,
         "user_time": raw.utime_us / 1e6,
