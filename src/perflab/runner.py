@@ -436,7 +436,7 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
     st.primary_metric = st.primary_metric or opts.primary_metric
     st.counters = st.counters or counters
     plan = plan_for(opts)
-    st.comparison = st.comparison if st.comparison is not None else plan.to_dict()
+    st.comparison = st.comparison if st.comparison is not None else plan
     min_runs = effective_min_runs(opts)
     max_runs = max(opts.max_runs, min_runs)
     looks_at = set(look_schedule(min_runs, max_runs))
@@ -526,12 +526,12 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                   load1=os.getloadavg()[0] if load1 is None else load1, error=outcome.error)
         seq += 1
         cfg.runs.append(run)
-        if run.status == "ok" and cfg.name not in rs.fingerprint.get("runtimes", {}):
+        if run.status == "ok" and cfg.name not in (rs.fingerprint.runtimes or {}):
             label = runtime_label(outcome.stdout)
             if label:
                 # The environment names the runtime each configuration ran on (a workload
                 # choosing among runtimes, e.g. C# on Mono or CoreCLR, says which it was).
-                rs.fingerprint.setdefault("runtimes", {})[cfg.name] = label
+                rs.fingerprint.runtimes = {**(rs.fingerprint.runtimes or {}), cfg.name: label}
         for name in outcome.values:
             if name not in rs.metrics:
                 info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)

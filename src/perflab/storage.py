@@ -31,12 +31,15 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
-from perflab.fingerprint import (  # noqa: F401 (one home)
-    MACHINE_IDENTITY_KEYS,
-    machine_identity,
-    machine_label,
+from perflab.model import (
+    Configuration,
+    Fingerprint,
+    MetricInfo,
+    PrimaryChoice,
+    ResultSet,
+    Run,
+    Settings,
 )
-from perflab.model import Configuration, MetricInfo, PrimaryChoice, ResultSet, Run, Settings
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
@@ -182,9 +185,9 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("perflab")) / "results.sqlite"
 
 
-def fingerprint_hash(fp: dict[str, Any]) -> str:
+def fingerprint_hash(fp: Fingerprint) -> str:
     """Hash of the stable machine identity (not load or time), so one machine gets one row."""
-    stable = machine_identity(fp)
+    stable = fp.identity()
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -429,7 +432,7 @@ class Store:
         return ride_out(once, self.outage) if self._reached and wait else once()
 
     # -- writing ------------------------------------------------------------------------------
-    def machine_id(self, conn: sa.Connection, fp: dict[str, Any]) -> int:
+    def machine_id(self, conn: sa.Connection, fp: Fingerprint) -> int:
         """The machine's row id, made on first sight.  Insert-if-absent then select, so two
         processes meeting a new machine at once get one row, not a duplicate-key error."""
         h = fingerprint_hash(fp)
@@ -438,15 +441,15 @@ class Store:
         if row:
             return int(row[0])
         conn.execute(_insert(conn, machines).values(
-            fingerprint_hash=h, hostname=fp.get("hostname"), fingerprint=machine_identity(fp))
+            fingerprint_hash=h, hostname=fp.hostname, fingerprint=fp.identity())
             .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
         return int(conn.execute(q).scalar_one())
 
     def machine_names(self) -> dict[int, str]:
-        """Every machine row's id -> its name for people (fingerprint.machine_label)."""
+        """Every machine row's id -> its name for people (Fingerprint.label)."""
         rows = self.read(lambda c: c.execute(sa.select(machines.c.id, machines.c.fingerprint))
                          .all())
-        return {int(mid): machine_label(fp or {}, mid) for mid, fp in rows}
+        return {int(mid): Fingerprint.from_json(fp).label(mid) for mid, fp in rows}
 
     def _insert_result(self, conn: sa.Connection, rs: ResultSet) -> int:
         from perflab import __version__
@@ -454,12 +457,13 @@ class Store:
         mid = self.machine_id(conn, rs.fingerprint)
         res = conn.execute(results.insert().values(
             kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
-            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint, commit=rs.commit,
+            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint.to_json(),
+            commit=rs.commit,
             dirty=rs.dirty, repo=rs.repo, perflab_version=__version__,
             settings=rs.settings.to_dict(),
             metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes,
-            fleet_job=rs.fingerprint.get("fleet_job"),
-            fleet_submission=rs.fingerprint.get("fleet_submission")))
+            fleet_job=rs.fingerprint.fleet_job,
+            fleet_submission=rs.fingerprint.fleet_submission))
         return int(res.inserted_primary_key[0])
 
     def begin_result(self, rs: ResultSet) -> int:
@@ -564,7 +568,7 @@ class Store:
             conn.execute(results.update().where(results.c.id == rs.id).values(
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
                 notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label,
-                fingerprint=rs.fingerprint))
+                fingerprint=rs.fingerprint.to_json()))
 
         self.write(go, wait=wait)
 
@@ -649,11 +653,13 @@ class Store:
                                    "list the stored results with 'perflab results list'")
             rs = ResultSet(
                 kind=row["kind"], label=row["label"] or "", created_at=row["created_at"],
-                status=row["status"], fingerprint=row["fingerprint"] or {}, commit=row["commit"],
+                status=row["status"], fingerprint=Fingerprint.from_json(row["fingerprint"]),
+                commit=row["commit"],
                 dirty=row["dirty"], repo=row["repo"], settings=Settings.from_dict(row["settings"]),
                 metrics={k: MetricInfo.from_dict(k, v) for k, v in (row["metrics"] or {}).items()},
                 notes=list(row["notes"] or []), id=row["id"])
-            rs.fingerprint.setdefault("machine_id", row["machine_id"])
+            if "machine_id" not in rs.fingerprint.stored_keys:
+                rs.fingerprint.machine_id = row["machine_id"]
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
                 owner = rs.settings.owner or {}
@@ -743,7 +749,7 @@ class Store:
 
         return self.read(go)
 
-    def primary_choices(self, fp: dict[str, Any], keys: list[tuple[str, str]], default: str,
+    def primary_choices(self, fp: Fingerprint, keys: list[tuple[str, str]], default: str,
                         *, before: int | None = None) -> dict[tuple[str, str], PrimaryChoice]:
         """The primary metric last chosen by measuring each (benchmark, cell) on the machine of
         ``fp`` against the same ``default`` (runner.choose_primary), with ``from_result`` set to

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from perflab.model import Configuration, ResultSet, Run, Settings
+from perflab.stats import Plan
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
 
 OLD_ROW = {  # what a stat of an earlier version stored, plus a bisect's own keys
+    # (``options``: the MeasureOptions, stored until issue 24, read by nothing)
     "options": {"warmup": 1, "runs": 3}, "interleaved": False, "primary_metric": "wall_time",
     "counters": "perf", "comparison": {"threshold": 0.02, "correction": "holm"},
     "stop": {"rounds": 3, "reason": "--runs 3", "seconds": 0.1},
@@ -20,14 +22,27 @@ OLD_ROW = {  # what a stat of an earlier version stored, plus a bisect's own key
 }
 
 
+# The plan that row is judged with: what it stored, the rest as earlier versions judged.
+OLD_PLAN = Plan(threshold=0.02, correction="holm", kind_bands=False)
+
+
+def without_plan(d: dict) -> dict:
+    return {k: v for k, v in d.items() if k != "comparison"}
+
+
 def test_round_trip_keeps_every_key() -> None:
     s = Settings.from_dict(OLD_ROW)
     assert s.primary_metric == "wall_time" and s.interleaved is False
-    assert s.comparison == {"threshold": 0.02, "correction": "holm"}
+    assert s.comparison == OLD_PLAN  # typed: read once, here
     assert s.stop is not None and s.stop.reason == "--runs 3"
-    assert s.extra == {"good": "abc", "steps": [{"commit": "abc", "decision": "good"}]}
+    assert s.extra == {"options": {"warmup": 1, "runs": 3}, "good": "abc",
+                       "steps": [{"commit": "abc", "decision": "good"}]}
     assert s.suite == {}  # not a suite run: an empty dict, not None
-    assert s.to_dict() == OLD_ROW
+    back = s.to_dict()
+    # Every key back, in its stored order; the plan written whole (what it was judged with).
+    assert list(back) == list(OLD_ROW) and without_plan(back) == without_plan(OLD_ROW)
+    assert back["comparison"] == OLD_PLAN.to_dict()
+    assert Settings.from_dict(back) == s
 
 
 def test_unset_fields_are_not_stored() -> None:
@@ -60,20 +75,20 @@ def test_store_round_trip(tmp_path: Path) -> None:
     rid = store.save(rs)
     back = store.load(rid)
     assert back.settings == rs.settings
-    assert back.settings.to_dict() == OLD_ROW
+    assert without_plan(back.settings.to_dict()) == without_plan(OLD_ROW)
 
 
 def test_the_plan_is_read_from_one_place_whatever_the_version() -> None:
     """stats.Plan.of reads Settings.plan() only: a suite of an earlier version kept its band in
     ``suite``, a bisect in ``threshold``; both were judged +-threshold for every metric."""
-    from perflab.stats import Plan
-
     suite = Settings.from_dict({"suite": {"threshold": 0.05, "correction": "bh"}})
-    assert suite.plan() == {"threshold": 0.05, "correction": "bh", "kind_bands": False}
+    assert suite.plan() == Plan(threshold=0.05, correction="bh", kind_bands=False)
+    assert suite.comparison is None and "comparison" not in suite.to_dict()  # row unchanged
     bisect = Settings.from_dict({"threshold": 0.04, "comparison": {"estimator": "median"}})
-    assert bisect.plan() == {"threshold": 0.04, "estimator": "median", "kind_bands": False}
-    new = Settings(comparison=Plan(threshold=0.02).to_dict())
-    assert new.plan()["kind_bands"] is True and new.plan()["threshold"] == 0.02
+    assert bisect.plan() == Plan(threshold=0.04, estimator="median", kind_bands=False)
+    new = Settings(comparison=Plan(threshold=0.02))
+    assert new.plan().kind_bands is True and new.plan().threshold == 0.02
+    assert new.to_dict() == {"comparison": Plan(threshold=0.02).to_dict()}
     rs = ResultSet(kind="suite", settings=suite)
     assert Plan.of(rs).threshold == 0.05 and Plan.of(rs).correction == "bh"
-    assert Settings().plan() == {"kind_bands": False}
+    assert Settings().plan() == Plan(kind_bands=False)

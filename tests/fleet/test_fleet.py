@@ -163,7 +163,7 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
         sa.select(fleet_jobs.c.machine, fleet_jobs.c.state)).all()))
     assert states == {"m1": "done", "m2": "done", "m3": "done"}
     # each result carries its machine's own identity
-    names = {store.load(i).fingerprint.get("machine_name")
+    names = {store.load(i).fingerprint.machine_name
              for m in final.values() for i in m}
     assert names == {"m1", "m2", "m3"}
 

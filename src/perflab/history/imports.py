@@ -29,6 +29,7 @@ from perflab.model import (
     PERF_HW,
     PERF_SW,
     Configuration,
+    Fingerprint,
     MetricInfo,
     ResultSet,
     Run,
@@ -174,7 +175,7 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
         raise _bad(path, "pyperf", "no 'benchmarks' list")
     meta = data.get("metadata") or {}
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"pyperf {path.name}",
-                   fingerprint=_pyperf_fingerprint(meta),
+                   fingerprint=Fingerprint.from_json(_pyperf_fingerprint(meta)),
                    settings=Settings(import_format="pyperf",
                                      extra={"file": str(path),
                                             "pyperf_version": data.get("version")}))
@@ -331,7 +332,7 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
                            "original": {"id": data.get("id"), "kind": data.get("kind")}})
     rs = ResultSet(kind="import", created_at=float(data.get("created_at") or _mtime(path)),
                    label=str(data.get("label") or f"perflab {path.name}"),
-                   fingerprint=dict(data.get("environment") or {}), settings=settings,
+                   fingerprint=Fingerprint.from_json(data.get("environment")), settings=settings,
                    notes=[str(n) for n in data.get("notes") or []])
     seq = 0
     for i, c in enumerate(data["configurations"]):

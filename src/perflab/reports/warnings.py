@@ -84,7 +84,7 @@ def result_warnings(rs: ResultSet) -> list[str]:
 def busy_machine(rs: ResultSet) -> list[str]:
     """The machine's load during the runs, when it was more than half busy: in the terminal's
     warnings and in every report's (the HTML page had it only as load_at_start)."""
-    cpus = rs.fingerprint.get("cpu_count") or 1
+    cpus = rs.fingerprint.cpu_count or 1
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
         return [f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
