@@ -221,12 +221,13 @@ def _write_stored(record: Any, encode: Callable[[Any], Any], extra_first: bool) 
     names = [f.name for f in fields(record) if f.name not in ("extra", "stored_keys")]
     out: dict[str, Any] = {}
     for k in record.stored_keys:
-        if k in names and getattr(record, k) != {}:
+        if k in names:
             out[k] = encode(getattr(record, k))
         elif k in record.extra:
             out[k] = record.extra[k]
     new = {k: encode(getattr(record, k)) for k in names
-           if k not in out and getattr(record, k) is not None and getattr(record, k) != {}}
+           if k not in out and getattr(record, k) is not None}
+    new = {k: v for k, v in new.items() if v != {}}
     extra = {k: v for k, v in record.extra.items() if k not in out}
     return {**out, **extra, **new} if extra_first else {**out, **new, **extra}
 
@@ -351,6 +352,66 @@ class StopInfo:
 
 
 @dataclass
+class Owner:
+    """The process writing a running result (Settings.owner; storage reads a running result
+    whose owner is gone as interrupted): its pid, host, boot id and start in clock ticks."""
+
+    pid: int | None = None
+    host: str | None = None
+    boot_id: str | None = None
+    start: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Owner:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class SuiteRecord:
+    """A suite run's plan and progress (``Settings.suite``): written by suites.execute (its
+    progress part is suites.execute.SuiteProgress), read by the suite's report, resume and
+    estimates.  Every key an earlier version stored is a field (None: not stored); written back
+    as read, like Fingerprint."""
+
+    name: str | None = None
+    path: str | None = None
+    text: str | None = None  # the suite file as it was
+    plan: str | None = None  # SuitePlan.fingerprint(): a resume must match it
+    baseline: str | None = None
+    # How earlier versions judged a suite (Settings.plan folds these in when no comparison)
+    threshold: float | None = None
+    correction: str | None = None
+    estimator: str | None = None
+    metrics: list[str] | None = None  # the metrics to report
+    primary: str | None = None
+    report: dict[str, Any] | None = None  # the suite's [report] table
+    skipped: list[str] | None = None  # why cells were left out
+    cells: list[str] | None = None
+    calibrate: float | None = None  # calibration's target seconds per run
+    # Progress (SuiteProgress): cells done, configurations superseded, ...
+    done: list[str] | None = None
+    superseded: list[int] | None = None
+    failed: list[dict[str, str]] | None = None
+    groups: list[list[str]] | None = None
+    calibrated: dict[str, dict[str, int]] | None = None
+    calibration_s: dict[str, dict[str, float]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
+    stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> SuiteRecord:
+        given, extra, order = _read_stored(cls, data)
+        return cls(**given, extra=extra, stored_keys=order)
+
+    def to_json(self) -> dict[str, Any]:
+        return _write_stored(self, lambda v: v, extra_first=False)
+
+
+@dataclass
 class Settings:
     """How a result set was made and is to be judged: stored with it (the ``settings`` JSON
     column) and read by the runner, the statistics, the reports, suites and history.
@@ -367,12 +428,12 @@ class Settings:
     counters: str | None = None  # how counters were collected (perf, rusage, none)
     comparison: Plan | None = None  # how verdicts are judged (stats.Plan: threshold, ...)
     stop: StopInfo | None = None  # why the measurement stopped
-    # A suite run's plan and progress (suites.execute): name, plan, done, superseded, ...
-    suite: dict[str, Any] = field(default_factory=dict)
+    # A suite run's plan and progress (suites.execute); empty for other results
+    suite: SuiteRecord = field(default_factory=SuiteRecord)
     import_format: str | None = None  # hyperfine | pyperf | perf-stat | perflab (imports)
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
-    owner: dict[str, Any] | None = None  # the process writing a running result (storage)
+    owner: Owner | None = None  # the process writing a running result (storage)
     # What only one kind of result keeps, and keys of earlier versions (``options``: the
     # MeasureOptions of a stat or compare, written until issue 24 and read by nothing).
     extra: dict[str, Any] = field(default_factory=dict)
@@ -389,12 +450,17 @@ class Settings:
         given, extra, order = _read_stored(cls, data)
         if given.get("suite") is None:
             given.pop("suite", None)
+        else:
+            given["suite"] = SuiteRecord.from_json(given["suite"])
         if isinstance(given.get("primary_choice"), dict):
             given["primary_choice"] = PrimaryChoice.from_dict(given["primary_choice"])
+        if isinstance(given.get("owner"), dict):
+            given["owner"] = Owner.from_dict(given["owner"])
         if isinstance(given.get("stop"), dict):
             given["stop"] = StopInfo.from_dict(given["stop"])
         if isinstance(given.get("comparison"), dict):
-            given["comparison"] = _stored_plan(given)
+            given["comparison"] = _stored_plan(given["comparison"], given.get("suite"),
+                                               given.get("threshold"))
         return cls(**given, extra=extra, stored_keys=order)
 
     def plan(self) -> Plan:
@@ -404,31 +470,34 @@ class Settings:
 
         if self.comparison is not None:
             return self.comparison
-        return _stored_plan({"suite": self.suite, "threshold": self.threshold}) or Plan(
-            kind_bands=False)
+        return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False)
 
     def copy(self) -> Settings:
         return copy.deepcopy(self)
 
 
 def _to_json(v: Any) -> Any:  # Settings.to_dict: a typed field's stored form
+    if isinstance(v, SuiteRecord):
+        return v.to_json()
     return v.to_dict() if hasattr(v, "to_dict") else v
 
 
-def _stored_plan(given: dict[str, Any]) -> Plan | None:  # Settings.from_dict, Settings.plan
+def _stored_plan(comparison: dict[str, Any], suite: SuiteRecord | None,
+                 threshold: Any) -> Plan | None:  # Settings.from_dict, Settings.plan
     """How a result is judged, in one place however old the result: earlier versions kept a
     suite's threshold, correction and estimator in its ``suite`` entry and a bisect's band in
     ``threshold``; results before per-kind bands were judged with +-threshold for every metric
     (``kind_bands`` False).  Read here, once, from the stored object."""
     from perflab.stats import Plan
 
-    comp = dict(given.get("comparison") or {})
-    suite = given.get("suite") or {}
-    legacy = {k: suite[k] for k in ("threshold", "correction", "estimator")
-              if k in suite and k not in comp}
+    comp = dict(comparison)
+    suite = suite or SuiteRecord()
+    judged = {"threshold": suite.threshold, "correction": suite.correction,
+              "estimator": suite.estimator}
+    legacy = {k: v for k, v in judged.items() if v is not None and k not in comp}
     if "threshold" not in comp and "threshold" not in legacy and isinstance(
-            given.get("threshold"), int | float):
-        legacy["threshold"] = given["threshold"]
+            threshold, int | float):
+        legacy["threshold"] = threshold
     if not comp and not legacy:
         return None
     comp = {**legacy, **comp}

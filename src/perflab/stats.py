@@ -1046,7 +1046,7 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
     plan = plan or Plan.of(rs)
     est = parse_estimator(plan.estimator)
     info = rs.metrics.get(metric)
-    together = [set(g) for g in (rs.settings.suite.get("groups") or [])]
+    together = [set(g) for g in (rs.settings.suite.groups or [])]
     by_key = {(c.cell, c.name): c for c in rs.configurations}
     params = {c.cell: c.params for c in rs.configurations}
 

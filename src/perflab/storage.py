@@ -35,6 +35,7 @@ from perflab.model import (
     Configuration,
     Fingerprint,
     MetricInfo,
+    Owner,
     PrimaryChoice,
     ResultSet,
     Run,
@@ -619,7 +620,7 @@ class Store:
             out = []
             for row in conn.execute(q).mappings():
                 d = dict(row)
-                owner = (d.pop("settings") or {}).get("owner")
+                owner = Settings.from_dict(d.pop("settings")).owner
                 d["status"] = effective_status(d["status"], owner)
                 names = conn.execute(sa.select(configurations.c.name).distinct()
                                      .where(configurations.c.result_id == d["id"])).scalars()
@@ -662,8 +663,8 @@ class Store:
                 rs.fingerprint.machine_id = row["machine_id"]
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
-                owner = rs.settings.owner or {}
-                rs.notes.append(f"the perflab process that measured it (pid {owner.get('pid')}) "
+                pid = rs.settings.owner.pid if rs.settings.owner else None
+                rs.notes.append(f"the perflab process that measured it (pid {pid}) "
                                 "ended without finishing (killed, or the machine restarted): "
                                 "interrupted; the runs it finished are kept")
             cfg_rows = conn.execute(sa.select(configurations).where(
@@ -771,12 +772,11 @@ class Store:
                      .order_by(results.c.id.desc()).limit(20))
                 if before is not None:
                     q = q.where(results.c.id < before)
-                for rid, settings in conn.execute(q):
-                    pc = (settings or {}).get("primary_choice")
-                    if pc and pc.get("default") == default and pc.get("cpu_bound") is not None:
-                        choice = PrimaryChoice.from_dict(pc)
-                        choice.from_result = choice.from_result or int(rid)
-                        out[(bench, cell)] = choice
+                for rid, stored in conn.execute(q):
+                    pc = Settings.from_dict(stored).primary_choice
+                    if pc and pc.default == default and pc.cpu_bound is not None:
+                        pc.from_result = pc.from_result or int(rid)
+                        out[(bench, cell)] = pc
                         break
             return out
 
@@ -983,30 +983,30 @@ def _start_ticks(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def current_owner() -> dict[str, Any]:
+def current_owner() -> Owner:
     import socket
 
     pid = os.getpid()
-    return {"pid": pid, "host": socket.gethostname(), "boot_id": _boot_id(),
-            "start": _start_ticks(pid)}
+    return Owner(pid=pid, host=socket.gethostname(), boot_id=_boot_id(),
+                 start=_start_ticks(pid))
 
 
-def owner_alive(owner: dict[str, Any] | None) -> bool | None:
+def owner_alive(owner: Owner | None) -> bool | None:
     """True/False when this machine can tell; None for another host or an unknown owner."""
     import socket
 
-    if not owner or owner.get("host") != socket.gethostname():
+    if owner is None or owner.host != socket.gethostname():
         return None
-    if owner.get("boot_id") and owner["boot_id"] != _boot_id():
+    if owner.boot_id and owner.boot_id != _boot_id():
         return False  # the machine restarted since
-    pid = owner.get("pid")
+    pid = owner.pid
     if not isinstance(pid, int):
         return None
     start = _start_ticks(pid)
-    return start is not None and (owner.get("start") is None or start == owner["start"])
+    return start is not None and (owner.start is None or start == owner.start)
 
 
-def effective_status(status: str, owner: dict[str, Any] | None) -> str:
+def effective_status(status: str, owner: Owner | None) -> str:
     if status == "running" and owner_alive(owner) is False:
         return "interrupted"
     return status

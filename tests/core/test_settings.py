@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.model import Configuration, ResultSet, Run, Settings
+from perflab.model import Configuration, ResultSet, Run, Settings, SuiteRecord
 from perflab.stats import Plan
 from perflab.storage import Store
 
@@ -37,7 +37,7 @@ def test_round_trip_keeps_every_key() -> None:
     assert s.stop is not None and s.stop.reason == "--runs 3"
     assert s.extra == {"options": {"warmup": 1, "runs": 3}, "good": "abc",
                        "steps": [{"commit": "abc", "decision": "good"}]}
-    assert s.suite == {}  # not a suite run: an empty dict, not None
+    assert s.suite == SuiteRecord()  # not a suite run: an empty record, not None
     back = s.to_dict()
     # Every key back, in its stored order; the plan written whole (what it was judged with).
     assert list(back) == list(OLD_ROW) and without_plan(back) == without_plan(OLD_ROW)
@@ -47,17 +47,18 @@ def test_round_trip_keeps_every_key() -> None:
 
 def test_unset_fields_are_not_stored() -> None:
     assert Settings().to_dict() == {}
-    assert Settings(suite={"name": "x"}, threshold=0.05).to_dict() == {
+    assert Settings(suite=SuiteRecord(name="x"), threshold=0.05).to_dict() == {
         "suite": {"name": "x"}, "threshold": 0.05}
     assert Settings.from_dict(None) == Settings()
-    assert Settings.from_dict({"suite": None}).suite == {}
+    assert Settings.from_dict({"suite": None}).suite == SuiteRecord()  # not a suite run
 
 
 def test_copy_is_deep() -> None:
-    s = Settings(suite={"done": []})
+    s = Settings(suite=SuiteRecord(done=[]))
     c = s.copy()
-    c.suite["done"].append("cell")
-    assert s.suite == {"done": []}
+    assert c.suite.done is not None
+    c.suite.done.append("cell")
+    assert s.suite.done == []
 
 
 def test_a_dict_given_to_result_set_becomes_settings() -> None:
@@ -92,3 +93,20 @@ def test_the_plan_is_read_from_one_place_whatever_the_version() -> None:
     rs = ResultSet(kind="suite", settings=suite)
     assert Plan.of(rs).threshold == 0.05 and Plan.of(rs).correction == "bh"
     assert Settings().plan() == Plan(kind_bands=False)
+
+
+def test_a_stored_suite_entry_is_typed_and_written_back_as_it_was() -> None:
+    """settings.suite as perflab 0.1.0 stored it (tests/fixtures/core/schema4), plus a key this
+    version does not know: read once into a SuiteRecord, written back key for key."""
+    stored = {"name": "fx", "path": "s.toml", "text": "[suite]\n", "plan": "3190", "baseline": "a",
+              "threshold": 0.05, "correction": "holm", "estimator": "trim", "metrics": [],
+              "primary": None, "report": {}, "skipped": [], "cells": ['{"n":1}'],
+              "calibrate": None, "calibrated": {}, "done": ['{"n":1}'], "superseded": [],
+              "later_key": 1}
+    s = Settings.from_dict({"suite": stored})
+    assert s.suite.threshold == 0.05 and s.suite.done == ['{"n":1}'] and s.suite.primary is None
+    assert s.suite.failed is None and s.suite.extra == {"later_key": 1}
+    back = s.to_dict()["suite"]
+    assert back == stored and list(back) == list(stored)
+    assert s.plan() == Plan(threshold=0.05, correction="holm", estimator="trim",
+                            kind_bands=False)

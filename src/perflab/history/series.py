@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.history import git
-from perflab.model import metric_direction
+from perflab.model import Settings, metric_direction
 from perflab.storage import Store, configurations, results, runs
 
 EXCLUDED_KINDS = ("bisect",)
@@ -211,7 +211,7 @@ def load_series(
             q = q.where(results.c.created_at >= since)
         if machine is not None:
             q = q.where(results.c.machine_id == machine)
-        return {r.id: str((r.settings or {}).get("import_format") or "import")
+        return {r.id: str(Settings.from_dict(r.settings).import_format or "import")
                 for r in conn.execute(q)}
 
     rows = store.read(go)

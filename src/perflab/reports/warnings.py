@@ -109,7 +109,7 @@ class Warning_:
 def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
                  metric: str) -> list[Warning_]:
     out: list[Warning_] = [Warning_("machine", w) for w in busy_machine(rs)]
-    for msg in rs.settings.suite.get("skipped", []):
+    for msg in rs.settings.suite.skipped or []:
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):
         out.append(Warning_("note", n))
