@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -118,6 +119,23 @@ class MeasureOptions:
     seed: int | None = None
     env: dict[str, str] = field(default_factory=dict)
     backend: CounterBackend | None = None  # tests inject a fake PMU here
+
+    @classmethod
+    def of(cls, *, metric: str | None, default_primary: str = "wall_time",
+           auto_primary: bool | None = None, plan: Plan | None = None,
+           **given: Any) -> MeasureOptions:
+        """The one way options are made (stat and compare: session.build_options; a suite:
+        suites.execute.measure_options; a bisect: Bisector._options): the primary metric
+        (``metric``, else ``default_primary``, which the warm-up runs may swap for its CPU-time
+        counterpart: ``auto_primary``, by default when no metric was named), how verdicts are
+        judged (``plan``: threshold, correction, estimator, bands), the rest as given."""
+        opts = cls(primary_metric=metric or default_primary,
+                   auto_primary=metric is None if auto_primary is None else auto_primary,
+                   **given)
+        if plan is not None:
+            opts.threshold, opts.correction = plan.threshold, plan.correction
+            opts.estimator, opts.bands = plan.estimator, dict(plan.bands)
+        return opts
 
 
 class RunFailed(PerflabError):

@@ -187,19 +187,20 @@ def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_ru
                   correction: str | None = None) -> MeasureOptions:
     """MeasureOptions from the command line's values, each checked (one line per mistake)."""
     from perflab.runner import MeasureOptions
-    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, parse_estimator
+    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
 
     primary = metric or default_primary
     positive(budget, "--budget", "60")
     positive(timeout, "--timeout", "30")
     if precision is not None:
         fraction(precision, "--precision", "0.01")
-    return MeasureOptions(
+    plan = Plan(threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                correction=correction or DEFAULT_CORRECTION,
+                estimator=str(parse_estimator(estimator)))
+    return MeasureOptions.of(
+        metric=metric, default_primary=default_primary, plan=plan,
         warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs or 0),
-        budget=budget, precision=precision, primary_metric=primary, auto_primary=metric is None,
-        pin=parse_cpus(pin), estimator=str(parse_estimator(estimator)),
-        threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-        correction=correction or DEFAULT_CORRECTION,
+        budget=budget, precision=precision, pin=parse_cpus(pin),
         timeout=timeout, ignore_failure=ignore_failure,
         counters="none" if no_counters else "auto",
         instructions="valgrind" if counts_with_valgrind(primary) else None,

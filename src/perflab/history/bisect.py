@@ -288,9 +288,9 @@ class Bisector:
             self.say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} "
                      f"is below the {MIN_RUNS} runs a verdict needs: every step will be "
                      "inconclusive (too few runs); raise --runs", highlight=False)
-        return MeasureOptions(
-            warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
-            auto_primary=auto_primary and not valgrind, timeout=spec.timeout,
+        return MeasureOptions.of(
+            metric=metric, auto_primary=auto_primary and not valgrind,
+            warmup=0 if valgrind else 1, runs=spec.runs, timeout=spec.timeout,
             counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
             valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices

@@ -66,27 +66,21 @@ def time_left(done_now: int, left: int, elapsed: float, plan_estimate: float) ->
 
 def measure_options(plan: SuitePlan) -> Any:
     from perflab.runner import MeasureOptions
+    from perflab.stats import Plan
 
     suite = plan.suite
     m = dict(suite.measure)
     m.pop("expected_run_s", None)
     m.pop("calibrate", None)  # resolved per cell by run_plan (suites/calibrate.py)
     m.pop("calibrate_on", None)
-    budget = m.pop("budget", None)
-    if suite.primary:
-        m["primary_metric"] = suite.primary
-    else:  # no primary named: CPU time for CPU-bound work, wall time where it waits
-        m["auto_primary"] = True
-    opts = MeasureOptions(**m)
-    if budget is not None:
-        opts.budget = budget
-    opts.threshold, opts.correction = suite.threshold, suite.correction
-    opts.bands = dict(suite.bands)
-    opts.estimator = suite.estimator
-    # The primary metric is one family across the matrix: the stop rule of each cell decides at
-    # the level the whole family will be judged at.
-    opts.family_size = max(1, sum(len(c.configs) - 1 for c in plan.cells))
-    return opts
+    # No primary named: CPU time for CPU-bound work, wall time where it waits.  The primary
+    # metric is one family across the matrix: the stop rule of each cell decides at the level
+    # the whole family will be judged at.
+    return MeasureOptions.of(
+        metric=suite.primary or None, default_primary=m.pop("primary_metric", "wall_time"),
+        plan=Plan(threshold=suite.threshold, correction=suite.correction,
+                  estimator=suite.estimator, bands=dict(suite.bands)),
+        family_size=max(1, sum(len(c.configs) - 1 for c in plan.cells)), **m)
 
 
 @dataclass
