@@ -31,8 +31,9 @@ def _key(node: ast.expr) -> object:
 def _is_record(e: ast.expr, bound: set[str]) -> bool:
     while isinstance(e, ast.BoolOp) and isinstance(e.op, ast.Or):  # `x or {}` reads x
         e = e.values[0]
-    if isinstance(e, ast.Attribute):
-        return e.attr in RECORDS
+    if isinstance(e, ast.Attribute):  # not a table's column in SQL (results.c.settings)
+        column = isinstance(e.value, ast.Attribute) and e.value.attr == "c"
+        return e.attr in RECORDS and not column
     if isinstance(e, ast.Name):
         return e.id in bound
     if isinstance(e, ast.Subscript):  # a raw row's column: row["settings"]
@@ -98,6 +99,7 @@ def show(rs, info):
     title = (rs.settings.suite.report or {}).get("title")
     where = rs.settings.extra.get("file")
     n = rs.fingerprint.cpu_count
+    q = sa.select(results.c.settings["owner"])
     return info.get("done"), rs.metrics.get("wall_time")
 '''
     assert untyped_reads(ok) == []
