@@ -12,7 +12,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from perflab.stats import Plan
@@ -232,6 +232,22 @@ def _write_stored(record: Any, encode: Callable[[Any], Any], extra_first: bool) 
     return {**out, **extra, **new} if extra_first else {**out, **new, **extra}
 
 
+class StoredRecord:
+    """What Fingerprint and SuiteRecord share: ``from_json`` reads a stored object (its fields,
+    the rest in ``extra``, its key order kept), ``to_json`` writes it back as read."""
+
+    extra: dict[str, Any]
+    stored_keys: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Self:
+        given, extra, order = _read_stored(cls, data)
+        return cls(**given, extra=extra, stored_keys=order)
+
+    def to_json(self) -> dict[str, Any]:
+        return _write_stored(self, lambda v: v, extra_first=False)
+
+
 # What identifies a machine: one machine gets one row in the store (storage.fingerprint_hash) and
 # results whose machines differ in one of these are compared only with --force.  The rest of a
 # fingerprint (load, versions) belongs to a result set.
@@ -242,7 +258,7 @@ MACHINE_IDENTITY_KEYS = (
 
 
 @dataclass
-class Fingerprint:
+class Fingerprint(StoredRecord):
     """The machine a result was measured on and its state at the start (fingerprint.
     machine_fingerprint), stored with the result (``ResultSet.fingerprint``, the results
     table's ``fingerprint`` JSON) and exported as its ``environment``.
@@ -275,14 +291,6 @@ class Fingerprint:
     machine_id: int | None = None  # the store's machine row (set when a result is loaded)
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
     stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> Fingerprint:
-        given, extra, order = _read_stored(cls, data)
-        return cls(**given, extra=extra, stored_keys=order)
-
-    def to_json(self) -> dict[str, Any]:
-        return _write_stored(self, lambda v: v, extra_first=False)
 
     def identity(self) -> dict[str, Any]:
         """The stable part (MACHINE_IDENTITY_KEYS).  ``machine_name`` (a fleet worker's --name)
@@ -371,7 +379,7 @@ class Owner:
 
 
 @dataclass
-class SuiteRecord:
+class SuiteRecord(StoredRecord):
     """A suite run's plan and progress (``Settings.suite``): written by suites.execute (its
     progress part is suites.execute.SuiteProgress), read by the suite's report, resume and
     estimates.  Every key an earlier version stored is a field (None: not stored); written back
@@ -401,14 +409,6 @@ class SuiteRecord:
     calibration_s: dict[str, dict[str, float]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
     stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> SuiteRecord:
-        given, extra, order = _read_stored(cls, data)
-        return cls(**given, extra=extra, stored_keys=order)
-
-    def to_json(self) -> dict[str, Any]:
-        return _write_stored(self, lambda v: v, extra_first=False)
 
 
 @dataclass
