@@ -430,11 +430,13 @@ class Settings:
     stop: StopInfo | None = None  # why the measurement stopped
     # A suite run's plan and progress (suites.execute); empty for other results
     suite: SuiteRecord = field(default_factory=SuiteRecord)
+    file: str | None = None  # the file an import read
     import_format: str | None = None  # hyperfine | pyperf | perf-stat | perflab (imports)
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
     owner: Owner | None = None  # the process writing a running result (storage)
-    # What only one kind of result keeps, and keys of earlier versions (``options``: the
+    # What only one kind of result keeps (a bisect's steps), and keys of earlier versions
+    # (``options``: the
     # MeasureOptions of a stat or compare, written until issue 24 and read by nothing).
     extra: dict[str, Any] = field(default_factory=dict)
     stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)

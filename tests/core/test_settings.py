@@ -62,9 +62,9 @@ def test_copy_is_deep() -> None:
 
 
 def test_a_dict_given_to_result_set_becomes_settings() -> None:
-    rs = ResultSet(kind="stat", settings={"primary_metric": "task_clock", "file": "x.json"})
+    rs = ResultSet(kind="stat", settings={"primary_metric": "task_clock", "first_bad": "abc"})
     assert isinstance(rs.settings, Settings)
-    assert rs.settings.primary_metric == "task_clock" and rs.settings.extra == {"file": "x.json"}
+    assert rs.settings.primary_metric == "task_clock" and rs.settings.extra == {"first_bad": "abc"}
 
 
 def test_store_round_trip(tmp_path: Path) -> None:

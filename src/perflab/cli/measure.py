@@ -434,7 +434,7 @@ def results_show(
     if rs.source != "perflab":  # an import: no machine of perflab's own (it read "None xNone")
         from rich.markup import escape
 
-        where = rs.settings.extra.get("file")
+        where = rs.settings.file
         aside.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
                     f"commit {rs.commit or '-'}[/]", highlight=False)
     else:
