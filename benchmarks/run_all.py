@@ -113,7 +113,8 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
                            "runs_per_config": len(a.measured_runs()),
                            "primary_reason": (rs.settings.primary_choice.reason
                                               if rs.settings.primary_choice else None),
-                           "comparison": rs.settings.comparison,
+                           "comparison": (rs.settings.comparison.to_dict()
+                                          if rs.settings.comparison else None),
                            "stop": rs.settings.stop.to_dict() if rs.settings.stop else None}
     for m, c in comps.items():
         key = "primary" if m == primary else m
@@ -448,7 +449,7 @@ def main() -> int:
     report: dict[str, Any] = {
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": machine_fingerprint(), "pmu": pmu_status()}
+        "machine": machine_fingerprint().to_json(), "pmu": pmu_status()}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)

@@ -1,4 +1,6 @@
-"""The environment a result was measured in: what makes two results comparable or not."""
+"""The environment a result was measured in: what makes two results comparable or not.
+
+The probing lives here; the record it makes is model.Fingerprint (typed, stored as before)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab import __version__
+from perflab.model import MACHINE_IDENTITY_KEYS, Fingerprint  # noqa: F401 (re-exported)
 
 
 def _read(path: str) -> str | None:
@@ -57,7 +60,7 @@ def pmu_status() -> dict[str, Any]:
     }
 
 
-def machine_fingerprint(probe_pmu: bool = True) -> dict[str, Any]:
+def machine_fingerprint(probe_pmu: bool = True) -> Fingerprint:
     uname = platform.uname()
     governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     smt = _read("/sys/devices/system/cpu/smt/active")
@@ -82,7 +85,7 @@ def machine_fingerprint(probe_pmu: bool = True) -> dict[str, Any]:
         fp["pmu"] = bool(st["hardware"])
         fp["pmu_events"] = st["hardware"]
         fp["pmu_reason"] = st["hardware_reason"]
-    return fp
+    return Fingerprint.from_json(fp)
 
 
 def fleet_identity() -> dict[str, Any]:
@@ -107,32 +110,6 @@ def _os_name() -> str:
     return m.group(1) if m else platform.system()
 
 
-# What identifies a machine: one machine gets one row in the store (storage.fingerprint_hash) and
-# results whose machines differ in one of these are compared only with --force.  The rest of a
-# fingerprint (load, versions) belongs to a result set.
-MACHINE_IDENTITY_KEYS = (
-    "hostname", "cpu_model", "cpu_count", "kernel", "arch", "governor", "smt", "thp",
-    "pmu", "perf_event_paranoid", "machine_name",
-)
 # The part a profile stores and a profile diff compares (profiles record this much only).
 PROFILE_IDENTITY_KEYS = MACHINE_IDENTITY_KEYS[:5]
 
-
-def machine_identity(fp: dict[str, Any]) -> dict[str, Any]:
-    """The stable part of a fingerprint.  ``machine_name`` (a fleet worker's --name) is part of
-    it only when set, so machines measured before the fleet existed keep their rows."""
-    stable = {k: fp.get(k) for k in MACHINE_IDENTITY_KEYS}
-    if stable.get("machine_name") is None:
-        stable.pop("machine_name", None)
-    return stable
-
-
-def machine_label(fp: dict[str, Any], machine_id: object = None) -> str:
-    """A machine's name for people: its fleet name (a worker's --name), else its host name,
-    else its row id in the store."""
-    return str(fp.get("machine_name") or fp.get("hostname") or f"machine {machine_id}")
-
-
-def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """Identity keys on which two fingerprints disagree (load and versions are not identity)."""
-    return {k: (a.get(k), b.get(k)) for k in MACHINE_IDENTITY_KEYS if a.get(k) != b.get(k)}

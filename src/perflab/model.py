@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from perflab.stats import Plan
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,119 @@ class Configuration:
         return [r.values[metric] for r in self.measured_runs() if metric in r.values]
 
 
+def _read_stored(cls: type, data: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any],
+                                                               tuple[str, ...]]:
+    """A stored JSON object split for a typed record (Fingerprint, Settings): the keys that are
+    its fields, the others (its ``extra``), and every key in its stored order."""
+    data = dict(data or {})
+    order = tuple(data)
+    known = {f.name for f in fields(cls)} - {"extra", "stored_keys"}
+    given = {k: data.pop(k) for k in order if k in known}
+    return given, data, order
+
+
+def _write_stored(record: Any, encode: Callable[[Any], Any], extra_first: bool) -> dict[str, Any]:
+    """The JSON object a typed record (Fingerprint, Settings) stores: the object it was read
+    from, key for key in its stored order (a key stored as null stays null, a key this version
+    does not know comes back from ``extra``), then what was set since: unset fields (None, {})
+    left out.  Hand-written: dataclasses and json have no notion of "the keys as stored", and
+    nothing stored may be lost or reordered (the golden outputs of tests/core/
+    test_stored_results.py)."""
+    names = [f.name for f in fields(record) if f.name not in ("extra", "stored_keys")]
+    out: dict[str, Any] = {}
+    for k in record.stored_keys:
+        if k in names:
+            out[k] = encode(getattr(record, k))
+        elif k in record.extra:
+            out[k] = record.extra[k]
+    new = {k: encode(getattr(record, k)) for k in names
+           if k not in out and getattr(record, k) is not None}
+    new = {k: v for k, v in new.items() if v != {}}
+    extra = {k: v for k, v in record.extra.items() if k not in out}
+    return {**out, **extra, **new} if extra_first else {**out, **new, **extra}
+
+
+class StoredRecord:
+    """What Fingerprint and SuiteRecord share: ``from_json`` reads a stored object (its fields,
+    the rest in ``extra``, its key order kept), ``to_json`` writes it back as read."""
+
+    extra: dict[str, Any]
+    stored_keys: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Self:
+        given, extra, order = _read_stored(cls, data)
+        return cls(**given, extra=extra, stored_keys=order)
+
+    def to_json(self) -> dict[str, Any]:
+        return _write_stored(self, lambda v: v, extra_first=False)
+
+
+# What identifies a machine: one machine gets one row in the store (storage.fingerprint_hash) and
+# results whose machines differ in one of these are compared only with --force.  The rest of a
+# fingerprint (load, versions) belongs to a result set.
+MACHINE_IDENTITY_KEYS = (
+    "hostname", "cpu_model", "cpu_count", "kernel", "arch", "governor", "smt", "thp",
+    "pmu", "perf_event_paranoid", "machine_name",
+)
+
+
+@dataclass
+class Fingerprint(StoredRecord):
+    """The machine a result was measured on and its state at the start (fingerprint.
+    machine_fingerprint), stored with the result (``ResultSet.fingerprint``, the results
+    table's ``fingerprint`` JSON) and exported as its ``environment``.
+
+    Every key any perflab version wrote is a field; a key a version did not write reads None.
+    ``to_json`` writes back the object read by ``from_json`` (same keys, same order, keys this
+    version does not know kept in ``extra``), so a stored result loses nothing."""
+
+    hostname: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    os: str | None = None
+    governor: str | None = None
+    smt: str | None = None  # on | off | unknown
+    thp: str | None = None  # transparent huge pages: always | madvise | never
+    perf_event_paranoid: str | None = None
+    load_at_start: list[float] | None = None  # 1, 5 and 15-minute load averages
+    python: str | None = None
+    perflab_version: str | None = None
+    machine_name: str | None = None  # a fleet worker's --name (fingerprint.fleet_identity)
+    machine_tags: list[str] | None = None
+    fleet_job: int | None = None  # the fleet job measuring this result
+    fleet_submission: str | None = None
+    pmu: bool | None = None  # a hardware PMU counts here
+    pmu_events: list[str] | None = None
+    pmu_reason: str | None = None  # why not, when not
+    runtimes: dict[str, str] | None = None  # configuration -> the runtime it ran on (runner)
+    machine_id: int | None = None  # the store's machine row (set when a result is loaded)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
+    stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    def identity(self) -> dict[str, Any]:
+        """The stable part (MACHINE_IDENTITY_KEYS).  ``machine_name`` (a fleet worker's --name)
+        is part of it only when set, so machines measured before the fleet existed keep their
+        rows."""
+        stable = {k: getattr(self, k) for k in MACHINE_IDENTITY_KEYS}
+        if stable.get("machine_name") is None:
+            stable.pop("machine_name", None)
+        return stable
+
+    def label(self, machine_id: object = None) -> str:
+        """The machine's name for people: its fleet name (a worker's --name), else its host
+        name, else its row id in the store."""
+        return str(self.machine_name or self.hostname or f"machine {machine_id}")
+
+    def differences(self, other: Fingerprint) -> dict[str, tuple[Any, Any]]:
+        """Identity keys on which two fingerprints disagree (load and versions are not
+        identity)."""
+        return {k: (getattr(self, k), getattr(other, k)) for k in MACHINE_IDENTITY_KEYS
+                if getattr(self, k) != getattr(other, k)}
+
+
 @dataclass
 class PrimaryChoice:
     """The metric that decides a comparison, and why: chosen once per benchmark and machine
@@ -243,6 +360,58 @@ class StopInfo:
 
 
 @dataclass
+class Owner:
+    """The process writing a running result (Settings.owner; storage reads a running result
+    whose owner is gone as interrupted): its pid, host, boot id and start in clock ticks."""
+
+    pid: int | None = None
+    host: str | None = None
+    boot_id: str | None = None
+    start: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Owner:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class SuiteRecord(StoredRecord):
+    """A suite run's plan and progress (``Settings.suite``): written by suites.execute (its
+    progress part is suites.execute.SuiteProgress), read by the suite's report, resume and
+    estimates.  Every key an earlier version stored is a field (None: not stored); written back
+    as read, like Fingerprint."""
+
+    name: str | None = None
+    path: str | None = None
+    text: str | None = None  # the suite file as it was
+    plan: str | None = None  # SuitePlan.fingerprint(): a resume must match it
+    baseline: str | None = None
+    # How earlier versions judged a suite (Settings.plan folds these in when no comparison)
+    threshold: float | None = None
+    correction: str | None = None
+    estimator: str | None = None
+    metrics: list[str] | None = None  # the metrics to report
+    primary: str | None = None
+    report: dict[str, Any] | None = None  # the suite's [report] table
+    skipped: list[str] | None = None  # why cells were left out
+    cells: list[str] | None = None
+    calibrate: float | None = None  # calibration's target seconds per run
+    # Progress (SuiteProgress): cells done, configurations superseded, ...
+    done: list[str] | None = None
+    superseded: list[int] | None = None
+    failed: list[dict[str, str]] | None = None
+    groups: list[list[str]] | None = None
+    calibrated: dict[str, dict[str, int]] | None = None
+    calibration_s: dict[str, dict[str, float]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
+    stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+
+@dataclass
 class Settings:
     """How a result set was made and is to be judged: stored with it (the ``settings`` JSON
     column) and read by the runner, the statistics, the reports, suites and history.
@@ -257,66 +426,85 @@ class Settings:
     primary_choice: PrimaryChoice | None = None  # why primary_metric (runner.choose_primary)
     interleaved: bool | None = None  # configurations measured in alternation (paired runs)
     counters: str | None = None  # how counters were collected (perf, rusage, none)
-    comparison: dict[str, Any] | None = None  # stats.Plan.to_dict(): threshold, correction...
+    comparison: Plan | None = None  # how verdicts are judged (stats.Plan: threshold, ...)
     stop: StopInfo | None = None  # why the measurement stopped
-    options: dict[str, Any] | None = None  # the MeasureOptions of a stat / compare
-    # A suite run's plan and progress (suites.execute): name, plan, done, superseded, ...
-    suite: dict[str, Any] = field(default_factory=dict)
+    # A suite run's plan and progress (suites.execute); empty for other results
+    suite: SuiteRecord = field(default_factory=SuiteRecord)
+    file: str | None = None  # the file an import read
     import_format: str | None = None  # hyperfine | pyperf | perf-stat | perflab (imports)
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
-    owner: dict[str, Any] | None = None  # the process writing a running result (storage)
-    extra: dict[str, Any] = field(default_factory=dict)  # what only one kind of result keeps
+    owner: Owner | None = None  # the process writing a running result (storage)
+    # What only one kind of result keeps (a bisect's steps), and keys of earlier versions
+    # (``options``: the
+    # MeasureOptions of a stat or compare, written until issue 24 and read by nothing).
+    extra: dict[str, Any] = field(default_factory=dict)
+    stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The flat JSON object the store keeps (unset fields left out)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name != "extra" and v is not None and v != {}:
-                out[f.name] = v.to_dict() if isinstance(v, PrimaryChoice | StopInfo) else v
-        return {**self.extra, **out}
+        """The flat JSON object the store keeps: the object read, then what was set since
+        (unset fields left out)."""
+        return _write_stored(self, _to_json, extra_first=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Settings:
         """Settings from a stored (or hand-made) object: known keys to fields, others extra."""
-        data = dict(data or {})
-        known = {f.name for f in fields(cls)} - {"extra"}
-        given = {k: data.pop(k) for k in list(data) if k in known}
+        given, extra, order = _read_stored(cls, data)
         if given.get("suite") is None:
             given.pop("suite", None)
+        else:
+            given["suite"] = SuiteRecord.from_json(given["suite"])
         if isinstance(given.get("primary_choice"), dict):
             given["primary_choice"] = PrimaryChoice.from_dict(given["primary_choice"])
+        if isinstance(given.get("owner"), dict):
+            given["owner"] = Owner.from_dict(given["owner"])
         if isinstance(given.get("stop"), dict):
             given["stop"] = StopInfo.from_dict(given["stop"])
-        return cls(**given, extra=data)
+        if isinstance(given.get("comparison"), dict):
+            given["comparison"] = _stored_plan(given["comparison"], given.get("suite"),
+                                               given.get("threshold"))
+        return cls(**given, extra=extra, stored_keys=order)
 
-    def plan(self) -> dict[str, Any]:
-        """How the result is judged (stats.Plan.of reads only this): ``comparison``, with what
-        earlier versions kept elsewhere folded in; the stored row itself is left as it was."""
-        return _stored_plan(self.to_dict()) or {"kind_bands": False}
+    def plan(self) -> Plan:
+        """How the result is judged (stats.Plan.of reads only this): ``comparison``; for a
+        result stored without one, what earlier versions kept elsewhere (_stored_plan)."""
+        from perflab.stats import Plan
+
+        if self.comparison is not None:
+            return self.comparison
+        return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False)
 
     def copy(self) -> Settings:
         return copy.deepcopy(self)
 
 
-def _stored_plan(given: dict[str, Any]) -> dict[str, Any] | None:  # Settings.plan
-    """How a result is judged (stats.Plan.to_dict), in one place however old the result:
-    earlier versions kept a suite's threshold, correction and estimator in its ``suite`` entry
-    and a bisect's band in ``threshold``; results before per-kind bands were judged with
-    +-threshold for every metric (``kind_bands`` False)."""
-    comp = dict(given.get("comparison") or {})
-    suite = given.get("suite") or {}
-    legacy = {k: suite[k] for k in ("threshold", "correction", "estimator")
-              if k in suite and k not in comp}
+def _to_json(v: Any) -> Any:  # Settings.to_dict: a typed field's stored form
+    if isinstance(v, SuiteRecord):
+        return v.to_json()
+    return v.to_dict() if hasattr(v, "to_dict") else v
+
+
+def _stored_plan(comparison: dict[str, Any], suite: SuiteRecord | None,
+                 threshold: Any) -> Plan | None:  # Settings.from_dict, Settings.plan
+    """How a result is judged, in one place however old the result: earlier versions kept a
+    suite's threshold, correction and estimator in its ``suite`` entry and a bisect's band in
+    ``threshold``; results before per-kind bands were judged with +-threshold for every metric
+    (``kind_bands`` False).  Read here, once, from the stored object."""
+    from perflab.stats import Plan
+
+    comp = dict(comparison)
+    suite = suite or SuiteRecord()
+    judged = {"threshold": suite.threshold, "correction": suite.correction,
+              "estimator": suite.estimator}
+    legacy = {k: v for k, v in judged.items() if v is not None and k not in comp}
     if "threshold" not in comp and "threshold" not in legacy and isinstance(
-            given.get("threshold"), int | float):
-        legacy["threshold"] = given["threshold"]
+            threshold, int | float):
+        legacy["threshold"] = threshold
     if not comp and not legacy:
         return None
     comp = {**legacy, **comp}
     comp.setdefault("kind_bands", False)
-    return comp
+    return Plan.from_dict(comp)
 
 
 @dataclass
@@ -326,7 +514,7 @@ class ResultSet:
     kind: str  # stat | compare | suite | bisect | import
     configurations: list[Configuration] = field(default_factory=list)
     metrics: dict[str, MetricInfo] = field(default_factory=dict)
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=Fingerprint)
     settings: Settings = field(default_factory=Settings)
     commit: str | None = None
     dirty: bool | None = None
@@ -348,6 +536,8 @@ class ResultSet:
     def __post_init__(self) -> None:
         if isinstance(self.settings, dict):  # a hand-made result: ResultSet(settings={...})
             self.settings = Settings.from_dict(self.settings)
+        if isinstance(self.fingerprint, dict):  # ResultSet(fingerprint={...})
+            self.fingerprint = Fingerprint.from_json(self.fingerprint)
 
     def cells(self) -> list[str]:
         seen: dict[str, None] = {}

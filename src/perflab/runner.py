@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -119,6 +120,23 @@ class MeasureOptions:
     seed: int | None = None
     env: dict[str, str] = field(default_factory=dict)
     backend: CounterBackend | None = None  # tests inject a fake PMU here
+
+    @classmethod
+    def of(cls, *, metric: str | None, default_primary: str = "wall_time",
+           auto_primary: bool | None = None, plan: Plan | None = None,
+           **given: Any) -> MeasureOptions:
+        """The one way options are made (stat and compare: session.build_options; a suite:
+        suites.execute.measure_options; a bisect: Bisector._options): the primary metric
+        (``metric``, else ``default_primary``, which the warm-up runs may swap for its CPU-time
+        counterpart: ``auto_primary``, by default when no metric was named), how verdicts are
+        judged (``plan``: threshold, correction, estimator, bands), the rest as given."""
+        opts = cls(primary_metric=metric or default_primary,
+                   auto_primary=metric is None if auto_primary is None else auto_primary,
+                   **given)
+        if plan is not None:
+            opts.threshold, opts.correction = plan.threshold, plan.correction
+            opts.estimator, opts.bands = plan.estimator, dict(plan.bands)
+        return opts
 
 
 class RunFailed(PerflabError):
@@ -499,7 +517,7 @@ class Measurement:
         st.interleaved = len(self.configs) > 1 if st.interleaved is None else st.interleaved
         st.primary_metric = st.primary_metric or self.opts.primary_metric
         st.counters = st.counters or self.counters
-        st.comparison = st.comparison if st.comparison is not None else self.plan.to_dict()
+        st.comparison = st.comparison if st.comparison is not None else self.plan
 
     def _begin(self) -> None:
         """Refuse a missing program before anything is stored, then store the result and its
@@ -800,12 +818,12 @@ class Measurement:
         """What a run tells about the result: its runtime, its metrics' MetricInfo, and the
         notes (multiplexed counters, processes left running, counters that failed)."""
         rs, opts = self.rs, self.opts
-        if run.status == "ok" and cfg.name not in rs.fingerprint.get("runtimes", {}):
+        if run.status == "ok" and cfg.name not in (rs.fingerprint.runtimes or {}):
             label = runtime_label(outcome.stdout)
             if label:
                 # The environment names the runtime each configuration ran on (a workload
                 # choosing among runtimes, e.g. C# on Mono or CoreCLR, says which it was).
-                rs.fingerprint.setdefault("runtimes", {})[cfg.name] = label
+                rs.fingerprint.runtimes = {**(rs.fingerprint.runtimes or {}), cfg.name: label}
         for name in outcome.values:
             if name not in rs.metrics:
                 info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)

@@ -187,41 +187,40 @@ def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_ru
                   correction: str | None = None) -> MeasureOptions:
     """MeasureOptions from the command line's values, each checked (one line per mistake)."""
     from perflab.runner import MeasureOptions
-    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, parse_estimator
+    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
 
     primary = metric or default_primary
     positive(budget, "--budget", "60")
     positive(timeout, "--timeout", "30")
     if precision is not None:
         fraction(precision, "--precision", "0.01")
-    return MeasureOptions(
+    plan = Plan(threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                correction=correction or DEFAULT_CORRECTION,
+                estimator=str(parse_estimator(estimator)))
+    return MeasureOptions.of(
+        metric=metric, default_primary=default_primary, plan=plan,
         warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs or 0),
-        budget=budget, precision=precision, primary_metric=primary, auto_primary=metric is None,
-        pin=parse_cpus(pin), estimator=str(parse_estimator(estimator)),
-        threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-        correction=correction or DEFAULT_CORRECTION,
+        budget=budget, precision=precision, pin=parse_cpus(pin),
         timeout=timeout, ignore_failure=ignore_failure,
         counters="none" if no_counters else "auto",
         instructions="valgrind" if counts_with_valgrind(primary) else None,
         region_symbol=region_symbol, seed=seed, env=parse_env(env))
 
 
-def new_result(kind: str, opts: MeasureOptions, *, repo: Path | None, commit: str | None,
+def new_result(kind: str, *, repo: Path | None, commit: str | None,
                label: str) -> ResultSet:
-    """A result set about to be measured on this machine: its fingerprint, the commit measured
-    and the options it is measured with."""
+    """A result set about to be measured on this machine: its fingerprint and the commit
+    measured."""
     from perflab.fingerprint import machine_fingerprint
     from perflab.history.git import git_state
-    from perflab.model import ResultSet, Settings
+    from perflab.model import ResultSet
 
     c, dirty, r = git_state(repo, commit)
-    # How it was measured; how it is judged (threshold, bands, correction, estimator) is stored
-    # once, as the plan (Settings.comparison), by the runner.
-    options = {k: v for k, v in vars(opts).items()
-               if k not in ("backend", "threshold", "bands", "correction", "estimator")}
+    # How it is judged (threshold, bands, correction, estimator) is stored once, as the plan
+    # (Settings.comparison), by the runner; the options themselves were stored until issue 24
+    # (Settings ``options``), read by nothing.
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
-                     repo=r, label=label, created_at=time.time(),
-                     settings=Settings(options=options))
+                     repo=r, label=label, created_at=time.time())
 
 
 def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
@@ -250,7 +249,6 @@ def _how_measured(source: str) -> str:
 def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
-    from perflab.fingerprint import differences
     from perflab.model import ResultSet
     from perflab.stats import Plan
 
@@ -260,7 +258,7 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
     loaded = [store.load(i) for i in ids]
     first = loaded[0]
     for other in loaded[1:]:
-        diff = differences(first.fingerprint, other.fingerprint)
+        diff = first.fingerprint.differences(other.fingerprint)
         if diff:
             what = "; ".join(f"{k}: {a!r} vs {b!r}" for k, (a, b) in diff.items())
             if not force:
@@ -307,8 +305,7 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
         rs.notes.append(line)
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.
-    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded)
-                                     ).to_dict()
+    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded))
     rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
                     "different times, so drift between them is not controlled")
     for cell in rs.cells():

@@ -56,7 +56,7 @@ import functools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -919,17 +919,21 @@ class Plan:
         return asdict(self)
 
     @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
+        """From a stored object (Settings.from_dict); keys it does not have keep their defaults."""
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__
+                      if k in data and data[k] is not None})
+
+    @classmethod
     def of(cls, rs: ResultSet, **override: Any) -> Plan:
         """The plan stored with the result (Settings.plan: its ``comparison``, earlier versions'
         keys folded in), with non-None overrides from the command line.  A result without one
         is judged with the defaults of earlier versions (``kind_bands`` False: +-threshold for
         every metric)."""
-        d = rs.settings.plan()
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and d[k] is not None}
-        if override.get("bands"):  # --threshold METRIC=BAND adds to the stored bands
-            override = {**override, "bands": {**known.get("bands", {}), **override["bands"]}}
-        known.update({k: v for k, v in override.items() if v is not None})
-        return cls(**known)
+        stored = rs.settings.plan()
+        # --threshold METRIC=BAND adds to the stored bands (a copy: the stored plan stays)
+        override = {**override, "bands": {**stored.bands, **(override.get("bands") or {})}}
+        return replace(stored, **{k: v for k, v in override.items() if v is not None})
 
 
 def round_pairs(base: Configuration, cfg: Configuration,
@@ -1042,7 +1046,7 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
     plan = plan or Plan.of(rs)
     est = parse_estimator(plan.estimator)
     info = rs.metrics.get(metric)
-    together = [set(g) for g in (rs.settings.suite.get("groups") or [])]
+    together = [set(g) for g in (rs.settings.suite.groups or [])]
     by_key = {(c.cell, c.name): c for c in rs.configurations}
     params = {c.cell: c.params for c in rs.configurations}
 

@@ -31,12 +31,16 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
-from perflab.fingerprint import (  # noqa: F401 (one home)
-    MACHINE_IDENTITY_KEYS,
-    machine_identity,
-    machine_label,
+from perflab.model import (
+    Configuration,
+    Fingerprint,
+    MetricInfo,
+    Owner,
+    PrimaryChoice,
+    ResultSet,
+    Run,
+    Settings,
 )
-from perflab.model import Configuration, MetricInfo, PrimaryChoice, ResultSet, Run, Settings
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
@@ -182,9 +186,9 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("perflab")) / "results.sqlite"
 
 
-def fingerprint_hash(fp: dict[str, Any]) -> str:
+def fingerprint_hash(fp: Fingerprint) -> str:
     """Hash of the stable machine identity (not load or time), so one machine gets one row."""
-    stable = machine_identity(fp)
+    stable = fp.identity()
     return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -429,7 +433,7 @@ class Store:
         return ride_out(once, self.outage) if self._reached and wait else once()
 
     # -- writing ------------------------------------------------------------------------------
-    def machine_id(self, conn: sa.Connection, fp: dict[str, Any]) -> int:
+    def machine_id(self, conn: sa.Connection, fp: Fingerprint) -> int:
         """The machine's row id, made on first sight.  Insert-if-absent then select, so two
         processes meeting a new machine at once get one row, not a duplicate-key error."""
         h = fingerprint_hash(fp)
@@ -438,15 +442,15 @@ class Store:
         if row:
             return int(row[0])
         conn.execute(_insert(conn, machines).values(
-            fingerprint_hash=h, hostname=fp.get("hostname"), fingerprint=machine_identity(fp))
+            fingerprint_hash=h, hostname=fp.hostname, fingerprint=fp.identity())
             .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
         return int(conn.execute(q).scalar_one())
 
     def machine_names(self) -> dict[int, str]:
-        """Every machine row's id -> its name for people (fingerprint.machine_label)."""
+        """Every machine row's id -> its name for people (Fingerprint.label)."""
         rows = self.read(lambda c: c.execute(sa.select(machines.c.id, machines.c.fingerprint))
                          .all())
-        return {int(mid): machine_label(fp or {}, mid) for mid, fp in rows}
+        return {int(mid): Fingerprint.from_json(fp).label(mid) for mid, fp in rows}
 
     def _insert_result(self, conn: sa.Connection, rs: ResultSet) -> int:
         from perflab import __version__
@@ -454,12 +458,13 @@ class Store:
         mid = self.machine_id(conn, rs.fingerprint)
         res = conn.execute(results.insert().values(
             kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
-            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint, commit=rs.commit,
+            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint.to_json(),
+            commit=rs.commit,
             dirty=rs.dirty, repo=rs.repo, perflab_version=__version__,
             settings=rs.settings.to_dict(),
             metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes,
-            fleet_job=rs.fingerprint.get("fleet_job"),
-            fleet_submission=rs.fingerprint.get("fleet_submission")))
+            fleet_job=rs.fingerprint.fleet_job,
+            fleet_submission=rs.fingerprint.fleet_submission))
         return int(res.inserted_primary_key[0])
 
     def begin_result(self, rs: ResultSet) -> int:
@@ -564,7 +569,7 @@ class Store:
             conn.execute(results.update().where(results.c.id == rs.id).values(
                 status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
                 notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label,
-                fingerprint=rs.fingerprint))
+                fingerprint=rs.fingerprint.to_json()))
 
         self.write(go, wait=wait)
 
@@ -604,7 +609,8 @@ class Store:
         def go(conn: sa.Connection) -> list[dict[str, Any]]:
             q = (sa.select(results.c.id, results.c.kind, results.c.label, results.c.created_at,
                            results.c.status, results.c.commit, results.c.machine_id,
-                           results.c.settings,
+                           # the owner alone: the whole Settings would import stats (its Plan)
+                           results.c.settings["owner"].label("owner"),
                            sa.func.count(sa.distinct(configurations.c.id)).label("configs"),
                            # measured runs, as results show and stat count them (warm-up
                            # runs made 36 of an import's 20)
@@ -615,8 +621,9 @@ class Store:
             out = []
             for row in conn.execute(q).mappings():
                 d = dict(row)
-                owner = (d.pop("settings") or {}).get("owner")
-                d["status"] = effective_status(d["status"], owner)
+                owner = d.pop("owner")
+                d["status"] = effective_status(
+                    d["status"], Owner.from_dict(owner) if isinstance(owner, dict) else None)
                 names = conn.execute(sa.select(configurations.c.name).distinct()
                                      .where(configurations.c.result_id == d["id"])).scalars()
                 d["names"] = list(names)
@@ -649,15 +656,17 @@ class Store:
                                    "list the stored results with 'perflab results list'")
             rs = ResultSet(
                 kind=row["kind"], label=row["label"] or "", created_at=row["created_at"],
-                status=row["status"], fingerprint=row["fingerprint"] or {}, commit=row["commit"],
+                status=row["status"], fingerprint=Fingerprint.from_json(row["fingerprint"]),
+                commit=row["commit"],
                 dirty=row["dirty"], repo=row["repo"], settings=Settings.from_dict(row["settings"]),
                 metrics={k: MetricInfo.from_dict(k, v) for k, v in (row["metrics"] or {}).items()},
                 notes=list(row["notes"] or []), id=row["id"])
-            rs.fingerprint.setdefault("machine_id", row["machine_id"])
+            if "machine_id" not in rs.fingerprint.stored_keys:
+                rs.fingerprint.machine_id = row["machine_id"]
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
-                owner = rs.settings.owner or {}
-                rs.notes.append(f"the perflab process that measured it (pid {owner.get('pid')}) "
+                pid = rs.settings.owner.pid if rs.settings.owner else None
+                rs.notes.append(f"the perflab process that measured it (pid {pid}) "
                                 "ended without finishing (killed, or the machine restarted): "
                                 "interrupted; the runs it finished are kept")
             cfg_rows = conn.execute(sa.select(configurations).where(
@@ -743,7 +752,7 @@ class Store:
 
         return self.read(go)
 
-    def primary_choices(self, fp: dict[str, Any], keys: list[tuple[str, str]], default: str,
+    def primary_choices(self, fp: Fingerprint, keys: list[tuple[str, str]], default: str,
                         *, before: int | None = None) -> dict[tuple[str, str], PrimaryChoice]:
         """The primary metric last chosen by measuring each (benchmark, cell) on the machine of
         ``fp`` against the same ``default`` (runner.choose_primary), with ``from_result`` set to
@@ -765,12 +774,11 @@ class Store:
                      .order_by(results.c.id.desc()).limit(20))
                 if before is not None:
                     q = q.where(results.c.id < before)
-                for rid, settings in conn.execute(q):
-                    pc = (settings or {}).get("primary_choice")
-                    if pc and pc.get("default") == default and pc.get("cpu_bound") is not None:
-                        choice = PrimaryChoice.from_dict(pc)
-                        choice.from_result = choice.from_result or int(rid)
-                        out[(bench, cell)] = choice
+                for rid, stored in conn.execute(q):
+                    pc = Settings.from_dict(stored).primary_choice
+                    if pc and pc.default == default and pc.cpu_bound is not None:
+                        pc.from_result = pc.from_result or int(rid)
+                        out[(bench, cell)] = pc
                         break
             return out
 
@@ -977,30 +985,30 @@ def _start_ticks(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def current_owner() -> dict[str, Any]:
+def current_owner() -> Owner:
     import socket
 
     pid = os.getpid()
-    return {"pid": pid, "host": socket.gethostname(), "boot_id": _boot_id(),
-            "start": _start_ticks(pid)}
+    return Owner(pid=pid, host=socket.gethostname(), boot_id=_boot_id(),
+                 start=_start_ticks(pid))
 
 
-def owner_alive(owner: dict[str, Any] | None) -> bool | None:
+def owner_alive(owner: Owner | None) -> bool | None:
     """True/False when this machine can tell; None for another host or an unknown owner."""
     import socket
 
-    if not owner or owner.get("host") != socket.gethostname():
+    if owner is None or owner.host != socket.gethostname():
         return None
-    if owner.get("boot_id") and owner["boot_id"] != _boot_id():
+    if owner.boot_id and owner.boot_id != _boot_id():
         return False  # the machine restarted since
-    pid = owner.get("pid")
+    pid = owner.pid
     if not isinstance(pid, int):
         return None
     start = _start_ticks(pid)
-    return start is not None and (owner.get("start") is None or start == owner["start"])
+    return start is not None and (owner.start is None or start == owner.start)
 
 
-def effective_status(status: str, owner: dict[str, Any] | None) -> str:
+def effective_status(status: str, owner: Owner | None) -> str:
     if status == "running" and owner_alive(owner) is False:
         return "interrupted"
     return status

@@ -127,7 +127,7 @@ def test_compare_stores_and_shows_the_bands(spin: Path) -> None:
     assert "±2% or ±0.5: " in text  # the counts' own default
     rs = Store().load(Store().result_ids()[-1])
     assert rs.settings.comparison is not None
-    assert rs.settings.comparison["bands"] == {"max_rss": "64KiB"}
+    assert rs.settings.comparison.bands == {"max_rss": "64KiB"}
     # results show reads them back, and --threshold adds to them.
     res = runner.invoke(app, ["results", "show", str(rs.id), "--threshold", "count=3events"])
     text = " ".join(res.output.split())

@@ -163,8 +163,8 @@ def test_compare_from_db_refuses_other_machines(spin: Path,
     a, b = store.result_ids()[-2:]
     with store.engine.begin() as conn:  # pretend b came from another machine
         fp = store.load(b).fingerprint
-        fp["cpu_model"] = "Another CPU"
-        conn.execute(results.update().where(results.c.id == b).values(fingerprint=fp))
+        fp.cpu_model = "Another CPU"
+        conn.execute(results.update().where(results.c.id == b).values(fingerprint=fp.to_json()))
     code, _, err = run_cli(["compare", "--from-db", str(a), "--from-db", str(b)], capsys)
     assert code == 2 and "different machines" in err and "--force" in err
     code, out, err = run_cli(["compare", "--force", "--from-db", str(a), "--from-db", str(b)],
@@ -285,9 +285,10 @@ def test_adaptive_compare_stops_when_the_verdict_is_decided(
     # load the runs are correlated in time and the widened interval may need the second (9).
     assert n in (6, 9), n
     plan = rs.settings.comparison
-    assert plan["looks"] > 1 and plan["threshold"] == 0.01 and plan["estimator"] == "trim"
+    assert plan is not None
+    assert plan.looks > 1 and plan.threshold == 0.01 and plan.estimator == "trim"
     flat = " ".join(out.split())
-    assert f"split over {plan['looks']} looks" in flat
+    assert f"split over {plan.looks} looks" in flat
     assert f"{n} runs per configuration in" in flat
     assert "every primary comparison was decided" in flat
 

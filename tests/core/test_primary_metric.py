@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from perflab.cli import app
-from perflab.model import Configuration, PrimaryChoice, ResultSet, Run
+from perflab.model import Configuration, Fingerprint, PrimaryChoice, ResultSet, Run
 from perflab.runner import MeasureOptions, choose_primary, measure, reconcile_primary
 from perflab.storage import Store
 
@@ -238,10 +238,11 @@ def test_the_store_finds_the_last_choice_for_the_benchmark_on_this_machine(
     save("wall_time", status="running")  # not finished
     save("cpu_ns_per_op", default="ns_per_op")  # chosen against another default
     key = ("./loop 5", "{}")
-    got = store.primary_choices(fp, [key], "wall_time")
+    here = Fingerprint.from_json(fp)
+    got = store.primary_choices(here, [key], "wall_time")
     assert got[key].metric == "task_clock" and got[key].from_result == first
-    assert store.primary_choices(fp, [("./loop 6", "{}")], "wall_time") == {}
-    assert store.primary_choices(fp, [key], "wall_time", before=first) == {}
+    assert store.primary_choices(here, [("./loop 6", "{}")], "wall_time") == {}
+    assert store.primary_choices(here, [key], "wall_time", before=first) == {}
     loaded = store.load(first).settings.primary_choice
     assert isinstance(loaded, PrimaryChoice) and loaded.why == "why"
 

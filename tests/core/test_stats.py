@@ -313,7 +313,7 @@ def test_family_adjusts_the_ci_level_not_only_p() -> None:
 
 def test_stored_plan_is_used_and_overridable() -> None:
     rs = _result({"t": 1.015}, seed=2, runs=40, noise=0.003)
-    rs.settings.comparison = Plan(threshold=0.05).to_dict()
+    rs.settings.comparison = Plan(threshold=0.05)
     assert compare_result(rs, ["t"])[0].verdict == "equivalent"
     assert compare_result(rs, ["t"], threshold=0.005)[0].verdict == "slower"
     old = _result({"t": 1.0}, seed=2)  # a result stored before plans: defaults

@@ -70,7 +70,7 @@ def test_one_machine_row_per_machine(store_url: str) -> None:
     store = Store(store_url)
     a, b = store.save(make_result()), store.save(make_result())
     c = store.save(make_result(host="other"))
-    ma, mb, mc = (store.load(x).fingerprint["machine_id"] for x in (a, b, c))
+    ma, mb, mc = (store.load(x).fingerprint.machine_id for x in (a, b, c))
     assert ma == mb != mc
     assert count(store, machines) == 2
 
@@ -78,9 +78,9 @@ def test_one_machine_row_per_machine(store_url: str) -> None:
 def test_a_worker_name_is_part_of_the_machine_identity(store_url: str) -> None:
     store = Store(store_url)
     plain, named = make_result(), make_result()
-    named.fingerprint["machine_name"] = "bench-1"
+    named.fingerprint.machine_name = "bench-1"
     a, b = store.save(plain), store.save(named)
-    assert store.load(a).fingerprint["machine_id"] != store.load(b).fingerprint["machine_id"]
+    assert store.load(a).fingerprint.machine_id != store.load(b).fingerprint.machine_id
 
 
 def test_unknown_id_is_a_clear_error(store_url: str) -> None:

@@ -57,7 +57,7 @@ def test_compare_with_instructions_times_a_few_rounds_and_sees_the_kernel() -> N
     (c,) = compare_result(rs, ["instructions"])
     assert c.verdict == "inconclusive" and "callgrind does not count" in c.note, c
     assert rs.settings.stop is not None and rs.settings.stop.rounds == 3
-    assert rs.settings.comparison is not None and rs.settings.comparison["looks"] == 1
+    assert rs.settings.comparison is not None and rs.settings.comparison.looks == 1
 
 
 def _two(bench_a: str, bench_b: str) -> ResultSet:

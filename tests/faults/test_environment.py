@@ -294,5 +294,5 @@ def test_postgresql_server_restarted_mid_suite_loses_no_run(perflab: Perflab,
     store = Store(url)
     (rid,) = store.result_ids()
     rs = store.load(rid)
-    assert rs.status == "complete" and not rs.settings.suite.get("superseded")
+    assert rs.status == "complete" and not rs.settings.suite.superseded
     assert sorted(len(c.runs) for c in rs.configurations) == [runs_n] * 2 * len(values)

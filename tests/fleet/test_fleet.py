@@ -163,7 +163,7 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
         sa.select(fleet_jobs.c.machine, fleet_jobs.c.state)).all()))
     assert states == {"m1": "done", "m2": "done", "m3": "done"}
     # each result carries its machine's own identity
-    names = {store.load(i).fingerprint.get("machine_name")
+    names = {store.load(i).fingerprint.machine_name
              for m in final.values() for i in m}
     assert names == {"m1", "m2", "m3"}
 
@@ -466,7 +466,7 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     after = job_runs(store, job)
     assert list(after) == [rid] and after[rid][0] == "complete"  # the same result, resumed
     rs = store.load(rid)
-    superseded = set(rs.settings.suite.get("superseded", []))
+    superseded = set(rs.settings.suite.superseded or [])
     live = [c for c in rs.configurations if c.id not in superseded]
     assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
     assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)

@@ -116,7 +116,7 @@ def test_the_commit_range_when_the_builds_are_commits(tmp_path: Path) -> None:
 
 def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
     results = fleet()
-    results[0].fingerprint["machine_name"] = "evil|<b>x</b>"
+    results[0].fingerprint.machine_name = "evil|<b>x</b>"
     del results[2].configurations[1]  # arm64-linux never measured pr
     results[2].configurations.append(Configuration(name="other", command=["o"], benchmark="b",
                                                    cell="{}", runs=results[0]

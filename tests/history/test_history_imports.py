@@ -72,8 +72,8 @@ def test_pyperf_fixture() -> None:
     assert cfg.samples("ns_per_op") == pytest.approx([v * 1e9 for v in values])
     assert len(cfg.measured_runs()) == len(values)
     assert any(r.warmup for r in cfg.runs)
-    assert rs.fingerprint["cpu_count"] == raw["metadata"]["cpu_count"]
-    assert rs.fingerprint["hostname"] == raw["metadata"]["hostname"]
+    assert rs.fingerprint.cpu_count == raw["metadata"]["cpu_count"]
+    assert rs.fingerprint.hostname == raw["metadata"]["hostname"]
     assert rs.metrics["ns_per_op"].unit == "ns"
 
 

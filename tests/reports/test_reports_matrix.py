@@ -166,7 +166,7 @@ def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
 def test_suite_view_drops_superseded(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     drop = [c.id for c in rs.configurations[:4]]
-    rs.settings.suite["superseded"] = drop
+    rs.settings.suite.superseded = drop
     view = matrix.suite_view(rs)
     assert len(view.configurations) == len(rs.configurations) - 4
     assert all(c.id not in drop for c in view.configurations)
@@ -215,7 +215,7 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
 
     rs = make_result()
     rs.settings.primary_metric = "wall_time"
-    rs.settings.suite["metrics"] = ["ns_per_op"]
+    rs.settings.suite.metrics = ["ns_per_op"]
     rs.metrics["checksum"] = MetricInfo("checksum", "", "workload", direction="none")
     for cfg in rs.configurations:
         for r in cfg.runs:

@@ -28,7 +28,7 @@ def test_all_plots_files_and_content(tmp_path: Path) -> None:
     rs = _stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
     out = tmp_path / "img"
-    files = plots.all_plots(rs, comps, ["ns_per_op"], out, rs.settings.suite["report"])
+    files = plots.all_plots(rs, comps, ["ns_per_op"], out, rs.settings.suite.report or {})
     names = {f.name for f in files}
     assert names == {"ns_per_op-vs-depth", "ns_per_op-ratio-to-baseline",
                      "ns_per_op-scaling-threads", "ns_per_op-hardware-vs-software"}

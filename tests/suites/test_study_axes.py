@@ -114,7 +114,7 @@ def test_an_aa_study_runs_its_kinds_in_the_same_rounds(tmp_path: Path) -> None:
     out = run_plan(make_plan(load_suite(path)), store, progress=False)
     rs = suite_view(store.load(out.rs.id))
     assert rs.status == "complete"
-    groups = rs.settings.suite["groups"]
+    groups = rs.settings.suite.groups
     assert len(groups) == 2 and all(len(g) == 4 for g in groups)
     comps = axis_comparisons(rs, "wall_time", "kind", "y", "x")
     assert len(comps) == 8 and all(c.paired for c in comps)

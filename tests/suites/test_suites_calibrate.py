@@ -91,7 +91,7 @@ def test_counts_are_resolved_per_configuration_and_fixed_for_the_cell(tmp_path: 
     plan = make_plan(load_suite(_suite(tmp_path)))
     rs = run_plan(plan, Store(tmp_path / "r.sqlite"), progress=False).rs
     assert rs.status == "complete"
-    counts = rs.settings.suite["calibrated"][plan.cells[0].key]
+    counts = rs.settings.suite.calibrated[plan.cells[0].key]
     assert set(counts) == {"d0", "d10"}
     # The probe's 200 iterations are far below 20 ms: calibration raised them.
     assert all(n > 200 for n in counts.values())
@@ -104,7 +104,7 @@ def test_counts_are_resolved_per_configuration_and_fixed_for_the_cell(tmp_path: 
     # the two is larger depends on this machine's timing (a loaded machine can slow either
     # probe), so that is left to the pure tests of next_count above.
     assert all(round_up(n) == n for n in counts.values())
-    probes = rs.settings.suite["calibration_s"][plan.cells[0].key]
+    probes = rs.settings.suite.calibration_s[plan.cells[0].key]
     assert set(probes) == {"d0", "d10"} and all(v > 0 for v in probes.values())
 
 
@@ -113,7 +113,7 @@ def test_calibrate_on_baseline_shares_one_count(tmp_path: Path) -> None:
     built_workload("eh/c")
     plan = make_plan(load_suite(_suite(tmp_path, 'calibrate_on = "baseline"')))
     rs = run_plan(plan, Store(tmp_path / "r.sqlite"), progress=False).rs
-    counts = rs.settings.suite["calibrated"][plan.cells[0].key]
+    counts = rs.settings.suite.calibrated[plan.cells[0].key]
     assert counts["d0"] == counts["d10"]
     iters = {r.values["iterations"] for c in rs.configurations for r in c.measured_runs()}
     assert iters == {counts["d0"]}

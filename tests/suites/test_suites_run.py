@@ -68,11 +68,11 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     stored = store.load(rid)
     assert stored.status == "interrupted"
     info = stored.settings.suite
-    assert len(info["done"]) == 1
+    assert len(info.done) == 1
     # The partial cell's 2 runs are kept in the store, marked superseded.
-    partial = [c for c in stored.configurations if c.id in info["superseded"]]
+    partial = [c for c in stored.configurations if c.id in info.superseded]
     assert sum(len(c.runs) for c in partial) == 2
-    done_ids = {c.id for c in stored.configurations if c.cell == info["done"][0]}
+    done_ids = {c.id for c in stored.configurations if c.cell == info.done[0]}
 
     monkeypatch.setattr(perflab.runner, "measure", REAL_MEASURE)
     second = run_plan(make_plan(load_suite(suite_file)), store, resume=rid, progress=False)
@@ -80,7 +80,7 @@ def test_resume_after_interruption(suite_file: Path, tmp_path: Path,
     assert second.measured == 2 and second.skipped_done == 1
     final = store.load(rid)
     assert final.status == "complete"
-    assert sorted(final.settings.suite["done"]) == sorted(c.key for c in plan.cells)
+    assert sorted(final.settings.suite.done) == sorted(c.key for c in plan.cells)
     view = suite_view(final)
     # Every cell exactly once, each configuration with its 3 runs; the finished cell untouched.
     assert len(view.cells()) == 3
@@ -117,8 +117,8 @@ def test_failed_cell_does_not_stop_the_study(tmp_path: Path) -> None:
     final = store.load(out.rs.id)
     assert final.status == "failed"
     info = final.settings.suite
-    assert len(info["done"]) == 2 and len(info["failed"]) == 1
-    assert '"n":2' in info["failed"][0]["cell"]
+    assert len(info.done) == 2 and len(info.failed) == 1
+    assert '"n":2' in info.failed[0]["cell"]
     assert len(suite_view(final).cells()) == 2
 
 
@@ -179,7 +179,7 @@ def test_a_mistake_every_cell_would_repeat_stops_the_study(tmp_path: Path) -> No
     rid = store.result_ids()[-1]
     final = store.load(rid)
     assert final.status == "failed"
-    assert final.settings.suite["done"] == []
+    assert final.settings.suite.done == []
     # Only the first cell was attempted; its runs are kept but out of the analysis.
     assert len({c.cell for c in final.configurations}) == 1
     assert suite_view(final).configurations == []

@@ -32,7 +32,7 @@ def test_stat_names_the_runtime_in_the_environment(runtime: str,
     assert f"runtime: {RUNTIME_NAMES[runtime]}" in out
     store = Store()
     rs = store.load(store.result_ids()[-1])
-    (label,) = rs.fingerprint["runtimes"].values()
+    (label,) = (rs.fingerprint.runtimes or {}).values()
     assert label.startswith(RUNTIME_NAMES[runtime])
     assert rs.configurations[0].params["runtime"] == runtime
 

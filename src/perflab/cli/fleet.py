@@ -147,12 +147,12 @@ def status_cmd(
         mt.add_column(col)
     for m in machines(store):
         fp = m.fingerprint
-        cpu = f"{fp.get('cpu_model', '?')} x{fp.get('cpu_count', '?')}"
+        cpu = f"{fp.cpu_model or '?'} x{fp.cpu_count or '?'}"
         state = m.liveness(now, heartbeat)
         if state == "busy" and m.current_job:
             state = f"busy (job {m.current_job})"
         mt.add_row(escape(m.name), state, _age(m.last_heartbeat, now), escape(", ".join(m.tags)),
-                   escape(m.hostname or "?"), escape(cpu), escape(str(fp.get("kernel", "?"))))
+                   escape(m.hostname or "?"), escape(cpu), escape(str(fp.kernel or "?")))
     out.print(mt)
     if submission is not None:
         rows = jobs(store, submission, None)

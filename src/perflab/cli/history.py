@@ -255,6 +255,7 @@ def import_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from perflab.history.imports import import_file
+    from perflab.model import Fingerprint
 
     err_console = stderr_console()
 
@@ -267,11 +268,11 @@ def import_cmd(
             current = str(f)
             parsed.append(import_file(Path(f), fmt, benchmark))
         c, dirty, r = git_state(repo, commit)
-        fp: dict = {}
+        here_fp: dict = {}
         if here:
             from perflab.fingerprint import machine_fingerprint
 
-            fp = machine_fingerprint()
+            here_fp = machine_fingerprint().to_json()
         store = session.open_store(db)
         # One transaction per file (all of it or none of it), runs inserted in batches.
         bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -280,7 +281,7 @@ def import_cmd(
             for f, rs in zip(files, parsed, strict=True):
                 current = str(f)
                 rs.commit, rs.dirty, rs.repo = c, dirty, r
-                rs.fingerprint = {**rs.fingerprint, **fp}
+                rs.fingerprint = Fingerprint.from_json({**rs.fingerprint.to_json(), **here_fp})
                 rs.status = "complete"
                 total = sum(len(cfg.runs) for cfg in rs.configurations)
                 task = bar.add_task(f"storing {Path(f).name}", total=total)

@@ -110,7 +110,7 @@ def _header(rs: ResultSet, store: Store) -> None:
     state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
              "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
     aside.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
-    runtimes = rs.fingerprint.get("runtimes") or {}
+    runtimes = rs.fingerprint.runtimes or {}
     if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)
         seen = set(runtimes.values())
         names = dict.fromkeys(c.name for c in rs.configurations if c.name in runtimes)
@@ -182,7 +182,7 @@ def stat(
     opts = _options(kw, default_primary, rsym)
     cfg.is_baseline = True
     store = session.open_store(kw["db"])
-    rs = session.new_result("stat", opts, repo=kw["repo"], commit=kw["commit"],
+    rs = session.new_result("stat", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
     t0 = time.monotonic()
     measure(rs, [cfg], opts, store=store, console=err_quiet)
@@ -250,7 +250,7 @@ def compare(
             return
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
         rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
-                                         estimator=estimator).to_dict()
+                                         estimator=estimator)
     else:
         rs = _measure_compare(commands or [], name, threshold, correction, kw, store)
     session.set_baseline(rs, baseline)
@@ -306,7 +306,7 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
                     threshold=thr, correction=correction)
     opts.bands = bands
-    rs = session.new_result("compare", opts, repo=kw["repo"], commit=kw["commit"],
+    rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
     measure(rs, configs, opts, store=store, console=err_quiet)
     return rs
@@ -434,12 +434,12 @@ def results_show(
     if rs.source != "perflab":  # an import: no machine of perflab's own (it read "None xNone")
         from rich.markup import escape
 
-        where = rs.settings.extra.get("file")
+        where = rs.settings.file
         aside.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
                     f"commit {rs.commit or '-'}[/]", highlight=False)
     else:
-        aside.print(f"[dim]{fp.get('cpu_model') or '-'} x{fp.get('cpu_count') or '-'}, "
-                    f"kernel {fp.get('kernel') or '-'}, PMU: {'yes' if fp.get('pmu') else 'no'}"
+        aside.print(f"[dim]{fp.cpu_model or '-'} x{fp.cpu_count or '-'}, "
+                    f"kernel {fp.kernel or '-'}, PMU: {'yes' if fp.pmu else 'no'}"
                     f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)

@@ -41,7 +41,7 @@ def run_cmd(
     """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
     cell), save every run as it completes, then report."""
     from perflab.format import fmt_duration
-    from perflab.suites.execute import SuiteProgress, describe_plan, history_per_run, run_plan
+    from perflab.suites.execute import describe_plan, history_per_run, run_plan
     from perflab.suites.plan import make_plan
     from perflab.suites.spec import load_suite
 
@@ -86,7 +86,7 @@ def run_cmd(
     if outcome.interrupted:
         raise typer.Exit(130)
     if rs.status != "complete":
-        failed = SuiteProgress.from_json(rs.settings.suite).failed
+        failed = rs.settings.suite.failed or []
         # A cell's error is a whole "problem -- fix" line: only its problem goes here, so the
         # line has one fix, this one.
         first = f": {failed[0]['error'].split(' -- ')[0]}" if failed else ""

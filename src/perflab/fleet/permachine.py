@@ -34,9 +34,8 @@ from rich.table import Table
 from rich.text import Text
 
 from perflab.errors import PerflabError
-from perflab.fingerprint import machine_label
 from perflab.format import fmt_pct, fmt_value, md_text
-from perflab.model import MetricInfo, ResultSet
+from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.terminal import fit, verdict_style
 from perflab.stats import Comparison, compare_result, verdict_word
 from perflab.validate import output_dir
@@ -51,14 +50,14 @@ class Machine:
     cpu: str
 
     @classmethod
-    def of(cls, name: str, fp: dict[str, object]) -> Machine:
-        os_name = str(fp.get("os") or "?")
-        kernel = fp.get("kernel")
+    def of(cls, name: str, fp: Fingerprint) -> Machine:
+        os_name = str(fp.os or "?")
+        kernel = fp.kernel
         # "Debian GNU/Linux 12 (bookworm)" has its version; "Darwin" needs the kernel's.
         if kernel and not any(ch.isdigit() for ch in os_name):
             os_name = f"{os_name} {kernel}"
-        return cls(name=name, os=os_name, arch=str(fp.get("arch") or "?"),
-                   cpu=str(fp.get("cpu_model") or "?"))
+        return cls(name=name, os=os_name, arch=str(fp.arch or "?"),
+                   cpu=str(fp.cpu_model or "?"))
 
 
 IDENTITY = ["machine", "OS", "arch", "CPU"]
@@ -224,8 +223,7 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
 
 
 def _machine_key(rs: ResultSet) -> tuple[str, object]:
-    return (machine_label(rs.fingerprint, rs.fingerprint.get("machine_id")),
-            rs.fingerprint.get("machine_id"))
+    return rs.fingerprint.label(rs.fingerprint.machine_id), rs.fingerprint.machine_id
 
 
 def build(results: list[ResultSet], *, metric: str | None = None,
@@ -487,7 +485,7 @@ def reproduce(pm: PerMachine) -> list[str]:
                 (ca, cb), repo = b.commits[r.machine], rs.repo
                 lines = fresh_compare(shlex.quote(repo) if repo else "REPO", (ca, texts[0]),
                                       (cb, texts[1]), b.metric,
-                                      build_command(rs.settings.to_dict(), b.candidate, repo),
+                                      build_command(rs.settings, b.candidate, repo),
                                       names=(b.baseline, b.candidate))
                 lines[0] = f"# {head}: {lines[0][2:]}"
             else:

@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.model import Fingerprint
 from perflab.storage import Store, fleet_jobs, workers
 
 TASK_NAME = "perflab.fleet.measure"
@@ -142,7 +143,7 @@ class Machine:
     name: str
     tags: list[str]
     hostname: str | None
-    fingerprint: dict[str, Any]
+    fingerprint: Fingerprint
     last_heartbeat: float | None
     state: str
     current_job: int | None
@@ -161,7 +162,8 @@ def machines(store: Store) -> list[Machine]:
     rows = store.read(lambda c: c.execute(sa.select(workers).order_by(workers.c.name))
                       .mappings().all())
     return [Machine(name=r["name"], tags=list(r["tags"] or []), hostname=r["hostname"],
-                    fingerprint=r["fingerprint"] or {}, last_heartbeat=r["last_heartbeat"],
+                    fingerprint=Fingerprint.from_json(r["fingerprint"]),
+                    last_heartbeat=r["last_heartbeat"],
                     state=r["state"] or "idle", current_job=r["current_job"], pid=r["pid"])
             for r in rows]
 

@@ -42,6 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.model import Fingerprint
 from perflab.storage import (
     Outage,
     Store,
@@ -123,11 +124,11 @@ class NameLock:
             self.conn = None
 
 
-def announce(store: Store, name: str, tags: list[str], fp: dict[str, Any]) -> None:
+def announce(store: Store, name: str, tags: list[str], fp: Fingerprint) -> None:
     from perflab.storage import _insert
 
     now = time.time()
-    row = {"name": name, "hostname": fp.get("hostname"), "fingerprint": fp, "tags": tags,
+    row = {"name": name, "hostname": fp.hostname, "fingerprint": fp.to_json(), "tags": tags,
            "queue": "perflab/" + name, "pid": os.getpid(), "started_at": now,
            "last_heartbeat": now, "state": "idle", "current_job": None}
 
@@ -498,7 +499,7 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     lock.hold()
     try:
         announce(store, name, tags, fp)
-        say(f"worker {name} ({fp.get('hostname')}, tags: {', '.join(tags) or 'none'}) serving "
+        say(f"worker {name} ({fp.hostname}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue} of {store.location}")
         asyncio.run(main())
         try:  # a stop does not wait for a lost database, for a count

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +216,8 @@ class Bisector:
             self._prepare()
             if self.spec.check:
                 self._check_range()
-            self.rs.settings.comparison["threshold"] = self.threshold
+            self.rs.settings.comparison = replace(self.rs.settings.plan(),
+                                                  threshold=self.threshold)
             first, cands = self._narrow()
             return self._report(first, cands, self._size(first))
         except KeyboardInterrupt:
@@ -275,7 +276,7 @@ class Bisector:
                                          else "median")
         self.rs.settings.comparison = Plan(threshold=self.threshold,
                                            estimator=str(self.estimator),
-                                           looks=spec.max_rounds).to_dict()
+                                           looks=spec.max_rounds)
 
     def _options(self, auto_primary: bool) -> Any:
         from perflab.runner import MeasureOptions
@@ -287,9 +288,9 @@ class Bisector:
             self.say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} "
                      f"is below the {MIN_RUNS} runs a verdict needs: every step will be "
                      "inconclusive (too few runs); raise --runs", highlight=False)
-        return MeasureOptions(
-            warmup=0 if valgrind else 1, runs=spec.runs, primary_metric=metric,
-            auto_primary=auto_primary and not valgrind, timeout=spec.timeout,
+        return MeasureOptions.of(
+            metric=metric, auto_primary=auto_primary and not valgrind,
+            warmup=0 if valgrind else 1, runs=spec.runs, timeout=spec.timeout,
             counters="none" if valgrind else "auto",
             instructions="valgrind" if valgrind else None,
             valgrind_runs=max(1, min(spec.runs, 2)),  # exact counts: 1 run suffices

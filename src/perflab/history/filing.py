@@ -28,6 +28,7 @@ from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
+from perflab.model import Settings
 from perflab.validate import output_dir
 
 
@@ -114,26 +115,26 @@ def _ci(p: Point, unit: str) -> str:
             f"{fmt_value(p.ci_high, unit)}]")
 
 
-def build_command(settings: dict[str, Any], config: str, repo: str | None) -> str | None:
+def build_command(settings: Settings, config: str, repo: str | None) -> str | None:
     """The shell command that built what a result measured, run at the top of a checkout: a
     bisect's ``--build``, or the suite configuration's ``build`` step (which runs in the suite
     file's directory); None when the result stored none (stat, compare, imports)."""
-    if settings.get("build"):
-        return str(settings["build"])
-    suite = settings.get("suite") or {}
-    if not suite.get("text"):
+    if settings.extra.get("build"):  # a bisect's --build (kept in its free-form extra)
+        return str(settings.extra["build"])
+    suite = settings.suite
+    if not suite.text:
         return None
     import tomllib
 
     try:
-        spec = tomllib.loads(str(suite["text"]))
+        spec = tomllib.loads(suite.text)
     except tomllib.TOMLDecodeError:
         return None
     step = ((spec.get("configurations") or {}).get(config) or {}).get("build")
     if not step:
         return None
     cmd = shlex.join(map(str, step)) if isinstance(step, list) else str(step)
-    where = Path(str(suite.get("path") or "")).parent
+    where = Path(suite.path or "").parent
     if repo and where.is_absolute() and where.is_relative_to(repo) and where != Path(repo):
         cmd = f"cd {shlex.quote(str(where.relative_to(repo)))} && {cmd}"
     return cmd

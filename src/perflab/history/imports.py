@@ -29,6 +29,7 @@ from perflab.model import (
     PERF_HW,
     PERF_SW,
     Configuration,
+    Fingerprint,
     MetricInfo,
     ResultSet,
     Run,
@@ -108,7 +109,7 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
             or not data["results"]:
         raise _bad(path, "hyperfine", "no 'results' list")
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"hyperfine {path.name}",
-                   settings=Settings(import_format="hyperfine", extra={"file": str(path)}))
+                   settings=Settings(file=str(path), import_format="hyperfine"))
     rs.metrics["wall_time"] = BUILTIN_METRICS["wall_time"]
     seq = 0
     for i, res in enumerate(data["results"]):
@@ -174,10 +175,9 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
         raise _bad(path, "pyperf", "no 'benchmarks' list")
     meta = data.get("metadata") or {}
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"pyperf {path.name}",
-                   fingerprint=_pyperf_fingerprint(meta),
-                   settings=Settings(import_format="pyperf",
-                                     extra={"file": str(path),
-                                            "pyperf_version": data.get("version")}))
+                   fingerprint=Fingerprint.from_json(_pyperf_fingerprint(meta)),
+                   settings=Settings(file=str(path), import_format="pyperf",
+                                     extra={"pyperf_version": data.get("version")}))
     seq = 0
     first_date: float | None = None
     for i, bench in enumerate(data["benchmarks"]):
@@ -240,7 +240,7 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
         raise _bad(path, "perf stat -j", "binary data") from e
     name = benchmark or path.stem
     rs = ResultSet(kind="import", created_at=_mtime(path), label=f"perf stat {path.name}",
-                   settings=Settings(import_format="perf-stat", extra={"file": str(path)}))
+                   settings=Settings(file=str(path), import_format="perf-stat"))
     cfg = Configuration(name=name, command=[name], benchmark=name, is_baseline=True)
     current: dict[str, float] = {}
     unsupported: set[str] = set()
@@ -327,11 +327,11 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
     settings = Settings.from_dict(stored if isinstance(stored, dict) else None)
     settings.import_format = "perflab"
     settings.owner = None
-    settings.extra.update({"file": str(path),
-                           "original": {"id": data.get("id"), "kind": data.get("kind")}})
+    settings.file = str(path)
+    settings.extra["original"] = {"id": data.get("id"), "kind": data.get("kind")}
     rs = ResultSet(kind="import", created_at=float(data.get("created_at") or _mtime(path)),
                    label=str(data.get("label") or f"perflab {path.name}"),
-                   fingerprint=dict(data.get("environment") or {}), settings=settings,
+                   fingerprint=Fingerprint.from_json(data.get("environment")), settings=settings,
                    notes=[str(n) for n in data.get("notes") or []])
     seq = 0
     for i, c in enumerate(data["configurations"]):

@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from perflab.model import Settings
 from perflab.storage import Store, configurations, results, runs
 
 EXCLUDED_KINDS = ("bisect",)
@@ -72,7 +73,7 @@ def import_sources(store: Store, machine: int | None = None,
             q = q.where(results.c.created_at >= since)
         if machine is not None:
             q = q.where(results.c.machine_id == machine)
-        return {r.id: str((r.settings or {}).get("import_format") or "import")
+        return {r.id: str(Settings.from_dict(r.settings).import_format or "import")
                 for r in conn.execute(q)}
 
     return store.read(go)
@@ -101,11 +102,11 @@ def configuration_command(store: Any, result_id: int,
     return list(row[0] or []), bool(row[1]), dict(row[2] or {})
 
 
-def result_origin(store: Any, result_id: int) -> tuple[dict[str, Any], str | None]:
-    """One result's stored settings object ({} when none) and the repository it was
-    measured in (None when not recorded)."""
+def result_origin(store: Any, result_id: int) -> tuple[Settings, str | None]:
+    """One result's stored settings (empty when none) and the repository it was measured in
+    (None when not recorded)."""
     row = store.read(lambda c: c.execute(
         sa.select(results.c.settings, results.c.repo).where(results.c.id == result_id)).first())
     if row is None:
-        return {}, None
-    return dict(row[0] or {}), row[1]
+        return Settings(), None
+    return Settings.from_dict(row[0]), row[1]

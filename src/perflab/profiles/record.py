@@ -25,6 +25,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import PROFILE_IDENTITY_KEYS as IDENTITY_KEYS
+from perflab.model import Fingerprint
 from perflab.profiles.analysis import Aggregate, aggregate, folded_text
 from perflab.profiles.perfscript import parse_perf_script
 from perflab.profiles.store import insert_profile, new_data_dir
@@ -122,7 +123,7 @@ def default_event() -> str:
     return "cpu-clock"
 
 
-def current_fingerprint() -> dict[str, Any]:
+def current_fingerprint() -> Fingerprint:
     try:
         from perflab.fingerprint import machine_fingerprint
 
@@ -131,8 +132,8 @@ def current_fingerprint() -> dict[str, Any]:
         import platform
         import socket
 
-        fp = {"hostname": socket.gethostname(), "cpu_count": os.cpu_count(),
-              "kernel": platform.release(), "arch": platform.machine()}
+        fp = Fingerprint(hostname=socket.gethostname(), cpu_count=os.cpu_count(),
+                         kernel=platform.release(), arch=platform.machine())
     return fp
 
 
@@ -376,13 +377,13 @@ def store_profile(store: Store, agg: Aggregate, data_dir: Path, *, name: str,
                  countname="ns" if sampler.startswith("cpu-clock") else "events")
         except PerflabError as e:
             warnings.append(f"no flame graph: {e.line()}")
-    fp = machine or current_fingerprint()
+    fp = Fingerprint.from_json(machine) if machine else current_fingerprint()
     summary = {
         "samples": agg.samples, "weight": agg.weight, "events": dict(agg.events),
         **(extra or {}),
         "symbols": [s.to_dict() for s in agg.symbols[:TOP_KEEP]],
         "symbols_total": len(agg.symbols), "warnings": warnings,
-        "machine": {k: fp.get(k) for k in IDENTITY_KEYS},
+        "machine": {k: fp.identity()[k] for k in IDENTITY_KEYS},
     }
     return insert_profile(store, dict(
         result_id=result_id, configuration_id=configuration_id, created_at=time.time(),

@@ -13,6 +13,7 @@ import platformdirs
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
+from perflab.model import Fingerprint
 from perflab.storage import Store, machines
 from perflab.storage import profiles as profiles_table
 
@@ -96,7 +97,7 @@ def list_profiles(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     return result
 
 
-def insert_profile(store: Store, values: dict[str, Any], fp: dict[str, Any]) -> int:
+def insert_profile(store: Store, values: dict[str, Any], fp: Fingerprint) -> int:
     def go(conn: sa.Connection) -> int:
         mid = store.machine_id(conn, fp)
         res = conn.execute(profiles_table.insert().values(machine_id=mid, **values))

@@ -138,7 +138,7 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
     if not plots:
         parts.append("<p class='muted'>(nothing to plot)</p>")
     parts.append("<h2 id='environment'>Environment</h2>")
-    fp_rows = [{"key": k, "value": _short(v)} for k, v in sorted((rs.fingerprint or {}).items())]
+    fp_rows = [{"key": k, "value": _short(v)} for k, v in sorted(rs.fingerprint.to_json().items())]
     parts.append(_table(fp_rows, wrap=True))
     if rs.notes:
         parts.append("<p>Collector notes:</p><ul>" + "".join(

@@ -32,7 +32,7 @@ from perflab.stats import Comparison, Summary, summarize
 
 def suite_view(rs: ResultSet) -> ResultSet:
     """The result without configurations a resumed suite superseded (interrupted cells)."""
-    sup = set(rs.settings.suite.get("superseded", []))
+    sup = set(rs.settings.suite.superseded or [])
     if not sup:
         return rs
     return replace(rs, configurations=[c for c in rs.configurations if c.id not in sup])

@@ -60,11 +60,11 @@ class PlotFile:
 
 
 def caption_for(rs: ResultSet) -> str:
-    fp = rs.fingerprint or {}
+    fp = rs.fingerprint
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
-    cpu = fp.get("cpu_model") or "unknown CPU"
-    host = fp.get("hostname") or "unknown host"
-    n = fp.get("cpu_count")
+    cpu = fp.cpu_model or "unknown CPU"
+    host = fp.hostname or "unknown host"
+    n = fp.cpu_count
     cores = f", {n} CPUs" if n else ""
     return f"run {rs.id} - {when} - {host} ({cpu}{cores})"
 

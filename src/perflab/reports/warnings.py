@@ -84,7 +84,7 @@ def result_warnings(rs: ResultSet) -> list[str]:
 def busy_machine(rs: ResultSet) -> list[str]:
     """The machine's load during the runs, when it was more than half busy: in the terminal's
     warnings and in every report's (the HTML page had it only as load_at_start)."""
-    cpus = rs.fingerprint.get("cpu_count") or 1
+    cpus = rs.fingerprint.cpu_count or 1
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
         return [f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
@@ -109,7 +109,7 @@ class Warning_:
 def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
                  metric: str) -> list[Warning_]:
     out: list[Warning_] = [Warning_("machine", w) for w in busy_machine(rs)]
-    for msg in rs.settings.suite.get("skipped", []):
+    for msg in rs.settings.suite.skipped or []:
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):
         out.append(Warning_("note", n))

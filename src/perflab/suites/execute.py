@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.console import Console
@@ -32,7 +32,7 @@ from rich.text import Text
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_duration
-from perflab.model import Configuration, ResultSet, Settings
+from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
 from perflab.suites.plan import Cell, SuitePlan, history_key, probe_key
@@ -66,27 +66,21 @@ def time_left(done_now: int, left: int, elapsed: float, plan_estimate: float) ->
 
 def measure_options(plan: SuitePlan) -> Any:
     from perflab.runner import MeasureOptions
+    from perflab.stats import Plan
 
     suite = plan.suite
     m = dict(suite.measure)
     m.pop("expected_run_s", None)
     m.pop("calibrate", None)  # resolved per cell by run_plan (suites/calibrate.py)
     m.pop("calibrate_on", None)
-    budget = m.pop("budget", None)
-    if suite.primary:
-        m["primary_metric"] = suite.primary
-    else:  # no primary named: CPU time for CPU-bound work, wall time where it waits
-        m["auto_primary"] = True
-    opts = MeasureOptions(**m)
-    if budget is not None:
-        opts.budget = budget
-    opts.threshold, opts.correction = suite.threshold, suite.correction
-    opts.bands = dict(suite.bands)
-    opts.estimator = suite.estimator
-    # The primary metric is one family across the matrix: the stop rule of each cell decides at
-    # the level the whole family will be judged at.
-    opts.family_size = max(1, sum(len(c.configs) - 1 for c in plan.cells))
-    return opts
+    # No primary named: CPU time for CPU-bound work, wall time where it waits.  The primary
+    # metric is one family across the matrix: the stop rule of each cell decides at the level
+    # the whole family will be judged at.
+    return MeasureOptions.of(
+        metric=suite.primary or None, default_primary=m.pop("primary_metric", "wall_time"),
+        plan=Plan(threshold=suite.threshold, correction=suite.correction,
+                  estimator=suite.estimator, bands=dict(suite.bands)),
+        family_size=max(1, sum(len(c.configs) - 1 for c in plan.cells)), **m)
 
 
 @dataclass
@@ -125,14 +119,14 @@ class SuiteProgress:
 def suite_settings(plan: SuitePlan) -> Settings:
     s = plan.suite
     return Settings(
-        suite={
-            "name": s.name, "path": str(s.path), "text": s.text, "plan": plan.fingerprint(),
-            "baseline": s.baseline, "threshold": s.threshold, "correction": s.correction,
-            "estimator": s.estimator,
-            "metrics": s.metrics, "primary": s.primary, "report": s.report,
-            "skipped": plan.skipped, "cells": [c.key for c in plan.cells],
-            "calibrate": plan.calibrate, **SuiteProgress().to_json(),
-        },
+        suite=SuiteRecord(
+            name=s.name, path=str(s.path), text=s.text, plan=plan.fingerprint(),
+            baseline=s.baseline, threshold=s.threshold, correction=s.correction,
+            estimator=s.estimator,
+            metrics=s.metrics, primary=s.primary, report=s.report,
+            skipped=plan.skipped, cells=[c.key for c in plan.cells],
+            calibrate=plan.calibrate, **SuiteProgress().to_json(),
+        ),
     )
 
 
@@ -183,7 +177,7 @@ class SuiteRun:
         self.store.update_result(self.rs)
 
     def _sync(self) -> None:
-        self.rs.settings.suite.update(self.progress.to_json())
+        self.rs.settings.suite = replace(self.rs.settings.suite, **self.progress.to_json())
 
     def start(self) -> None:
         from perflab.fingerprint import machine_fingerprint
@@ -198,16 +192,16 @@ class SuiteRun:
         never finished keep their runs but are superseded, and the cell is measured again."""
         rs = self.rs = self.store.load(rid)
         info = rs.settings.suite
-        if rs.kind != "suite" or not info:
+        if rs.kind != "suite" or not info.to_json():
             raise PerflabError(f"result {rid} is not a suite run",
                                "pass the id printed by 'perflab run' (perflab results list)")
-        if info.get("plan") != self.plan.fingerprint():
+        if info.plan != self.plan.fingerprint():
             raise PerflabError(
                 f"result {rid} was planned from a different suite (its cells or commands "
                 "differ from this file's)",
                 "resume with the suite file as it was, or start a new run without --resume")
         self.resumed = True
-        self.progress = SuiteProgress.from_json(info)
+        self.progress = SuiteProgress.from_json(info.to_json())
         done = self.done_before = set(self.progress.done)
         unfinished = [c for c in rs.configurations if c.cell not in done]
         self.progress.supersede(unfinished)
@@ -451,11 +445,11 @@ def history_per_run(store: Store, plan: SuitePlan) -> dict[str, float]:
         info = rs.settings.suite
         # The same suite with the same calibration target: the same configuration in the same
         # cell runs as long as it did then, whatever iteration count calibration picks.
-        same_suite = (rs.kind == "suite" and info.get("name") == plan.suite.name
-                      and info.get("calibrate") == plan.calibrate)
-        superseded = set(info.get("superseded") or [])
+        same_suite = (rs.kind == "suite" and info.name == plan.suite.name
+                      and info.calibrate == plan.calibrate)
+        superseded = set(info.superseded or [])
         if same_suite:
-            for cell_key, by_config in (info.get("calibration_s") or {}).items():
+            for cell_key, by_config in (info.calibration_s or {}).items():
                 for name, secs in by_config.items():
                     found.setdefault(probe_key(name, cell_key), [float(secs)])
         for c in rs.configurations:

@@ -36,8 +36,7 @@ class Report:
 
 def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[str]:
     """The metrics to report: asked for, else the suite's, else the primary and wall time."""
-    info = rs.settings.suite
-    wanted = list(requested or info.get("metrics") or [])
+    wanted = list(requested or rs.settings.suite.metrics or [])
     primary = decided_on(rs)
     if not wanted:
         wanted = [m for m in (primary, "wall_time") if m]
@@ -55,7 +54,7 @@ def report_metrics(rs: ResultSet, requested: list[str] | None = None) -> list[st
 
 def decided_on(rs: ResultSet) -> str | None:
     """The primary metric the stored verdicts were decided on (its own Holm family)."""
-    return rs.settings.primary_metric or rs.settings.suite.get("primary")
+    return rs.settings.primary_metric or rs.settings.suite.primary
 
 
 def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = None,
@@ -84,12 +83,12 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         _print_tables(console, tables, styles_of, comps, mets, shown, warns)
     _write_files(rep, tables, plan)
     if plots:
-        rcfg = info.get("report") or {}
+        rcfg = info.report or {}
         plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
         rep.plots = all_plots(view, comps, plot_metrics, out / "img", rcfg)
-    title = (info.get("report") or {}).get("title") or f"perflab: {view.label or 'result'}"
+    title = (info.report or {}).get("title") or f"perflab: {view.label or 'result'}"
     page = {"title": title, "tables": tables, "plots": rep.plots, "warnings": warns,
-            "suite_text": info.get("text", ""), "out_dir": out, "correction": plan.correction,
+            "suite_text": info.text or "", "out_dir": out, "correction": plan.correction,
             "threshold": plan.threshold, "exports": rep.files}
     rep.html = render_html(view, **page)
     if single_file:
@@ -105,7 +104,7 @@ def _metric_tables(view: ResultSet, comps: list[Comparison], mets: list[str], pl
                    primary: str) -> Tables:
     """What each configuration ran; per metric, the medians and the comparisons."""
     est_label = parse_estimator(plan.estimator).label
-    base = view.settings.suite.get("baseline") or ""
+    base = view.settings.suite.baseline or ""
     tables: Tables = [("configurations: what each one ran", matrix.configuration_rows(view))]
     for m in mets:
         unit = matrix.unit_of(view, m)
@@ -130,7 +129,7 @@ def _axis_tables(view: ResultSet, mets: list[str],
     tables: Tables = []
     styles_of: dict[str, list[str]] = {}
     for m in mets:
-        for param, a, b in study_axes(view, view.settings.suite.get("report") or {}):
+        for param, a, b in study_axes(view, view.settings.suite.report or {}):
             ac = axis_comparisons(view, m, param, a, b, plan=plan)
             if ac:
                 title = (f"{m}: {param}={a} over {param}={b} per configuration "

@@ -64,7 +64,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
     return clean({
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
-        "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint,
+        "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint.to_json(),
         "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(rs),
         "configurations": configs, "comparisons": comps, "correction": plan.correction,
         "threshold": plan.threshold})

@@ -28,9 +28,9 @@ def result_to_pyperf(rs: ResultSet, metric: str | None = None) -> dict[str, Any]
         primary = "wall_time"
     factor = _time_in_seconds(rs, primary) or 1.0
     fp = rs.fingerprint
-    meta = {k: v for k, v in {"hostname": fp.get("hostname"), "cpu_model_name": fp.get("cpu_model"),
-                              "cpu_count": fp.get("cpu_count"),
-                              "platform": fp.get("kernel")}.items() if v is not None}
+    meta = {k: v for k, v in {"hostname": fp.hostname, "cpu_model_name": fp.cpu_model,
+                              "cpu_count": fp.cpu_count,
+                              "platform": fp.kernel}.items() if v is not None}
     benchmarks = []
     for cfg in rs.configurations:
         runs = [{"metadata": {"date": _iso(r.started_at)} if r.started_at else {},
