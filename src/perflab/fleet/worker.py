@@ -98,8 +98,11 @@ class NameLock:
             except psycopg.Error:
                 self.release()
         try:
+            # connect_timeout: a server that does not answer (a lost route) is an outage
+            # said in seconds, not a connect that holds the worker's stop for minutes.
             self.conn = psycopg.connect(conninfo(self.store), autocommit=True,
-                                        application_name=client_name(self.name))
+                                        application_name=client_name(self.name),
+                                        connect_timeout=10)
             got = self.conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
                                     (_lock_key(self.name),)).fetchone()
         except psycopg.OperationalError as e:
@@ -361,6 +364,36 @@ def _error_line(log_path: Path) -> str:
 
 
 # -- the loop -------------------------------------------------------------------------------------
+# How long an idle worker asked to stop waits for its queue loop to end by itself before it is
+# cut short.  A stop is seen by the loop at its next step, but a step may be a wait that does
+# not look at the stop: a pool opening again after a lost connection (psycopg_pool waits up to
+# 30 s for it), procrastinate's goodbye to the queue (up to POOL_TIMEOUT per query on a pool
+# that cannot connect).  Those waits made an idle worker take 20-60 s to stop after SIGTERM.
+STOP_GRACE = 3.0
+
+
+def _idle_now(cur: dict[str, Any]) -> bool:
+    return cur.get("child") is None and cur.get("state", ("idle", None))[0] == "idle"
+
+
+async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
+                       cur: dict[str, Any] | None = None) -> None:
+    """Await the worker's ``life`` until it ends or, once ``stop`` is set, while it has a job
+    to finish: a running job is waited for (SIGTERM finishes it first); an idle worker's life
+    gets STOP_GRACE seconds, then is cancelled, again every STOP_GRACE seconds until it ends
+    (each cancel interrupts the wait it is in, cleanup waits included)."""
+    cur = _CURRENT if cur is None else cur
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({life, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        while not life.done():
+            await asyncio.wait({life}, timeout=STOP_GRACE)
+            if not life.done() and _idle_now(cur):
+                life.cancel()
+    finally:
+        stopping.cancel()
+    if not life.cancelled():
+        life.result()  # the life's own error, if it ended on one
 def _lost_line(store: Store, e: BaseException) -> str:
     """What a lost database error says, in one line (its root cause's first line)."""
     root: BaseException = e
@@ -478,11 +511,7 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
                 await asyncio.wait_for(stop.wait(), delay)
             delay = min(delay * 2, 5.0)
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+    async def lives(stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
                 if await serve(stop):
@@ -494,6 +523,13 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
             # running job is waited for before its worker ends): wait for the database, hold
             # the machine's name again (the restart dropped the lock), serve again.
             await wait_for_database(stop)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop_in_time(asyncio.create_task(lives(stop)), stop)
 
     lock.hold()
     try:
