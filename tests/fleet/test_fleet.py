@@ -420,6 +420,38 @@ def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_conne
     assert took < 20, f"{took:.1f} s to stop"
 
 
+def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url: str) -> None:
+    """`perflab prune --older-than` also removes the fleet's job rows finished before then;
+    queued and running ones stay, and so does a job the queue still has to do, whatever its
+    row says."""
+    from perflab.fleet import store as fstore
+    from perflab.fleet.queue import submit
+    from perflab.fleet.worker import announce
+
+    store = Store(fleet_url)
+    announce(store, "pruned", [], {"hostname": "h", "cpu_model": "c"})
+    _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
+    old, new = time.time() - 10 * 86400, time.time()
+    rows = {1001: ("done", old), 1002: ("failed", old), 1003: ("cancelled", old),
+            1004: ("running", old), 1005: ("queued", old), 1006: ("done", new)}
+    for job, (state, at) in rows.items():
+        fstore.ensure_job_row(store, job, "s-old", "pruned", ["stat"], at)
+        fstore.update_job(store, job, state=state, finished_at=at)
+    fstore.update_job(store, todo, state="failed", finished_at=old)  # the queue says todo
+
+    def left() -> set[int]:
+        return set(store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalars()))
+
+    p = cli("prune", "--older-than", "5", "--db", fleet_url)
+    assert p.returncode == 0 and "would remove 0 result set(s)" in p.stdout, p.stderr
+    assert "and 3 fleet job(s) finished before then" in p.stdout and len(left()) == 7
+    p = cli("prune", "--older-than", "5", "--yes", "--db", fleet_url)
+    assert p.returncode == 0 and "removed 0 result set(s)" in p.stdout, p.stderr
+    assert left() == {1004, 1005, 1006, todo}
+    p = cli("prune", "--older-than", "5", "--db", fleet_url)
+    assert p.returncode == 0 and "nothing to remove" in p.stdout, p.stdout
+
+
 # -- bad input: one line each, nothing lost -------------------------------------------------------
 def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> None:
     from perflab.fleet.localpg import free_port

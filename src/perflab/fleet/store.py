@@ -212,3 +212,37 @@ def submission_rows(store: Store, limit: int) -> tuple[list[Any], dict[str, list
 
     return store.read(go)
 
+
+# -- retention ------------------------------------------------------------------------------------
+_FINISHED = ("done", "failed", "cancelled")
+# procrastinate's states of a job not finished: such a job is kept whatever our row says.
+_UNFINISHED_QUEUE = ("todo", "doing", "aborting")
+
+
+def finished_jobs_before(store: Store, before: float) -> list[int]:
+    """The fleet jobs finished (done, failed, cancelled) before ``before`` (epoch seconds; a
+    job that never started counts from its submission); queued and running ones are kept,
+    and so is any job the queue still has as to do or doing."""
+    def go(conn: sa.Connection) -> list[int]:
+        q = (sa.select(fleet_jobs.c.job_id)
+             .where(fleet_jobs.c.state.in_(_FINISHED),
+                    sa.func.coalesce(fleet_jobs.c.finished_at, fleet_jobs.c.submitted_at)
+                    < before)
+             .order_by(fleet_jobs.c.job_id))
+        if conn.dialect.name == "postgresql" and conn.execute(
+                sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar() is not None:
+            q = q.where(sa.text(
+                "NOT EXISTS (SELECT 1 FROM procrastinate_jobs p WHERE p.id = fleet_jobs.job_id "
+                "AND p.status::text IN :unfinished)").bindparams(
+                sa.bindparam("unfinished", _UNFINISHED_QUEUE, expanding=True)))
+        return [int(x) for x in conn.execute(q).scalars()]
+
+    return store.read(go)
+
+
+def delete_jobs(store: Store, ids: list[int]) -> None:
+    """Remove these fleet_jobs rows (the queue's own rows are procrastinate's to keep)."""
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        store.write(lambda c, chunk=chunk: c.execute(
+            fleet_jobs.delete().where(fleet_jobs.c.job_id.in_(chunk))))
