@@ -383,7 +383,8 @@ def bisect_cmd(
 
 def prune_cmd(
     older_than: Annotated[float, typer.Option(
-        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5).")],
+        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5), and "
+        "the fleet's jobs finished before then (queued and running ones stay).")],
     keep: Annotated[int, typer.Option(
         "--keep", help="Newest points of each series kept however old (what detect compares "
         "the next result with).")] = 50,
@@ -392,8 +393,7 @@ def prune_cmd(
     = False,
     db: o.Db = None,
 ) -> None:
-    """Remove old result sets, keeping each series' newest points, and the fleet's jobs
-    finished before then (queued and running ones stay): a dry run unless --yes."""
+    """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
     import time
 
     from perflab.history.detect import Thresholds
