@@ -56,6 +56,7 @@ demo: setup workloads
 bench: setup workloads
 	$(BIN)/python benchmarks/run_all.py
 	$(BIN)/python benchmarks/fleet.py
+	$(BIN)/python benchmarks/fleet_scale.py
 	$(BIN)/python benchmarks/soak.py
 	$(BIN)/python benchmarks/study_axes.py
 

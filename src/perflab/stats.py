@@ -458,10 +458,25 @@ def median_ci(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, flo
         return math.nan, math.nan
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
+    lo, hi = _median_ci_ranks(len(x), confidence)
+    s = np.sort(x)
+    return (float(s[lo]) if isinstance(lo, int) else lo,
+            float(s[hi]) if isinstance(hi, int) else hi)
+
+
+@functools.lru_cache(maxsize=1024)
+def _median_ci_ranks(n: int, confidence: float) -> tuple[int | float, int | float]:
+    """The order statistics (0-based ranks; +-inf where there is none) that bound the median's
+    CI for n samples: scipy's quantile_test interval, which picks them from n alone.  Cached,
+    since a quantile_test costs about 10 ms (frozen binomial distributions) and detect
+    summarises every point of every series (2,000 points: 20 s)."""
     from scipy import stats as sps  # here, not at import: 0.35 s that `stat -r 1` never needs
 
-    ci = sps.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(confidence)
-    return float(ci.low), float(ci.high)
+    ranks = np.arange(n, dtype=float)
+    ci = sps.quantile_test(ranks, q=float(np.median(ranks)), p=0.5).confidence_interval(
+        confidence)
+    return tuple(int(v) if math.isfinite(v) else float(v)  # type: ignore[return-value]
+                 for v in (ci.low, ci.high))
 
 
 def summarize(samples: Sequence[float], deterministic: bool = False,

@@ -339,7 +339,7 @@ class Store:
         _migrate(conn, int(current) if current is not None else 1)
         values = {"key": "schema_version", "value": str(SCHEMA_VERSION)}
         if current is None:
-            conn.execute(_insert(conn, meta).values(**values)
+            conn.execute(upsert_stmt(conn, meta).values(**values)
                          .on_conflict_do_nothing(index_elements=["key"]))
         conn.execute(meta.update().where(meta.c.key == "schema_version")
                      .values(value=str(SCHEMA_VERSION)))
@@ -441,7 +441,7 @@ class Store:
         row = conn.execute(q).first()
         if row:
             return int(row[0])
-        conn.execute(_insert(conn, machines).values(
+        conn.execute(upsert_stmt(conn, machines).values(
             fingerprint_hash=h, hostname=fp.hostname, fingerprint=fp.identity())
             .on_conflict_do_nothing(index_elements=["fingerprint_hash"]))
         return int(conn.execute(q).scalar_one())
@@ -805,8 +805,9 @@ def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
     return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
-def _insert(conn: sa.Connection, table: sa.Table) -> Any:
-    """The dialect's INSERT, which has ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike)."""
+def upsert_stmt(conn: sa.Connection, table: sa.Table) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT DO NOTHING / DO UPDATE (SQLite and PostgreSQL
+    alike): for inserts that may meet a row already there (the fleet's store uses it too)."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:

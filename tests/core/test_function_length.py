@@ -19,7 +19,7 @@ LIMIT = 80
 
 # Functions other engineers are still splitting today (issue 24); this set is emptied when
 # their work merges, and the test below fails on an entry that is no longer long.
-ALLOWED = {"fleet.worker.run_worker"}
+ALLOWED: set[str] = set()
 
 
 def function_lengths(tree: ast.Module, module: str) -> dict[str, int]:

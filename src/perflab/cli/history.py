@@ -399,7 +399,8 @@ def _print_bisect(res: BisectOutcome, top: Path) -> None:
 
 def prune_cmd(
     older_than: Annotated[float, typer.Option(
-        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5).")],
+        "--older-than", help="Remove result sets older than DAYS (fractions work: 0.5), and "
+        "the fleet's jobs finished before then (queued and running ones stay).")],
     keep: Annotated[int, typer.Option(
         "--keep", help="Newest points of each series kept however old (what detect compares "
         "the next result with).")] = 50,
@@ -421,14 +422,18 @@ def prune_cmd(
         raise PerflabError(f"--keep {keep} would remove a series' only baseline: detect needs "
                            f"{need} points of a series to judge its next result",
                            f"keep at least {need} (the default keeps 50)")
+    from perflab.fleet import store as fleet_store
+
     store = session.open_store(db)
     before = time.time() - older_than * 86400
     ids, n_runs, kept = store.prune_plan(before, keep)
+    jobs = fleet_store.finished_jobs_before(store, before)  # queued and running ones stay
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(before))
     what = (f"{len(ids)} result set(s) ({n_runs} measured runs) created before {when}"
+            + (f" and {len(jobs)} fleet job(s) finished before then" if jobs else "")
             + (f"; {kept} older one(s) kept as the newest {keep} points of their series"
                if kept else ""))
-    if not ids:
+    if not ids and not jobs:
         console.print(f"nothing to remove: no result set created before {when} is outside the "
                       f"newest {keep} points of its series", highlight=False, soft_wrap=True)
         return
@@ -437,6 +442,7 @@ def prune_cmd(
                       highlight=False, soft_wrap=True)
         return
     store.delete_results(ids)
+    fleet_store.delete_jobs(store, jobs)
     console.print(f"removed {what}", highlight=False, soft_wrap=True)
 
 

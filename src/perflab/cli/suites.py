@@ -156,7 +156,11 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
         ids = ids + [i for i in submission_results(store, submission) if i not in ids]
     pm = build([store.load(i) for i in ids], metrics=metrics or None)
     pm.db = db_arg(store)
-    page = render_html(pm, out or store.reports_dir() / f"machines-{'-'.join(map(str, ids))}")
+    # Named by the submission (one id per machine made a name too long for the file system
+    # at 50 machines: "File name too long").
+    name = (f"submission-{submission}" if submission
+            else f"machines-{'-'.join(map(str, ids))}")
+    page = render_html(pm, out or store.reports_dir() / name)
     if markdown:
         typer.echo(render_markdown(pm), nl=False)
     else:

@@ -43,7 +43,9 @@ def free_port() -> int:
 class LocalPostgres:
     """``with LocalPostgres() as pg: pg.create_database("x") -> URL``."""
 
-    def __init__(self, root: Path | None = None, fsync: bool = True) -> None:
+    def __init__(self, root: Path | None = None, fsync: bool = True,
+                 settings: dict[str, str] | None = None) -> None:
+        """``settings``: more server settings (``-c NAME=VALUE``), e.g. max_connections."""
         bindir = pg_bindir()
         if bindir is None:
             raise PerflabError("PostgreSQL's server programs (initdb, pg_ctl) are not installed",
@@ -55,6 +57,7 @@ class LocalPostgres:
         self.data = self.root / "data"
         self.port = free_port()
         self.fsync = fsync
+        self.settings = dict(settings or {})
         self.as_root = os.geteuid() == 0
         self.user = "postgres" if self.as_root else os.environ.get("USER", "postgres")
 
@@ -81,7 +84,8 @@ class LocalPostgres:
         PostgreSQL's default max_connections (100): the tests and the benchmarks meet the
         limit a fleet meets (docs/fleet.md, "Connections")."""
         opts = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
-                f"-c fsync={'on' if self.fsync else 'off'}")
+                f"-c fsync={'on' if self.fsync else 'off'}"
+                + "".join(f" -c {k}={v}" for k, v in self.settings.items()))
         self._run("pg_ctl", "-D", str(self.data), "-o", opts, "-l",
                   str(self.root / "server.log"), "-w", "-t", "60", "start")
 

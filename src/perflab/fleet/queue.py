@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from perflab.errors import PerflabError
+from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
-from perflab.storage import Store, fleet_jobs, workers
+from perflab.storage import Store
 
 TASK_NAME = "perflab.fleet.measure"
 QUEUE_PREFIX = "perflab/"
@@ -102,37 +101,17 @@ def make_app(store: Store, worker: str | None = None) -> Any:
     return app
 
 
-async def beat(app: Any, machine: str, state: str, job: int | None) -> None:
-    """The worker's heartbeat, through the queue's pool: the beat and what it is doing."""
-    await app.connector.execute_query_async(
-        "UPDATE fleet_workers SET last_heartbeat = %(now)s, state = %(state)s, "
-        "current_job = %(job)s WHERE name = %(name)s",
-        now=time.time(), state=state, job=job, name=machine)
-
-
 # -- init -----------------------------------------------------------------------------------------
 def init(store_url: str) -> Store:
     """Create perflab's tables and procrastinate's schema.  Idempotent; concurrent calls wait
     for each other on an advisory lock."""
     store = fleet_store(store_url, create=True)
-    app = make_app(store)
-
-    def go(conn: sa.Connection) -> None:
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(7065727166002)"))
-        exists = conn.execute(sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar()
-        if exists is None:
-            # Straight to psycopg without parameters, so the schema's '%' signs stay literal.
-            with conn.connection.dbapi_connection.cursor() as cur:  # type: ignore[union-attr]
-                cur.execute(app.schema_manager.get_schema())
-
-    store.write(go)
+    fstore.create_queue_schema(store, make_app(store).schema_manager.get_schema())
     return store
 
 
 def check_queue_schema(store: Store) -> None:
-    exists = store.read(lambda c: c.execute(
-        sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar())
-    if exists is None:
+    if not fstore.has_queue_schema(store):
         raise PerflabError(f"the database {store.location} has no job queue yet",
                            f"run 'perflab fleet init --db {store.location}' once")
 
@@ -159,8 +138,7 @@ class Machine:
 
 
 def machines(store: Store) -> list[Machine]:
-    rows = store.read(lambda c: c.execute(sa.select(workers).order_by(workers.c.name))
-                      .mappings().all())
+    rows = fstore.worker_rows(store)
     return [Machine(name=r["name"], tags=list(r["tags"] or []), hostname=r["hostname"],
                     fingerprint=Fingerprint.from_json(r["fingerprint"]),
                     last_heartbeat=r["last_heartbeat"],
@@ -282,19 +260,8 @@ def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all
                 submitted_at=now)
             out.append((m, int(job_id)))
             # A worker may already have taken the job: whoever comes first makes the row.
-            ensure_job_row(store, int(job_id), submission, m, list(argv), now)
+            fstore.ensure_job_row(store, int(job_id), submission, m, list(argv), now)
     return submission, out
-
-
-def ensure_job_row(store: Store, job_id: int, submission: str, machine: str, argv: list[str],
-                   submitted_at: float | None) -> None:
-    """The fleet_jobs row of a queued job, made once by the submitter or the worker."""
-    from perflab.storage import _insert
-
-    store.write(lambda c: c.execute(_insert(c, fleet_jobs).values(
-        job_id=job_id, submission=submission, machine=machine, argv=argv,
-        submitted_at=submitted_at or time.time(), attempts=0, state="queued", result_ids=[])
-        .on_conflict_do_nothing(index_elements=["job_id"])))
 
 
 # -- status ---------------------------------------------------------------------------------------
@@ -317,43 +284,19 @@ _STATES = {"todo": "queued", "doing": "running", "succeeded": "done", "failed": 
            "cancelled": "cancelled", "aborted": "failed", "aborting": "running"}
 
 
-_JOB_SELECT = (
-    "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
-    "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
-    "p.status::text AS status, p.attempts "
-    "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
-# The queue's state when it still has the job, else ours: a job is failed when either says so.
-_FAILED = ("(p.status::text IN ('failed', 'aborted') "
-           "OR (p.status IS NULL AND f.state = 'failed'))")
-
-
-def _job_rows(conn: sa.Connection, where: str, params: dict[str, Any]) -> list[JobRow]:
-    q = sa.text(_JOB_SELECT + where)
-    if "ids" in params:
-        q = q.bindparams(sa.bindparam("ids", expanding=True))
-    rows = conn.execute(q, params).mappings().all()
-    out = []
-    for r in rows:
-        state = _STATES.get(r["status"] or "", r["own_state"] or "?")
-        out.append(JobRow(job_id=r["job_id"], submission=r["submission"],
-                          machine=r["machine"], argv=list(r["argv"]), state=state,
-                          attempts=int(r["attempts"] or 0), submitted_at=r["submitted_at"],
-                          started_at=r["started_at"], finished_at=r["finished_at"],
-                          error=r["error"], result_ids=list(r["result_ids"] or [])))
-    return out
+def _job_row(r: Any) -> JobRow:
+    return JobRow(job_id=r["job_id"], submission=r["submission"], machine=r["machine"],
+                  argv=list(r["argv"]), state=_STATES.get(r["status"] or "", r["own_state"] or "?"),
+                  attempts=int(r["attempts"] or 0), submitted_at=r["submitted_at"],
+                  started_at=r["started_at"], finished_at=r["finished_at"], error=r["error"],
+                  result_ids=list(r["result_ids"] or []))
 
 
 def jobs(store: Store, submission: str | None = None, limit: int | None = 50) -> list[JobRow]:
     """Our job rows with the queue's state (procrastinate_jobs is the truth for the state):
     the newest ``limit`` of them (None: all), or those of one ``submission`` in machine order."""
-    def go(conn: sa.Connection) -> list[JobRow]:
-        where = ("WHERE f.submission = :s ORDER BY f.machine, f.job_id " if submission
-                 else "ORDER BY f.job_id DESC ")
-        return _job_rows(conn, where + ("LIMIT :n" if limit is not None else ""),
-                         {"s": submission, "n": limit})
-
     check_queue_schema(store)
-    return store.read(go)
+    return [_job_row(r) for r in fstore.job_rows(store, submission, limit)]
 
 
 @dataclass
@@ -368,61 +311,31 @@ class SubmissionRow:
 
 
 def submissions(store: Store, limit: int = 20) -> tuple[list[SubmissionRow], bool]:
-    """The newest ``limit`` submissions (by id, which begins with its time of submission) and
-    whether older ones exist.  The ids come from a walk down the index on
-    fleet_jobs.submission, one probe per submission, so the cost does not grow with the jobs
-    stored; the counts read only the chosen submissions' jobs."""
-    def go(conn: sa.Connection) -> tuple[list[SubmissionRow], bool]:
-        ids = [str(x) for x in conn.execute(sa.text(
-            "WITH RECURSIVE s(sub) AS ("
-            " SELECT MAX(submission) FROM fleet_jobs"
-            " UNION ALL SELECT (SELECT MAX(submission) FROM fleet_jobs WHERE submission < s.sub)"
-            " FROM s WHERE s.sub IS NOT NULL) "
-            "SELECT sub FROM s WHERE sub IS NOT NULL LIMIT :n"), {"n": limit + 1}).scalars()]
-        more, ids = len(ids) > limit, ids[:limit]
-        if not ids:
-            return [], False
-        first = {r.submission: r for r in conn.execute(sa.text(
-            "SELECT f.submission, f.argv, f.submitted_at FROM fleet_jobs f WHERE f.job_id IN "
-            "(SELECT MIN(job_id) FROM fleet_jobs WHERE submission IN :ids GROUP BY submission)"
-        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids})}
-        counts: dict[str, dict[str, int]] = {i: {} for i in ids}
-        for r in conn.execute(sa.text(
-                "SELECT f.submission, COALESCE(p.status::text, f.state) AS st, COUNT(*) AS n "
-                "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
-                "WHERE f.submission IN :ids GROUP BY f.submission, st"
-        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids}):
-            st = _STATES.get(r.st or "", r.st or "?")
-            counts[r.submission][st] = counts[r.submission].get(st, 0) + int(r.n)
-        return [SubmissionRow(i, first[i].submitted_at, list(first[i].argv),
-                              sum(counts[i].values()), counts[i]) for i in ids], more
-
+    """The newest ``limit`` submissions and whether older ones exist (fleet.store's
+    submission_rows: the cost does not grow with the jobs stored)."""
     check_queue_schema(store)
-    return store.read(go)
+    firsts, counts, more = fstore.submission_rows(store, limit)
+    out = []
+    for f in firsts:
+        states: dict[str, int] = {}
+        for r in counts[f.submission]:
+            st = _STATES.get(r.st or "", r.st or "?")
+            states[st] = states.get(st, 0) + int(r.n)
+        out.append(SubmissionRow(f.submission, f.submitted_at, list(f.argv),
+                                 sum(states.values()), states))
+    return out, more
 
 
 def failed_jobs(store: Store, among: list[str], limit: int) -> list[JobRow]:
     """The failed jobs of these submissions, newest first, at most ``limit``."""
     if not among:
         return []
-
-    def go(conn: sa.Connection) -> list[JobRow]:
-        return _job_rows(conn, f"WHERE f.submission IN :ids AND {_FAILED} "
-                         "ORDER BY f.job_id DESC LIMIT :n", {"ids": among, "n": limit})
-
-    return store.read(go)
+    return [_job_row(r) for r in fstore.failed_job_rows(store, among, limit)]
 
 
 def submission_results(store: Store, submission: str) -> list[int]:
     """The complete result sets a submission produced, one per machine (in job order)."""
-    from perflab.storage import results
-
-    def go(conn: sa.Connection) -> list[int]:
-        q = (sa.select(results.c.id).where(results.c.fleet_submission == submission)
-             .where(results.c.status == "complete").order_by(results.c.id))
-        return [int(x) for x in conn.execute(q).scalars()]
-
-    ids = store.read(go)
+    ids = fstore.submission_results(store, submission)
     if not ids:
         raise PerflabError(f"submission {submission} has no complete result in {store.location}",
                            "see 'perflab fleet status' for its jobs")

@@ -39,18 +39,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from perflab.errors import PerflabError
+from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
-from perflab.storage import (
-    Outage,
-    Store,
-    StoreUnreachable,
-    fleet_jobs,
-    results,
-    workers,
-)
+from perflab.storage import Outage, Store, StoreUnreachable
 
 _PR_SET_PDEATHSIG = 1
 
@@ -94,25 +86,25 @@ class NameLock:
 
         if self.conn is not None:
             try:
-                self.conn.execute("SELECT 1")
+                fstore.alive(self.conn)
                 return  # the connection (and with it the lock) survived
             except psycopg.Error:
                 self.release()
         try:
+            # connect_timeout: a server that does not answer (a lost route) is an outage
+            # said in seconds, not a connect that holds the worker's stop for minutes.
             self.conn = psycopg.connect(conninfo(self.store), autocommit=True,
-                                        application_name=client_name(self.name))
-            got = self.conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))",
-                                    (_lock_key(self.name),)).fetchone()
+                                        application_name=client_name(self.name),
+                                        connect_timeout=10)
+            got = fstore.try_name_lock(self.conn, _lock_key(self.name))
         except psycopg.OperationalError as e:
             self.release()
             raise StoreUnreachable(f"cannot reach the database server of "
                                    f"{self.store.location} ({str(e).strip().splitlines()[0]})",
                                    "check that PostgreSQL is running") from e
-        if not got or not got[0]:
+        if not got:
             self.release()
-            row = self.store.read(lambda c: c.execute(
-                sa.select(workers.c.hostname, workers.c.pid).where(workers.c.name == self.name))
-                .first())
+            row = fstore.worker_host(self.store, self.name)
             where = f" (host {row[0]}, pid {row[1]})" if row else ""
             raise PerflabError(f"a worker named {self.name!r} is already running{where}",
                                "stop it first, or give this one another --name")
@@ -125,27 +117,11 @@ class NameLock:
 
 
 def announce(store: Store, name: str, tags: list[str], fp: Fingerprint) -> None:
-    from perflab.storage import _insert
-
     now = time.time()
-    row = {"name": name, "hostname": fp.hostname, "fingerprint": fp.to_json(), "tags": tags,
-           "queue": "perflab/" + name, "pid": os.getpid(), "started_at": now,
-           "last_heartbeat": now, "state": "idle", "current_job": None}
-
-    def go(conn: sa.Connection) -> None:
-        mid = store.machine_id(conn, fp)
-        stmt = _insert(conn, workers).values(machine_id=mid, **row)
-        conn.execute(stmt.on_conflict_do_update(
-            index_elements=["name"], set_={k: v for k, v in row.items() if k != "name"}
-            | {"machine_id": mid}))
-
-    store.write(go)
-
-
-def set_state(store: Store, name: str, state: str, job: int | None = None,
-              wait: bool = True) -> None:
-    store.write(lambda c: c.execute(workers.update().where(workers.c.name == name).values(
-        state=state, current_job=job, last_heartbeat=time.time())), wait=wait)
+    fstore.announce(store, fp, {
+        "name": name, "hostname": fp.hostname, "fingerprint": fp.to_json(), "tags": tags,
+        "queue": "perflab/" + name, "pid": os.getpid(), "started_at": now,
+        "last_heartbeat": now, "state": "idle", "current_job": None})
 
 
 def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
@@ -153,7 +129,7 @@ def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
     when the database answers (best effort: the next beat writes it anyway)."""
     cur["state"] = (state, job)
     with contextlib.suppress(PerflabError):
-        set_state(cur["store"], cur["name"], state, job)
+        fstore.set_state(cur["store"], cur["name"], state, job)
 
 
 async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
@@ -161,34 +137,23 @@ async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
     """Every ``interval`` seconds, the worker's row: the beat, and the state the worker is in
     (so a busy/idle change lost in an outage is put right by the next beat).  Through the
     queue's one pooled connection (queue.make_app): no connection of its own."""
-    from perflab.fleet.queue import beat
-
     while True:
         await asyncio.sleep(interval)
         state, job = cur.get("state", ("idle", None))
         try:
-            await beat(app, cur["name"], state, job)
+            await fstore.beat(app, cur["name"], state, job)
         except Exception as e:
             # A missed beat is retried next time.  The database is lost only if a fresh
             # connection fails too: after an outage psycopg's pool reconnects on its own
             # backoff (1, 2, 4... s), lagging the server by seconds, and that lag is not an
             # outage of its own.
             if _lost_database(e):
-                if await asyncio.to_thread(_answers, cur["store"]):
+                if await asyncio.to_thread(fstore.ping, cur["store"]):
                     outage.back()
                 else:
                     outage.lost(_lost_line(cur["store"], e))
         else:
             outage.back()
-
-
-def _answers(store: Store) -> bool:
-    """Does the server take a new connection now?  (The worker's store keeps none open.)"""
-    try:
-        store.read(lambda c: c.execute(sa.text("SELECT 1")), wait=False)
-        return True
-    except PerflabError:
-        return False
 
 
 # -- recovery -------------------------------------------------------------------------------------
@@ -202,8 +167,7 @@ async def recover_orphans(app: Any, store: Store, queue: str) -> list[str]:
     said = []
     for job in await app.job_manager.list_jobs_async(queue=queue, status="doing"):
         tried = job.attempts + 1
-        own = store.read(lambda c, jid=job.id: c.execute(
-            sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == jid)).scalar())
+        own = fstore.job_state(store, job.id)
         if own == "done":
             # The job finished and said so in perflab's table; the database went away before
             # the queue heard of it: finished there too, not measured again.
@@ -214,13 +178,13 @@ async def recover_orphans(app: Any, store: Store, queue: str) -> list[str]:
             msg = (f"the worker running it was lost {tried} times (killed or its host went "
                    "down); not tried again")
             await app.job_manager.finish_job_by_id_async(job.id, pjobs.Status.FAILED, False)
-            _job_row(store, job.id, state="failed", error=msg, finished_at=time.time(),
-                     attempts=tried)
+            fstore.update_job(store, job.id, state="failed", error=msg,
+                              finished_at=time.time(), attempts=tried)
             said.append(f"job {job.id}: failed ({msg})")
         else:
             await app.job_manager.retry_job_by_id_async(job.id, retry_at=_now_utc())
-            _job_row(store, job.id, state="queued", attempts=tried,
-                     error=f"attempt {tried} lost with its worker; retrying")
+            fstore.update_job(store, job.id, state="queued", attempts=tried,
+                              error=f"attempt {tried} lost with its worker; retrying")
             said.append(f"job {job.id}: its worker was lost during attempt {tried}; queued again")
     return said
 
@@ -231,17 +195,10 @@ def _now_utc() -> Any:
     return datetime.datetime.now(datetime.UTC)
 
 
-def _job_row(store: Store, job_id: int, **values: Any) -> None:
-    store.write(lambda c: c.execute(fleet_jobs.update().where(fleet_jobs.c.job_id == job_id)
-                                    .values(**values)))
-
-
 # -- the task -------------------------------------------------------------------------------------
 def measure_task(context: Any, argv: list[str], machine: str, submission: str,
                  files: dict[str, str], submitted_at: float | None = None) -> dict[str, Any]:
     """Run one submitted verb on this machine (procrastinate calls it in a worker thread)."""
-    from perflab.fleet.queue import ensure_job_row
-
     cur = _CURRENT
     store: Store = cur["store"]
     job_id = int(context.job.id)
@@ -263,51 +220,44 @@ def measure_task(context: Any, argv: list[str], machine: str, submission: str,
         with contextlib.suppress(PerflabError):
             op()
 
-    keep(lambda: ensure_job_row(store, job_id, submission, machine, list(argv), submitted_at))
+    keep(lambda: fstore.ensure_job_row(store, job_id, submission, machine, list(argv),
+                                       submitted_at))
     _doing(cur, "busy", job_id)
     try:
-        keep(lambda: _job_row(store, job_id, state="running", started_at=time.time(),
-                              attempts=attempt))
+        keep(lambda: fstore.update_job(store, job_id, state="running",
+                                       started_at=time.time(), attempts=attempt))
         outcome = _run_verb(store, job_id, argv, machine, submission, files, cur, keep)
     except JobFailed as e:
         msg = str(e)
-        note(lambda: _job_row(store, job_id, state="failed", error=msg,
-                              finished_at=time.time()))
+        note(lambda: fstore.update_job(store, job_id, state="failed", error=msg,
+                                       finished_at=time.time()))
         cur["say"](f"job {job_id}: failed: {e}")
         raise
     except TransientJobError as e:
         final = attempt >= cur["max_attempts"]
         msg = str(e) + ("" if final else "; retrying")
-        note(lambda: _job_row(store, job_id, state="failed" if final else "queued", error=msg,
-                              finished_at=time.time()))
+        note(lambda: fstore.update_job(store, job_id, state="failed" if final else "queued",
+                                       error=msg, finished_at=time.time()))
         cur["say"](f"job {job_id}: attempt {attempt} failed: {e}"
                    + ("" if final else "; it will be tried again"))
         raise
     finally:
         _doing(cur, "idle", None)
-    keep(lambda: _job_row(store, job_id, state="done", finished_at=time.time(), error=None,
-                          result_ids=outcome["result_ids"]))
+    keep(lambda: fstore.update_job(store, job_id, state="done", finished_at=time.time(),
+                                   error=None, result_ids=outcome["result_ids"]))
     return outcome
-
-
-def _unfinished(store: Store, job_id: int) -> list[tuple[int, str, str]]:
-    return store.read(lambda c: c.execute(
-        sa.select(results.c.id, results.c.kind, results.c.status)
-        .where(results.c.fleet_job == job_id).where(results.c.status != "complete")
-        .where(results.c.status != "abandoned").order_by(results.c.id)).all())
 
 
 def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submission: str,
               files: dict[str, str], cur: dict[str, Any], keep: Any) -> dict[str, Any]:
     argv = list(argv)
-    earlier = keep(lambda: _unfinished(store, job_id))
+    earlier = keep(lambda: fstore.unfinished_results(store, job_id))
     if argv[0] == "run" and earlier:
         # A suite run goes on where the lost attempt stopped: finished cells are kept.
         argv += ["--resume", str(earlier[-1][0])]
         earlier = earlier[:-1]
     for rid, _kind, status in earlier:
-        keep(lambda rid=rid: store.write(lambda c: c.execute(
-            results.update().where(results.c.id == rid).values(status="abandoned"))))
+        keep(lambda rid=rid: fstore.abandon_result(store, rid))
         cur["say"](f"job {job_id}: result {rid} ({status}) of a lost attempt is marked "
                    "abandoned; measuring afresh")
     with tempfile.TemporaryDirectory(prefix=f"perflab-job{job_id}-") as tmp:
@@ -332,9 +282,7 @@ def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submissi
                 code = proc.wait()
             finally:
                 cur["child"] = None
-    done = keep(lambda: store.read(lambda c: [int(x) for x in c.execute(
-        sa.select(results.c.id).where(results.c.fleet_job == job_id)
-        .where(results.c.status == "complete").order_by(results.c.id)).scalars()]))
+    done = keep(lambda: fstore.complete_results(store, job_id))
     if code == 0 or (code == 1 and argv[0] == "compare" and done):
         # compare --fail-on-regression exits 1 after a complete measurement: a finding, not a
         # failure of the job.
@@ -362,6 +310,36 @@ def _error_line(log_path: Path) -> str:
 
 
 # -- the loop -------------------------------------------------------------------------------------
+# How long an idle worker asked to stop waits for its queue loop to end by itself before it is
+# cut short.  A stop is seen by the loop at its next step, but a step may be a wait that does
+# not look at the stop: a pool opening again after a lost connection (psycopg_pool waits up to
+# 30 s for it), procrastinate's goodbye to the queue (up to POOL_TIMEOUT per query on a pool
+# that cannot connect).  Those waits made an idle worker take 20-60 s to stop after SIGTERM.
+STOP_GRACE = 3.0
+
+
+def _idle_now(cur: dict[str, Any]) -> bool:
+    return cur.get("child") is None and cur.get("state", ("idle", None))[0] == "idle"
+
+
+async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
+                       cur: dict[str, Any] | None = None) -> None:
+    """Await the worker's ``life`` until it ends or, once ``stop`` is set, while it has a job
+    to finish: a running job is waited for (SIGTERM finishes it first); an idle worker's life
+    gets STOP_GRACE seconds, then is cancelled, again every STOP_GRACE seconds until it ends
+    (each cancel interrupts the wait it is in, cleanup waits included)."""
+    cur = _CURRENT if cur is None else cur
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({life, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        while not life.done():
+            await asyncio.wait({life}, timeout=STOP_GRACE)
+            if not life.done() and _idle_now(cur):
+                life.cancel()
+    finally:
+        stopping.cancel()
+    if not life.cancelled():
+        life.result()  # the life's own error, if it ended on one
 def _lost_line(store: Store, e: BaseException) -> str:
     """What a lost database error says, in one line (its root cause's first line)."""
     root: BaseException = e
@@ -383,12 +361,105 @@ def _lost_database(e: BaseException) -> bool:
     return False
 
 
-def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
-               heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int | None:
-    """Serve this machine's queue until stopped (SIGINT/SIGTERM finish the running job first)
-    or, with ``exit_when_idle``, until the queue is empty.  A lost database is waited for, not
-    a reason to stop.  Returns the number of jobs done on this machine (None: the database
-    was away as it stopped)."""
+class _Life:
+    """A worker's loop around procrastinate's: serve the machine's queue, ride out a lost
+    database, stop in time (run_worker sets it up)."""
+
+    def __init__(self, app: Any, store: Store, name: str, lock: NameLock, outage: Outage,
+                 heartbeat: float, poll: float, exit_when_idle: bool, say: Any) -> None:
+        from perflab.fleet.queue import queue_name
+
+        self.app, self.store, self.name, self.lock, self.outage = app, store, name, lock, outage
+        self.queue = queue_name(name)
+        self.heartbeat, self.poll, self.exit_when_idle, self.say = (heartbeat, poll,
+                                                                    exit_when_idle, say)
+
+    async def idle(self) -> bool:
+        if _CURRENT.get("child") is not None:
+            return False
+        return not [j for st in ("todo", "doing")
+                    for j in await self.app.job_manager.list_jobs_async(queue=self.queue,
+                                                                        status=st)]
+
+    def _procrastinate(self) -> Any:
+        hb = self.heartbeat
+        return self.app.run_worker_async(
+            queues=[self.queue], concurrency=1, name=self.name, wait=True,
+            fetch_job_polling_interval=self.poll,
+            abort_job_polling_interval=max(self.poll, 5.0), update_heartbeat_interval=hb,
+            stalled_worker_timeout=3 * hb + 5, listen_notify=False,
+            install_signal_handlers=False)
+
+    async def serve(self, stop: asyncio.Event) -> bool:
+        """One life of procrastinate's worker on a freshly opened pool.  True: done (stopped,
+        or idle with --exit-when-idle); False: procrastinate's worker ended by itself (one of
+        its side tasks lost the database), so serve again once the database answers."""
+        async with self.app.open_async():
+            for line in await recover_orphans(self.app, self.store, self.queue):
+                self.say(line)
+            beating = asyncio.create_task(heartbeat_loop(self.app, _CURRENT, self.heartbeat,
+                                                         self.outage))
+            task = asyncio.create_task(self._procrastinate())
+            try:
+                while not task.done():
+                    stopping = asyncio.ensure_future(stop.wait())
+                    await asyncio.wait({task, stopping}, timeout=self.poll,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                    stopping.cancel()
+                    if task.done():
+                        break
+                    if stop.is_set() or (self.exit_when_idle and await self.idle()):
+                        task.cancel()  # procrastinate stops gracefully: the job ends first
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
+                        return True
+                task.result()  # procrastinate's own error, if it ended on one
+                return False
+            finally:
+                for t in (task, beating):
+                    if not t.done():
+                        t.cancel()
+                        with contextlib.suppress(BaseException):
+                            await t
+
+    async def wait_for_database(self, stop: asyncio.Event) -> None:
+        delay = 0.2
+        while not stop.is_set():
+            try:
+                await asyncio.to_thread(self.lock.hold)
+                self.outage.back()
+                return
+            except StoreUnreachable as e:
+                self.outage.lost(e.problem)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(delay * 2, 5.0)
+
+    async def lives(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                if await self.serve(stop):
+                    break
+            except Exception as e:
+                if not _lost_database(e):
+                    raise
+            # The database went away under procrastinate's worker (no job is running now: a
+            # running job is waited for before its worker ends): wait for the database, hold
+            # the machine's name again (the restart dropped the lock), serve again.
+            await self.wait_for_database(stop)
+
+    async def main(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop_in_time(asyncio.create_task(self.lives(stop)), stop)
+
+
+def _setup(db: str, name: str | None, tags: list[str], say: Any,
+           ) -> tuple[Store, str, list[str], dict[str, Any], Any, Outage]:
+    """The worker's store, name, tags, fingerprint, procrastinate App and outage voice; the
+    task's settings in _CURRENT."""
     from procrastinate import RetryStrategy
 
     from perflab.fingerprint import machine_fingerprint
@@ -400,7 +471,6 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
         client_name,
         fleet_store,
         make_app,
-        queue_name,
     )
 
     name = check_machine_name(name or socket.gethostname().split(".")[0])
@@ -410,7 +480,6 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     os.environ["PERFLAB_MACHINE_NAME"] = name
     os.environ["PERFLAB_MACHINE_TAGS"] = ",".join(tags)
     fp = machine_fingerprint()
-    queue = queue_name(name)
     log_dir = Path(tempfile.gettempdir()) / f"perflab-worker-{name}"
     log_dir.mkdir(parents=True, exist_ok=True)
     app = make_app(store, worker=name)
@@ -421,95 +490,31 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),
                     log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS,
                     outage=outage, state=("idle", None))
+    return store, name, tags, fp, app, outage
+
+
+def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
+               heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int | None:
+    """Serve this machine's queue until stopped (SIGINT/SIGTERM finish the running job first)
+    or, with ``exit_when_idle``, until the queue is empty.  A lost database is waited for, not
+    a reason to stop.  Returns the number of jobs done on this machine (None: the database
+    was away as it stopped)."""
+    from perflab.fleet.queue import queue_name
+
+    store, name, tags, fp, app, outage = _setup(db, name, tags, say)
     lock = NameLock(store, name)
-
-    async def idle() -> bool:
-        if _CURRENT.get("child") is not None:
-            return False
-        return not [j for st in ("todo", "doing")
-                    for j in await app.job_manager.list_jobs_async(queue=queue, status=st)]
-
-    async def serve(stop: asyncio.Event) -> bool:
-        """One life of procrastinate's worker on a freshly opened pool.  True: done (stopped,
-        or idle with --exit-when-idle); False: procrastinate's worker ended by itself (one of
-        its side tasks lost the database), so serve again once the database answers."""
-        async with app.open_async():
-            for line in await recover_orphans(app, store, queue):
-                say(line)
-            beating = asyncio.create_task(heartbeat_loop(app, _CURRENT, heartbeat, outage))
-            task = asyncio.create_task(app.run_worker_async(
-                queues=[queue], concurrency=1, name=name, wait=True,
-                fetch_job_polling_interval=poll, abort_job_polling_interval=max(poll, 5.0),
-                update_heartbeat_interval=heartbeat, stalled_worker_timeout=3 * heartbeat + 5,
-                listen_notify=False, install_signal_handlers=False))
-            try:
-                while not task.done():
-                    stopping = asyncio.ensure_future(stop.wait())
-                    await asyncio.wait({task, stopping}, timeout=poll,
-                                       return_when=asyncio.FIRST_COMPLETED)
-                    stopping.cancel()
-                    if task.done():
-                        break
-                    if stop.is_set() or (exit_when_idle and await idle()):
-                        task.cancel()  # procrastinate stops gracefully: the job ends first
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await task
-                        return True
-                task.result()  # procrastinate's own error, if it ended on one
-                return False
-            finally:
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
-                beating.cancel()
-                with contextlib.suppress(BaseException):
-                    await beating
-
-    async def wait_for_database(stop: asyncio.Event) -> None:
-        delay = 0.2
-        while not stop.is_set():
-            try:
-                await asyncio.to_thread(lock.hold)
-                outage.back()
-                return
-            except StoreUnreachable as e:
-                outage.lost(e.problem)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
-            delay = min(delay * 2, 5.0)
-
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        while not stop.is_set():
-            try:
-                if await serve(stop):
-                    break
-            except Exception as e:
-                if not _lost_database(e):
-                    raise
-            # The database went away under procrastinate's worker (no job is running now: a
-            # running job is waited for before its worker ends): wait for the database, hold
-            # the machine's name again (the restart dropped the lock), serve again.
-            await wait_for_database(stop)
-
     lock.hold()
     try:
         announce(store, name, tags, fp)
         say(f"worker {name} ({fp.hostname}, tags: {', '.join(tags) or 'none'}) serving "
-            f"queue {queue} of {store.location}")
-        asyncio.run(main())
+            f"queue {queue_name(name)} of {store.location}")
+        asyncio.run(_Life(app, store, name, lock, outage, heartbeat, poll, exit_when_idle,
+                          say).main())
         try:  # a stop does not wait for a lost database, for a count
-            return int(store.read(lambda c: c.execute(
-                sa.select(sa.func.count()).select_from(fleet_jobs)
-                .where(fleet_jobs.c.machine == name).where(fleet_jobs.c.state == "done"))
-                .scalar(), wait=False))
+            return fstore.jobs_done(store, name, wait=False)
         except PerflabError:
             return None
     finally:
         with contextlib.suppress(PerflabError):
-            set_state(store, name, "stopped", None, wait=False)  # a stop does not wait
+            fstore.set_state(store, name, "stopped", None, wait=False)  # a stop does not wait
         lock.release()

@@ -1,0 +1,249 @@
+"""The fleet's queries: every SQL statement of the queue (queue.py), the worker (worker.py) and
+the fleet's verbs, on perflab's fleet tables (storage.workers, storage.fleet_jobs) and
+procrastinate's.  The others call these functions and hold no SQL of their own (issue 24)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from perflab.model import Fingerprint
+from perflab.storage import Store, fleet_jobs, results, upsert_stmt, workers
+
+# A lock taken before procrastinate's schema is created, so two `fleet init` wait for each other.
+_INIT_LOCK = 7065727166002
+
+
+# -- the queue's schema ---------------------------------------------------------------------------
+def has_queue_schema(store: Store) -> bool:
+    return store.read(lambda c: c.execute(
+        sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar()) is not None
+
+
+def create_queue_schema(store: Store, schema_sql: str) -> None:
+    """procrastinate's schema, once (concurrent callers wait on an advisory lock)."""
+    def go(conn: sa.Connection) -> None:
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _INIT_LOCK})
+        exists = conn.execute(sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar()
+        if exists is None:
+            # Straight to psycopg without parameters, so the schema's '%' signs stay literal.
+            with conn.connection.dbapi_connection.cursor() as cur:  # type: ignore[union-attr]
+                cur.execute(schema_sql)
+
+    store.write(go)
+
+
+def ping(store: Store) -> bool:
+    """Does the server take a new connection now (one try, no waiting)?"""
+    from perflab.errors import PerflabError
+
+    try:
+        store.read(lambda c: c.execute(sa.text("SELECT 1")), wait=False)
+        return True
+    except PerflabError:
+        return False
+
+
+# -- workers --------------------------------------------------------------------------------------
+def try_name_lock(conn: Any, key: str) -> bool:
+    """The machine name's advisory lock on ``conn`` (a psycopg connection of its own)."""
+    got = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()
+    return bool(got and got[0])
+
+
+def alive(conn: Any) -> None:
+    """Raises psycopg.Error when ``conn`` (and so the lock it holds) is gone."""
+    conn.execute("SELECT 1")
+
+
+def worker_host(store: Store, name: str) -> tuple[str | None, int | None] | None:
+    """(host, pid) of the worker row ``name``, if any."""
+    row = store.read(lambda c: c.execute(
+        sa.select(workers.c.hostname, workers.c.pid).where(workers.c.name == name)).first())
+    return (row[0], row[1]) if row else None
+
+
+def announce(store: Store, fp: Fingerprint, row: dict[str, Any]) -> None:
+    """The worker's row, made or refreshed (``row`` holds every column but machine_id)."""
+    def go(conn: sa.Connection) -> None:
+        mid = store.machine_id(conn, fp)
+        stmt = upsert_stmt(conn, workers).values(machine_id=mid, **row)
+        conn.execute(stmt.on_conflict_do_update(
+            index_elements=["name"], set_={k: v for k, v in row.items() if k != "name"}
+            | {"machine_id": mid}))
+
+    store.write(go)
+
+
+def set_state(store: Store, name: str, state: str, job: int | None = None,
+              wait: bool = True) -> None:
+    store.write(lambda c: c.execute(workers.update().where(workers.c.name == name).values(
+        state=state, current_job=job, last_heartbeat=time.time())), wait=wait)
+
+
+async def beat(app: Any, machine: str, state: str, job: int | None) -> None:
+    """The worker's heartbeat, through the queue's pool: the beat and what it is doing."""
+    await app.connector.execute_query_async(
+        "UPDATE fleet_workers SET last_heartbeat = %(now)s, state = %(state)s, "
+        "current_job = %(job)s WHERE name = %(name)s",
+        now=time.time(), state=state, job=job, name=machine)
+
+
+def worker_rows(store: Store) -> list[Any]:
+    return list(store.read(lambda c: c.execute(sa.select(workers).order_by(workers.c.name))
+                           .mappings().all()))
+
+
+def jobs_done(store: Store, machine: str, wait: bool = True) -> int:
+    return int(store.read(lambda c: c.execute(
+        sa.select(sa.func.count()).select_from(fleet_jobs)
+        .where(fleet_jobs.c.machine == machine).where(fleet_jobs.c.state == "done"))
+        .scalar(), wait=wait))
+
+
+# -- jobs -----------------------------------------------------------------------------------------
+def ensure_job_row(store: Store, job_id: int, submission: str, machine: str, argv: list[str],
+                   submitted_at: float | None) -> None:
+    """The fleet_jobs row of a queued job, made once by the submitter or the worker."""
+    store.write(lambda c: c.execute(upsert_stmt(c, fleet_jobs).values(
+        job_id=job_id, submission=submission, machine=machine, argv=argv,
+        submitted_at=submitted_at or time.time(), attempts=0, state="queued", result_ids=[])
+        .on_conflict_do_nothing(index_elements=["job_id"])))
+
+
+def job_state(store: Store, job_id: int) -> str | None:
+    return store.read(lambda c: c.execute(
+        sa.select(fleet_jobs.c.state).where(fleet_jobs.c.job_id == job_id)).scalar())
+
+
+def update_job(store: Store, job_id: int, **values: Any) -> None:
+    store.write(lambda c: c.execute(fleet_jobs.update().where(fleet_jobs.c.job_id == job_id)
+                                    .values(**values)))
+
+
+def unfinished_results(store: Store, job_id: int) -> list[tuple[int, str, str]]:
+    """(id, kind, status) of a job's result sets neither complete nor abandoned."""
+    return [(int(r[0]), r[1], r[2]) for r in store.read(lambda c: c.execute(
+        sa.select(results.c.id, results.c.kind, results.c.status)
+        .where(results.c.fleet_job == job_id).where(results.c.status != "complete")
+        .where(results.c.status != "abandoned").order_by(results.c.id)).all())]
+
+
+def abandon_result(store: Store, result_id: int) -> None:
+    store.write(lambda c: c.execute(
+        results.update().where(results.c.id == result_id).values(status="abandoned")))
+
+
+def complete_results(store: Store, job_id: int) -> list[int]:
+    return store.read(lambda c: [int(x) for x in c.execute(
+        sa.select(results.c.id).where(results.c.fleet_job == job_id)
+        .where(results.c.status == "complete").order_by(results.c.id)).scalars()])
+
+
+def submission_results(store: Store, submission: str) -> list[int]:
+    """The complete result sets a submission produced (in result order)."""
+    return store.read(lambda c: [int(x) for x in c.execute(
+        sa.select(results.c.id).where(results.c.fleet_submission == submission)
+        .where(results.c.status == "complete").order_by(results.c.id)).scalars()])
+
+
+_JOB_SELECT = (
+    "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
+    "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
+    "p.status::text AS status, p.attempts "
+    "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
+# The queue's state when it still has the job, else ours: a job is failed when either says so.
+_FAILED = ("(p.status::text IN ('failed', 'aborted') "
+           "OR (p.status IS NULL AND f.state = 'failed'))")
+
+
+def _job_rows(conn: sa.Connection, where: str, params: dict[str, Any]) -> list[Any]:
+    q = sa.text(_JOB_SELECT + where)
+    if "ids" in params:
+        q = q.bindparams(sa.bindparam("ids", expanding=True))
+    return list(conn.execute(q, params).mappings().all())
+
+
+def job_rows(store: Store, submission: str | None, limit: int | None) -> list[Any]:
+    """Our job rows with the queue's status and attempts: the newest ``limit`` (None: all), or
+    those of one ``submission`` in machine order."""
+    where = ("WHERE f.submission = :s ORDER BY f.machine, f.job_id " if submission
+             else "ORDER BY f.job_id DESC ")
+    return store.read(lambda c: _job_rows(c, where + ("LIMIT :n" if limit is not None else ""),
+                                          {"s": submission, "n": limit}))
+
+
+def failed_job_rows(store: Store, among: list[str], limit: int) -> list[Any]:
+    """The failed jobs of these submissions, newest first, at most ``limit``."""
+    return store.read(lambda c: _job_rows(c, f"WHERE f.submission IN :ids AND {_FAILED} "
+                                          "ORDER BY f.job_id DESC LIMIT :n",
+                                          {"ids": among, "n": limit}))
+
+
+def submission_rows(store: Store, limit: int) -> tuple[list[Any], dict[str, list[Any]], bool]:
+    """The newest ``limit`` submissions (by id, which begins with its time of submission): the
+    first job row of each (submission, argv, submitted_at), (submission, status, count) rows
+    (status: the queue's, else ours), and whether older ones exist.  The ids come from a walk
+    down the index on fleet_jobs.submission, one probe per submission, so the cost does not
+    grow with the jobs stored; the counts read only the chosen submissions' jobs."""
+    def go(conn: sa.Connection) -> tuple[list[Any], dict[str, list[Any]], bool]:
+        ids = [str(x) for x in conn.execute(sa.text(
+            "WITH RECURSIVE s(sub) AS ("
+            " SELECT MAX(submission) FROM fleet_jobs"
+            " UNION ALL SELECT (SELECT MAX(submission) FROM fleet_jobs WHERE submission < s.sub)"
+            " FROM s WHERE s.sub IS NOT NULL) "
+            "SELECT sub FROM s WHERE sub IS NOT NULL LIMIT :n"), {"n": limit + 1}).scalars()]
+        more, ids = len(ids) > limit, ids[:limit]
+        if not ids:
+            return [], {}, False
+        first = {r.submission: r for r in conn.execute(sa.text(
+            "SELECT f.submission, f.argv, f.submitted_at FROM fleet_jobs f WHERE f.job_id IN "
+            "(SELECT MIN(job_id) FROM fleet_jobs WHERE submission IN :ids GROUP BY submission)"
+        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids})}
+        counts: dict[str, list[Any]] = {i: [] for i in ids}
+        for r in conn.execute(sa.text(
+                "SELECT f.submission, COALESCE(p.status::text, f.state) AS st, COUNT(*) AS n "
+                "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
+                "WHERE f.submission IN :ids GROUP BY f.submission, st"
+        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids}):
+            counts[r.submission].append(r)
+        return [first[i] for i in ids], counts, more
+
+    return store.read(go)
+
+
+# -- retention ------------------------------------------------------------------------------------
+_FINISHED = ("done", "failed", "cancelled")
+# procrastinate's states of a job not finished: such a job is kept whatever our row says.
+_UNFINISHED_QUEUE = ("todo", "doing", "aborting")
+
+
+def finished_jobs_before(store: Store, before: float) -> list[int]:
+    """The fleet jobs finished (done, failed, cancelled) before ``before`` (epoch seconds; a
+    job that never started counts from its submission); queued and running ones are kept,
+    and so is any job the queue still has as to do or doing."""
+    def go(conn: sa.Connection) -> list[int]:
+        q = (sa.select(fleet_jobs.c.job_id)
+             .where(fleet_jobs.c.state.in_(_FINISHED),
+                    sa.func.coalesce(fleet_jobs.c.finished_at, fleet_jobs.c.submitted_at)
+                    < before)
+             .order_by(fleet_jobs.c.job_id))
+        if conn.dialect.name == "postgresql" and conn.execute(
+                sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar() is not None:
+            q = q.where(sa.text(
+                "NOT EXISTS (SELECT 1 FROM procrastinate_jobs p WHERE p.id = fleet_jobs.job_id "
+                "AND p.status::text IN :unfinished)").bindparams(
+                sa.bindparam("unfinished", _UNFINISHED_QUEUE, expanding=True)))
+        return [int(x) for x in conn.execute(q).scalars()]
+
+    return store.read(go)
+
+
+def delete_jobs(store: Store, ids: list[int]) -> None:
+    """Remove these fleet_jobs rows (the queue's own rows are procrastinate's to keep)."""
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        store.write(lambda c, chunk=chunk: c.execute(
+            fleet_jobs.delete().where(fleet_jobs.c.job_id.in_(chunk))))
