@@ -117,23 +117,3 @@ def test_since_in_the_future_is_one_line_however_it_is_written() -> None:
         assert "\n" not in str(e.value)
     with pytest.raises(PerflabError, match="neither an age nor a date"):
         parse_since("-3d", now)
-
-
-@pytest.mark.unit
-def test_the_history_runs_sql_only_in_its_store_module() -> None:
-    """Issue 24: SQL only in store modules; history/store.py holds the history's queries."""
-    import ast
-    from pathlib import Path
-
-    import perflab.history
-
-    pkg = Path(perflab.history.__file__).parent
-    offenders = []
-    for f in sorted(pkg.glob("*.py")):
-        if f.name == "store.py":
-            continue
-        for node in ast.walk(ast.parse(f.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offenders += [f"{f.name}: {n}" for n in names if n.split(".")[0] == "sqlalchemy"]
-    assert offenders == []
