@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
+from perflab.model import Fingerprint
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
 
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url
     from perflab.fleet.worker import announce
 
     store = Store(fleet_url)
-    announce(store, "pruned", [], {"hostname": "h", "cpu_model": "c"})
+    announce(store, "pruned", [], Fingerprint.from_json({"hostname": "h", "cpu_model": "c"}))
     _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
     old, new = time.time() - 10 * 86400, time.time()
     rows = {1001: ("done", old), 1002: ("failed", old), 1003: ("cancelled", old),
