@@ -58,6 +58,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/python benchmarks/soak.py
 	$(BIN)/python benchmarks/study_axes.py
+	$(BIN)/python benchmarks/estimate.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache
