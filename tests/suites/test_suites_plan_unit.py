@@ -111,3 +111,14 @@ def test_the_report_estimate_counts_the_plots_the_matrix_allows() -> None:
     assert _plan(SUITE).report_plots() == 1 + 1  # x is n: values and ratios, one metric
     one = _plan(text + kinds)
     assert one.report_seconds(Speed(slowdown=3.0)) == pytest.approx(3 * one.report_seconds())
+
+
+def test_start_ups_are_sampled_across_the_plan_reproducibly() -> None:
+    from perflab.suites.estimate import sample_cells
+
+    items = list(range(16))  # one configuration's cells, in plan order
+    got = sample_cells(items, "seed", k=4)  # type: ignore[arg-type]
+    assert got == sample_cells(items, "seed", k=4)  # type: ignore[arg-type]
+    # One in each quarter of the plan, so the start-up's mean covers the whole matrix.
+    assert [x // 4 for x in got] == [0, 1, 2, 3]  # type: ignore[operator]
+    assert sample_cells(items[:3], "seed", k=4) == [0, 1, 2]  # type: ignore[arg-type]
