@@ -107,6 +107,8 @@ def main() -> int:
     date = time.strftime("%Y-%m-%d", time.gmtime())
     report: dict[str, Any] = {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    tag = "-demo" if args.demo else ""
+    out = args.out or Path(__file__).parent / f"estimate{tag}-{date}.json"
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         suite = STUDY if args.demo else mini_suite(tmp / "eh-mini.toml")
@@ -125,9 +127,7 @@ def main() -> int:
                   f"actual {a['total']:.0f} s ({a['measure']:.0f} + {a['report']:.0f}); "
                   f"actual/estimate {q['total']:.2f} (measure {q['measure']:.2f}, report "
                   f"{q['report']}){'' if r['within_30pct'] else '  OUTSIDE ±30%'}", flush=True)
-    tag = "-demo" if args.demo else ""
-    out = args.out or Path(__file__).parent / f"estimate{tag}-{date}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
+            out.write_text(json.dumps(report, indent=2) + "\n")  # kept if a later one is cut
     print(f"written to {out}")
     return 0
 
