@@ -87,6 +87,9 @@ def test_the_time_left_follows_the_pace_of_the_groups_measured() -> None:
     assert time_left(12.0, 10.0, 5.0, 5.0, 13.0) == pytest.approx(2 * 13.0 - 2.0)
     # A faster machine than planned: the time left shrinks too.
     assert time_left(2.5, 2.5, 5.0, 5.0, 13.0) == pytest.approx(6.5)
+    # The group in flight outlasts its estimate with a quarter of its runs made: not done.
+    assert time_left(6.0, 0.0, 0.0, 5.0, 5.0, runs_done=0.25) == pytest.approx(6 / 5 * 5 * 0.75)
+    assert time_left(6.0, 0.0, 0.0, 5.0, 5.0, runs_done=1.0) == 0.0
 
 
 def test_a_slower_machine_now_scales_perflabs_own_costs_and_measured_start_ups_win() -> None:

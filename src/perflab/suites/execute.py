@@ -44,17 +44,26 @@ class _Remaining(ProgressColumn):
     of the cells measured so far in this session (time_left), steadier than a rate over a
     short window."""
 
+    progress: Progress | None = None  # the bar's own Progress: measure()'s run counter
+
     def render(self, task: Task) -> Text:
         f = task.fields
         if "left_est" not in f:
             return Text(f"runs {f.get('status', '')}", style="dim")
         est = time_left(task.elapsed or 0.0, f["elapsed_done"], f["done_est"], f["cur_est"],
-                        f["left_est"])
+                        f["left_est"], self._runs_done())
         return Text(f"cells, about {fmt_duration(est)} left", style="cyan")
+
+    def _runs_done(self) -> float | None:
+        """The share of the group in flight's runs made (measure()'s own task), None before
+        its runs start (calibration) or when their number is not fixed."""
+        runs = [t for t in (self.progress.tasks if self.progress else [])
+                if "left_est" not in t.fields and t.total]
+        return min(1.0, runs[-1].completed / runs[-1].total) if runs else None  # type: ignore
 
 
 def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: float,
-              left_est: float) -> float:
+              left_est: float, runs_done: float | None = None) -> float:
     """Seconds a suite run has left.
 
     ``elapsed``: seconds since this session started measuring; ``elapsed_done``: at the end of
@@ -63,12 +72,17 @@ def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: flo
     the group in flight and the report included.  The pace (actual over estimated seconds) is
     the finished groups'; before the first ends, the plan's (1), and never less than the group
     in flight shows once it outlasts its estimate: a busy machine read "1/3 cells, about 1s
-    left" with 15 s left (issue 25)."""
+    left" with 15 s left (issue 25).  Nor is the group in flight done while ``runs_done`` (the
+    share of its runs made) is below 1: what it has left is at least that share of its
+    estimate, at the pace."""
     pace = elapsed_done / done_est if done_est > 0 else 1.0
     if done_est + cur_est > 0:
         pace = max(pace, elapsed / (done_est + cur_est))
     in_flight = elapsed - elapsed_done
-    return max(pace * cur_est - in_flight, 0.0) + pace * max(left_est - cur_est, 0.0)
+    cur_left = max(pace * cur_est - in_flight, 0.0)
+    if runs_done is not None:
+        cur_left = max(cur_left, pace * cur_est * (1.0 - runs_done))
+    return cur_left + pace * max(left_est - cur_est, 0.0)
 
 
 def measure_options(plan: SuitePlan) -> Any:
@@ -189,10 +203,12 @@ def run_plan(plan: SuitePlan, store: Store, *, resume: int | None = None,
                       f"{len(todo)} to go", highlight=False)
     interrupted = False
     measured = 0
+    remaining = _Remaining()
     prog = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        _Remaining(), TimeElapsedColumn(),
+        remaining, TimeElapsedColumn(),
         console=console, disable=not progress, transient=False)
+    remaining.progress = prog
     groups = plan.groups(todo)
     group_est = [sum(plan.cell_seconds(c, estimates, speed) for c in g) for g in groups]
     left_est = sum(group_est) + report_s
