@@ -98,6 +98,9 @@ def test_a_slower_machine_now_scales_perflabs_own_costs_and_measured_start_ups_w
         .replace("{n}", "{depth}"))
     slow = Speed(slowdown=2.0)
     assert plan.estimate_seconds(speed=slow) > plan.estimate_seconds()
+    # A run launches the start-up probes again before its first cell: their time is in it.
+    assert plan.estimate_seconds(speed=Speed(probe_s=3.0)) == pytest.approx(
+        plan.estimate_seconds() + 3.0)
     cell = plan.cells[0]
     assert plan.start_seconds(cell.configs[0], slow) == 2 * runtime_start_s("eh/java")
     assert plan.start_seconds(cell.configs[0], Speed(start_s={"a": 0.7})) == 0.7

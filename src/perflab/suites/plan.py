@@ -164,10 +164,10 @@ class SuitePlan:
 
     def estimate_seconds(self, per_run: dict[str, float] | None = None,
                          speed: Speed | None = None) -> float:
-        """Seconds the plan's measurement should take: perflab's start and every cell
-        (cell_seconds); the report is report_seconds."""
+        """Seconds the plan's measurement should take: perflab's start, the start-up launches
+        of suites/estimate.py, and every cell (cell_seconds); the report is report_seconds."""
         speed = speed or Speed()
-        return (PERFLAB_START_S * speed.slowdown
+        return (PERFLAB_START_S * speed.slowdown + speed.probe_s
                 + sum(self.cell_seconds(c, per_run, speed) for c in self.cells))
 
     def report_plots(self) -> int:
@@ -206,6 +206,7 @@ class Speed:
 
     slowdown: float = 1.0
     start_s: dict[str, float] = field(default_factory=dict)
+    probe_s: float = 0.0  # what measuring start_s took (a run measures them too)
 
 
 # Per-run cost outside the command: perflab's launcher, counters, region fifos and a database
