@@ -59,6 +59,8 @@ bench: setup workloads
 	$(BIN)/python benchmarks/fleet_scale.py
 	$(BIN)/python benchmarks/soak.py
 	$(BIN)/python benchmarks/study_axes.py
+	$(BIN)/python benchmarks/estimate.py
+	$(BIN)/python benchmarks/startup.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

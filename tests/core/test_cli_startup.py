@@ -108,6 +108,35 @@ def test_a_single_run_and_the_listing_load_no_scipy_nor_matplotlib(tmp_path: Pat
     assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
 
 
+def test_fleet_status_loads_no_numerics(pg_url: str) -> None:
+    """`fleet status` took 8.7-20.5 s at load 20, mostly import (issue 25): it reads the queue
+    (SQLAlchemy, psycopg) and computes nothing."""
+    from perflab.fleet.queue import init
+
+    init(pg_url)
+    loaded = _modules_after(VERB_RUN.format(db=pg_url, argvs=[["fleet", "status"]]))
+    assert "sqlalchemy" in loaded  # it did read the queue
+    assert not loaded & {"numpy", "scipy", "matplotlib"}, sorted(
+        loaded & {"numpy", "scipy", "matplotlib"})
+
+
+def test_results_and_a_report_without_plots_load_no_matplotlib(tmp_path: Path) -> None:
+    """`results show` of a compare and `report --no-plots` draw nothing: no matplotlib (0.3 s
+    of import, more on a busy machine); a report with its plots does load it."""
+    db = tmp_path / "r.sqlite"
+    subprocess.run([sys.executable, "-m", "perflab", "compare", "-r", "6", "-w", "0", "--db",
+                    str(db), "--", "true", "sleep 0.001"], check=True, capture_output=True)
+    out = tmp_path / "rep"
+    loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
+        ["results", "show", "1"], ["results", "list"], ["report", "1", "--no-plots", "--out",
+                                                        str(out)]]))
+    assert (out / "index.html").exists()
+    assert "matplotlib" not in loaded
+    loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
+        ["report", "1", "--out", str(tmp_path / "rep2")]]))
+    assert "matplotlib" in loaded  # the check above is not vacuous
+
+
 def test_shell_completion_names_verbs_and_options() -> None:
     """Completion was switched off (issue 25): `perflab --install-completion` installs it for
     the shell; this is what bash asks it."""

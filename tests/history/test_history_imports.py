@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,35 @@ def test_pyperf_fixture() -> None:
     assert rs.fingerprint.cpu_count == raw["metadata"]["cpu_count"]
     assert rs.fingerprint.hostname == raw["metadata"]["hostname"]
     assert rs.metrics["ns_per_op"].unit == "ns"
+
+
+@pytest.mark.system
+def test_a_pyperf_command_benchmark_is_the_wall_time_of_whole_runs(tmp_path: Path) -> None:
+    pytest.importorskip("pyperf")
+    out = tmp_path / "cmd.json"
+    subprocess.run([sys.executable, "-m", "pyperf", "command", "-p", "1", "-n", "3", "-w", "0",
+                    "-l", "1", "-o", str(out), "--", "true"], check=True, capture_output=True)
+    raw = json.loads(out.read_text())
+    assert raw["metadata"]["command"] == "true"  # what marks a `pyperf command` benchmark
+    db = tmp_path / "r.sqlite"
+    res = CliRunner().invoke(_app(), ["import", str(out), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    store = Store(db)
+    (rid,) = store.result_ids("import")
+    rs = store.load(rid)
+    (cfg,) = rs.configurations
+    values = [v for run in raw["benchmarks"][0]["runs"] for v in run.get("values", [])]
+    # Seconds per whole run of `true`, as hyperfine's imports: not ns_per_op of a "loop".
+    assert cfg.samples("wall_time") == pytest.approx(values) and len(values) == 3
+    assert "ns_per_op" not in rs.metrics and rs.metrics["wall_time"].unit == "s"
+    assert cfg.command == ["true"]
+    from perflab.cli import app
+
+    res = CliRunner().invoke(app, ["results", "show", str(rid), "--db", str(db)],
+                             env={"COLUMNS": "200"})
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert f"imported from pyperf ({out})" in text and "None" not in text
 
 
 def test_perf_stat_fixture_without_pmu() -> None:

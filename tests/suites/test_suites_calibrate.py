@@ -205,3 +205,24 @@ def test_estimate_uses_the_suites_earlier_run_of_each_cell(tmp_path: Path) -> No
     # Another calibration target: those runs took another time, they are not used.
     plan.suite.measure["calibrate"] = 0.2
     assert history_key("c", plan.cells[0].key) not in history_per_run(store, plan)
+
+
+@pytest.mark.system
+def test_the_estimate_measures_each_calibrated_start_up_now(tmp_path: Path) -> None:
+    from perflab.suites.estimate import measure_speed
+
+    built_workload("eh/c")
+    p = tmp_path / "est.toml"
+    p.write_text(EST_SUITE.replace('[configurations.java]\nworkload = "eh/java"\n', ""))
+    plan = make_plan(load_suite(p))
+    speed = measure_speed(plan)
+    # One launch per calibrated configuration (c), none for a plain command; its wall time is
+    # what the estimate uses for c's start-up instead of the table's figure.
+    assert set(speed.start_s) == {"c"} and speed.start_s["c"] > 0
+    assert speed.slowdown >= 1.0
+    c = plan.cells[0].configs[0]
+    assert plan.run_seconds(plan.cells[0], c, speed=speed) == pytest.approx(
+        0.1 + speed.start_s["c"])
+    text = "\n".join(describe_plan(plan, {}, speed))
+    assert "start-up measured now for 1 configuration;" in text
+    assert "report (2 plots)" in text  # depth is the x axis: values and ratios, one metric

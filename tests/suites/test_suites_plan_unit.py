@@ -11,6 +11,7 @@ from perflab.suites.plan import (
     PERFLAB_PER_CELL_S,
     PERFLAB_PER_RUN_S,
     PERFLAB_START_S,
+    Speed,
     history_key,
     make_plan,
     runtime_start_s,
@@ -74,9 +75,56 @@ def test_runtime_start() -> None:
     assert runtime_start_s("eh/java") > runtime_start_s("eh/c") == NATIVE_START_S
 
 
-def test_the_time_left_grows_when_the_first_cell_outlasts_the_estimate() -> None:
+def test_the_time_left_follows_the_pace_of_the_groups_measured() -> None:
     from perflab.suites.execute import time_left
 
-    assert time_left(0, 3, 2.0, 16.0) == 14.0  # the plan's estimate, while it holds
-    assert time_left(0, 3, 15.0, 16.0) == 30.0  # two more cells at least as long: not 1 s
-    assert time_left(1, 2, 10.0, 16.0) == 20.0  # then the cells' own mean time
+    # Three groups of 5 s each and a 3 s report: 18 s in the plan.
+    assert time_left(2.0, 0.0, 0.0, 5.0, 18.0) == 16.0  # the plan's estimate, while it holds
+    # The first group has run 15 s, three times its estimate: the rest at that pace, not 1 s.
+    assert time_left(15.0, 0.0, 0.0, 5.0, 18.0) == pytest.approx(3 * 13.0)
+    # One group took 10 s (twice its estimate): what is left (13 s planned) at twice the pace,
+    # less what the group in flight has already run.
+    assert time_left(12.0, 10.0, 5.0, 5.0, 13.0) == pytest.approx(2 * 13.0 - 2.0)
+    # A faster machine than planned: the time left shrinks too.
+    assert time_left(2.5, 2.5, 5.0, 5.0, 13.0) == pytest.approx(6.5)
+    # The group in flight outlasts its estimate with a quarter of its runs made: not done.
+    assert time_left(6.0, 0.0, 0.0, 5.0, 5.0, runs_done=0.25) == pytest.approx(6 / 5 * 5 * 0.75)
+    assert time_left(6.0, 0.0, 0.0, 5.0, 5.0, runs_done=1.0) == 0.0
+
+
+def test_a_slower_machine_now_scales_perflabs_own_costs_and_measured_start_ups_win() -> None:
+    plan = _plan(SUITE.replace("expected_run_s = 0.5\n", "calibrate = 0.1\n").replace(
+        "n = [1, 2, 3]", "depth = [0, 10]").replace('command = "echo {n}"', 'workload = "eh/java"')
+        .replace("{n}", "{depth}"))
+    slow = Speed(slowdown=2.0)
+    assert plan.estimate_seconds(speed=slow) > plan.estimate_seconds()
+    # A run launches the start-up probes again before its first cell: their time is in it.
+    assert plan.estimate_seconds(speed=Speed(probe_s=3.0)) == pytest.approx(
+        plan.estimate_seconds() + 3.0)
+    cell = plan.cells[0]
+    assert plan.start_seconds(cell.configs[0], slow) == 2 * runtime_start_s("eh/java")
+    assert plan.start_seconds(cell.configs[0], Speed(start_s={"a": 0.7})) == 0.7
+    assert plan.run_seconds(cell, cell.configs[0], speed=Speed(start_s={"a": 0.7})) == \
+        pytest.approx(0.8)
+
+
+def test_the_report_estimate_counts_the_plots_the_matrix_allows() -> None:
+    text = SUITE.replace("n = [1, 2, 3]", 'n = [1, 2, 3]\nthreads = [1, 2]\nkind = ["x", "y"]')
+    base = """[report]\nx = "n"\nmetrics = ["wall_time", "max_rss"]\n"""
+    assert _plan(text + base).report_plots() == 2 * 3  # values, ratios, thread scaling
+    kinds = base + 'kinds = { param = "kind", a = "x", b = "y" }\n'
+    assert _plan(text + kinds).report_plots() == 2 * 4
+    assert _plan(SUITE).report_plots() == 1 + 1  # x is n: values and ratios, one metric
+    one = _plan(text + kinds)
+    assert one.report_seconds(Speed(slowdown=3.0)) == pytest.approx(3 * one.report_seconds())
+
+
+def test_start_ups_are_sampled_across_the_plan_reproducibly() -> None:
+    from perflab.suites.estimate import sample_cells
+
+    items = list(range(16))  # one configuration's cells, in plan order
+    got = sample_cells(items, "seed", k=4)  # type: ignore[arg-type]
+    assert got == sample_cells(items, "seed", k=4)  # type: ignore[arg-type]
+    # One in each quarter of the plan, so the start-up's mean covers the whole matrix.
+    assert [x // 4 for x in got] == [0, 1, 2, 3]  # type: ignore[operator]
+    assert sample_cells(items[:3], "seed", k=4) == [0, 1, 2]  # type: ignore[arg-type]

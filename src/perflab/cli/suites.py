@@ -41,6 +41,7 @@ def run_cmd(
     """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
     cell), save every run as it completes, then report."""
     from perflab.format import fmt_duration
+    from perflab.suites.estimate import measure_speed
     from perflab.suites.execute import describe_plan, history_per_run, run_plan
     from perflab.suites.plan import make_plan
     from perflab.suites.spec import load_suite
@@ -56,7 +57,8 @@ def run_cmd(
         path = db or default_db_path()
         exists = "://" in str(path) or Path(path).exists()
         per_run = history_per_run(session.open_store(path), plan) if exists else {}
-        for line in describe_plan(plan, per_run):
+        speed = measure_speed(plan)
+        for line in describe_plan(plan, per_run, speed, report=not no_report):
             console.print(line, highlight=False, soft_wrap=True)
         return
     for msg in plan.skipped:
@@ -67,14 +69,16 @@ def run_cmd(
         output_dir(out, "--out")  # a bad --out is one line now, not after measuring
     store = session.open_store(db)
     history = history_per_run(store, plan)
-    est = plan.estimate_seconds(history)
+    speed = measure_speed(plan)
+    report_s = 0.0 if no_report else plan.report_seconds(speed)
+    est = plan.estimate_seconds(history, speed) + report_s
     summary = (f"{suite.name}: {len(plan.cells)} cells, {plan.n_configs} configuration series, "
-               f"estimated {fmt_duration(est)}")
+               f"estimated {fmt_duration(est)}" + ("" if no_report else " with the report"))
     if resume is None and not yes and (plan.n_configs > CONFIRM_SERIES or est > CONFIRM_SECONDS):
         _confirm_large(summary, suite_file)
     err.print(summary, highlight=False)
     outcome = run_plan(plan, store, resume=resume, console=err, progress=not no_progress,
-                       estimates=history)
+                       estimates=history, speed=speed, report_s=report_s)
     rs = outcome.rs
     if outcome.interrupted or rs.status != "complete":
         err.print(f"run {rs.id} stopped ({rs.status}) after {len(rs.cells())} of "

@@ -5,7 +5,9 @@ Formats (read from the files these tools write, not from their docs alone):
   every element of ``times`` is one run's wall time in seconds -> metric wall_time.
 - pyperf JSON (``-o``): {"version", "metadata", "benchmarks": [{"metadata", "runs": [{"values",
   "warmups": [[loops, value]]}]}]}; a value is the time of ONE loop iteration in the unit
-  of ``metadata.unit`` -> ns_per_op (seconds x 1e9), as perflab's workloads report.
+  of ``metadata.unit`` -> ns_per_op (seconds x 1e9), as perflab's workloads report.  A
+  ``pyperf command`` benchmark (its metadata has "command") times whole runs of a command: a
+  value is one run's wall time -> wall_time in seconds, as hyperfine's imports are.
 - ``perf stat -j``: one JSON object per event and line (counter-value, unit, event,
   pcnt-running...); a repeated event starts a new run, so several perf stat outputs appended
   to one file become several runs.  Event names map to perflab's metric names.
@@ -18,6 +20,7 @@ import json
 import math
 import os
 import re
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -168,6 +171,10 @@ def _pyperf_fingerprint(meta: dict[str, Any]) -> dict[str, Any]:
     return fp
 
 
+PYPERF_MEANING = {"ns_per_op": "per loop iteration",
+                  "wall_time": "one whole run of a pyperf command benchmark"}
+
+
 def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
     data = _read_json(path, "pyperf")
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list) \
@@ -186,14 +193,21 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
         bmeta = {**meta, **(bench.get("metadata") or {})}
         name = str(bmeta.get("name") or f"benchmark {i + 1}")
         unit = bmeta.get("unit", "second")
-        if unit == "second":
+        command = bmeta.get("command")
+        argv = [name]
+        if unit == "second" and isinstance(command, str):
+            # pyperf command: a loop iteration is one whole run of the command.
+            metric, factor = "wall_time", 1.0
+            rs.metrics[metric] = BUILTIN_METRICS["wall_time"]
+            argv = shlex.split(command)
+        elif unit == "second":
             metric, factor = "ns_per_op", 1e9
             rs.metrics[metric] = MetricInfo(metric, "ns", "pyperf",
                                             description="time of one loop iteration")
         else:
             metric, factor = f"pyperf_{unit}", 1.0
             rs.metrics[metric] = MetricInfo(metric, str(unit), "pyperf")
-        cfg = Configuration(name=name, command=[name], benchmark=benchmark or name,
+        cfg = Configuration(name=name, command=argv, benchmark=benchmark or name,
                             is_baseline=(i == 0))
         for run in bench["runs"]:
             rmeta = run.get("metadata") or {}
@@ -218,7 +232,9 @@ def import_pyperf(path: Path, benchmark: str | None = None) -> ResultSet:
         rs.configurations.append(cfg)
     if first_date:
         rs.created_at = first_date
-    rs.notes.append("imported from pyperf: values are per loop iteration (ns_per_op)")
+    rs.notes.append("imported from pyperf: "
+                    + ", ".join(sorted(f"{m} ({PYPERF_MEANING.get(m, 'as pyperf wrote them')})"
+                                       for m in rs.metrics)))
     return rs
 
 

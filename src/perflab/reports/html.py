@@ -12,12 +12,14 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
 from perflab.model import ResultSet
-from perflab.reports.plots import PlotFile
 from perflab.reports.warnings import Warning_
+
+if TYPE_CHECKING:
+    from perflab.reports.plots import PlotFile  # matplotlib: only where plots are drawn
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;

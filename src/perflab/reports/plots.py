@@ -18,11 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import LogFormatter, NullLocator
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
 from perflab.model import ResultSet
@@ -34,6 +30,12 @@ from perflab.reports.matrix import (
     unit_of,
 )
 from perflab.stats import Comparison, axis_comparisons
+
+# matplotlib is imported where a plot is drawn: a report without plots, and the study axes
+# (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # One colour and marker per configuration: matplotlib's ten cycle colours, then five more, so
 # that a study of 11-15 configurations (the eh-study has 11) does not draw two in one style.
@@ -131,6 +133,8 @@ def _spans_decades(values: Sequence[float]) -> bool:
 
 def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
                 log_y: Any) -> None:
+    from matplotlib.ticker import LogFormatter, NullLocator
+
     if log_x is True or (log_x == "auto" and _spans_decades(xs)):
         if min(xs) <= 0:
             # Depth 0 is a real point: symlog keeps it while spacing 1..100 by decades.
@@ -180,6 +184,8 @@ def _figure(n: int, title: str, caption: str,
             sharey: bool = False) -> tuple[Figure, list[Axes]]:
     """``sharey``: one y range for every panel, where panels are compared (ratios: 1.1 must
     look the same in each; issue 25 found them on independent ranges)."""
+    from matplotlib.figure import Figure
+
     rows, cols = _grid(n)
     fig = Figure(figsize=(5.2 * cols, 3.8 * rows + 0.6), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharey=sharey).ravel().tolist()
@@ -371,6 +377,8 @@ def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
     if len(cells) == 1:
         # One cell (a compare): one horizontal bar per configuration, long names readable.
         title = f"{metric} per configuration (median, 95% CI)"
+        from matplotlib.figure import Figure
+
         fig = Figure(figsize=(9, 1.6 + 0.45 * len(names)), layout="constrained")
         ax = fig.subplots()
         fig.suptitle(title)
@@ -428,6 +436,8 @@ def plot_timeline(panels: Sequence[TimelinePanel], out: Path, title: str | None 
     """One panel per series, stacked: medians with their 95% CIs over commits, and dashed marks
     (change points) between points.  One PNG at ``out`` (history, the dashboard, filed
     reports)."""
+    from matplotlib.figure import Figure
+
     n = max(len(panels), 1)
     fig = Figure(figsize=(9, 2.8 * n + 0.6), layout="constrained")
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]

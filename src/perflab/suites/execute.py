@@ -35,33 +35,55 @@ from perflab.format import fmt_duration
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
-from perflab.suites.plan import Cell, SuitePlan, history_key, probe_key
+from perflab.suites.plan import Cell, Speed, SuitePlan, history_key, probe_key
 
 
 class _Remaining(ProgressColumn):
     """The suite bar: "cells" and the time left; measure()'s own bar: its runs and status.
 
-    The time left is the mean time of the cells measured so far times the cells left (before
-    the first cell: the plan's estimate, or more once the first cell outlasts it), steadier
-    than a rate over a short window."""
+    The time left is the plan's estimate of what is left (cells, then the report) at the pace
+    of the cells measured so far in this session (time_left), steadier than a rate over a
+    short window."""
+
+    progress: Progress | None = None  # the bar's own Progress: measure()'s run counter
 
     def render(self, task: Task) -> Text:
-        if "plan_estimate" not in task.fields:
-            return Text(f"runs {task.fields.get('status', '')}", style="dim")
-        est = time_left(int(task.completed - task.fields["done_before"]),
-                        int((task.total or 0) - task.completed), task.elapsed or 0.0,
-                        task.fields["plan_estimate"])
+        f = task.fields
+        if "left_est" not in f:
+            return Text(f"runs {f.get('status', '')}", style="dim")
+        est = time_left(task.elapsed or 0.0, f["elapsed_done"], f["done_est"], f["cur_est"],
+                        f["left_est"], self._runs_done())
         return Text(f"cells, about {fmt_duration(est)} left", style="cyan")
 
+    def _runs_done(self) -> float | None:
+        """The share of the group in flight's runs made (measure()'s own task), None before
+        its runs start (calibration) or when their number is not fixed."""
+        runs = [t for t in (self.progress.tasks if self.progress else [])
+                if "left_est" not in t.fields and t.total]
+        return min(1.0, runs[-1].completed / runs[-1].total) if runs else None  # type: ignore
 
-def time_left(done_now: int, left: int, elapsed: float, plan_estimate: float) -> float:
-    """Seconds a suite run has left: the cells measured in this session at their mean time;
-    before the first one ends, the plan's estimate, but every other cell will take at least
-    as long as this one has so far (a busy machine read "1/3 cells, about 1s left" with 15 s
-    left, issue 25)."""
-    if done_now > 0:
-        return elapsed / done_now * left
-    return max(plan_estimate - elapsed, (left - 1) * elapsed, 0.0)
+
+def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: float,
+              left_est: float, runs_done: float | None = None) -> float:
+    """Seconds a suite run has left.
+
+    ``elapsed``: seconds since this session started measuring; ``elapsed_done``: at the end of
+    the last group finished in this session, whose plan estimates add up to ``done_est``;
+    ``cur_est``: the plan's estimate of the group in flight; ``left_est``: of everything left,
+    the group in flight and the report included.  The pace (actual over estimated seconds) is
+    the finished groups'; before the first ends, the plan's (1), and never less than the group
+    in flight shows once it outlasts its estimate: a busy machine read "1/3 cells, about 1s
+    left" with 15 s left (issue 25).  Nor is the group in flight done while ``runs_done`` (the
+    share of its runs made) is below 1: what it has left is at least that share of its
+    estimate, at the pace."""
+    pace = elapsed_done / done_est if done_est > 0 else 1.0
+    if done_est + cur_est > 0:
+        pace = max(pace, elapsed / (done_est + cur_est))
+    in_flight = elapsed - elapsed_done
+    cur_left = max(pace * cur_est - in_flight, 0.0)
+    if runs_done is not None:
+        cur_left = max(cur_left, pace * cur_est * (1.0 - runs_done))
+    return cur_left + pace * max(left_est - cur_est, 0.0)
 
 
 def measure_options(plan: SuitePlan) -> Any:
@@ -142,15 +164,18 @@ class SuiteOutcome:
 
 def run_plan(plan: SuitePlan, store: Store, *, resume: int | None = None,
              console: Console | None = None, progress: bool = True,
-             opts: Any = None, estimates: dict[str, float] | None = None) -> SuiteOutcome:
-    """Measure the plan's cells (those not done yet, with ``resume``: a suite run's id)."""
+             opts: Any = None, estimates: dict[str, float] | None = None,
+             speed: Speed | None = None, report_s: float = 0.0) -> SuiteOutcome:
+    """Measure the plan's cells not done yet (all, or those --resume has left); the progress
+    bar's time left comes from the plan's estimate of each group (``estimates``: earlier runs,
+    ``speed``: the machine now) and of the report after them (``report_s``)."""
     run = SuiteRun(plan, store, console=console or stderr_console(),
                    opts=opts if opts is not None else measure_options(plan))
     if resume is not None:
         run.resume(resume)
     else:
         run.start()
-    return run.run(progress=progress, estimates=estimates)
+    return run.run(progress=progress, estimates=estimates, speed=speed, report_s=report_s)
 
 
 @dataclass
@@ -225,36 +250,43 @@ class SuiteRun:
         rs.status = "running"
         self._save()
 
-    def run(self, *, progress: bool = True,
-            estimates: dict[str, float] | None = None) -> SuiteOutcome:
+    def run(self, *, progress: bool = True, estimates: dict[str, float] | None = None,
+            speed: Speed | None = None, report_s: float = 0.0) -> SuiteOutcome:
         plan, rs, done = self.plan, self.rs, self.done_before
         todo = [c for c in plan.cells if c.key not in done]
         if self.resumed:
             self.console.print(f"resuming run {rs.id}: {len(done)} of {len(plan.cells)} cells "
                                f"done, {len(todo)} to go", highlight=False)
+        remaining = _Remaining()
         prog = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            _Remaining(), TimeElapsedColumn(),
+            remaining, TimeElapsedColumn(),
             console=self.console, disable=not progress, transient=False)
-        per_cell = plan.estimate_seconds(estimates) / max(1, len(plan.cells))
+        remaining.progress = prog
+        groups = plan.groups(todo)
+        group_est = [sum(plan.cell_seconds(c, estimates, speed) for c in g) for g in groups]
         interrupted = False
         measured = 0
         try:
             with prog:
                 task = prog.add_task(escape(printable(f"{plan.suite.name} (run {rs.id})")),
-                                     total=len(plan.cells),
-                                     completed=len(done), done_before=len(done),
-                                     plan_estimate=per_cell * len(todo))
-                for group in plan.groups(todo):
+                                     total=len(plan.cells), completed=len(done),
+                                     elapsed_done=0.0, done_est=0.0,
+                                     left_est=sum(group_est) + report_s,
+                                     cur_est=group_est[0] if group_est else 0.0)
+                for group, est in zip(groups, group_est, strict=True):
                     # Matrix values come from the suite file: escaped, as every printed string
                     # is (a progress line is not printed through the console's render_str).
-                    prog.update(task, description=escape(printable(
+                    prog.update(task, cur_est=est, description=escape(printable(
                         f"{plan.suite.name} {_short(group[0].params)}"
                         + (f" (+{len(group) - 1} cells in the same rounds)" if len(group) > 1
                            else ""))))
                     outcome = self._measure_group(group, prog)
                     measured += outcome.measured
-                    prog.advance(task, outcome.ended)
+                    t = next(x for x in prog.tasks if x.id == task)
+                    prog.update(task, advance=outcome.ended, elapsed_done=t.elapsed or 0.0,
+                                done_est=t.fields["done_est"] + est,
+                                left_est=t.fields["left_est"] - est)
                     if outcome.stop:
                         interrupted = rs.status == "interrupted"
                         break
@@ -391,7 +423,8 @@ def _short(params: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
 
-def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None) -> list[str]:
+def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
+                  speed: Speed | None = None, *, report: bool = True) -> list[str]:
     """The --dry-run text: cells, configurations, commands and the estimated time."""
     s = plan.suite
     lines = [f"suite {s.name} ({s.path}): {len(plan.cells)} cells, {plan.n_configs} "
@@ -410,16 +443,25 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None) -> l
            + (f" or every CI is within +-{m['precision']:.1%}" if "precision" in m else ""))
     budget = (f", budget {m['budget']:.0f}s a cell" if "budget" in m else
               "" if "runs" in m else ", budget 10 s per configuration")
-    est = plan.estimate_seconds(per_run)
+    est = plan.estimate_seconds(per_run, speed)
+    rep = plan.report_seconds(speed) if report else 0.0
     cal = (f"iterations calibrated per cell to {plan.calibrate * 1e3:g} ms of timed region a "
            "run, then " if plan.calibrate else "")
     known = sum(1 for c in plan.cells for p in c.configs
                 if per_run and (history_key(p.name, c.key) in per_run
                                 or shlex.join(p.argv) in per_run))
-    basis = (f"from earlier runs for {known} of {plan.n_configs} configuration series"
-             if known else "from the runtimes' start-up and the target, no earlier runs")
+    basis = [f"from earlier runs for {known} of {plan.n_configs} configuration series"
+             if known else "no earlier runs"]
+    if speed is not None:
+        if speed.start_s:
+            n = len(speed.start_s)
+            basis.append(f"start-up measured now for {n} configuration{'s' * (n != 1)}")
+        basis.append(f"this machine now runs a thread at {1 / speed.slowdown:.0%} of a CPU")
+    what = (f"{fmt_duration(est)} measuring + {fmt_duration(rep)} report ({plan.report_plots()} "
+            "plots)" if report else "")
     lines.append(f"per configuration: {cal}{m.get('warmup', 1)} warm-up + {per}{budget}; "
-                 f"estimated time {fmt_duration(est)} ({basis})")
+                 f"estimated time {fmt_duration(est + rep)}"
+                 + (f" = {what}" if what else "") + f" ({'; '.join(basis)})")
     return lines
 
 

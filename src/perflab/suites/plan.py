@@ -116,44 +116,97 @@ class SuitePlan:
         return float(v) if v else None
 
     def run_seconds(self, cell: Cell, p: PlannedConfig,
-                    per_run: dict[str, float] | None = None) -> float:
+                    per_run: dict[str, float] | None = None, speed: Speed | None = None) -> float:
         """Expected wall time of one run of ``p`` in ``cell``.
 
         Earlier runs of the same configuration and cell (or the same command) in the store
         win.  Otherwise: with calibration, the target region plus the runtime's start-up
-        (RUNTIME_START_S, measured on the project's machine); without, expected_run_s."""
+        (measured now when ``speed`` has it, else RUNTIME_START_S at the current slowdown);
+        without, expected_run_s."""
         hist = per_run or {}
         for key in (history_key(p.name, cell.key), shlex.join(p.argv)):
             if key in hist:
                 return hist[key]
         if self.calibrate and p.calibratable():
-            return self.calibrate + runtime_start_s(p.benchmark)
+            return self.calibrate + self.start_seconds(p, speed)
         return float(self.suite.measure.get("expected_run_s", 1.0))
 
-    def estimate_seconds(self, per_run: dict[str, float] | None = None) -> float:
-        """Seconds the plan should take: per configuration, the calibration probes, warm-up
-        and measured runs times the time per run plus perflab's own cost per run; each cell
-        capped by its budget."""
+    @staticmethod
+    def start_seconds(p: PlannedConfig, speed: Speed | None = None) -> float:
+        """Seconds one run of ``p`` spends outside its timed region (start-up, warm-up)."""
+        speed = speed or Speed()
+        if p.name in speed.start_s:
+            return speed.start_s[p.name]
+        return runtime_start_s(p.benchmark) * speed.slowdown
+
+    def cell_seconds(self, cell: Cell, per_run: dict[str, float] | None = None,
+                     speed: Speed | None = None) -> float:
+        """Seconds one cell should take: per configuration, the calibration probes and the
+        warm-up and measured runs times the time per run plus perflab's own cost per run;
+        capped by the cell's budget."""
         m = self.suite.measure
-        warm = int(m.get("warmup", 1))
-        n = self.runs_per_config() + warm
+        speed = speed or Speed()
+        n = self.runs_per_config() + int(m.get("warmup", 1))
         hist = per_run or {}
-        total = PERFLAB_START_S
-        for cell in self.cells:
-            t = PERFLAB_PER_CELL_S
-            for p in cell.configs:
-                run = self.run_seconds(cell, p, per_run) + PERFLAB_PER_RUN_S
-                t += n * run
-                if self.calibrate and p.calibratable() and (
-                        p.is_baseline or m.get("calibrate_on") != "baseline"):
-                    # The probes took this long last time; else one probe at the suite's count
-                    # and one near the target.
-                    t += hist.get(probe_key(p.name, cell.key),
-                                  2 * runtime_start_s(p.benchmark) + self.calibrate)
-            if "budget" in m:
-                t = min(t, float(m["budget"]))
-            total += t
-        return total
+        t = PERFLAB_PER_CELL_S * speed.slowdown
+        for p in cell.configs:
+            t += n * (self.run_seconds(cell, p, per_run, speed)
+                      + PERFLAB_PER_RUN_S * speed.slowdown)
+            if self.calibrate and p.calibratable() and (
+                    p.is_baseline or m.get("calibrate_on") != "baseline"):
+                # The probes took this long last time; else one probe at the suite's count
+                # and one near the target.
+                t += hist.get(probe_key(p.name, cell.key),
+                              2 * self.start_seconds(p, speed) + self.calibrate)
+        if "budget" in m:
+            t = min(t, float(m["budget"]))
+        return t
+
+    def estimate_seconds(self, per_run: dict[str, float] | None = None,
+                         speed: Speed | None = None) -> float:
+        """Seconds the plan's measurement should take: perflab's start, the start-up launches
+        of suites/estimate.py, and every cell (cell_seconds); the report is report_seconds."""
+        speed = speed or Speed()
+        return (PERFLAB_START_S * speed.slowdown + speed.probe_s
+                + sum(self.cell_seconds(c, per_run, speed) for c in self.cells))
+
+    def report_plots(self) -> int:
+        """How many plots the run's report draws (reports/plots.all_plots, from the plan): per
+        plotted metric, values and ratios against the x axis, the scaling and the kinds
+        panels where the matrix has those axes; one bar chart without an x axis."""
+        rep = self.suite.report
+        axes = {a.name: len(a.values) for a in self.suite.axes}
+        metrics = len([m for m in rep.get("metrics", [])
+                       if not self.suite.metrics or m in self.suite.metrics]) or 1
+        x = rep.get("x") or next((a for a, n in axes.items() if n > 1), None)
+        if x is None or axes.get(x, 0) < 2:
+            return metrics
+        scaling = rep.get("scaling", "threads")
+        kinds = (rep.get("kinds") or {}).get("param")
+        per = 2 + (scaling != x and axes.get(scaling, 0) > 1) + (axes.get(kinds, 0) > 1)
+        return metrics * per
+
+    def report_seconds(self, speed: Speed | None = None) -> float:
+        """Seconds writing the report should take: its start, a table row per configuration
+        series and metric, and each plot (PNG and SVG), at the machine's current slowdown."""
+        speed = speed or Speed()
+        rows = self.n_configs * max(1, len(self.suite.metrics))
+        return speed.slowdown * (REPORT_START_S + rows * REPORT_ROW_S
+                                 + self.report_plots() * (PLOT_S + PLOT_SERIES_S * self.n_configs))
+
+
+@dataclass
+class Speed:
+    """How fast the machine is now, for estimates (measured by suites/estimate.measure_speed).
+
+    ``slowdown`` is wall seconds per CPU second a single thread gets now: 1 on a quiet machine,
+    about 1.5 beside two busy neighbours on 2 CPUs; perflab's own costs and the start-ups not
+    measured are scaled by it.  ``start_s``: per configuration name, the seconds one launch
+    spent outside the timed region, measured now."""
+
+    slowdown: float = 1.0
+    start_s: dict[str, float] = field(default_factory=dict)
+    probe_s: float = 0.0  # what measuring start_s took (a run measures them too)
 
 
 # Per-run cost outside the command: perflab's launcher, counters, region fifos and a database
@@ -163,12 +216,19 @@ PERFLAB_PER_RUN_S = 0.01
 # per cell (a measure() call: counter probe, result updates), measured on the project's machine.
 PERFLAB_START_S = 2.0
 PERFLAB_PER_CELL_S = 0.1
+# Writing the report on the project's quiet 2-vCPU machine (benchmarks/estimate.py,
+# 2026-11-26): its start (imports, statistics), a table row, and a plot: a fixed part and a
+# part per configuration series drawn in it.
+REPORT_START_S = 1.5
+REPORT_ROW_S = 0.01
+PLOT_S = 0.25
+PLOT_SERIES_S = 0.01
 
 # Start-up and in-process warm-up of a workload run outside its timed region, by runtime
 # (median of wall_time - region time over two `make demo` runs on the project's quiet 2-vCPU
 # machine, 2026-11-24, load about 1; the 2026-11-23 figures, taken at load 7-20, were 1.5-3.5x
-# these and made the first estimate of the study 45% too long): used for estimates before a
-# suite has history in the store.
+# these and made the first estimate of the study 45% too long): used for estimates when a
+# start-up could not be measured now (suites/estimate.py) and a suite has no history.
 RUNTIME_START_S = {"java": 0.13, "node": 0.15, "python": 0.08, "csharp": 0.07, "go": 0.005}
 NATIVE_START_S = 0.005
 

@@ -1,0 +1,91 @@
+"""The machine's speed now, for a suite's estimate (SuitePlan.estimate_seconds, report_seconds).
+
+Estimates made from constants measured on a quiet machine were 4-12x too low at load 17-21
+(issue 25).  Before planning a run, perflab measures two things, in well under a second on a
+quiet machine:
+
+- the CPU share one thread gets now: a busy loop of PROBE_S wall seconds and the CPU time it
+  received (1.0 on an idle machine, about 2/3 beside two busy neighbours on 2 CPUs); its inverse
+  is the slowdown applied to perflab's own costs and to report writing;
+- each calibrated configuration's start-up: one launch with one iteration, timed (start-up and
+  in-process warm-up, the part of a run outside its timed region), in up to START_SAMPLES of
+  its cells drawn across the plan, and their mean used for every cell: a JIT runtime's start
+  on this machine at this load is in the estimate, not the project machine's figure.
+
+A workload that is not built yet (a dry run builds nothing) keeps RUNTIME_START_S, scaled by
+the slowdown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import time
+
+from perflab.collectors.process import RunRequest, execute
+from perflab.errors import PerflabError
+from perflab.suites.plan import PlannedConfig, Speed, SuitePlan
+
+PROBE_S = 0.25
+START_SAMPLES = 4  # launches per configuration (cells drawn across the plan)
+# A run-away start-up (a JIT at load 20) must not hold up a dry run: one launch at most this long.
+START_TIMEOUT_S = 30.0
+
+
+def cpu_share(seconds: float = PROBE_S) -> float:
+    """The share of one CPU this thread gets now: CPU time over wall time of a busy loop.
+
+    Written by hand: the load average lags by a minute and counts tasks, not the CPU a new one
+    would get (psutil's cpu_percent is the machine's busy fraction, not a share either)."""
+    wall0, cpu0 = time.perf_counter(), time.thread_time()
+    while time.perf_counter() - wall0 < seconds:
+        sum(range(1000))
+    wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
+    return min(1.0, max(cpu / wall, 0.02)) if wall > 0 else 1.0
+
+
+def measure_speed(plan: SuitePlan, *, launch: bool = True) -> Speed:
+    """The slowdown now and, with ``launch``, the start-up of each calibrated configuration of
+    the plan: the mean of one launch in each of up to START_SAMPLES of its cells."""
+    speed = Speed(slowdown=1.0 / cpu_share())
+    if not launch or not plan.calibrate:
+        return speed
+    by_name: dict[str, list[PlannedConfig]] = {}
+    for cell in plan.cells:
+        for p in cell.configs:
+            if p.calibratable():
+                by_name.setdefault(p.name, []).append(p)
+    for name, configs in by_name.items():
+        got = [t for p in sample_cells(configs, plan.fingerprint() + name)
+               if (t := launch_seconds(p)) is not None]
+        if got:
+            speed.start_s[name] = sum(got) / len(got)
+            speed.probe_s += sum(got)  # a run measures them again before its first cell
+    return speed
+
+
+def sample_cells(configs: list[PlannedConfig], seed: str,
+                 k: int = START_SAMPLES) -> list[PlannedConfig]:
+    """One configuration's cells to launch: all of them up to ``k``, else one drawn at random
+    in each of ``k`` equal runs of the plan's order (seeded: the same plan, the same draws).
+    The start-up depends on the cell (a CoreCLR hardware fault warms up for 1.5 s where its
+    software throw takes 0.3 s, a depth-100 async chain for 1 s), and the matrix's order
+    alternates its axes, so evenly spaced picks could all land on one kind."""
+    if len(configs) <= k:
+        return configs
+    rng = random.Random(seed)
+    bounds = [round(i * len(configs) / k) for i in range(k + 1)]
+    return [configs[rng.randrange(lo, hi)] for lo, hi in itertools.pairwise(bounds)]
+
+
+def launch_seconds(p: PlannedConfig) -> float | None:
+    """Wall seconds of one launch of ``p`` with one iteration, or None when it cannot run here
+    (not built yet: the table's figure is used)."""
+    try:
+        out = execute(RunRequest(argv=p.argv_with(1), env={**os.environ, **p.env}, counters=[],
+                                 region=False, timeout=START_TIMEOUT_S))
+    except (PerflabError, OSError):
+        return None
+    wall = out.values.get("wall_time", 0.0)
+    return wall if out.status == "ok" and wall > 0 else None
