@@ -18,7 +18,6 @@ Usage: python benchmarks/fleet.py [--jobs 10] [--runs 1500] [--conditions quiet,
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store, fleet_jobs, results, runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import Neighbours, load  # noqa: E402 (benchmarks/neighbours.py)
+from neighbours import Neighbours, load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,9 +171,7 @@ def main() -> int:
             for k, v in r["store_runs_per_s"].items():
                 print(f"  store {k}: {v:,.0f} runs/s")
             print(f"  load {r['load_before']} -> {r['load_after']}")
-    out = args.out or ROOT / "benchmarks" / f"fleet-{time.strftime('%Y-%m-%d')}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written {out}")
+    save_figures(report, "fleet", args.out)
     return 0
 
 

@@ -2,17 +2,21 @@
 
 One home for the benchmarks that need them (run_all.py, fleet.py).  Each neighbour is a Python
 busy loop that dies with the benchmark (PR_SET_PDEATHSIG), so a benchmark killed by a signal
-or a time limit leaves no spinning process behind.
+or a time limit leaves no spinning process behind.  The benchmarks' other shared helpers live
+here too: ``load`` (the load averages they print beside every figure) and ``save_figures``.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -25,6 +29,14 @@ def _die_with_parent() -> None:
 def load() -> list[float]:
     """The 1/5/15-minute load averages, rounded, to record beside each figure."""
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def save_figures(doc: Any, stem: str, out: Path | None = None) -> Path:
+    """A benchmark's figures as JSON in ``out``, else benchmarks/STEM-DATE.json; says where."""
+    dest = out or Path(__file__).resolve().parent / f"{stem}-{time.strftime('%Y-%m-%d')}.json"
+    dest.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"written to {dest}")
+    return dest
 
 
 class Neighbours:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import load  # noqa: E402 (benchmarks/neighbours.py)
+from neighbours import load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
 
 from perflab.fleet.localpg import LocalPostgres  # noqa: E402
 
@@ -73,9 +73,7 @@ def main() -> int:
         verdict = "" if goal is None else f"  (goal <= {goal} s: {'met' if met else 'NOT met'})"
         print(f"{name:32} {med:6.3f} s median, min {r['min']:.3f}{verdict}")
     print(f"load {report['load_before']} -> {report['load_after']}")
-    out = args.out or Path(__file__).parent / f"startup-{time.strftime('%Y-%m-%d')}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written to {out}")
+    save_figures(report, "startup", args.out)
     return 0
 
 

@@ -12,7 +12,6 @@ Usage: python benchmarks/study_axes.py [--trials 20] [--period 20] [--out FILE]
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import Neighbours, load  # noqa: E402 (benchmarks/neighbours.py)
+from neighbours import Neighbours, load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
 
 from perflab.reports.matrix import suite_view  # noqa: E402
 from perflab.stats import axis_comparisons  # noqa: E402
@@ -110,9 +109,7 @@ def main() -> int:
         false = sum(n for v, n in counts.items() if v not in ("equivalent", "inconclusive"))
         out.setdefault("false", {})[metric] = false
         print(f"{metric:10}: {counts}  false verdicts {false} of {len(verdicts)}")
-    dest = args.out or Path(__file__).parent / f"study-axes-{time.strftime('%Y-%m-%d')}.json"
-    dest.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"written to {dest}")
+    save_figures(out, "study-axes", args.out)
     return 0
 
 
