@@ -381,6 +381,39 @@ def test_an_idle_worker_holds_one_connection(fleet_url: str) -> None:
     assert all(s == {n: 1 for n in procs} for s in seen), seen  # the pool's, with the lock
 
 
+def test_a_worker_whose_name_is_taken_while_its_connection_is_lost_stops(
+        fleet_url: str) -> None:
+    """The name lock lives on the worker's pooled connection: when that connection is lost
+    and another session takes the name before the pool's new connection can, the worker does
+    not go on serving under a name it no longer holds: it stops with the one-line refusal, and
+    leaves the worker row alone (it is not its to mark stopped)."""
+    import psycopg
+
+    from perflab.fleet.queue import client_name
+
+    store = Store(fleet_url)
+    w = start_worker(fleet_url, "stolen")
+    try:
+        wait_for("the worker idle", lambda: store.read(lambda c: c.execute(
+            sa.select(workers.c.state).where(workers.c.name == "stolen")).scalar()) == "idle")
+        with psycopg.connect(fleet_url, autocommit=True) as thief:
+            # terminate, then wait for the lock the dying session frees: queued before the
+            # worker's pool can connect again, so this session gets it
+            thief.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = %s", (client_name("stolen"),))
+            thief.execute("SELECT pg_advisory_lock(hashtext(%s))", ("perflab-worker:stolen",))
+            _, err = w.communicate(timeout=60)
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.communicate()
+    assert w.returncode == 2, err
+    assert err.strip().splitlines()[-1].startswith(
+        "perflab: a worker named 'stolen' is already running"), err
+    assert "Traceback" not in err, err
+    assert worker_row(store, "stolen")[0] != "stopped"
+
+
 def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_connect(
         pg_server: LocalPostgres, fleet_url: str) -> None:
     """An idle worker stops within seconds of SIGTERM whatever its queue loop is waiting for.
