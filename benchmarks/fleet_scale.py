@@ -1,7 +1,7 @@
 """The fleet at scale on this machine (part of `make bench`; prints figures, asserts nothing).
 
 One real PostgreSQL 15 server (localpg; max_connections as docs/fleet.md says to size it,
-4 x WORKERS + 20, or --max-connections), then:
+2 x WORKERS + 20, or --max-connections), then:
 
   store    RUNS runs bulk-loaded with SQL (INSERT ... SELECT generate_series, not measured):
            100 benchmarks x RUNS/2000 commits, 20 runs each, spread over 90 days, copied
@@ -9,8 +9,9 @@ One real PostgreSQL 15 server (localpg; max_connections as docs/fleet.md says to
   workers  WORKERS `perflab worker` processes (real processes, default heartbeat and poll)
   jobs     JOBS tiny jobs (`stat -r 1 -w 0 -- true`), submitted --all in JOBS/WORKERS
            submissions; all must finish.  Figures: jobs/s (first submit to last done), peak
-           connections per worker and in all (pg_stat_activity, sampled every 0.25 s), the
-           time each worker took to stop after SIGTERM
+           connections per worker (its job's measuring process included) and in all
+           (pg_stat_activity, sampled every 0.25 s), the time each worker took to stop after
+           SIGTERM
   queries  wall time of `perflab detect` (one benchmark, and one benchmark --since 30d) and
            of `perflab report --submission` (one submission of WORKERS machines) with the
            RUNS stored runs, as a user runs them (the CLI, its start-up included)
@@ -130,14 +131,24 @@ def _scalar(engine: sa.Engine, sql: str) -> Any:
 
 
 # -- workers and jobs -----------------------------------------------------------------------------
+# The application_name of a worker's connections (its pool, with the name lock) and of its
+# job's measuring process (storage.Store: perflab-job:NAME).
+PREFIXES = (client_name(""), "perflab-job:")
+
+
 def connections(engine: sa.Engine) -> dict[str, int]:
-    """Open connections per worker (its pool and lock; not its job's child) and in all."""
+    """Open connections per machine (its worker's and its job's measuring process's) and in
+    all, as pg_stat_activity counts them."""
     with engine.connect() as c:
         rows = c.execute(sa.text(
             "SELECT application_name, count(*) FROM pg_stat_activity "
             "WHERE backend_type = 'client backend' GROUP BY 1")).all()
-    prefix = client_name("")
-    out = {str(a)[len(prefix):]: int(n) for a, n in rows if str(a).startswith(prefix)}
+    out: dict[str, int] = {}
+    for app, n in rows:
+        for prefix in PREFIXES:
+            if str(app).startswith(prefix):
+                machine = str(app)[len(prefix):]
+                out[machine] = out.get(machine, 0) + int(n)
     out["(all)"] = sum(int(n) for _a, n in rows)
     return out
 
@@ -231,12 +242,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1_000_000)
     ap.add_argument("--max-connections", type=int, default=None,
                     help="the server's max_connections (default: docs/fleet.md's rule, "
-                    "4 x workers + 20; PostgreSQL's own default, 100, holds 50 idle workers "
-                    "at 2 connections each and nothing else)")
+                    "2 x workers + 20; PostgreSQL's own default, 100, is what 50 workers "
+                    "are measured against)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if args.max_connections is None:
-        args.max_connections = 4 * args.workers + 20
+        args.max_connections = 2 * args.workers + 20
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "command": " ".join(sys.argv), "load_before": load()}
     with tempfile.TemporaryDirectory(prefix="perflab-scale-") as tmp, \
@@ -256,7 +267,7 @@ def main() -> int:
               f"({f['failed']} failed) in {f['jobs_s']} s: {f['jobs_per_s']} jobs/s")
         print(f"  connections, idle: at most {f['idle_peak_connections_per_worker']} per worker, "
               f"{f['idle_peak_connections_all']} in all; while working: at most "
-              f"{f['peak_connections_per_worker']} per worker (its job's child not counted), "
+              f"{f['peak_connections_per_worker']} per worker (its job's process included), "
               f"{f['peak_connections_all']} in all (of {report['max_connections']})")
         print(f"  SIGTERM to every worker at once: all stopped after "
               f"{f['all_stopped_after_sigterm_s']} s")

@@ -217,12 +217,16 @@ class Store:
         read-only mount, or one the user may not write, can still be read.
         ``client``: a long-lived client of a server (a fleet worker): its connections carry
         this application_name (pg_stat_activity) and none is kept open between uses (NullPool),
-        so the connections it holds are only those its queue and lock hold."""
+        so the connections it holds are only its queue's.  A fleet job's measuring process
+        (PERFLAB_FLEET_JOB set by the worker) is such a client too, as ``perflab-job:NAME``:
+        it holds a connection only while it reads or writes, not through its measuring, so 50
+        workers fit PostgreSQL's default max_connections (docs/fleet.md)."""
         if url is None:
             url = default_db_path()
         url_s = str(url)
         # A URL that went through pathlib (a --db option typed Path) lost one slash of "://".
         url_s = re.sub(r"^([a-z][a-z0-9+]*):/(?!/)", r"\1://", url_s)
+        fleet_job = False
         if "://" not in url_s:
             path = Path(url_s)
             self.location = str(path)
@@ -237,6 +241,10 @@ class Store:
         else:
             self.location = redact(url_s)
             self.url = _server_url(url_s)
+            fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
+                             and self.url.startswith("postgresql"))
+            if client is None and fleet_job:
+                client = "perflab-job:" + os.environ.get("PERFLAB_MACHINE_NAME", "")
             try:
                 connect_args: dict[str, Any] = (
                     {"connect_timeout": max(1, int(lock_timeout))}
@@ -266,7 +274,9 @@ class Store:
         # and write (ride_out), and said once in lines through ``outage`` when a caller gives
         # it a voice; a server never reached is one line at once.
         self.outage = Outage()
-        self._reached = False
+        # A fleet job's process waits from its first connection: its worker reached the
+        # server, so a refusal now (a restart, every slot taken for a moment) is an outage.
+        self._reached = fleet_job
         if create is None:
             create = self.is_sqlite and not read_only
         self.ensure_schema(create=create)
@@ -861,7 +871,10 @@ _LOST_WORDS = ("connection refused", "could not connect", "could not translate",
                "the database system is starting up", "the database system is shutting down",
                "the database system is in recovery mode", "consuming input failed",
                "the connection is lost", "the connection is closed", "connection is bad",
-               "couldn't get a connection")
+               "couldn't get a connection",
+               # every connection slot taken (53300): connections come and go (a fleet's jobs
+               # hold theirs only while they write), so a slot is waited for like a restart
+               "too many clients already", "remaining connection slots are reserved")
 
 
 def connection_lost(text: str) -> bool:

@@ -294,6 +294,9 @@ def test_unreachable_server_is_one_line() -> None:
     ("consuming input failed: server closed the connection unexpectedly", True),
     ("the connection is lost", True),
     ("couldn't get a connection after 5.00 sec", True),  # psycopg_pool's timeout
+    ("FATAL:  sorry, too many clients already", True),  # every slot taken, for a moment
+    ("FATAL:  remaining connection slots are reserved for roles with the SUPERUSER attribute",
+     True),
     ("FATAL:  password authentication failed for user \"x\"", False),  # waiting won't fix it
     ('FATAL:  database "x" does not exist', False),
     ("permission denied for table runs", False),

@@ -356,10 +356,11 @@ def test_a_worker_stopped_while_the_database_is_away_stops(own_pg: LocalPostgres
     assert err.rstrip().endswith("worker stopped") and "Traceback" not in err, err
 
 
-def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
-    """One pooled connection shared by procrastinate's queue and perflab's heartbeat, one for
-    the machine's name lock: at most 2 per idle worker, as the server counts them (was 7:
-    17 for 3 workers, so PostgreSQL's default 100 stopped a fleet at about 15)."""
+def test_an_idle_worker_holds_one_connection(fleet_url: str) -> None:
+    """One pooled connection shared by procrastinate's queue and perflab's heartbeat, holding
+    the machine's name lock too: 1 per idle worker, as the server counts them (was 2 with the
+    lock on a connection of its own, so 50 workers did not fit PostgreSQL's default 100; 7
+    before that).  The lock is on that connection: a second worker of the name is refused."""
     store = Store(fleet_url)
     procs = {n: start_worker(fleet_url, n) for n in ("c1", "c2", "c3")}
     try:
@@ -370,12 +371,48 @@ def test_an_idle_worker_holds_two_connections(fleet_url: str) -> None:
         for _ in range(20):  # beats every 0.5 s, polls every 0.3 s: a few of each
             seen.append(connections(store))
             time.sleep(0.1)
+        line = one_line_error(cli("worker", "--name", "c2", "--db", fleet_url))
+        assert "a worker named 'c2' is already running" in line
+        assert worker_row(store, "c2") == ("idle", None)  # the refused one left the row alone
+        seen.append(connections(store))
     finally:
         for w in procs.values():
             w.send_signal(signal.SIGTERM)
             w.communicate(timeout=30)  # was 180 s: see test_an_idle_worker_stops_soon_...
-    assert all(set(s) <= set(procs) and all(n <= 2 for n in s.values()) for s in seen), seen
-    assert any(s == {n: 2 for n in procs} for s in seen), seen  # the lock and the pool
+    assert all(s == {n: 1 for n in procs} for s in seen), seen  # the pool's, with the lock
+
+
+def test_a_worker_whose_name_is_taken_while_its_connection_is_lost_stops(
+        fleet_url: str) -> None:
+    """The name lock lives on the worker's pooled connection: when that connection is lost
+    and another session takes the name before the pool's new connection can, the worker does
+    not go on serving under a name it no longer holds: it stops with the one-line refusal, and
+    leaves the worker row alone (it is not its to mark stopped)."""
+    import psycopg
+
+    from perflab.fleet.queue import client_name
+
+    store = Store(fleet_url)
+    w = start_worker(fleet_url, "stolen")
+    try:
+        wait_for("the worker idle", lambda: store.read(lambda c: c.execute(
+            sa.select(workers.c.state).where(workers.c.name == "stolen")).scalar()) == "idle")
+        with psycopg.connect(fleet_url, autocommit=True) as thief:
+            # terminate, then wait for the lock the dying session frees: queued before the
+            # worker's pool can connect again, so this session gets it
+            thief.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = %s", (client_name("stolen"),))
+            thief.execute("SELECT pg_advisory_lock(hashtext(%s))", ("perflab-worker:stolen",))
+            _, err = w.communicate(timeout=60)
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.communicate()
+    assert w.returncode == 2, err
+    assert err.strip().splitlines()[-1].startswith(
+        "perflab: a worker named 'stolen' is already running"), err
+    assert "Traceback" not in err, err
+    assert worker_row(store, "stolen")[0] != "stopped"
 
 
 def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_connect(
@@ -399,9 +436,9 @@ def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_conne
         time.sleep(2)  # in its queue loop
         store.engine.dispose()
         pg_server.sql(f'ALTER DATABASE "{db}" WITH ALLOW_CONNECTIONS false')
-        pg_server.sql(  # the pool's connection, not the name lock's
+        pg_server.sql(  # the pool's connection, and the name lock with it
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
-            f"'{client_name('quitter')}' AND query NOT LIKE '%advisory%'")
+            f"'{client_name('quitter')}'")
         said, deadline = "", time.monotonic() + 60
         while "database lost" not in said:  # its heartbeat found the pool cannot connect
             assert time.monotonic() < deadline and w.poll() is None, said
@@ -430,7 +467,7 @@ def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url
     from perflab.fleet.worker import announce
 
     store = Store(fleet_url)
-    announce(store, "pruned", [], Fingerprint.from_json({"hostname": "h", "cpu_model": "c"}))
+    announce(store, "pruned", [], Fingerprint(hostname="h", cpu_model="c"))
     _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
     old, new = time.time() - 10 * 86400, time.time()
     rows = {1001: ("done", old), 1002: ("failed", old), 1003: ("cancelled", old),
@@ -616,9 +653,11 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
         assert status.returncode == 0, status.stderr
         for n in procs:
             assert table_row(status.stdout, n)[1] == "idle", status.stdout
-        # reconnecting leaked nothing: each idle worker holds its lock and one pooled
-        # connection again
-        assert all(n <= 2 for n in connections(store).values()), connections(store)
+        # reconnecting leaked nothing: each idle worker holds its one pooled connection (with
+        # its name lock, taken again) and nothing else
+        assert all(n <= 1 for n in connections(store).values()), connections(store)
+        line = one_line_error(cli("worker", "--name", "idle", "--db", url))
+        assert "a worker named 'idle' is already running" in line  # the lock was taken again
     finally:
         errs = {}
         for n, w in procs.items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,26 +75,37 @@ def conninfo(store: Store) -> str:
 # 30 s): while the database is away the query fails this soon, and the worker waits for the
 # server itself (worker.run_worker) instead of the pool retrying behind its back.
 POOL_TIMEOUT = 5.0
+# A worker's pooled connection is never recycled by age (psycopg_pool's max_lifetime, default
+# an hour, would replace it behind the worker's back; it holds the machine's name lock).  Ten
+# years, not infinity: psycopg_pool jitters the lifetime by a fraction of it, and inf - inf is
+# NaN.  A broken connection is still replaced (procrastinate's pool checks it at each use).
+NEVER = 10 * 365 * 86400.0
 
 
-def make_app(store: Store, worker: str | None = None) -> Any:
+def make_app(store: Store, worker: str | None = None,
+             configure: Callable[[Any], Awaitable[None]] | None = None) -> Any:
     """A procrastinate App on the store's database with perflab's one task registered.
 
     ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
-    = 1) shared by procrastinate's queue (fetch, its heartbeat, abort polls) and perflab's
-    heartbeat (``beat``), named in pg_stat_activity; with the machine's name lock on a
-    connection of its own, an idle worker holds 2 connections (was 7: psycopg_pool's default
-    4, LISTEN's own, the lock's, SQLAlchemy's).  The worker polls (``--poll``) instead of
-    LISTENing, since procrastinate's LISTEN takes a connection of its own outside the pool.
-    Queries are milliseconds, and one job runs at a time: they wait their turn on it."""
+    = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
+    polls) and perflab's heartbeat (``beat``), named in pg_stat_activity.  ``configure`` runs
+    on each connection the pool opens: the worker takes its machine's name lock there
+    (worker.NameLock), so an idle worker holds 1 connection (was 2 with the lock on a
+    connection of its own; 7 before that: psycopg_pool's default 4, LISTEN's own, the lock's,
+    SQLAlchemy's).  The worker polls (``--poll``) instead of LISTENing, since procrastinate's
+    LISTEN takes a connection of its own outside the pool.  Queries are milliseconds, and one
+    job runs at a time: they wait their turn on it.  A submitter's pool is one connection too
+    (psycopg_pool's default opens 4): its defers run one after another."""
     import procrastinate
 
     from perflab.fleet import worker as worker_mod
 
-    pool: dict[str, Any] = {}
+    pool: dict[str, Any] = {"min_size": 1, "max_size": 1}
     if worker is not None:
-        pool = {"timeout": POOL_TIMEOUT, "min_size": 1, "max_size": 1,
+        pool = {"timeout": POOL_TIMEOUT, "min_size": 1, "max_size": 1, "max_lifetime": NEVER,
                 "kwargs": {"application_name": client_name(worker)}}
+        if configure is not None:
+            pool["configure"] = configure
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
                                                                       **pool))
     app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)

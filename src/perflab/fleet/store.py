@@ -35,27 +35,50 @@ def create_queue_schema(store: Store, schema_sql: str) -> None:
     store.write(go)
 
 
+def reach(store: Store) -> None:
+    """Raises StoreUnreachable unless the server takes a new connection now (one try)."""
+    store.read(lambda c: c.execute(sa.text("SELECT 1")), wait=False)
+
+
 def ping(store: Store) -> bool:
     """Does the server take a new connection now (one try, no waiting)?"""
     from perflab.errors import PerflabError
 
     try:
-        store.read(lambda c: c.execute(sa.text("SELECT 1")), wait=False)
+        reach(store)
         return True
     except PerflabError:
         return False
 
 
 # -- workers --------------------------------------------------------------------------------------
-def try_name_lock(conn: Any, key: str) -> bool:
-    """The machine name's advisory lock on ``conn`` (a psycopg connection of its own)."""
-    got = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()
-    return bool(got and got[0])
+# The machine name's session advisory lock (key: hashtext(name), as a bigint), held by this
+# session, or taken now; true if this session holds it after the query.  Held already: pg_locks
+# shows it for pg_backend_pid() (a bigint key is classid = high 32 bits, objid = low 32 bits,
+# objsubid = 1), and it is not taken again (a session lock taken twice needs two unlocks).
+_NAME_LOCK = (
+    "SELECT CASE WHEN EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND pid = pg_backend_pid() AND objsubid = 1"
+    " AND classid = ((hashtext(%(key)s)::bigint >> 32) & 4294967295)::oid"
+    " AND objid = (hashtext(%(key)s)::bigint & 4294967295)::oid)"
+    " THEN true ELSE pg_try_advisory_lock(hashtext(%(key)s)) END AS held")
 
 
-def alive(conn: Any) -> None:
-    """Raises psycopg.Error when ``conn`` (and so the lock it holds) is gone."""
-    conn.execute("SELECT 1")
+async def take_name_lock(conn: Any, key: str) -> bool:
+    """The name lock on ``conn`` (a psycopg AsyncConnection: the worker's pool calls this on
+    each connection it opens), held or taken; False when another session holds it."""
+    cur = await conn.execute(_NAME_LOCK, {"key": key})
+    row = await cur.fetchone()
+    if not conn.autocommit:
+        await conn.commit()  # a session lock outlives the transaction it was taken in
+    return bool(row and row[0])
+
+
+async def name_lock_held(app: Any, key: str) -> bool:
+    """The name lock, checked (and taken again if its session lost it) on the worker's pooled
+    connection: False when another session holds it."""
+    row = await app.connector.execute_query_one_async(_NAME_LOCK, key=key)
+    return bool(row and row["held"])
 
 
 def worker_host(store: Store, name: str) -> tuple[str | None, int | None] | None:

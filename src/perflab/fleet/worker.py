@@ -1,7 +1,8 @@
 """``perflab worker``: a benchmark host takes the jobs addressed to it, one at a time.
 
 - One machine name, one live worker: the worker holds a PostgreSQL advisory lock on its name for
-  its whole life (the server drops it the moment the process dies, even by SIGKILL).  So a job
+  its whole life, on the one connection of its queue's pool (NameLock; the server drops it the
+  moment the process dies, even by SIGKILL), so an idle worker holds 1 connection.  So a job
   left ``doing`` in this machine's queue when a worker starts belongs to a dead worker: it is
   handed back to the queue (procrastinate's ``retry_job``) or, after MAX_ATTEMPTS tries, failed.
 - Concurrency 1 and the per-machine lock of every job: a host never measures two things at once.
@@ -71,49 +72,33 @@ def _lock_key(name: str) -> str:
 
 
 class NameLock:
-    """The machine name, held for the worker's life on a connection of its own (an advisory
-    lock: the server drops it the moment the process dies).  A server restart drops it too:
-    ``hold`` takes it again after an outage, and refuses if another worker took the name."""
+    """The machine name, held for the worker's life as a session advisory lock on the ONE
+    connection of its queue's pool (queue.make_app): the server drops it the moment the process
+    dies, even by SIGKILL.  The pool calls ``take`` on every connection it opens, its first and
+    any that replaces one lost (a server restart, a blip), so the lock is taken again with the
+    connection; the pool never recycles its connection on its own (queue.NEVER), and every
+    heartbeat checks the lock on it (pg_locks) and takes it again if it is gone.  Another worker
+    holding the name: ``verify`` refuses in one line, at start and at every beat.  So an idle
+    worker holds 1 connection (a dedicated lock connection made it 2)."""
 
     def __init__(self, store: Store, name: str) -> None:
         self.store, self.name = store, name
-        self.conn: Any = None
+        self.held: bool | None = None  # None: never tried; False: another worker has it
 
-    def hold(self) -> None:
-        import psycopg
+    async def take(self, conn: Any) -> None:
+        self.held = await fstore.take_name_lock(conn, _lock_key(self.name))
 
-        from perflab.fleet.queue import client_name, conninfo
-
-        if self.conn is not None:
-            try:
-                fstore.alive(self.conn)
-                return  # the connection (and with it the lock) survived
-            except psycopg.Error:
-                self.release()
-        try:
-            # connect_timeout: a server that does not answer (a lost route) is an outage
-            # said in seconds, not a connect that holds the worker's stop for minutes.
-            self.conn = psycopg.connect(conninfo(self.store), autocommit=True,
-                                        application_name=client_name(self.name),
-                                        connect_timeout=10)
-            got = fstore.try_name_lock(self.conn, _lock_key(self.name))
-        except psycopg.OperationalError as e:
-            self.release()
-            raise StoreUnreachable(f"cannot reach the database server of "
-                                   f"{self.store.location} ({str(e).strip().splitlines()[0]})",
-                                   "check that PostgreSQL is running") from e
-        if not got:
-            self.release()
-            row = fstore.worker_host(self.store, self.name)
+    async def verify(self, app: Any) -> None:
+        """Check the lock on the pool's connection (taking it again if its session lost it);
+        refuse when another worker holds the name."""
+        self.held = await fstore.name_lock_held(app, _lock_key(self.name))
+        if not self.held:
+            row = None
+            with contextlib.suppress(PerflabError):  # the refusal, even without its details
+                row = await asyncio.to_thread(fstore.worker_host, self.store, self.name)
             where = f" (host {row[0]}, pid {row[1]})" if row else ""
             raise PerflabError(f"a worker named {self.name!r} is already running{where}",
                                "stop it first, or give this one another --name")
-
-    def release(self) -> None:
-        if self.conn is not None:
-            with contextlib.suppress(Exception):
-                self.conn.close()
-            self.conn = None
 
 
 def announce(store: Store, name: str, tags: list[str], fp: Fingerprint) -> None:
@@ -133,15 +118,19 @@ def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
 
 
 async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
-                         outage: Outage) -> None:
+                         outage: Outage, lock: NameLock) -> None:
     """Every ``interval`` seconds, the worker's row: the beat, and the state the worker is in
-    (so a busy/idle change lost in an outage is put right by the next beat).  Through the
-    queue's one pooled connection (queue.make_app): no connection of its own."""
+    (so a busy/idle change lost in an outage is put right by the next beat), and the name lock
+    checked.  Through the queue's one pooled connection (queue.make_app): no connection of its
+    own.  Ends with the one-line refusal when another worker took the name."""
     while True:
         await asyncio.sleep(interval)
         state, job = cur.get("state", ("idle", None))
         try:
             await fstore.beat(app, cur["name"], state, job)
+            await lock.verify(app)
+        except PerflabError:
+            raise  # another worker holds the name (verify): this one stops with that line
         except Exception as e:
             # A missed beat is retried next time.  The database is lost only if a fresh
             # connection fails too: after an outage psycopg's pool reconnects on its own
@@ -366,10 +355,12 @@ class _Life:
     database, stop in time (run_worker sets it up)."""
 
     def __init__(self, app: Any, store: Store, name: str, lock: NameLock, outage: Outage,
-                 heartbeat: float, poll: float, exit_when_idle: bool, say: Any) -> None:
+                 heartbeat: float, poll: float, exit_when_idle: bool, say: Any,
+                 hello: Any) -> None:
         from perflab.fleet.queue import queue_name
 
         self.app, self.store, self.name, self.lock, self.outage = app, store, name, lock, outage
+        self.hello: Any = hello  # the worker's row and first line, once it holds its name
         self.queue = queue_name(name)
         self.heartbeat, self.poll, self.exit_when_idle, self.say = (heartbeat, poll,
                                                                     exit_when_idle, say)
@@ -395,17 +386,23 @@ class _Life:
         or idle with --exit-when-idle); False: procrastinate's worker ended by itself (one of
         its side tasks lost the database), so serve again once the database answers."""
         async with self.app.open_async():
+            await self.lock.verify(self.app)  # another worker has the name: refused here
+            if self.hello is not None:
+                await asyncio.to_thread(self.hello)
+                self.hello = None
             for line in await recover_orphans(self.app, self.store, self.queue):
                 self.say(line)
             beating = asyncio.create_task(heartbeat_loop(self.app, _CURRENT, self.heartbeat,
-                                                         self.outage))
+                                                         self.outage, self.lock))
             task = asyncio.create_task(self._procrastinate())
             try:
                 while not task.done():
                     stopping = asyncio.ensure_future(stop.wait())
-                    await asyncio.wait({task, stopping}, timeout=self.poll,
+                    await asyncio.wait({task, stopping, beating}, timeout=self.poll,
                                        return_when=asyncio.FIRST_COMPLETED)
                     stopping.cancel()
+                    if beating.done():
+                        beating.result()  # the name taken by another worker: stop (finally)
                     if task.done():
                         break
                     if stop.is_set() or (self.exit_when_idle and await self.idle()):
@@ -426,7 +423,7 @@ class _Life:
         delay = 0.2
         while not stop.is_set():
             try:
-                await asyncio.to_thread(self.lock.hold)
+                await asyncio.to_thread(fstore.reach, self.store)
                 self.outage.back()
                 return
             except StoreUnreachable as e:
@@ -444,8 +441,8 @@ class _Life:
                 if not _lost_database(e):
                     raise
             # The database went away under procrastinate's worker (no job is running now: a
-            # running job is waited for before its worker ends): wait for the database, hold
-            # the machine's name again (the restart dropped the lock), serve again.
+            # running job is waited for before its worker ends): wait for the database, serve
+            # again (the new pool's connection takes the machine's name lock again).
             await self.wait_for_database(stop)
 
     async def main(self) -> None:
@@ -457,9 +454,9 @@ class _Life:
 
 
 def _setup(db: str, name: str | None, tags: list[str], say: Any,
-           ) -> tuple[Store, str, list[str], dict[str, Any], Any, Outage]:
-    """The worker's store, name, tags, fingerprint, procrastinate App and outage voice; the
-    task's settings in _CURRENT."""
+           ) -> tuple[Store, str, list[str], Fingerprint, Any, Outage, NameLock]:
+    """The worker's store, name, tags, fingerprint, procrastinate App, outage voice and name
+    lock (taken by the App's pool on its connection); the task's settings in _CURRENT."""
     from procrastinate import RetryStrategy
 
     from perflab.fingerprint import machine_fingerprint
@@ -482,7 +479,8 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     fp = machine_fingerprint()
     log_dir = Path(tempfile.gettempdir()) / f"perflab-worker-{name}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    app = make_app(store, worker=name)
+    lock = NameLock(store, name)
+    app = make_app(store, worker=name, configure=lock.take)
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
     outage = Outage(say)
@@ -490,7 +488,7 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),
                     log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS,
                     outage=outage, state=("idle", None))
-    return store, name, tags, fp, app, outage
+    return store, name, tags, fp, app, outage, lock
 
 
 def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
@@ -501,20 +499,21 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
     was away as it stopped)."""
     from perflab.fleet.queue import queue_name
 
-    store, name, tags, fp, app, outage = _setup(db, name, tags, say)
-    lock = NameLock(store, name)
-    lock.hold()
-    try:
+    store, name, tags, fp, app, outage, lock = _setup(db, name, tags, say)
+
+    def hello() -> None:  # once the name is held: never over a live worker's row
         announce(store, name, tags, fp)
         say(f"worker {name} ({fp.hostname}, tags: {', '.join(tags) or 'none'}) serving "
             f"queue {queue_name(name)} of {store.location}")
+
+    try:
         asyncio.run(_Life(app, store, name, lock, outage, heartbeat, poll, exit_when_idle,
-                          say).main())
+                          say, hello).main())
         try:  # a stop does not wait for a lost database, for a count
             return fstore.jobs_done(store, name, wait=False)
         except PerflabError:
             return None
     finally:
-        with contextlib.suppress(PerflabError):
-            fstore.set_state(store, name, "stopped", None, wait=False)  # a stop does not wait
-        lock.release()
+        if lock.held:  # not the row of the worker that holds the name
+            with contextlib.suppress(PerflabError):
+                fstore.set_state(store, name, "stopped", None, wait=False)  # does not wait
