@@ -26,7 +26,6 @@ A small run: --workers 5 --jobs 20 --runs 50000.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -42,7 +41,7 @@ from perflab.fleet.localpg import LocalPostgres
 from perflab.fleet.queue import client_name, init, submit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import load  # noqa: E402 (benchmarks/neighbours.py)
+from neighbours import load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 PERFLAB = [sys.executable, "-m", "perflab"]
@@ -285,9 +284,7 @@ def main() -> int:
         engine.dispose()
     report["load_after"] = load()
     print(f"  load {report['load_before']} -> {report['load_after']}")
-    out = args.out or ROOT / "benchmarks" / f"fleet-scale-{time.strftime('%Y-%m-%d')}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written {out}")
+    save_figures(report, "fleet-scale", args.out)
     return 0
 
 
