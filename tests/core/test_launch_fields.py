@@ -62,7 +62,8 @@ class _Tee:
     """The server's report pipe, keeping each line perflab reads from it."""
 
     def __init__(self, report: Any) -> None:
-        self.report, self.lines = report, []  # type: ignore[var-annotated]
+        self.report = report
+        self.lines: list[str] = []
 
     def readline(self) -> bytes:
         line: bytes = self.report.readline()
