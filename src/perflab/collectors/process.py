@@ -20,6 +20,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import re
 import select
 import shutil
 import signal
@@ -235,6 +236,32 @@ def _file_sha256(path: Path) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def _launcher_source() -> bytes:
+    return resources.files("perflab").joinpath("data/perflab-launch.c").read_bytes()
+
+
+def _run_fields(c_source: str) -> tuple[str, ...]:
+    """The NAMEs of the X-macro PERFLAB_RUN_FIELDS's X(NAME, EXPR) lines in ``c_source``."""
+    macro = re.search(r"^#define PERFLAB_RUN_FIELDS\(X\)((?:.*\\\n)*.*)$", c_source,
+                      re.MULTILINE)
+    body = re.sub(r"/\*.*?\*/", "", macro.group(1)) if macro else ""
+    return tuple(re.findall(r"\bX\((\w+),", body))
+
+
+@functools.lru_cache(maxsize=1)
+def launch_fields() -> tuple[str, ...]:
+    """The names of a run's fields in the server's "done" line and first in its batch records,
+    in order, read from the X-macro PERFLAB_RUN_FIELDS in perflab-launch.c: the one list of
+    them (the C file says why it lives there).  The source read is the one the launcher is
+    built from, so the names are the binary's."""
+    names = _run_fields(_launcher_source().decode())
+    if not names:
+        raise PerflabError("perflab-launch.c has no PERFLAB_RUN_FIELDS list of a run's fields",
+                           "reinstall perflab; if it persists, report a bug")
+    return names
+
+
+@functools.lru_cache(maxsize=1)
 def launcher_path() -> str:
     """Build (once, cached by source hash) the small C launcher in perflab-launch.c.
 
@@ -242,7 +269,7 @@ def launcher_path() -> str:
     directory and the file are ours (or root's) and writable by nobody else, and the binary's
     hash is the one recorded when it was built from this source (``<exe>.sha256``).  A foreign
     or altered binary is rebuilt; a shared, writable cache directory is refused."""
-    src = resources.files("perflab").joinpath("data/perflab-launch.c").read_bytes()
+    src = _launcher_source()
     digest = hashlib.sha256(src).hexdigest()[:12]
     cache = Path(os.environ.get("PERFLAB_CACHE") or platformdirs.user_cache_dir("perflab"))
     exe = cache / f"perflab-launch-{digest}"
@@ -445,12 +472,13 @@ class LaunchServer:
             # process group and end; a server whose conversation stopped half-way is not reused.
             self.close()
             raise
-        if len(done) != 1 + len(_DONE_FIELDS) or done[0] != "done":
+        names = launch_fields()
+        if len(done) != 1 + len(names) or done[0] != "done":
             self.close()
             raise PerflabError(f"perflab's launcher failed to run {req.argv[0]} "
                                f"({' '.join(done) or 'no report'})",
                                "check --pin and the command; if it persists, report a bug")
-        raw = _RawRun(**dict(zip(_DONE_FIELDS, map(int, done[1:]), strict=True)))
+        raw = _RawRun(**dict(zip(names, map(int, done[1:]), strict=True)))
         raw.counter_error, raw.final = counter_error, final
         (raw.stdout, raw.stdout_cut), (raw.stderr, _) = self._out.take(), self._err.take()
         if region is not None:
@@ -552,7 +580,8 @@ class LaunchServer:
         """The records of a batch's runs ("rec ...", then "end N"); with ``complete`` False
         (after Ctrl-C) whatever arrived before the server ended."""
         raws: list[_RawRun] = []
-        n = len(_DONE_FIELDS)
+        fields = launch_fields()
+        n = len(fields)
         while True:
             line = self._report.readline().decode(errors="replace").split()
             if line[:1] == ["end"] and len(line) == 2 and int(line[1]) == len(raws):
@@ -565,7 +594,7 @@ class LaunchServer:
                                    f"({' '.join(line)[:200] or 'no report'})",
                                    "check --pin and the command; if it persists, report a bug")
             nums = [int(x) for x in line[1:]]
-            raw = _RawRun(**dict(zip(_DONE_FIELDS, nums[:n], strict=True)))
+            raw = _RawRun(**dict(zip(fields, nums[:n], strict=True)))
             err, nc = nums[n], nums[n + 1]
             i = n + 2
             raw.final = _readings(names, nums[i:i + 3 * nc]) if nc else {}
@@ -603,15 +632,11 @@ class Interrupted(KeyboardInterrupt):
         self.outcomes = outcomes
 
 
-# The fields of the server's "done" line and of its batch records, in order.
-_DONE_FIELDS = ("status", "wall_ns", "utime_us", "stime_us", "maxrss", "minflt", "majflt",
-                "nvcsw", "nivcsw", "exec_errno", "timed_out", "pid", "run_delay_ns",
-                "started_ns")
-
-
 @dataclass
 class _RawRun:
-    """One run as the server and the region channel saw it, before it becomes an outcome."""
+    """One run as the server and the region channel saw it, before it becomes an outcome.
+    Its first fields, up to ``started_ns``, are the launcher's (``launch_fields``, in that
+    order: tests/core/test_launch_fields.py holds the two together)."""
 
     status: int
     wall_ns: int

@@ -23,10 +23,8 @@
  *   stdout and stderr the server's (perflab drains them).  With HOLD the server answers "pid N\n"
  *   and keeps the command before exec until one byte "g" arrives on CTL_FD (perflab opens its
  *   own perf counters on it meanwhile; anything else kills it unreleased and ends the server);
- *   without, it is released at once.  When it ends: "done STATUS WALL_NS UTIME_US STIME_US
- *   MAXRSS_KB MINFLT MAJFLT NVCSW NIVCSW EXEC_ERRNO TIMED_OUT PID RUN_DELAY_NS STARTED_NS\n"
- *   (wait4's rusage: the command's own; RUN_DELAY_NS from the zombie's /proc/PID/schedstat, -1
- *   when it is not there; STARTED_NS: CLOCK_REALTIME at release).
+ *   without, it is released at once.  When it ends: "done" and the run's fields (the list
+ *   PERFLAB_RUN_FIELDS, below: exit status, wall time, wait4's rusage, ...) "\n".
  *
  *   "batch": many runs in one exchange, with no word from perflab between them.  NSPEC, then
  *   NSPEC specs (each environment preceded by its count ENVC), then COUNTERS ("TYPE:CONFIG,..."
@@ -37,7 +35,7 @@
  *   a run's counts are the difference of two reads; it answers the timed-region protocol with
  *   counter snapshots (region.py's rules) and keeps the last 1 MiB of each run's stdout and
  *   stderr.  It answers
- *   once, at the end: for each run done "rec" + the "done" fields + COUNTER_ERRNO NC, NC
+ *   once, at the end: for each run done "rec" + the run's fields + COUNTER_ERRNO NC, NC
  *   triples VALUE ENABLED RUNNING, REGION_ENABLES REGION_NS REGION_OPEN SUMMED, NC region
  *   triples when SUMMED, OUTLEN ERRLEN BADLEN "\n", then those many bytes of stdout, stderr and
  *   the first unknown region command; then "end N\n".  A batch may end early (a failure with
@@ -130,6 +128,45 @@ static int read_until(int fd, char *buf, size_t cap, char stop) {
     return 0;
 }
 
+/* ---- a run's end: the one list of the fields perflab hears ------------------------------ */
+
+/* The fields of a run's "done" line and, in the same order, the first fields of a batch's
+ * "rec" record: each is NAME (process.py's _RawRun field) and the C expression, over the run's
+ * struct run_end *r, that gives it; every one is printed as a decimal (long long).  This
+ * X-macro is the one description of them: run_end_print prints through it, and process.py
+ * reads the names from this file (launch_fields) when it parses the records.  The list lives
+ * here, not in Python, because its expressions are C: a Python table would hold C in strings
+ * and need a generated header, one more file in the build and in the binary's cache key.  The
+ * names are read from the very source the binary was built from (the binary's cache key is this
+ * file's hash), so the two sides cannot disagree; a field added here shows up in Python as an
+ * unknown _RawRun field at once (tests/core/test_launch_fields.py). */
+#define PERFLAB_RUN_FIELDS(X)                                                                   \
+    X(status, r->status)                                                                        \
+    X(wall_ns, r->wall)                                                                         \
+    X(utime_us, (long long)r->ru.ru_utime.tv_sec * 1000000LL + r->ru.ru_utime.tv_usec)         \
+    X(stime_us, (long long)r->ru.ru_stime.tv_sec * 1000000LL + r->ru.ru_stime.tv_usec)         \
+    X(maxrss, r->ru.ru_maxrss) /* KiB */                                                        \
+    X(minflt, r->ru.ru_minflt)                                                                  \
+    X(majflt, r->ru.ru_majflt)                                                                  \
+    X(nvcsw, r->ru.ru_nvcsw)                                                                    \
+    X(nivcsw, r->ru.ru_nivcsw)                                                                  \
+    X(exec_errno, r->exec_errno)                                                                \
+    X(timed_out, r->why == 1)                                                                   \
+    X(pid, r->pid)                                                                              \
+    X(run_delay_ns, r->run_delay) /* the zombie's /proc/PID/schedstat; -1: not there */         \
+    X(started_ns, r->started)     /* CLOCK_REALTIME at release */
+
+/* What the server knows of a run once it has ended (see PERFLAB_RUN_FIELDS). */
+struct run_end {
+    int status, exec_errno, why; /* why: wait_command's answer (1: timed out) */
+    pid_t pid;
+    struct rusage ru; /* wait4's: the command's own */
+    long long wall, run_delay, started; /* ns */
+};
+
+#define RUN_FIELD_FORMAT(name, expr) " %lld"
+#define RUN_FIELD_VALUE(name, expr) , (long long)(expr)
+
 /* ---- the batch: many runs in one exchange ----------------------------------------------- */
 
 #define TAIL_LIMIT (1u << 20) /* of each run's stdout and stderr kept (process.py TAIL_BYTES) */
@@ -161,6 +198,13 @@ static void buf_printf(struct buf *b, const char *fmt, ...) {
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     if (n > 0) buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* VERB and the run's fields (PERFLAB_RUN_FIELDS), in one call: as fast as the hand-written
+ * format it replaces. */
+static void run_end_print(struct buf *b, const char *verb, const struct run_end *r) {
+    buf_printf(b, "%s" PERFLAB_RUN_FIELDS(RUN_FIELD_FORMAT),
+               verb PERFLAB_RUN_FIELDS(RUN_FIELD_VALUE));
 }
 
 /* Keep the last TAIL_LIMIT bytes of what arrives (the same rule as process.py's _StreamTail). */
@@ -608,6 +652,16 @@ static char *read_request(int ctl, int rep, char ***fields, size_t *count) {
     return buf;
 }
 
+static void write_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
 /* One run: "run LEN\n" (see the top of the file); returns -1 when perflab has gone. */
 static int serve_one(int ctl, int rep, char **f, size_t count) {
     struct spec s;
@@ -640,34 +694,22 @@ static int serve_one(int ctl, int rep, char **f, size_t count) {
             goto out;
         }
     }
-    int status, exec_errno;
-    struct rusage ru;
-    long long wall, run_delay, started;
-    int why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &status, &ru, &wall,
-                               &run_delay, &started, &exec_errno);
-    if (why < 0 || why == 2) { /* perflab is gone or gave up on this run: end quietly */
+    struct run_end run = {.pid = child};
+    run.why = release_and_wait(child, go_w, err_r, ctl, s.timeout_ms, &run.status, &run.ru,
+                               &run.wall, &run.run_delay, &run.started, &run.exec_errno);
+    if (run.why < 0 || run.why == 2) { /* perflab is gone or gave up on this run: end quietly */
         rc = -1;
         goto out;
     }
-    dprintf(rep, "done %d %lld %lld %lld %ld %ld %ld %ld %ld %d %d %d %lld %lld\n", status, wall,
-            (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-            (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec, ru.ru_maxrss,
-            ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw, exec_errno, why == 1,
-            (int)child, run_delay, started);
+    struct buf line = {0};
+    run_end_print(&line, "done", &run);
+    buf_add(&line, "\n", 1);
+    write_all(rep, line.p, line.len);
+    free(line.p);
 out:
     free(s.argv);
     free(s.envp);
     return rc;
-}
-
-static void write_all(int fd, const char *p, size_t len) {
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        p += n;
-        len -= (size_t)n;
-    }
 }
 
 /* A batch: "batch LEN\n" (see the top of the file); returns -1 when perflab has gone. */
@@ -736,15 +778,14 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         drain(err_p[0], &err_t);
         out_t.len = err_t.len = 0;
         if (reg.ctl >= 0) region_reset(&reg);
-        int status, exec_errno, why;
-        struct rusage ru;
-        long long wall, run_delay, started;
-        pid_t child = -1;
+        struct run_end run = {.pid = -1};
         struct reading before[MAX_COUNTERS], fin[MAX_COUNTERS];
         counters_read(&c, before);
-        why = start_and_wait(s, ctl, rep, out_p[1], err_p[1], &status, &ru, &wall, &run_delay,
-                             &started, &exec_errno, &child, &io);
-        if (child < 0) { /* vfork failed */
+        int why = start_and_wait(s, ctl, rep, out_p[1], err_p[1], &run.status, &run.ru,
+                                 &run.wall, &run.run_delay, &run.started, &run.exec_errno,
+                                 &run.pid, &io);
+        run.why = why;
+        if (run.pid < 0) { /* vfork failed */
             rc = -1;
             break;
         }
@@ -762,11 +803,8 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
             rc = -1;
             break;
         }
-        buf_printf(&rec, "rec %d %lld %lld %lld %ld %ld %ld %ld %ld %d %d %d %lld %lld %d %d",
-                   status, wall, (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-                   (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
-                   ru.ru_maxrss, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw,
-                   exec_errno, why == 1, (int)child, run_delay, started, counter_errno, nc);
+        run_end_print(&rec, "rec", &run);
+        buf_printf(&rec, " %d %d", counter_errno, nc);
         for (int j = 0; j < nc; j++)
             buf_printf(&rec, " %lld %lld %lld", fin[j].value, fin[j].enabled, fin[j].running);
         int summed = reg.ctl >= 0 && reg.summed && nc;
@@ -781,7 +819,8 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         buf_add(&rec, err_t.p, err_t.len);
         buf_add(&rec, reg.bad_cmd, bad_len);
         runs++;
-        int failed = exec_errno || why == 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        int failed = run.exec_errno || why == 1 || !WIFEXITED(run.status) ||
+                     WEXITSTATUS(run.status) != 0 ||
                      (reg.ctl >= 0 && (reg.t_enable >= 0 || reg.bad));
         if ((stop && failed) || rec.len > BATCH_OUTPUT_CAP) break; /* perflab asks for the rest */
     }

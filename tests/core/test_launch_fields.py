@@ -1,0 +1,127 @@
+"""The launcher's record is described once: the X-macro PERFLAB_RUN_FIELDS in perflab-launch.c
+lists a run's fields (name and C expression); the C prints the "done" line and the head of each
+batch record through it, and process.py reads the names from the same source.  These tests fail
+when the two sides disagree: a field in the list that _RawRun lacks (or the reverse), or a line
+the launcher prints by hand instead of through the list."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perflab.collectors import process
+from perflab.collectors.process import (
+    LaunchServer,
+    RunRequest,
+    _RawRun,
+    _run_fields,
+    launch_fields,
+)
+
+
+def raw_run_head(n: int) -> tuple[str, ...]:
+    """The names of _RawRun's first ``n`` fields."""
+    return tuple(f.name for f in dataclasses.fields(_RawRun))[:n]
+
+
+def agree(names: tuple[str, ...]) -> bool:
+    """Whether the launcher's fields ``names`` are _RawRun's first ones, in order, and every
+    _RawRun field after them has a default (is not the launcher's)."""
+    rest = dataclasses.fields(_RawRun)[len(names):]
+    return raw_run_head(len(names)) == names and all(
+        f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        for f in rest)
+
+
+@pytest.mark.unit
+def test_the_launchers_fields_are_the_raw_runs_first_fields() -> None:
+    names = launch_fields()
+    assert names[:2] == ("status", "wall_ns") and names[-1] == "started_ns"
+    assert agree(names), (names, raw_run_head(len(names)))
+
+
+@pytest.mark.unit
+def test_a_field_added_on_one_side_only_is_caught() -> None:
+    """The check above fails for a field added to the C list only, or to _RawRun only."""
+    src = process._launcher_source().decode()
+    added = src.replace("    X(pid, r->pid)", "    X(pid, r->pid) \\\n    X(cpu, r->cpu)", 1)
+    assert added != src
+    assert _run_fields(added) == (*launch_fields()[:12], "cpu", *launch_fields()[12:])
+    assert not agree(_run_fields(added))
+    assert not agree(launch_fields()[:-1])  # _RawRun has a launcher field the C list lacks
+    assert _run_fields("int main(void) { return 0; }") == ()
+
+
+class _Tee:
+    """The server's report pipe, keeping each line perflab reads from it."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+        self.lines: list[str] = []
+
+    def readline(self) -> bytes:
+        line: bytes = self.report.readline()
+        self.lines.append(line.decode())
+        return line
+
+    def read(self, n: int) -> bytes:
+        data: bytes = self.report.read(n)
+        return data
+
+    def fileno(self) -> int:
+        fd: int = self.report.fileno()
+        return fd
+
+    def close(self) -> None:
+        self.report.close()
+
+
+def by_name(line: str, verb: str) -> dict[str, int]:
+    """A "done" line's or batch record's head, named by launch_fields()."""
+    words = line.split()
+    assert words[0] == verb
+    return dict(zip(launch_fields(), map(int, words[1:1 + len(launch_fields())]), strict=True))
+
+
+def check(fields: dict[str, int], status: int, exec_errno: int = 0, timed_out: int = 0) -> None:
+    assert fields["status"] == status
+    assert fields["exec_errno"] == exec_errno
+    assert fields["timed_out"] == timed_out
+    assert fields["pid"] > 1 and fields["wall_ns"] > 0 and fields["maxrss"] > 0
+    assert fields["utime_us"] >= 0 and fields["stime_us"] >= 0 and fields["run_delay_ns"] >= -1
+    assert abs(fields["started_ns"] - time.time_ns()) < 600 * 10**9
+
+
+@pytest.mark.system
+def test_the_launcher_prints_the_fields_in_the_listed_order(tmp_path: Path) -> None:
+    """Real launcher runs, alone ("done") and in a batch ("rec"): each field named by the list
+    holds what its name says (an exit status, exec's errno, a timeout), and a "done" line has
+    exactly the listed fields."""
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x01\x02 not a program\n")
+    junk.chmod(0o755)
+    env = dict(os.environ)
+    exit3 = RunRequest(argv=["sh", "-c", "exit 3"], env=env)
+    noexec = RunRequest(argv=[str(junk)], env=env)
+    slow = RunRequest(argv=["sleep", "5"], env=env, timeout=0.2)
+    with LaunchServer() as server:
+        server._start()
+        tee = server._report = _Tee(server._report)
+        outcomes = [server.run(exit3), server.run(noexec), server.run(slow)]
+        dones = list(tee.lines)
+        tee.lines.clear()
+        outcomes += server.run_batch([exit3, noexec, slow], stop_on_failure=False)
+        recs = [ln for ln in tee.lines if ln.startswith("rec ")]
+    assert [o.status for o in outcomes] == ["failed", "failed", "timeout"] * 2
+    assert all(len(ln.split()) == 1 + len(launch_fields()) for ln in dones)
+    assert len(recs) == 3
+    for lines, verb in ((dones, "done"), (recs, "rec")):
+        check(by_name(lines[0], verb), status=3 << 8)
+        check(by_name(lines[1], verb), status=127 << 8, exec_errno=errno.ENOEXEC)
+        check(by_name(lines[2], verb), status=9, timed_out=1)  # SIGKILL
