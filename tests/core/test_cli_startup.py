@@ -138,15 +138,13 @@ def test_fleet_status_loads_no_numerics(pg_url: str) -> None:
 
 
 def test_results_and_report_no_plots_load_no_matplotlib_nor_scipy_stats(tmp_path: Path) -> None:
-    """`results show` of a compare and `report --no-plots` draw nothing: no matplotlib (0.3 s
+    """A compare, its `results show` and `report --no-plots` draw nothing: no matplotlib (0.3 s
     of import, more on a busy machine); a report with its plots does load it."""
     db = tmp_path / "r.sqlite"
-    subprocess.run([sys.executable, "-m", "perflab", "compare", "-r", "6", "-w", "0", "--db",
-                    str(db), "--", "true", "sleep 0.001"], check=True, capture_output=True)
     out = tmp_path / "rep"
     loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
-        ["results", "show", "1"], ["results", "list"], ["report", "1", "--no-plots", "--out",
-                                                        str(out)]]))
+        ["compare", "-r", "6", "-w", "0", "--", "true", "sleep 0.001"], ["results", "show", "1"],
+        ["results", "list"], ["report", "1", "--no-plots", "--out", str(out)]]))
     assert (out / "index.html").exists()
     assert "matplotlib" not in loaded
     # Nor scipy.stats (0.35 s; issue 25): the t quantiles come from scipy.special, the median's
