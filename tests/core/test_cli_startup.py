@@ -19,14 +19,16 @@ HEAVY = ("matplotlib", "scipy", "sqlalchemy", "numpy", "ruptures", "otava")
 PROBE = """
 import json, sys
 {code}
-print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))
+print(json.dumps(sorted(sys.modules)))
 """
 
 
 def _modules_after(code: str) -> set[str]:
+    """The modules loaded by code, by full name and by top-level package (scipy.stats, scipy)."""
     out = subprocess.run([sys.executable, "-c", PROBE.format(code=code)], capture_output=True,
                          text=True, check=True).stdout
-    return set(json.loads(out.strip().splitlines()[-1]))
+    names = set(json.loads(out.strip().splitlines()[-1]))
+    return names | {m.split(".")[0] for m in names}
 
 
 @pytest.mark.parametrize("code", [
@@ -108,6 +110,21 @@ def test_a_single_run_and_the_listing_load_no_scipy_nor_matplotlib(tmp_path: Pat
     assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
 
 
+def test_a_stat_with_its_median_ci_loads_no_scipy(tmp_path: Path) -> None:
+    """The median's CI is order statistics at binomial ranks, computed in exact integers: a
+    `stat` of 8 runs, its `results show` and its `report --no-plots` load no scipy at all."""
+    db = tmp_path / "r.sqlite"
+    loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
+        ["stat", "-r", "8", "-w", "0", "--", "true"], ["results", "show", "1"],
+        ["report", "1", "--no-plots", "--out", str(tmp_path / "rep")]]))
+    assert (tmp_path / "rep" / "index.html").exists()
+    from perflab.stats import summarize
+
+    got = summarize(Store(db).load(1).configurations[0].samples("wall_time"))
+    assert got.n == 8 and got.ci_low < got.ci_high  # there was an interval to compute
+    assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
+
+
 def test_fleet_status_loads_no_numerics(pg_url: str) -> None:
     """`fleet status` took 8.7-20.5 s at load 20, mostly import (issue 25): it reads the queue
     (SQLAlchemy, psycopg) and computes nothing."""
@@ -120,18 +137,20 @@ def test_fleet_status_loads_no_numerics(pg_url: str) -> None:
         loaded & {"numpy", "scipy", "matplotlib"})
 
 
-def test_results_and_a_report_without_plots_load_no_matplotlib(tmp_path: Path) -> None:
-    """`results show` of a compare and `report --no-plots` draw nothing: no matplotlib (0.3 s
+def test_results_and_report_no_plots_load_no_matplotlib_nor_scipy_stats(tmp_path: Path) -> None:
+    """A compare, its `results show` and `report --no-plots` draw nothing: no matplotlib (0.3 s
     of import, more on a busy machine); a report with its plots does load it."""
     db = tmp_path / "r.sqlite"
-    subprocess.run([sys.executable, "-m", "perflab", "compare", "-r", "6", "-w", "0", "--db",
-                    str(db), "--", "true", "sleep 0.001"], check=True, capture_output=True)
     out = tmp_path / "rep"
     loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
-        ["results", "show", "1"], ["results", "list"], ["report", "1", "--no-plots", "--out",
-                                                        str(out)]]))
+        ["compare", "-r", "6", "-w", "0", "--", "true", "sleep 0.001"], ["results", "show", "1"],
+        ["results", "list"], ["report", "1", "--no-plots", "--out", str(out)]]))
     assert (out / "index.html").exists()
     assert "matplotlib" not in loaded
+    # Nor scipy.stats (0.35 s; issue 25): the t quantiles come from scipy.special, the median's
+    # CI and Benjamini-Hochberg from perflab.stats itself.
+    assert "scipy.special" in loaded  # full names are seen: the check below is not vacuous
+    assert not {m for m in loaded if m.startswith("scipy.stats")}
     loaded = _modules_after(VERB_RUN.format(db=str(db), argvs=[
         ["report", "1", "--out", str(tmp_path / "rep2")]]))
     assert "matplotlib" in loaded  # the check above is not vacuous
