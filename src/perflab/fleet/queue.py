@@ -346,7 +346,7 @@ def failed_jobs(store: Store, among: list[str], limit: int) -> list[JobRow]:
 
 def submission_results(store: Store, submission: str) -> list[int]:
     """The complete result sets a submission produced, one per machine (in job order)."""
-    ids = fstore.submission_results(store, submission)
+    ids = fstore.complete_result_ids(store, submission)
     if not ids:
         raise PerflabError(f"submission {submission} has no complete result in {store.location}",
                            "see 'perflab fleet status' for its jobs")

@@ -88,7 +88,7 @@ def worker_host(store: Store, name: str) -> tuple[str | None, int | None] | None
     return (row[0], row[1]) if row else None
 
 
-def announce(store: Store, fp: Fingerprint, row: dict[str, Any]) -> None:
+def upsert_worker(store: Store, fp: Fingerprint, row: dict[str, Any]) -> None:
     """The worker's row, made or refreshed (``row`` holds every column but machine_id)."""
     def go(conn: sa.Connection) -> None:
         mid = store.machine_id(conn, fp)
@@ -165,7 +165,7 @@ def complete_results(store: Store, job_id: int) -> list[int]:
         .where(results.c.status == "complete").order_by(results.c.id)).scalars()])
 
 
-def submission_results(store: Store, submission: str) -> list[int]:
+def complete_result_ids(store: Store, submission: str) -> list[int]:
     """The complete result sets a submission produced (in result order)."""
     return store.read(lambda c: [int(x) for x in c.execute(
         sa.select(results.c.id).where(results.c.fleet_submission == submission)

@@ -103,7 +103,7 @@ class NameLock:
 
 def announce(store: Store, name: str, tags: list[str], fp: Fingerprint) -> None:
     now = time.time()
-    fstore.announce(store, fp, {
+    fstore.upsert_worker(store, fp, {
         "name": name, "hostname": fp.hostname, "fingerprint": fp.to_json(), "tags": tags,
         "queue": "perflab/" + name, "pid": os.getpid(), "started_at": now,
         "last_heartbeat": now, "state": "idle", "current_job": None})
