@@ -485,11 +485,7 @@ class Store:
 
     def add_configuration(self, result_id: int, cfg: Configuration) -> int:
         def go(conn: sa.Connection) -> int:
-            res = conn.execute(configurations.insert().values(
-                result_id=result_id, name=cfg.name, command=cfg.command, shell=cfg.shell,
-                env=cfg.env, benchmark=cfg.benchmark_key, params=cfg.params,
-                cell=cfg.cell, is_baseline=cfg.is_baseline,
-                commit=cfg.commit))
+            res = conn.execute(configurations.insert().values(config_row(result_id, cfg)))
             return int(res.inserted_primary_key[0])
 
         cfg.id = self.write(go)
@@ -497,10 +493,7 @@ class Store:
 
     def add_run(self, configuration_id: int, run: Run) -> int:
         def go(conn: sa.Connection) -> int:
-            res = conn.execute(runs.insert().values(
-                configuration_id=configuration_id, seq=run.seq, warmup=run.warmup,
-                status=run.status, exit_code=run.exit_code, started_at=run.started_at,
-                load1=run.load1, error=run.error, values=run.values))
+            res = conn.execute(runs.insert().values(run_row(configuration_id, run)))
             return int(res.inserted_primary_key[0])
 
         run.id = self.write(go)
@@ -552,11 +545,8 @@ class Store:
                         try:
                             ids = []
                             for cid, run in items:
-                                row = {"configuration_id": cid, "seq": run.seq,
-                                       "warmup": run.warmup, "status": run.status,
-                                       "exit_code": run.exit_code, "started_at": run.started_at,
-                                       "load1": run.load1, "error": run.error,
-                                       "values": json.dumps(run.values)}
+                                row = run_row(cid, run)
+                                row["values"] = json.dumps(run.values)  # bound by hand, above
                                 cur.execute(sql, tuple(row[k] for k in order) if order else row)
                                 ids.append(int(cur.fetchone()[0]))
                         finally:
@@ -593,19 +583,11 @@ class Store:
         def go(conn: sa.Connection) -> int:
             rid = self._insert_result(conn, rs)
             for cfg in rs.configurations:
-                res = conn.execute(configurations.insert().values(
-                    result_id=rid, name=cfg.name, command=cfg.command, shell=cfg.shell,
-                    env=cfg.env, benchmark=cfg.benchmark_key,
-                    params=cfg.params, cell=cfg.cell, is_baseline=cfg.is_baseline,
-                    commit=cfg.commit))
+                res = conn.execute(configurations.insert().values(config_row(rid, cfg)))
                 cid = int(res.inserted_primary_key[0])
                 for i in range(0, len(cfg.runs), batch):
                     chunk = cfg.runs[i:i + batch]
-                    conn.execute(runs.insert(), [
-                        {"configuration_id": cid, "seq": r.seq, "warmup": r.warmup,
-                         "status": r.status, "exit_code": r.exit_code,
-                         "started_at": r.started_at, "load1": r.load1, "error": r.error,
-                         "values": r.values} for r in chunk])
+                    conn.execute(runs.insert(), [run_row(cid, r) for r in chunk])
                     if progress is not None:
                         progress(len(chunk))
                 cfg.id = cid
@@ -800,6 +782,21 @@ class Store:
 
 
 _SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
+
+
+def run_row(configuration_id: int, run: Run) -> dict[str, Any]:
+    """THE row of the runs table for one run (add_run, add_rounds and save all store this)."""
+    return {"configuration_id": configuration_id, "seq": run.seq, "warmup": run.warmup,
+            "status": run.status, "exit_code": run.exit_code, "started_at": run.started_at,
+            "load1": run.load1, "error": run.error, "values": run.values}
+
+
+def config_row(result_id: int, cfg: Configuration) -> dict[str, Any]:
+    """THE row of the configurations table for one configuration (add_configuration, save)."""
+    return {"result_id": result_id, "name": cfg.name, "command": cfg.command,
+            "shell": cfg.shell, "env": cfg.env, "benchmark": cfg.benchmark_key,
+            "params": cfg.params, "cell": cfg.cell, "is_baseline": cfg.is_baseline,
+            "commit": cfg.commit}
 
 
 def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tuple[int, int], int]:
