@@ -23,8 +23,9 @@ from perflab.validate import fraction, parse_cpus, positive, split_command, writ
 
 if TYPE_CHECKING:
     from perflab.model import Configuration, ResultSet
+    from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
-    from perflab.stats import Comparison, Estimator, Plan
+    from perflab.stats import Estimator, Plan
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -313,6 +314,17 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
     return rs
 
 
+# -- the analysis every view renders --------------------------------------------------------------
+def analyse(rs: ResultSet, metrics: list[str], plan: Plan | None = None) -> Analysis:
+    """Judge ``rs`` once on ``metrics`` by ``plan`` (the stored one when None): the one
+    Analysis its tables, warnings and exports are all drawn from (issue 24)."""
+    from perflab.reports.analysis import Analysis
+    from perflab.stats import Plan, compare_result
+
+    plan = plan if plan is not None else Plan.of(rs)
+    return Analysis.of(rs, compare_result(rs, metrics, plan=plan), plan)
+
+
 # -- exports --------------------------------------------------------------------------------------
 def check_exports(paths: dict[str, Path | None]) -> None:
     """Refuse an export path that cannot be written before measuring, not after."""
@@ -327,13 +339,13 @@ def check_exports(paths: dict[str, Path | None]) -> None:
             writable_file(path, EXPORTERS[fmt].option)
 
 
-def export(rs: ResultSet, comps: list[Comparison], plan: Plan,
-           paths: dict[str, Path | None]) -> list[Path]:
+def export(analysis: Analysis, paths: dict[str, Path | None]) -> list[Path]:
     """Write every export asked for (reports.export's registry); the paths written."""
     from perflab.reports.export import export_all
 
+    rs = analysis.rs
     try:
-        return list(export_all(rs, comps, plan, paths))
+        return list(export_all(analysis, paths))
     except OSError as e:
         raise PerflabError(f"cannot write {e.filename}: {e.strerror} (the result is stored as "
                            f"{rs.id})", f"export it again: perflab results show {rs.id} "
