@@ -88,11 +88,10 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         rep.plots = all_plots(a, plot_metrics, out / "img", rcfg)
     title = (info.report or {}).get("title") or f"perflab: {view.label or 'result'}"
     page = {"title": title, "tables": tables, "plots": rep.plots, "warnings": warns,
-            "suite_text": info.text or "", "out_dir": out, "correction": plan.correction,
-            "threshold": plan.threshold, "exports": rep.files}
-    rep.html = render_html(view, **page)
+            "suite_text": info.text or "", "out_dir": out, "exports": rep.files}
+    rep.html = render_html(a, **page)
     if single_file:
-        rep.single_file = render_html(view, **page,
+        rep.single_file = render_html(a, **page,
                                       single_file=out / f"perflab-run-{rs.id}.html")
     return rep
 
