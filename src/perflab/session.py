@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from perflab.model import Configuration, ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
-    from perflab.stats import Estimator, Plan
+    from perflab.stats import Estimator
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -312,17 +312,6 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
     for cell in rs.cells():
         rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
     return rs
-
-
-# -- the analysis every view renders --------------------------------------------------------------
-def analyse(rs: ResultSet, metrics: list[str], plan: Plan | None = None) -> Analysis:
-    """Judge ``rs`` once on ``metrics`` by ``plan`` (the stored one when None): the one
-    Analysis its tables, warnings and exports are all drawn from (issue 24)."""
-    from perflab.reports.analysis import Analysis
-    from perflab.stats import Plan, compare_result
-
-    plan = plan if plan is not None else Plan.of(rs)
-    return Analysis.of(rs, compare_result(rs, metrics, plan=plan), plan)
 
 
 # -- exports --------------------------------------------------------------------------------------

@@ -314,6 +314,7 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
 def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Analysis:
     """Judge the result (its one Analysis) and print its tables, how the measurement stopped
     (``measured``: a new result), the correction line, the counters' stories and the notes."""
+    from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
@@ -323,7 +324,7 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
     )
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
-    a = session.analyse(rs, shown)
+    a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
             console.print(fit(compare_table(a, shown, cell), console))
@@ -408,6 +409,7 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
@@ -439,7 +441,7 @@ def results_show(
                     f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
-    a = session.analyse(rs, shown, plan)
+    a = Analysis.judge(rs, shown, plan)
     for cell in rs.cells():
         if len(rs.configurations_in(cell)) == 1:
             cfg = rs.configurations_in(cell)[0]

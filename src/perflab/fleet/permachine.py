@@ -38,7 +38,7 @@ from perflab.format import fmt_pct, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import fit, verdict_style
-from perflab.stats import Comparison, Plan, compare_result, verdict_word
+from perflab.stats import Comparison, Plan, verdict_word
 from perflab.validate import output_dir
 
 
@@ -273,8 +273,7 @@ def build(results: list[ResultSet], *, metric: str | None = None,
         notes += [f"{name} has no {m} figures" for m in wanted if m not in rs.metrics]
         have = [m for m in wanted if m in rs.metrics]
         plan = Plan.of(rs, threshold=threshold, correction=correction, bands=bands)
-        analyses[name] = Analysis.of(rs, compare_result(rs, have, plan=plan) if have else [],
-                                     plan)
+        analyses[name] = Analysis.judge(rs, have, plan)
         comps = analyses[name].comparisons
         comps_of[name] = {(c.cell, c.baseline, c.candidate, c.metric): c for c in comps}
         keys += [(c.cell, c.baseline, c.candidate) for c in comps]

@@ -37,6 +37,14 @@ class Analysis:
         """The analysis of ``rs`` as judged by ``plan`` (the one stored with it when None)."""
         return cls(rs, plan if plan is not None else Plan.of(rs), tuple(comparisons))
 
+    @classmethod
+    def judge(cls, rs: ResultSet, metrics: Sequence[str], plan: Plan | None = None) -> Analysis:
+        """``rs`` judged once on ``metrics`` (each its own family, stats.compare_result) by
+        ``plan``, the one stored with it when None: what stat, compare, results show, a
+        suite's report and the fleet's per-machine view each build once and render."""
+        plan = plan if plan is not None else Plan.of(rs)
+        return cls.of(rs, stats.compare_result(rs, list(metrics), plan=plan), plan)
+
     @cached_property
     def _position(self) -> dict[int, int]:
         # By identity: Configuration is a mutable dataclass (unhashable), and two may share a

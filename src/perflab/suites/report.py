@@ -18,7 +18,7 @@ from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import fit, verdict_style
 from perflab.reports.warnings import Warning_, suite_warnings
-from perflab.stats import Comparison, Plan, axis_comparisons, compare_result, parse_estimator
+from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
 from perflab.validate import output_dir
 
 
@@ -67,7 +67,7 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     info = view.settings.suite
     plan = Plan.of(view)  # the threshold, correction and estimator stored with the run
     mets = report_metrics(view, metrics)
-    a = Analysis.of(view, compare_result(view, mets, plan=plan), plan)
+    a = Analysis.judge(view, mets, plan)
     out = output_dir(out_dir, "--out")
     rep = Report(analysis=a, metrics=mets, out_dir=out)
 
