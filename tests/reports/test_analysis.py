@@ -107,3 +107,13 @@ def test_a_summary_is_the_stats_summary_of_the_configurations_samples() -> None:
     assert a.summary(cfg, "wall_time", est).center == pytest.approx(
         sum(cfg.samples("wall_time")) / 10)
     assert a.comparisons == () and a.plan == Plan.of(rs)
+
+
+def test_the_outlier_warning_names_the_estimator_the_analysis_judged_with() -> None:
+    """`results show --estimator mean` judges with the mean: its outlier warning said the
+    stored estimator (the trimmed mean) was robust to them; it reads the analysis' plan."""
+    rs = _result()
+    stored = Analysis.of(rs)
+    assert "20% trimmed mean the verdicts use is robust" in "\n".join(stored.warnings)
+    mean = Analysis.of(rs, plan=Plan.of(rs, estimator="mean"))
+    assert "the mean the verdicts use is not robust" in "\n".join(mean.warnings)
