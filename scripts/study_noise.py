@@ -7,7 +7,7 @@ tables (CV in brackets where above 5%), the layout of the README's study section
     python scripts/study_noise.py RESULT_ID [--db PATH] [--metric M ...] [--tables M] [--x depth]
 
 The figures are the report's own: one Summary per (cell, configuration) from
-reports.matrix.summaries (stats.summarize: CV = stdev / mean, the median's CI from order
+reports.analysis.Analysis.summaries (stats.summarize: CV = stdev / mean, the median's CI from order
 statistics), Summary.rel_halfwidth for the CI's half-width relative to the median, and the
 report's noise line (reports.warnings.NOISY_CV).  A resumed suite's superseded configurations
 are left out as in its report (reports.matrix.suite_view).
@@ -24,13 +24,14 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.model import ResultSet
 from perflab.format import fmt_number
-from perflab.reports.matrix import config_names, suite_view, summaries
+from perflab.reports.analysis import Analysis
+from perflab.reports.matrix import config_names, suite_view
 from perflab.reports.warnings import NOISY_CV
 from perflab.storage import Store
 
 
 def noise_line(rs: ResultSet, metric: str) -> str:
-    sums = [s for s in summaries(rs, metric).values() if s.n > 1]
+    sums = [s for s in Analysis.of(rs).summaries(metric).values() if s.n > 1]
     if not sums:
         return f"{metric}: no series with more than one run"
     cvs = [s.cv for s in sums]
@@ -56,7 +57,7 @@ def _cell(cell: str) -> dict[str, Any]:
 def tables(rs: ResultSet, metric: str, x: str) -> str:
     """One Markdown table per combination of the other matrix parameters: a row per
     configuration, a column per value of ``x``; the median, "(CV)" where the CV is above 5%."""
-    sums = summaries(rs, metric)
+    sums = Analysis.of(rs).summaries(metric)
     groups: dict[tuple[tuple[str, Any], ...], dict[Any, str]] = {}
     for cell in rs.cells():
         params = _cell(cell)

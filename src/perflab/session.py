@@ -23,8 +23,9 @@ from perflab.validate import fraction, parse_cpus, positive, split_command, writ
 
 if TYPE_CHECKING:
     from perflab.model import Configuration, ResultSet
+    from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
-    from perflab.stats import Comparison, Estimator, Plan
+    from perflab.stats import Estimator
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -327,13 +328,13 @@ def check_exports(paths: dict[str, Path | None]) -> None:
             writable_file(path, EXPORTERS[fmt].option)
 
 
-def export(rs: ResultSet, comps: list[Comparison], plan: Plan,
-           paths: dict[str, Path | None]) -> list[Path]:
+def export(analysis: Analysis, paths: dict[str, Path | None]) -> list[Path]:
     """Write every export asked for (reports.export's registry); the paths written."""
     from perflab.reports.export import export_all
 
+    rs = analysis.rs
     try:
-        return list(export_all(rs, comps, plan, paths))
+        return list(export_all(analysis, paths))
     except OSError as e:
         raise PerflabError(f"cannot write {e.filename}: {e.strerror} (the result is stored as "
                            f"{rs.id})", f"export it again: perflab results show {rs.id} "

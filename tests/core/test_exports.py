@@ -98,8 +98,11 @@ def test_each_format_is_a_module_with_render() -> None:
     import csv
     import io
 
+    from perflab.reports.analysis import Analysis
+
     rs, comps, plan = _two_configs()
-    out = {name: e.render(rs, comps, plan) for name, e in EXPORTERS.items()}  # type: ignore[arg-type]
+    a = Analysis.of(rs, comps, plan)  # type: ignore[arg-type]
+    out = {name: e.render(a) for name, e in EXPORTERS.items()}
     doc = json.loads(out["json"])
     assert doc["schema"] == "perflab-result/1"
     assert [c["name"] for c in doc["configurations"]] == ["a|1", "b"]

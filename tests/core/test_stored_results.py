@@ -67,10 +67,13 @@ def test_stored_results_compare_as_before(db: str) -> None:
 
 
 def test_the_suite_result_states_its_own_threshold(db: str, tmp_path: Path) -> None:
-    """Issue 24's bug 1: a suite with threshold = 0.05 writes 0.05 in its result.json."""
+    """Issue 24's bug 1: a suite with threshold = 0.05 writes 0.05 in its result.json, and its
+    HTML page and Markdown state that band (both read the plan of the report's Analysis)."""
     import json
     out = tmp_path / "r"
     assert invoke("report", "4", "--db", db, "--no-plots", "--out", str(out)).exit_code == 0
     doc = json.loads((out / "result.json").read_text())
     text = json.dumps(doc)
     assert '"threshold": 0.05' in text and '"threshold": 0.01' not in text
+    assert "verdicts at &plusmn;5.0%" in (out / "index.html").read_text()
+    assert "verdicts at ±5%" in (out / "tables.md").read_text()

@@ -14,6 +14,7 @@ from perflab.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
 from perflab.model import Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal
+from perflab.reports.analysis import Analysis
 from perflab.reports.export.markdown import result_to_markdown
 from perflab.stats import compare_result
 from perflab.storage import Store
@@ -66,22 +67,22 @@ def _text(table: object) -> str:
 
 def test_one_value_renders_the_same_everywhere(tmp_path: Path) -> None:
     rs = _result()
-    comps = compare_result(rs, ["ns_per_op"])
+    a = Analysis.of(rs, compare_result(rs, ["ns_per_op"]))
     want = fmt_value(32012.0, "ns")
     assert want == "32.01 µs"
     # stat and compare (terminal)
-    assert want in _text(terminal.stat_table(rs, rs.configurations[0], ["ns_per_op"]))
-    assert want + " ±" in _text(terminal.compare_table(rs, comps, ["ns_per_op"], "{}"))
+    assert want in _text(terminal.stat_table(a, rs.configurations[0], ["ns_per_op"]))
+    assert want + " ±" in _text(terminal.compare_table(a, ["ns_per_op"], "{}"))
     # report tables: median [CI] in one unit
-    row = matrix.medians_rows(rs, "ns_per_op")[0]
+    row = matrix.medians_rows(a, "ns_per_op")[0]
     assert row["base"].startswith("32.01 [") and row["base"].endswith("µs")
     # Markdown export
-    md = result_to_markdown(rs, comps)
+    md = result_to_markdown(a)
     assert f"| {want} |" in md
     # HTML report
     page = html_report.render_html(
-        rs, title="t", tables=[("medians", matrix.medians_rows(rs, "ns_per_op"))], plots=[],
-        warnings=[], suite_text="", out_dir=tmp_path, correction="holm", threshold=0.01)
+        a, title="t", tables=[("medians", matrix.medians_rows(a, "ns_per_op"))], plots=[],
+        warnings=[], suite_text="", out_dir=tmp_path)
     assert row["base"] in page.read_text()
     # history: the stored baseline's series, through the history verb's table
     rs.configurations[0].benchmark = "syn/fmt"

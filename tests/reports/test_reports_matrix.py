@@ -16,6 +16,7 @@ from rich.console import Console
 from perflab.format import fmt_interval, fmt_seconds, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.reports import matrix
+from perflab.reports.analysis import Analysis
 from perflab.reports.warnings import suite_warnings
 from perflab.stats import compare_result
 from perflab.storage import Store
@@ -77,7 +78,7 @@ def stored(tmp_path: Path) -> ResultSet:
 def test_medians_and_comparisons(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     assert len(rs.cells()) == 12
-    rows = matrix.medians_rows(rs, "ns_per_op")
+    rows = matrix.medians_rows(Analysis.of(rs), "ns_per_op")
     assert len(rows) == 12 and list(rows[0]) == ["cell", "base", "slow", "same", "noisy"]
     first = rows[0]
     assert first["cell"] == "depth=0 threads=1 kind=software"
@@ -98,7 +99,7 @@ def test_medians_and_comparisons(tmp_path: Path) -> None:
         elif name == "same":
             assert abs(c.ratio - 1.0) < 0.01 and c.verdict == "equivalent", c
     assert any(c.verdict == "inconclusive" for c in comps if c.candidate == "noisy")
-    crow = matrix.comparison_rows(rs, comps, "ns_per_op")
+    crow = matrix.comparison_rows(Analysis.of(rs, comps), "ns_per_op")
     assert list(crow[0]) == ["cell", "configuration", "base", "diff", "delta", "ratio", "change",
                              "p", "verdict"]
     slow = next(r for r in crow if r["configuration"] == "slow")
@@ -109,7 +110,7 @@ def test_medians_and_comparisons(tmp_path: Path) -> None:
     # estimator's: the 20% trimmed mean), here about one baseline's worth (ratio 2).
     sc = [c for c in comps if c.metric == "ns_per_op"][crow.index(slow)]
     assert sc.candidate == "slow"
-    base = matrix.summaries(rs, "ns_per_op")[(sc.cell, sc.baseline)].median
+    base = Analysis.of(rs).summaries("ns_per_op")[(sc.cell, sc.baseline)].median
     assert abs(sc.base_center / base - 1) < 0.01
     assert slow["delta"] == "+" + matrix.fmt_value((sc.ratio - 1) * sc.base_center, "ns")
 
@@ -117,14 +118,14 @@ def test_medians_and_comparisons(tmp_path: Path) -> None:
 def test_markdown_and_csv(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op", "wall_time"], threshold=0.05)
-    rows = matrix.comparison_rows(rs, comps, "ns_per_op")
+    rows = matrix.comparison_rows(Analysis.of(rs, comps), "ns_per_op")
     md = matrix.to_markdown(rows, "ns_per_op")
     lines = [x for x in md.splitlines() if x.startswith("|")]
     assert len(lines) == 2 + 36
     assert lines[0].startswith("| cell | configuration | base | diff | delta | ratio")
     assert "slower" in md and "equivalent" in md
 
-    raw = matrix.raw_rows(rs, comps, ["ns_per_op", "wall_time"])
+    raw = matrix.raw_rows(Analysis.of(rs, comps), ["ns_per_op", "wall_time"])
     parsed = list(csv.DictReader(io.StringIO(matrix.to_csv(raw))))
     assert len(parsed) == 2 * 12 * 4
     row = next(r for r in parsed if r["metric"] == "ns_per_op" and r["configuration"] == "slow"
@@ -145,7 +146,7 @@ def test_csv_keeps_a_parameter_named_like_a_column() -> None:
         c.runs = [Run(seq=i, values={"wall_time": 0.001 * n}) for i in range(3)]
         rs.configurations.append(c)
     parsed = list(csv.DictReader(io.StringIO(matrix.to_csv(
-        matrix.raw_rows(rs, [], ["wall_time"])))))
+        matrix.raw_rows(Analysis.of(rs), ["wall_time"])))))
     assert [r["n"] for r in parsed] == ["10", "20"]  # the parameter, not the run count
     assert [r["param.median"] for r in parsed] == ["p", "p"]  # named like a column of ours
     assert [r["runs"] for r in parsed] == ["3", "3"]
@@ -154,7 +155,7 @@ def test_csv_keeps_a_parameter_named_like_a_column() -> None:
 def test_warnings_name_noise_inconclusive_and_skips(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
-    warns = suite_warnings(rs, comps, "ns_per_op")
+    warns = suite_warnings(Analysis.of(rs, comps), "ns_per_op")
     kinds = {w.kind for w in warns}
     assert {"noisy", "inconclusive", "skipped"} <= kinds
     noisy = [w.text for w in warns if w.kind == "noisy"]
@@ -199,7 +200,7 @@ def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> N
     assert (plan.threshold, plan.correction) == (0.05, "holm")
     shown = compare_result(rs, ["ns_per_op"], plan=plan)  # what `results show` computes
     rep = build_report(rs, tmp_path / "r", metrics=["ns_per_op"], plots=False)
-    reported = [c for c in rep.comparisons if c.metric == "ns_per_op"]
+    reported = [c for c in rep.analysis.comparisons if c.metric == "ns_per_op"]
     key = [(c.cell, c.candidate, c.verdict, c.threshold) for c in shown]
     assert key == [(c.cell, c.candidate, c.verdict, c.threshold) for c in reported]
     assert {c.threshold for c in reported} == {0.05}
@@ -293,8 +294,8 @@ def test_reports_name_each_command_and_the_busy_machine() -> None:
     rows = configuration_rows(rs)
     assert [r["command"] for r in rows] == ["./spin 2000000", "./spin 6000000"]
     assert rows[0]["configuration"] == "A (baseline)"
-    assert {r["command"] for r in raw_rows(rs, [], ["wall_time"])} == {
+    assert {r["command"] for r in raw_rows(Analysis.of(rs), ["wall_time"])} == {
         "./spin 2000000", "./spin 6000000"}
-    warns = suite_warnings(rs, [], "wall_time")
+    warns = suite_warnings(Analysis.of(rs), "wall_time")
     assert any(w.kind == "machine" and "load average up to 6.50 on 2 CPUs" in w.text
                for w in warns)

@@ -13,6 +13,7 @@ from test_reports_matrix import make_result  # the shared known-samples result
 
 from perflab.model import canonical_params
 from perflab.reports import plots
+from perflab.reports.analysis import Analysis
 from perflab.stats import compare_result
 from perflab.storage import Store
 
@@ -28,7 +29,8 @@ def test_all_plots_files_and_content(tmp_path: Path) -> None:
     rs = _stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
     out = tmp_path / "img"
-    files = plots.all_plots(rs, comps, ["ns_per_op"], out, rs.settings.suite.report or {})
+    files = plots.all_plots(Analysis.of(rs, comps), ["ns_per_op"], out,
+                            rs.settings.suite.report or {})
     names = {f.name for f in files}
     assert names == {"ns_per_op-vs-depth", "ns_per_op-ratio-to-baseline",
                      "ns_per_op-scaling-threads", "ns_per_op-hardware-vs-software"}
@@ -92,7 +94,7 @@ def test_bars_without_numeric_parameter(tmp_path: Path) -> None:
         c.params = {"kind": c.params["kind"], "variant": f"d{c.params['depth']}"
                     f"t{c.params['threads']}"}
         c.cell = canonical_params(c.params)
-    files = plots.all_plots(rs, [], ["ns_per_op"], tmp_path, {})
+    files = plots.all_plots(Analysis.of(rs), ["ns_per_op"], tmp_path, {})
     assert [f.name for f in files] == ["ns_per_op-bars"]
     assert files[0].png.stat().st_size > 1000
 
@@ -101,7 +103,7 @@ def test_single_cell_bars_name_each_configuration(tmp_path: Path) -> None:
     rs = make_result()
     one = canonical_params({"depth": 10, "kind": "software", "threads": 1})
     rs.configurations = [c for c in rs.configurations if c.cell == one]
-    files = plots.all_plots(rs, [], ["ns_per_op"], tmp_path, {})
+    files = plots.all_plots(Analysis.of(rs), ["ns_per_op"], tmp_path, {})
     assert [f.name for f in files] == ["ns_per_op-bars"]
     fig = files[0].figure
     assert fig is not None

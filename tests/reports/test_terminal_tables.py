@@ -11,6 +11,7 @@ from rich.console import Console
 from cli_helpers import verdicts_of
 from perflab.format import fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import (
     compare_table,
     correction_line,
@@ -60,7 +61,7 @@ def test_primary_first_then_perf_order_then_varying_workload_keys() -> None:
 def test_stat_table_cells() -> None:
     rs = _rs(_cfg("a", 1.0, baseline=True))
     cfg = rs.configurations[0]
-    text = _render(stat_table(rs, cfg, ["task_clock"]))
+    text = _render(stat_table(Analysis.of(rs), cfg, ["task_clock"]))
     assert "a: 8 runs" in text
     row = next(line for line in text.splitlines() if line.startswith("│ task_clock"))
     cells = [c.strip() for c in row.split("│")[1:-1]]
@@ -72,7 +73,7 @@ def test_stat_table_cells() -> None:
 def test_compare_table_verdicts_and_stacked_form() -> None:
     rs = _rs(_cfg("a", 1.0, baseline=True), _cfg("b", 1.5), _cfg("c", 1.0))
     comps = compare_result(rs, ["wall_time", "task_clock"])
-    table = compare_table(rs, comps, ["wall_time", "task_clock"], rs.cells()[0])
+    table = compare_table(Analysis.of(rs, comps), ["wall_time", "task_clock"], rs.cells()[0])
     text = _render(table)
     assert "a (baseline)" in text
     verdicts = verdicts_of(text)
@@ -111,15 +112,13 @@ def test_a_table_that_would_break_its_words_at_80_columns_is_stacked() -> None:
 def test_correction_line_names_estimator_band_and_family() -> None:
     rs = _rs(_cfg("a", 1.0, baseline=True), _cfg("b", 1.5))
     comps = compare_result(rs, ["wall_time"])
-    line = correction_line(comps, Plan(looks=3), "wall_time")
+    line = correction_line(Analysis.of(rs, comps, Plan(looks=3)), "wall_time")
     assert line.startswith("verdicts: ")
     assert "per-round ratios" in line
     assert "over 1 comparison, alpha split over 3 looks" in line
 
 
 def test_outlier_warning_names_the_estimator_the_verdicts_use() -> None:
-    from perflab.reports.warnings import result_warnings
-
     def rs_with(estimator: str | None) -> ResultSet:
         settings = {"primary_metric": "wall_time"}
         rs = ResultSet(kind="stat", metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
@@ -131,15 +130,13 @@ def test_outlier_warning_names_the_estimator_the_verdicts_use() -> None:
         rs.configurations.append(cfg)
         return rs
 
-    (w,) = [w for w in result_warnings(rs_with(None)) if "outlier" in w]
+    (w,) = [w for w in Analysis.of(rs_with(None)).warnings if "outlier" in w]
     assert "1 statistical outlier(s)" in w and "20% trimmed mean the verdicts use is robust" in w
-    (w,) = [w for w in result_warnings(rs_with("mean")) if "outlier" in w]
+    (w,) = [w for w in Analysis.of(rs_with("mean")).warnings if "outlier" in w]
     assert "the mean the verdicts use is not robust" in w
 
 
 def test_too_few_runs_names_each_configuration_with_its_count() -> None:
-    from perflab.reports.warnings import result_warnings
-
     rs = ResultSet(kind="compare", metrics={"wall_time": BUILTIN_METRICS["wall_time"]},
                    settings={"primary_metric": "wall_time"})
     base = Configuration(name="base", command=["x"], is_baseline=True)
@@ -147,6 +144,6 @@ def test_too_few_runs_names_each_configuration_with_its_count() -> None:
     cand = Configuration(name="cand", command=["y"])  # every run failed: none measured
     cand.runs = [Run(seq=10 + i, values={}, status="failed") for i in range(4)]
     rs.configurations += [base, cand]
-    (w,) = [w for w in result_warnings(rs) if "too few runs" in w]
+    (w,) = [w for w in Analysis.of(rs).warnings if "too few runs" in w]
     assert w.startswith("too few runs for a verdict (base 4, cand 0)"), w
     assert "0 run(s) per configuration" not in w

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,7 +30,8 @@ from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
 if TYPE_CHECKING:
-    from perflab.stats import Comparison, Plan
+    from perflab.reports.analysis import Analysis
+    from perflab.stats import Comparison
     from perflab.storage import Store
 
 # Piped output (files, CI logs) gets a wide table rather than one folded to 80 columns.
@@ -83,10 +84,9 @@ def _outputs(kw: dict[str, Any]) -> dict[str, Path | None]:
     return paths
 
 
-def _export(rs: ResultSet, comps: list[Comparison], plan: Plan,
-            paths: dict[str, Path | None]) -> None:
+def _export(a: Analysis, paths: dict[str, Path | None]) -> None:
     try:
-        for p in session.export(rs, comps, plan, paths):
+        for p in session.export(a, paths):
             err.print(f"wrote {p}")
     finally:
         console.file = aside.file = None  # type: ignore[assignment]  # stdout again (_outputs)
@@ -97,12 +97,10 @@ def _warn(line: str) -> None:
     err.print(line, highlight=False)
 
 
-def _print_notes(rs: ResultSet) -> None:
-    from perflab.reports.warnings import result_warnings
-
-    for n in rs.notes:
+def _print_notes(a: Analysis) -> None:
+    for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in result_warnings(rs):
+    for w in a.warnings:
         aside.print(f"[yellow]warning:[/] {w}", highlight=False)
 
 
@@ -146,9 +144,9 @@ def stat(
       perflab stat './prog --size 10'     one quoted string (hyperfine's way)
       perflab stat -W eh/cpp -p depth=10  a workload
     """
+    from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import fit, metrics_to_show, stat_table
     from perflab.runner import measure
-    from perflab.stats import Plan
 
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
@@ -187,7 +185,8 @@ def stat(
     t0 = time.monotonic()
     measure(rs, [cfg], opts, store=store, console=err_quiet)
     _header(rs, store)
-    console.print(fit(stat_table(rs, cfg, metrics_to_show(rs), est), console))
+    a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
+    console.print(fit(stat_table(a, cfg, metrics_to_show(rs), est), console))
     # The count above the table is the measured runs; say what else took the time, so the
     # two lines agree ("384 runs" above read "385 runs" here: the warm-up was counted).
     measured = len(cfg.measured_runs())
@@ -196,8 +195,8 @@ def stat(
     extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
     aside.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
                 + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
-    _print_notes(rs)
-    _export(rs, [], Plan.of(rs), exports)
+    _print_notes(a)
+    _export(a, exports)
     if rs.status == "interrupted":
         raise typer.Exit(130)
     session.require_successful_runs(rs, store)
@@ -256,17 +255,17 @@ def compare(
     session.set_baseline(rs, baseline)
     if from_db is None:
         _header(rs, store)
-    comps, plan = _show_comparisons(rs, metric, measured=from_db is None)
+    a = _show_comparisons(rs, metric, measured=from_db is None)
     if rs.id is not None and from_db is None:
         store.update_result(rs)
-    _export(rs, comps, plan, exports)
+    _export(a, exports)
     if profile:
         _profiles(rs, store)
     if rs.status == "interrupted":
         raise typer.Exit(130)
     session.require_successful_runs(rs, store if from_db is None else None)
     if fail_on_regression:
-        _regression_gate(rs, comps)
+        _regression_gate(rs, a.comparisons)
 
 
 def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store: Store,
@@ -312,10 +311,10 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     return rs
 
 
-def _show_comparisons(rs: ResultSet, metric: str | None,
-                      measured: bool) -> tuple[list[Comparison], Plan]:
-    """Judge the result and print its tables, how the measurement stopped (``measured``: a
-    new result), the correction line, the counters' stories and the notes."""
+def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Analysis:
+    """Judge the result (its one Analysis) and print its tables, how the measurement stopped
+    (``measured``: a new result), the correction line, the counters' stories and the notes."""
+    from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
@@ -323,29 +322,27 @@ def _show_comparisons(rs: ResultSet, metric: str | None,
         metrics_to_show,
         stat_table,
     )
-    from perflab.stats import Plan, compare_result
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
-    plan = Plan.of(rs)
-    comps = compare_result(rs, shown, plan=plan)
+    a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
-            console.print(fit(compare_table(rs, comps, shown, cell), console))
+            console.print(fit(compare_table(a, shown, cell), console))
         else:
-            console.print(fit(stat_table(rs, rs.configurations_in(cell)[0], shown), console))
+            console.print(fit(stat_table(a, rs.configurations_in(cell)[0], shown), console))
     stop = rs.settings.stop if measured else None
     if stop and stop.reason:
         aside.print(f"[dim]{stop.rounds} runs per configuration in "
                     f"{fmt_seconds(stop.seconds)}: stopped because {stop.reason}[/]",
                     highlight=False)
     primary = rs.settings.primary_metric or "wall_time"
-    aside.print(f"[dim]{correction_line(comps, plan, primary)}[/]", highlight=False)
-    _print_stories(rs, comps)
-    _print_notes(rs)
-    return comps, plan
+    aside.print(f"[dim]{correction_line(a, primary)}[/]", highlight=False)
+    _print_stories(rs, list(a.comparisons))
+    _print_notes(a)
+    return a
 
 
-def _regression_gate(rs: ResultSet, comps: list[Comparison]) -> None:
+def _regression_gate(rs: ResultSet, comps: Sequence[Comparison]) -> None:
     """--fail-on-regression: exit 1 when the primary metric of any candidate regressed."""
     primary = rs.settings.primary_metric or "wall_time"
     info = rs.metrics.get(primary)
@@ -412,6 +409,7 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
@@ -419,7 +417,7 @@ def results_show(
         metrics_to_show,
         stat_table,
     )
-    from perflab.stats import Plan, compare_result
+    from perflab.stats import Plan
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)
@@ -443,18 +441,18 @@ def results_show(
                     f", commit {rs.commit or '-'}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
-    comps = compare_result(rs, shown, plan=plan)
+    a = Analysis.judge(rs, shown, plan)
     for cell in rs.cells():
         if len(rs.configurations_in(cell)) == 1:
             cfg = rs.configurations_in(cell)[0]
-            console.print(fit(stat_table(rs, cfg, shown), console))
+            console.print(fit(stat_table(a, cfg, shown), console))
         else:
-            console.print(fit(compare_table(rs, comps, shown, cell), console))
-    if comps:
-        aside.print(f"[dim]{correction_line(comps, plan, rs.settings.primary_metric)}[/]",
+            console.print(fit(compare_table(a, shown, cell), console))
+    if a.comparisons:
+        aside.print(f"[dim]{correction_line(a, rs.settings.primary_metric)}[/]",
                     highlight=False)
-    _print_notes(rs)
-    _export(rs, comps, plan, exports)
+    _print_notes(a)
+    _export(a, exports)
 
 
 def register(app: typer.Typer) -> None:

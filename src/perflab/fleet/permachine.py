@@ -36,8 +36,9 @@ from rich.text import Text
 from perflab.errors import PerflabError
 from perflab.format import fmt_pct, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import fit, verdict_style
-from perflab.stats import Comparison, compare_result, verdict_word
+from perflab.stats import Comparison, Plan, verdict_word
 from perflab.validate import output_dir
 
 
@@ -184,6 +185,8 @@ class PerMachine:
     identity: dict[str, Machine] = field(default_factory=dict)
     metrics: list[str] = field(default_factory=list)
     results: dict[str, ResultSet] = field(default_factory=dict, repr=False)  # by machine
+    # by machine: its result judged once, by its own plan (stored, or the command line's)
+    analyses: dict[str, Analysis] = field(default_factory=dict, repr=False)
     db: str | None = None  # the store as the reproduce commands' --db (None: the default)
 
     def grids(self) -> list[list[Block]]:
@@ -264,12 +267,14 @@ def build(results: list[ResultSet], *, metric: str | None = None,
                            f"choose --metric among: {', '.join(sorted(known))}")
     keys: list[tuple[str, str, str]] = []
     comps_of: dict[str, dict[tuple[str, str, str, str], Comparison]] = {}
+    analyses: dict[str, Analysis] = {}
     for name, rs in per.items():
         _set_baseline(rs, baseline)
         notes += [f"{name} has no {m} figures" for m in wanted if m not in rs.metrics]
         have = [m for m in wanted if m in rs.metrics]
-        comps = compare_result(rs, have, threshold=threshold, correction=correction,
-                               bands=bands) if have else []
+        plan = Plan.of(rs, threshold=threshold, correction=correction, bands=bands)
+        analyses[name] = Analysis.judge(rs, have, plan)
+        comps = analyses[name].comparisons
         comps_of[name] = {(c.cell, c.baseline, c.candidate, c.metric): c for c in comps}
         keys += [(c.cell, c.baseline, c.candidate) for c in comps]
     infos: dict[str, MetricInfo] = {}
@@ -292,12 +297,13 @@ def build(results: list[ResultSet], *, metric: str | None = None,
             if found and a is not None and b is not None and a.commit and b.commit:
                 block.commits[name] = (a.commit, b.commit)
     every = [c for d in comps_of.values() for c in d.values()]
+    first = next(iter(analyses.values())).plan  # nothing compared: the first machine's plan
     return PerMachine(machines=list(per), result_ids=ids, blocks=blocks,
-                      threshold=every[0].threshold if every else (threshold or 0.01),
-                      correction=every[0].correction if every else (correction or "holm"),
+                      threshold=every[0].threshold if every else first.threshold,
+                      correction=every[0].correction if every else first.correction,
                       notes=notes,
                       identity={n: Machine.of(n, rs.fingerprint) for n, rs in per.items()},
-                      metrics=wanted, results=per)
+                      metrics=wanted, results=per, analyses=analyses)
 
 
 def _set_baseline(rs: ResultSet, baseline: str | None) -> None:

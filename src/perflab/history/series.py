@@ -107,7 +107,11 @@ class Point:
 
 
 def _summarize_point(p: Point, deterministic: bool) -> None:
-    """Median with its 95% CI from the core's statistics (one place to change if it moves)."""
+    """Median with its 95% CI from the core's statistics (one place to change if it moves).
+
+    Not through reports.analysis.Analysis (issue 24): a point is one configuration's samples
+    at one commit, read from the store's rows across many results, not a ResultSet with a
+    plan and comparisons; each point is summarized once, here, when the series is read."""
     from perflab.stats import summarize
 
     s = summarize(p.samples, deterministic=deterministic)

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
-from perflab.model import ResultSet
 from perflab.reports.warnings import Warning_
 
 if TYPE_CHECKING:
+    from perflab.reports.analysis import Analysis
     from perflab.reports.plots import PlotFile  # matplotlib: only where plots are drawn
 
 CSS = """
@@ -78,15 +78,17 @@ def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
+def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
                 plots: Sequence[PlotFile], warnings: Sequence[Warning_], suite_text: str,
-                out_dir: Path, correction: str, threshold: float,
-                exports: Sequence[Path] = (), single_file: Path | None = None) -> Path:
-    """Write ``out_dir/index.html``; plots must already be files under ``out_dir``.
+                out_dir: Path, exports: Sequence[Path] = (),
+                single_file: Path | None = None) -> Path:
+    """Write ``out_dir/index.html`` for the analysed result (the verdicts' band and families
+    from its plan); plots must already be files under ``out_dir``.
 
     With ``single_file``, write that one file instead: the plots inlined as base64 PNG data
     URIs and no links to files beside it, so it opens offline and can be attached to an issue
     or sent as it is."""
+    rs, plan = a.rs, a.plan
     out_dir.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
     esc = html.escape
@@ -94,9 +96,9 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
-        f"configuration series &middot; verdicts at &plusmn;{threshold:.1%}, one family per "
-        f"metric across the run ({esc(correction)} for the primary, bh for the others; CI "
-        f"levels adjusted with p)</p>",
+        f"configuration series &middot; verdicts at &plusmn;{plan.threshold:.1%}, one family "
+        f"per metric across the run ({esc(plan.correction)} for the primary, "
+        f"{esc(plan.secondary)} for the others; CI levels adjusted with p)</p>",
         "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "
         "<a href='#warnings'>Warnings</a> &middot; <a href='#environment'>Environment</a> "
         "&middot; <a href='#suite'>Suite</a></nav>",

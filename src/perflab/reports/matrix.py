@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -27,7 +27,10 @@ from perflab.format import (
     md_text,
 )
 from perflab.model import ResultSet
-from perflab.stats import Comparison, Summary, summarize
+from perflab.stats import Comparison, Summary
+
+if TYPE_CHECKING:
+    from perflab.reports.analysis import Analysis
 
 
 def suite_view(rs: ResultSet) -> ResultSet:
@@ -83,21 +86,11 @@ def config_names(rs: ResultSet) -> list[str]:
     return list(seen)
 
 
-def summaries(rs: ResultSet, metric: str) -> dict[tuple[str, str], Summary]:
-    info = rs.metrics.get(metric)
-    det = bool(info and info.deterministic)
-    out: dict[tuple[str, str], Summary] = {}
-    for c in rs.configurations:
-        x = c.samples(metric)
-        if x:
-            out[(c.cell, c.name)] = summarize(x, deterministic=det)
-    return out
-
-
-def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
+def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     """One row per cell: the cell's parameters, then median [CI] per configuration."""
+    rs = a.rs
     unit = unit_of(rs, metric)
-    sums = summaries(rs, metric)
+    sums = a.summaries(metric)
     names = config_names(rs)
     rows = []
     for cell in rs.cells():
@@ -145,15 +138,13 @@ def fmt_verdict(c: Comparison) -> str:
     return c.label
 
 
-def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
-                    metric: str) -> list[dict[str, str]]:
+def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     """The regression-report layout: one row per (cell, candidate) for ``metric``."""
+    rs = a.rs
     unit = unit_of(rs, metric)
-    sums = summaries(rs, metric)
+    sums = a.summaries(metric)
     rows = []
-    for c in comparisons:
-        if c.metric != metric:
-            continue
+    for c in a.comparisons_of(metric):
         b = sums.get((c.cell, c.baseline))
         d = sums.get((c.cell, c.candidate))
         rows.append({
@@ -212,42 +203,42 @@ def interval_words(comps: Sequence[Comparison]) -> str:
     return f"{level}, {how}"
 
 
-def _spread_text(x: Sequence[float], unit: str, exact: bool) -> str:
+def _spread_text(s: Summary, unit: str, exact: bool) -> str:
     """``median ±CV`` for the A/B/C table; an exact count is one number."""
-    s = summarize(x, deterministic=exact)
     if exact and s.min == s.max:
         return f"{fmt_value(s.median, unit)} (exact)"
     return fmt_value(s.median, unit) + fmt_cv(s.median, s.cv, s.stdev, unit)
 
 
-def counter_rows(rs: ResultSet, comparisons: Sequence[Comparison],
-                 cell: str) -> list[dict[str, str]]:
+def counter_rows(a: Analysis, cell: str) -> list[dict[str, str]]:
     """Ingo Molnar's A/B/C table for one cell: configurations as columns, every metric as a
     row (median and spread), and each configuration's % delta against the baseline.  Where the
     run compared that metric, the delta is the comparison's (with its CI); otherwise it is the
     ratio of medians, a description rather than a verdict."""
+    rs = a.rs
     configs = rs.configurations_in(cell)
     base = rs.baseline_in(cell) or (configs[0] if configs else None)
     if base is None:
         return []
     others = [c for c in configs if c is not base]
-    comp = {(c.candidate, c.metric): c for c in comparisons if c.cell == cell}
+    comp = {(c.candidate, c.metric): c for c in a.comparisons if c.cell == cell}
     rows: list[dict[str, str]] = []
     for m, info in rs.metrics.items():
         bs = base.samples(m)
         if not bs:
             continue
         exact = bool(info.deterministic)
-        row = {"metric": m, f"{base.name} (base)": _spread_text(bs, info.unit, exact)}
-        b_med = summarize(bs).median
+        sb = a.summary(base, m)
+        row = {"metric": m, f"{base.name} (base)": _spread_text(sb, info.unit, exact)}
+        b_med = sb.median
         for c in others:
             xs = c.samples(m)
-            row[c.name] = _spread_text(xs, info.unit, exact) if xs else "-"
+            row[c.name] = _spread_text(a.summary(c, m), info.unit, exact) if xs else "-"
             cp = comp.get((c.name, m))
             if cp is not None:
                 delta = fmt_change(cp, info.unit)
             elif xs and b_med:
-                delta = fmt_pct(summarize(xs).median / b_med) + (" (exact)" if exact else "")
+                delta = fmt_pct(a.summary(c, m).median / b_med) + (" (exact)" if exact else "")
             else:
                 delta = "-"
             row[f"Δ {c.name}"] = delta
@@ -260,13 +251,13 @@ _RAW_COLUMNS = {"metric", "unit", "configuration", "baseline", "runs", "median",
                 "verdict", "label", "runs_needed", "command"}
 
 
-def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
-             metrics: Sequence[str]) -> list[dict[str, Any]]:
+def raw_rows(a: Analysis, metrics: Sequence[str]) -> list[dict[str, Any]]:
     """Machine-readable rows (CSV): numbers, not formatted text."""
-    comp = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    rs = a.rs
+    comp = {(c.cell, c.candidate, c.metric): c for c in a.comparisons}
     rows: list[dict[str, Any]] = []
     for metric in metrics:
-        sums = summaries(rs, metric)
+        sums = a.summaries(metric)
         for c in rs.configurations:
             s = sums.get((c.cell, c.name))
             if s is None:

@@ -26,16 +26,17 @@ from perflab.reports.matrix import (
     cell_params,
     config_names,
     interval_words,
-    summaries,
     unit_of,
 )
-from perflab.stats import Comparison, axis_comparisons
+from perflab.stats import Comparison, Plan, axis_comparisons
 
 # matplotlib is imported where a plot is drawn: a report without plots, and the study axes
 # (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from perflab.reports.analysis import Analysis
 
 # One colour and marker per configuration: matplotlib's ten cycle colours, then five more, so
 # that a study of 11-15 configurations (the eh-study has 11) does not draw two in one style.
@@ -221,9 +222,10 @@ def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> PlotFi
     return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption, figure=fig)
 
 
-def plot_metric(rs: ResultSet, metric: str, x: str, out: Path, *, log_x: Any = "auto",
+def plot_metric(analysis: Analysis, metric: str, x: str, out: Path, *, log_x: Any = "auto",
                 log_y: Any = "auto") -> PlotFile | None:
-    sums = summaries(rs, metric)
+    rs = analysis.rs
+    sums = analysis.summaries(metric)
     if not sums:
         return None
     unit = unit_of(rs, metric)
@@ -326,13 +328,13 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
                        f"{_safe(metric)}-ratio-to-baseline", log_x)
 
 
-def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any,
+def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any, plan: Plan,
                  ) -> tuple[dict[str, dict[str, list[tuple[float, float, float, float]]]], str]:
     """Per configuration, metric at param=a over metric at param=b, against x: the intervals
     of stats.axis_comparisons (paired by round where measured in the same rounds), and the
     words for them in a title."""
     series: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {}
-    comps = axis_comparisons(rs, metric, param, a, b)
+    comps = axis_comparisons(rs, metric, param, a, b, plan=plan)
     for c in comps:
         rest = json.loads(c.cell)
         if x not in rest:
@@ -343,30 +345,33 @@ def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any,
     return series, interval_words(comps)
 
 
-def plot_scaling(rs: ResultSet, metric: str, x: str, out: Path, *, param: str = "threads",
-                 log_x: Any = "auto") -> PlotFile | None:
+def plot_scaling(analysis: Analysis, metric: str, x: str, out: Path, *,
+                 param: str = "threads", log_x: Any = "auto") -> PlotFile | None:
+    rs = analysis.rs
     vals = _params_of(rs).get(param)
     if not vals or len(vals) < 2 or not _numeric(vals):
         return None
     lo, hi = min(vals), max(vals)
-    series, words = _cross_ratio(rs, metric, x, param, hi, lo)
+    series, words = _cross_ratio(rs, metric, x, param, hi, lo, analysis.plan)
     return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
                        f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
                        out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x)
 
 
-def plot_kinds(rs: ResultSet, metric: str, x: str, out: Path, kinds: tuple[str, str, str],
-               *, log_x: Any = "auto") -> PlotFile | None:
+def plot_kinds(analysis: Analysis, metric: str, x: str, out: Path,
+               kinds: tuple[str, str, str], *, log_x: Any = "auto") -> PlotFile | None:
+    rs = analysis.rs
     param, a, b = kinds
-    series, words = _cross_ratio(rs, metric, x, param, a, b)
+    series, words = _cross_ratio(rs, metric, x, param, a, b, analysis.plan)
     return _ratio_plot(rs, series, x, f"{metric} {param}={a} / {param}={b} (x)",
                        f"{metric}: {a} over {b} per configuration ({words})", out,
                        f"{_safe(metric)}-{_safe(a)}-vs-{_safe(b)}", log_x)
 
 
-def plot_bars(rs: ResultSet, metric: str, out: Path) -> PlotFile | None:
+def plot_bars(analysis: Analysis, metric: str, out: Path) -> PlotFile | None:
     """Without a numeric parameter: grouped bars of the median per cell, CI as error bars."""
-    sums = summaries(rs, metric)
+    rs = analysis.rs
+    sums = analysis.summaries(metric)
     if not sums:
         return None
     cap = caption_for(rs)
@@ -469,9 +474,11 @@ def _safe(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(s))
 
 
-def all_plots(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Sequence[str],
-              out: Path, report: dict[str, Any] | None = None) -> list[PlotFile]:
-    """Every plot that the result's parameters allow, for each metric."""
+def all_plots(analysis: Analysis, metrics: Sequence[str], out: Path,
+              report: dict[str, Any] | None = None) -> list[PlotFile]:
+    """Every plot that the result's parameters allow, for each metric: the analysis'
+    summaries and comparisons, the axes' comparisons judged by its plan."""
+    rs, comparisons = analysis.rs, analysis.comparisons
     report = report or {}
     log_x = report.get("log_x", "auto")
     log_y = report.get("log_y", "auto")
@@ -481,15 +488,15 @@ def all_plots(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Sequenc
     files: list[PlotFile] = []
     for metric in metrics:
         if x is None:
-            p = plot_bars(rs, metric, out)
+            p = plot_bars(analysis, metric, out)
             if p:
                 files.append(p)
             continue
-        for p in (plot_metric(rs, metric, x, out, log_x=log_x, log_y=log_y),
+        for p in (plot_metric(analysis, metric, x, out, log_x=log_x, log_y=log_y),
                   plot_ratio_to_baseline(rs, comparisons, metric, x, out, log_x=log_x),
-                  plot_scaling(rs, metric, x, out, param=scaling, log_x=log_x)
+                  plot_scaling(analysis, metric, x, out, param=scaling, log_x=log_x)
                   if scaling != x else None,
-                  plot_kinds(rs, metric, x, out, kinds, log_x=log_x) if kinds else None):
+                  plot_kinds(analysis, metric, x, out, kinds, log_x=log_x) if kinds else None):
             if p is not None:
                 files.append(p)
     return files

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
 from rich.table import Table
@@ -17,8 +18,10 @@ from perflab.stats import (
     Estimator,
     Plan,
     parse_estimator,
-    summarize,
 )
+
+if TYPE_CHECKING:
+    from perflab.reports.analysis import Analysis
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "equivalent": "cyan",
                  "inconclusive": "yellow", "larger": "bold", "smaller": "bold",
@@ -71,17 +74,18 @@ def _metric_rows(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
             yield m, f"[bold]{m}[/]" if m == primary else m, rs.metrics[m], xs
 
 
-def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
+def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
                estimator: Estimator | None = None) -> Table:
     """One configuration: the centre (median, or --estimator's) with its 95% CI per metric."""
+    rs = a.rs
     t = Table(title=f"{cfg.name}: {len(cfg.measured_runs())} runs", title_justify="left",
               header_style="bold")
     head = "median" if estimator is None or estimator.kind == "median" else estimator.label
     for col in ("metric", head, "95% CI", "CV", "min", "max", "source"):
         t.add_column(col, justify="left" if col in ("metric", "source") else "right",
                      no_wrap=col != "source")
-    for _, name, info, xs in _metric_rows(rs, cfg, metrics):
-        s = summarize(xs, info.deterministic, estimator)
+    for m, name, info, _ in _metric_rows(rs, cfg, metrics):
+        s = a.summary(cfg, m, estimator)
         ci = ("exact" if info.deterministic and s.ci_low == s.ci_high else
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
@@ -91,13 +95,13 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
     return t
 
 
-def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Sequence[str],
-                  cell: str) -> Table:
+def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
     """Configurations as columns, metrics as rows, % change against the baseline with its CI."""
+    rs = a.rs
     configs = rs.configurations_in(cell)
     base = rs.baseline_in(cell)
     assert base is not None
-    by_key = {(c.candidate, c.metric): c for c in comparisons if c.cell == cell}
+    by_key = {(c.candidate, c.metric): c for c in a.comparisons if c.cell == cell}
     t = Table(header_style="bold", title_justify="left",
               title=None if cell == "{}" else f"cell {cell}")
     t.add_column("metric", no_wrap=True)
@@ -107,8 +111,8 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
         t.add_column(c.name, justify="right")
         t.add_column("change [CI]", justify="right")
         t.add_column("verdict")
-    for m, name, info, bs in _metric_rows(rs, base, metrics):
-        sb = summarize(bs, info.deterministic)
+    for m, name, info, _ in _metric_rows(rs, base, metrics):
+        sb = a.summary(base, m)
         cv = "" if info.deterministic else fmt_cv(sb.median, sb.cv, sb.stdev, info.unit)
         row = [name, fmt_value(sb.median, info.unit) + cv]
         for c in others:
@@ -117,7 +121,7 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
             if not cs:
                 row += ["-", "-", ""]
                 continue
-            sc = summarize(cs, info.deterministic)
+            sc = a.summary(c, m)
             cvc = "" if info.deterministic else fmt_cv(sc.median, sc.cv, sc.stdev, info.unit)
             if comp is None:  # not compared: other work declared (stats._comparable)
                 row += [fmt_value(sc.median, info.unit) + cvc, "-", "[dim]other work[/]"]
@@ -128,9 +132,9 @@ def compare_table(rs: ResultSet, comparisons: Sequence[Comparison], metrics: Seq
     return t
 
 
-def correction_line(comps: Sequence[Comparison], plan: Plan,
-                    primary: str | None = None) -> str:
+def correction_line(a: Analysis, primary: str | None = None) -> str:
     """How the verdicts were reached, in one line: estimator, band, families, level."""
+    comps, plan = a.comparisons, a.plan
     est = parse_estimator(plan.estimator)
     paired = any(c.paired for c in comps)
     what = ("per-round ratios" if paired else "ratio of the runs (not interleaved)")

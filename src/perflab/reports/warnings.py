@@ -5,22 +5,17 @@ in the HTML page)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perflab.model import ResultSet
-from perflab.reports.matrix import cell_label, fmt_ratio, summaries
-from perflab.stats import (
-    MIN_RUNS,
-    Comparison,
-    Plan,
-    Summary,
-    differing_results,
-    parse_estimator,
-    summarize,
-)
+from perflab.reports.matrix import cell_label, fmt_ratio
+from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
+
+if TYPE_CHECKING:
+    from perflab.reports.analysis import Analysis
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
 
@@ -30,8 +25,10 @@ def is_noisy(s: Summary) -> bool:
     return s.n > 1 and not math.isnan(s.cv) and s.cv > NOISY_CV
 
 
-def result_warnings(rs: ResultSet) -> list[str]:
-    """What makes these numbers less trustworthy (hyperfine-style warnings, and more)."""
+def result_warnings(a: Analysis) -> list[str]:
+    """What makes these numbers less trustworthy (hyperfine-style warnings, and more); read
+    through Analysis.warnings, which computes them once per result."""
+    rs = a.rs
     out: list[str] = []
     primary = rs.settings.primary_metric or "wall_time"
     for cfg in rs.configurations:
@@ -42,10 +39,10 @@ def result_warnings(rs: ResultSet) -> list[str]:
         xs = cfg.samples(primary)
         info = rs.metrics.get(primary)
         if len(xs) >= 4 and info and not info.deterministic:
-            s = summarize(xs)
+            s = a.summary(cfg, primary)
             if s.outliers:
                 out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
-                           f"(outside 1.5 IQR); {_robust(rs)}, but a quiet machine is better")
+                           f"(outside 1.5 IQR); {_robust(a)}, but a quiet machine is better")
             if is_noisy(s):
                 out.append(f"{cfg.name}: {primary} varies a lot (CV {s.cv:.1%}); consider "
                            "--pin, more runs, or a quieter machine")
@@ -77,7 +74,7 @@ def result_warnings(rs: ResultSet) -> list[str]:
                 out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
-    out += busy_machine(rs)
+    out += a.busy
     return out
 
 
@@ -92,9 +89,9 @@ def busy_machine(rs: ResultSet) -> list[str]:
     return []
 
 
-def _robust(rs: ResultSet) -> str:
-    """Whether the estimator the verdicts use (stored with the result) shrugs off outliers."""
-    est = parse_estimator(Plan.of(rs).estimator)
+def _robust(a: Analysis) -> str:
+    """Whether the estimator the verdicts use (the analysis' plan) shrugs off outliers."""
+    est = parse_estimator(a.plan.estimator)
     if est.kind == "mean":
         return "the mean the verdicts use is not robust to them (--estimator trim is)"
     return f"the {est.label} the verdicts use is robust to a few"
@@ -106,19 +103,18 @@ class Warning_:
     text: str
 
 
-def suite_warnings(rs: ResultSet, comparisons: Sequence[Comparison],
-                 metric: str) -> list[Warning_]:
-    out: list[Warning_] = [Warning_("machine", w) for w in busy_machine(rs)]
+def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
+    rs = a.rs
+    out: list[Warning_] = [Warning_("machine", w) for w in a.busy]
     for msg in rs.settings.suite.skipped or []:
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):
         out.append(Warning_("note", n))
-    sums = summaries(rs, metric)
-    for (cell, name), s in sums.items():
+    for (cell, name), s in a.summaries(metric).items():
         if is_noisy(s):
             out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
                                 f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
-    for c in comparisons:
+    for c in a.comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
             need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
                     if c.runs_needed else f" ({c.note})" if c.note else "")

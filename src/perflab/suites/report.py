@@ -13,18 +13,18 @@ from rich.console import Console
 from perflab.format import fmt_band, md_text, seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
+from perflab.reports.analysis import Analysis
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import fit, verdict_style
 from perflab.reports.warnings import Warning_, suite_warnings
-from perflab.stats import Comparison, Plan, axis_comparisons, compare_result, parse_estimator
+from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
 from perflab.validate import output_dir
 
 
 @dataclass
 class Report:
-    rs: ResultSet
-    comparisons: list[Comparison]
+    analysis: Analysis  # the one every table, plot and export of the report is drawn from
     metrics: list[str]
     out_dir: Path
     html: Path | None = None
@@ -67,32 +67,31 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     info = view.settings.suite
     plan = Plan.of(view)  # the threshold, correction and estimator stored with the run
     mets = report_metrics(view, metrics)
-    comps = compare_result(view, mets, plan=plan)
+    a = Analysis.judge(view, mets, plan)
     out = output_dir(out_dir, "--out")
-    rep = Report(rs=view, comparisons=comps, metrics=mets, out_dir=out)
+    rep = Report(analysis=a, metrics=mets, out_dir=out)
 
     # The family titles name the correction each metric was judged with: the stored primary's
     # (Holm by default), BH for the others, even when --metric leaves the primary out.
     primary = decided_on(view) or (mets[0] if mets else "wall_time")
     shown = primary if primary in mets else (mets[0] if mets else primary)
-    tables = _metric_tables(view, comps, mets, plan, primary)
-    axis_tables, styles_of = _axis_tables(view, mets, plan)
+    tables = _metric_tables(a, mets, primary)
+    axis_tables, styles_of = _axis_tables(a, mets)
     tables += axis_tables
-    warns = suite_warnings(view, comps, shown)
+    warns = suite_warnings(a, shown)
     if console is not None:
-        _print_tables(console, tables, styles_of, comps, mets, shown, warns)
-    _write_files(rep, tables, plan)
+        _print_tables(console, tables, styles_of, a.comparisons_of(shown), mets, shown, warns)
+    _write_files(rep, tables)
     if plots:
         rcfg = info.report or {}
         plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
-        rep.plots = all_plots(view, comps, plot_metrics, out / "img", rcfg)
+        rep.plots = all_plots(a, plot_metrics, out / "img", rcfg)
     title = (info.report or {}).get("title") or f"perflab: {view.label or 'result'}"
     page = {"title": title, "tables": tables, "plots": rep.plots, "warnings": warns,
-            "suite_text": info.text or "", "out_dir": out, "correction": plan.correction,
-            "threshold": plan.threshold, "exports": rep.files}
-    rep.html = render_html(view, **page)
+            "suite_text": info.text or "", "out_dir": out, "exports": rep.files}
+    rep.html = render_html(a, **page)
     if single_file:
-        rep.single_file = render_html(view, **page,
+        rep.single_file = render_html(a, **page,
                                       single_file=out / f"perflab-run-{rs.id}.html")
     return rep
 
@@ -100,9 +99,9 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
 Tables = list[tuple[str, list[dict[str, str]]]]
 
 
-def _metric_tables(view: ResultSet, comps: list[Comparison], mets: list[str], plan: Plan,
-                   primary: str) -> Tables:
+def _metric_tables(a: Analysis, mets: list[str], primary: str) -> Tables:
     """What each configuration ran; per metric, the medians and the comparisons."""
+    view, comps, plan = a.rs, a.comparisons, a.plan
     est_label = parse_estimator(plan.estimator).label
     base = view.settings.suite.baseline or ""
     tables: Tables = [("configurations: what each one ran", matrix.configuration_rows(view))]
@@ -111,21 +110,21 @@ def _metric_tables(view: ResultSet, comps: list[Comparison], mets: list[str], pl
         # A time's cells carry their own unit (fmt_value: "6.283 ms"): "(s)" over them misled.
         u = f" ({unit})" if unit and seconds_per(unit) is None else ""
         tables.append((f"{m}{u}: median [95% CI] per configuration",
-                       matrix.medians_rows(view, m)))
+                       matrix.medians_rows(a, m)))
         if any(c.metric == m for c in comps):
             tables.append((f"{m}: each configuration (diff) against the baseline {base} (base); "
                            f"ratio = {est_label} of the per-round ratios; p and CI "
                            f"adjusted ({_family(m, primary, plan)}) across the "
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
-                           matrix.comparison_rows(view, comps, m)))
+                           matrix.comparison_rows(a, m)))
     return tables
 
 
-def _axis_tables(view: ResultSet, mets: list[str],
-                 plan: Plan) -> tuple[Tables, dict[str, list[str]]]:
+def _axis_tables(a: Analysis, mets: list[str]) -> tuple[Tables, dict[str, list[str]]]:
     """What the study's plots divide (its [report] kinds, its thread scaling), with verdicts:
     paired by round where the cells were measured in the same rounds (suites.execute).  The
     tables, and each one's verdict styles by title."""
+    view, plan = a.rs, a.plan
     tables: Tables = []
     styles_of: dict[str, list[str]] = {}
     for m in mets:
@@ -142,8 +141,9 @@ def _axis_tables(view: ResultSet, mets: list[str],
 def _print_tables(console: Console, tables: Tables, styles_of: dict[str, list[str]],
                   comps: list[Comparison], mets: list[str], shown: str,
                   warns: list[Warning_]) -> None:
-    """The terminal gets the primary metric; every metric is in the HTML and Markdown."""
-    styles = [verdict_style(c) for c in comps if c.metric == shown]  # comparison_rows'
+    """The terminal gets the primary metric (``comps``: its comparisons); every metric is in
+    the HTML and Markdown."""
+    styles = [verdict_style(c) for c in comps]  # comparison_rows'
     for title, rows in tables:
         if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
             has_verdict = bool(rows) and "verdict" in rows[0]
@@ -159,16 +159,17 @@ def _print_tables(console: Console, tables: Tables, styles_of: dict[str, list[st
         console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
 
 
-def _write_files(rep: Report, tables: Tables, plan: Plan) -> None:
+def _write_files(rep: Report, tables: Tables) -> None:
     """tables.md, results.csv, comparisons.csv and result.json in ``rep.out_dir``."""
     from perflab.reports.export.json_schema import result_to_json
 
-    view, comps, mets, out = rep.rs, rep.comparisons, rep.metrics, rep.out_dir
+    a, mets, out = rep.analysis, rep.metrics, rep.out_dir
+    view, plan = a.rs, a.plan
     # GitHub-ready Markdown: the regression (dotnet ResultsComparer) tables per metric, then
     # Ingo Molnar's A/B/C table of every metric per cell.
     counter_tables = [
         (f"every metric, {matrix.cell_label(cell, view)}: configurations as columns, % delta "
-         "against the baseline", matrix.counter_rows(view, comps, cell))
+         "against the baseline", matrix.counter_rows(a, cell))
         for cell in view.cells()]
     md = out / "tables.md"
     # How the verdicts were reached, as the HTML page says it (the suite's own band).
@@ -179,15 +180,15 @@ def _write_files(rep: Report, tables: Tables, plan: Plan) -> None:
                                  for title, rows in tables + counter_tables))
     md.write_text(rep.markdown, encoding="utf-8")
     csv_path = out / "results.csv"
-    csv_path.write_text(matrix.to_csv(matrix.raw_rows(view, comps, mets)), encoding="utf-8")
+    csv_path.write_text(matrix.to_csv(matrix.raw_rows(a, mets)), encoding="utf-8")
     cmp_csv = out / "comparisons.csv"
     cmp_rows: list[dict[str, Any]] = []
     for m in mets:
-        cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(view, comps, m)]
+        cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(a, m)]
     cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
     rep.files += [md, csv_path, cmp_csv]
     js = out / "result.json"
-    js.write_text(json.dumps(result_to_json(view, comps, plan), indent=1, default=str),
+    js.write_text(json.dumps(result_to_json(a), indent=1, default=str),
                   encoding="utf-8")
     rep.files.append(js)
 

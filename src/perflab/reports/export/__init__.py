@@ -12,14 +12,12 @@ import importlib
 import json
 import math
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.model import ResultSet
-    from perflab.stats import Comparison, Plan
+    from perflab.reports.analysis import Analysis
 
 
 STDOUT = "-"  # an export path that means standard output
@@ -29,11 +27,11 @@ STDOUT = "-"  # an export path that means standard output
 class Exporter:
     option: str  # the command-line option that asks for it
     help: str  # that option's help
-    module: str  # perflab.reports.export.<module>, whose render() writes it
+    module: str  # perflab.reports.export.<module>, whose render(analysis) writes it
 
-    def render(self, rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
+    def render(self, analysis: Analysis) -> str:
         mod = importlib.import_module(f"{__name__}.{self.module}")
-        text: str = mod.render(rs, comps, plan)
+        text: str = mod.render(analysis)
         return text
 
 
@@ -50,8 +48,7 @@ EXPORTERS: dict[str, Exporter] = {
 }
 
 
-def export_all(rs: ResultSet, comps: Sequence[Comparison], plan: Plan,
-               paths: dict[str, Path | None]) -> list[Path]:
+def export_all(analysis: Analysis, paths: dict[str, Path | None]) -> list[Path]:
     """Write every export asked for (format -> path; "-" is standard output); returns the
     files written.  Raises OSError with ``filename`` set to the path that could not be
     written."""
@@ -59,7 +56,7 @@ def export_all(rs: ResultSet, comps: Sequence[Comparison], plan: Plan,
     for fmt, path in paths.items():
         if path is None:
             continue
-        text = EXPORTERS[fmt].render(rs, comps, plan)
+        text = EXPORTERS[fmt].render(analysis)
         if str(path) == STDOUT:  # hyperfine's and jq's "-": the export alone on stdout
             sys.stdout.write(text)
             sys.stdout.flush()

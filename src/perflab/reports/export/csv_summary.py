@@ -4,29 +4,27 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
 from typing import Any
 
-from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean
-from perflab.stats import Comparison, Plan, summarize
 
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
               "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
               "ratio_ci_high", "p_value", "verdict", "label"]
 
 
-def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
-    by_key = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+def result_to_csv(a: Analysis) -> str:
+    rs = a.rs
+    by_key = {(c.cell, c.candidate, c.metric): c for c in a.comparisons}
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
     w.writeheader()
     for cfg in rs.configurations:
         for m, info in rs.metrics.items():
-            xs = cfg.samples(m)
-            if not xs:
+            if not cfg.samples(m):
                 continue
-            s = summarize(xs, info.deterministic)
+            s = a.summary(cfg, m)
             row: dict[str, Any] = {
                 "configuration": cfg.name, "cell": cfg.cell, "metric": m, "unit": info.unit,
                 "n": s.n, "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
@@ -40,5 +38,5 @@ def result_to_csv(rs: ResultSet, comparisons: Sequence[Comparison]) -> str:
     return buf.getvalue()
 
 
-def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return result_to_csv(rs, comps)
+def render(a: Analysis) -> str:
+    return result_to_csv(a)

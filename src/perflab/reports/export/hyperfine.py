@@ -3,25 +3,23 @@ plot_*.py read results[].times) keep working on perflab's results."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps
-from perflab.stats import Comparison, Plan, summarize
 
 
-def result_to_hyperfine(rs: ResultSet) -> dict[str, Any]:
+def result_to_hyperfine(a: Analysis) -> dict[str, Any]:
     """hyperfine's --export-json layout: one entry per configuration, ``times`` the wall time
     of each measured run in seconds, ``user``/``system`` the mean CPU seconds, ``exit_codes``
     one per run."""
     out = []
-    for cfg in rs.configurations:
+    for cfg in a.rs.configurations:
         runs = [r for r in cfg.measured_runs() if "wall_time" in r.values]
         times = [r.values["wall_time"] for r in runs]
         if not times:
             continue
-        s = summarize(times)
+        s = a.summary(cfg, "wall_time")  # times are cfg.samples("wall_time")
         user = [r.values["user_time"] for r in runs if "user_time" in r.values]
         system = [r.values["sys_time"] for r in runs if "sys_time" in r.values]
         out.append({"command": cfg.name if cfg.name else " ".join(cfg.command),
@@ -38,5 +36,5 @@ def result_to_hyperfine(rs: ResultSet) -> dict[str, Any]:
     return clean({"results": out})
 
 
-def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return dumps(result_to_hyperfine(rs))
+def render(a: Analysis) -> str:
+    return dumps(result_to_hyperfine(a))

@@ -19,22 +19,20 @@ JSON schema (version 1), see docs/export-schema.md:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from perflab import __version__
-from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps
-from perflab.reports.warnings import result_warnings
-from perflab.stats import Comparison, Plan, summarize
 
 SCHEMA = "perflab-result/1"
 
 
-def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
-                   plan: Plan) -> dict[str, Any]:
-    """The result as perflab-result/1 JSON; ``plan`` is how its comparisons were judged (no
-    default: a suite's result.json once stated holm and 1% whatever the suite said)."""
+def result_to_json(a: Analysis) -> dict[str, Any]:
+    """The result as perflab-result/1 JSON; the analysis' plan is how its comparisons were
+    judged (no default: a suite's result.json once stated holm and 1% whatever the suite
+    said)."""
+    rs, plan = a.rs, a.plan
     configs = []
     for cfg in rs.configurations:
         metrics: dict[str, Any] = {}
@@ -42,7 +40,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
             xs = cfg.samples(m)
             if not xs:
                 continue
-            s = summarize(xs, info.deterministic)
+            s = a.summary(cfg, m)
             metrics[m] = {"samples": xs, "median": s.median, "ci_low": s.ci_low,
                           "ci_high": s.ci_high, "mean": s.mean, "stdev": s.stdev, "cv": s.cv,
                           "min": s.min, "max": s.max, "n": s.n, "unit": info.unit,
@@ -53,7 +51,7 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
             "commit": cfg.commit, "runs": len(cfg.measured_runs()),
             "failed_runs": sum(1 for r in cfg.runs if r.status != "ok"), "metrics": metrics})
     comps = []
-    for c in comparisons:
+    for c in a.comparisons:
         d = c.to_dict()
         comps.append({k: d[k] for k in (
             "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
@@ -65,10 +63,10 @@ def result_to_json(rs: ResultSet, comparisons: Sequence[Comparison],
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint.to_json(),
-        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(rs),
+        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": a.warnings,
         "configurations": configs, "comparisons": comps, "correction": plan.correction,
         "threshold": plan.threshold})
 
 
-def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return dumps(result_to_json(rs, comps, plan))
+def render(a: Analysis) -> str:
+    return dumps(result_to_json(a))

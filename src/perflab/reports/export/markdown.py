@@ -5,19 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from perflab.format import fmt_change, fmt_value, md_text
-from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import to_markdown
 from perflab.reports.terminal import metrics_to_show
-from perflab.reports.warnings import result_warnings
-from perflab.stats import Comparison, Plan, summarize
 
 
-def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
-                       metrics: Sequence[str] | None = None) -> str:
+def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str:
     """The side-by-side table (one per cell) as GitHub Markdown, through the one Markdown
     writer (reports.matrix.to_markdown)."""
+    rs = a.rs
     shown = metrics_to_show(rs, metrics)
-    by_key = {(c.cell, c.candidate, c.metric): c for c in comparisons}
+    by_key = {(c.cell, c.candidate, c.metric): c for c in a.comparisons}
     parts: list[str] = []
     for cell in rs.cells():
         base = rs.baseline_in(cell)
@@ -30,21 +28,21 @@ def result_to_markdown(rs: ResultSet, comparisons: Sequence[Comparison],
             bs = base.samples(m)
             if not bs:
                 continue
-            row = {"metric": m, f"{base.name} (baseline)": fmt_value(summarize(bs).median,
+            row = {"metric": m, f"{base.name} (baseline)": fmt_value(a.summary(base, m).median,
                                                                     info.unit)}
             for c in others:
                 comp = by_key.get((cell, c.name, m))
                 cs = c.samples(m)
                 have = bool(cs) and comp is not None
-                row[c.name] = fmt_value(summarize(cs).median, info.unit) if cs else "-"
+                row[c.name] = fmt_value(a.summary(c, m).median, info.unit) if cs else "-"
                 row[f"{c.name}: change [CI]"] = fmt_change(comp, info.unit) if have else "-"
                 row[f"{c.name}: verdict"] = comp.label if comp is not None and have else "-"
             rows.append(row)
         parts.append(to_markdown(rows, "" if cell == "{}" else f"cell {cell}"))
-    notes = [f"- warning: {md_text(w)}" for w in result_warnings(rs)]
+    notes = [f"- warning: {md_text(w)}" for w in a.warnings]
     notes += [f"- note: {md_text(n)}" for n in rs.notes]
     return "\n".join(parts + notes) + "\n"
 
 
-def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return result_to_markdown(rs, comps)
+def render(a: Analysis) -> str:
+    return result_to_markdown(a)

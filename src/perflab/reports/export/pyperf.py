@@ -3,13 +3,12 @@ perflab's results."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from perflab.format import seconds_per
 from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps
-from perflab.stats import Comparison, Plan
 
 
 def _time_in_seconds(rs: ResultSet, metric: str) -> float | None:
@@ -49,5 +48,5 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts).isoformat(sep=" ")
 
 
-def render(rs: ResultSet, comps: Sequence[Comparison], plan: Plan) -> str:
-    return dumps(result_to_pyperf(rs))
+def render(a: Analysis) -> str:
+    return dumps(result_to_pyperf(a.rs))
