@@ -146,9 +146,10 @@ def stat(
       perflab stat './prog --size 10'     one quoted string (hyperfine's way)
       perflab stat -W eh/cpp -p depth=10  a workload
     """
-    from perflab.reports.terminal import fit, metrics_to_show, stat_table
+    from perflab.reports.terminal import metrics_to_show, stat_table
     from perflab.runner import measure
     from perflab.stats import Plan
+    from perflab.table import fit
 
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
@@ -319,11 +320,11 @@ def _show_comparisons(rs: ResultSet, metric: str | None,
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
-        fit,
         metrics_to_show,
         stat_table,
     )
     from perflab.stats import Plan, compare_result
+    from perflab.table import fit
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
     plan = Plan.of(rs)
@@ -415,11 +416,11 @@ def results_show(
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
-        fit,
         metrics_to_show,
         stat_table,
     )
     from perflab.stats import Plan, compare_result
+    from perflab.table import fit
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)

@@ -7,15 +7,11 @@ or CSV, so every output says the same thing.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from perflab.format import (
     fmt_change,
@@ -24,10 +20,13 @@ from perflab.format import (
     fmt_pct,
     fmt_signed,
     fmt_value,
-    md_text,
 )
 from perflab.model import ResultSet
 from perflab.stats import Comparison, Summary, summarize
+from perflab.table import Table
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
 
 
 def suite_view(rs: ResultSet) -> ResultSet:
@@ -290,54 +289,38 @@ def raw_rows(rs: ResultSet, comparisons: Sequence[Comparison],
     return rows
 
 
+# The text columns of a matrix table (aligned left; the others are figures, aligned right);
+# the key columns are never wrapped in the terminal.
+LEFT = ("cell", "configuration", "metric")
+_KEYS = ("cell", "configuration")
+
+
+def table(rows: list[dict[str, str]], title: str = "", left: Collection[str] = LEFT,
+          verdict_styles: Sequence[str] | None = None) -> Table:
+    """Rows as the one table model; ``verdict_styles`` colour each row's verdict cell in the
+    terminal (from terminal.verdict_style of the row's comparison: the rule lives there)."""
+    return Table.from_dicts(rows, title, left=left, no_wrap=_KEYS, fold=True,
+                            styles=verdict_styles)
+
+
 def rich_table(rows: list[dict[str, str]], title: str,
-               verdict_styles: Sequence[str] | None = None) -> Table:
-    """Rows as a terminal table; ``verdict_styles`` colours each row's verdict cell (from
-    terminal.verdict_style of the row's comparison: the rule lives there)."""
-    t = Table(title=title, title_justify="left", show_lines=False)
-    if not rows:
-        t.add_column("(no data)")
-        return t
-    for k in rows[0]:
-        key = k in ("cell", "configuration")
-        t.add_column(k, overflow="fold", justify="left" if key else "right", no_wrap=key)
-    for i, r in enumerate(rows):
-        cells = []
-        for k, v in r.items():
-            style = verdict_styles[i] if verdict_styles and k == "verdict" else None
-            cells.append(f"[{style}]{v}[/]" if style else v)
-        t.add_row(*cells)
-    return t
+               verdict_styles: Sequence[str] | None = None) -> RichTable:
+    """Rows as a terminal table (see table)."""
+    return table(rows, title, verdict_styles=verdict_styles).rich_table()
 
 
 def to_markdown(rows: list[dict[str, str]], title: str = "",
-                left: Collection[str] = ("cell", "configuration", "metric")) -> str:
-    """GitHub Markdown: a ### title and one table; every cell escaped (md_text); the
-    ``left`` columns aligned left, the others (figures) right."""
-    out = [f"### {md_text(title)}", ""] if title else []
-    if not rows:
-        return "\n".join(out + ["(no data)", ""])
-    keys = list(rows[0])
-    out.append("| " + " | ".join(md_text(k) for k in keys) + " |")
-    out.append("|" + "|".join("---" if k in left else "---:"
-                              for k in keys) + "|")
-    for r in rows:
-        out.append("| " + " | ".join(md_text(r[k]) for k in keys) + " |")
-    out.append("")
-    return "\n".join(out)
+                left: Collection[str] = LEFT) -> str:
+    """GitHub Markdown through the one Markdown writer (table.Table.to_markdown)."""
+    return table(rows, title, left).to_markdown()
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
+    """Rows of any shapes as CSV: the columns are every key, in the order first seen."""
     keys: list[str] = []
     for r in rows:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
-    w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-    return buf.getvalue()
+        keys += [k for k in r if k not in keys]
+    return Table.from_dicts([{k: r.get(k) for k in keys} for r in rows]).to_csv() if rows \
+        else "\n"
 
 

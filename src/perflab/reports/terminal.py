@@ -5,9 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from rich.console import Console, RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
@@ -179,44 +177,3 @@ def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
                 groups[text].append(c.metric)
     return (" (" + "; ".join(f"{b}: {', '.join(ms)}" for b, ms in groups.items()) + ")"
             if groups else "")
-
-
-def _unbroken_width(table: Table) -> int:
-    """The narrowest the table can be without breaking a word inside a cell: each column as
-    wide as its longest word, plus the cell padding and the borders."""
-    widths = [max((len(w) for c in (col.header, *col.cells)
-                   for w in Text.from_markup(str(c)).plain.split()), default=1)
-              for col in table.columns]
-    return sum(widths) + 3 * len(widths) + 1
-
-
-def fit(table: Table, console: Console) -> RenderableType:
-    """``table`` as it is when it fits the terminal; at widths where rich would have to cut its
-    cells to "…" (COLUMNS=40) or break words (an 80-column terminal squeezed a suite's verdict
-    column to "slowe / r / (regr / essio / n)"), the same cells stacked: one block per row,
-    one line per column ("header: value"), so every figure and verdict stays readable."""
-    cells = "".join(str(c) for col in table.columns for c in (col.header, *col.cells))
-    rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
-                       for seg in line)
-    cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
-    if not cut and console.width >= _unbroken_width(table):
-        return table
-    headers = [str(c.header) for c in table.columns]
-    columns = [list(c.cells) for c in table.columns]
-    out = Text()
-    if table.title:
-        out.append(f"{table.title}\n", style="bold")
-    for i in range(table.row_count):
-        first = columns[0][i] if columns else ""
-        title = first if isinstance(first, str) else str(first)
-        if title.strip():
-            out.append_text(Text.from_markup(title, style="bold"))
-            out.append("\n")
-        for h, cells in zip(headers[1:], columns[1:], strict=True):
-            cell = cells[i]
-            text = cell if isinstance(cell, str) else str(cell)
-            if text.strip():
-                out.append(f"  {Text.from_markup(h).plain}: ")
-                out.append_text(Text.from_markup(text))
-                out.append("\n")
-    return out
