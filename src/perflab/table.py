@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from perflab.errors import printable
 from perflab.format import md_text
 
 if TYPE_CHECKING:
@@ -25,14 +26,19 @@ Align = Literal["left", "right"]
 
 
 class Cell(NamedTuple):
-    """One cell: its text, its terminal style (a rich style: "bold red") and its HTML class
-    (the page's stylesheet: "slower regression"); a plain str is a cell with neither."""
+    """One cell: its text, its terminal style (a rich style: "bold red"), its HTML class
+    (the page's stylesheet: "slower regression") and where it links to (a relative URL, in
+    HTML and Markdown); a plain str is a cell with none of them."""
     text: str
     style: str = ""
     cls: str = ""
+    href: str = ""
 
 
-def _cell(c: str | tuple[str, str, str]) -> Cell:
+CellLike = str | tuple[str, str, str] | Cell
+
+
+def _cell(c: CellLike) -> Cell:
     return Cell(c) if isinstance(c, str) else Cell(*c)
 
 
@@ -40,12 +46,13 @@ def _cell(c: str | tuple[str, str, str]) -> Cell:
 class Column:
     """A column: its header, how its cells align (text left, figures right), whether the
     terminal may wrap its cells (``wrap``) or fold a long word (``fold``), and its role:
-    "verdict" cells get HTML classes from their words (faster, slower, regression, ...)."""
+    "verdict" cells get HTML classes from their words (faster, slower, regression, ...),
+    "code" cells (commits, parameters) are set as code in HTML."""
     header: str
     align: Align = "right"
     wrap: bool = True
     fold: bool = False
-    role: Literal["", "verdict"] = ""
+    role: Literal["", "verdict", "code"] = ""
 
 
 @dataclass
@@ -57,7 +64,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     show_lines: bool = False
 
-    def add_row(self, *cells: str | tuple[str, str, str]) -> None:
+    def add_row(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
             raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
         self.rows.append([_cell(c) for c in cells])
@@ -89,13 +96,18 @@ class Table:
         from rich.table import Table as RichTable
         from rich.text import Text
 
-        t = RichTable(title=Text(self.title, style="table.title") if self.title else None,
+        def text(s: str, style: str = "") -> Text:
+            # shown as written (not read as markup), control characters as \xNN: a name
+            # cannot clear or retitle the terminal (what console.SafeConsole does for str)
+            return Text(printable(s, lines=True), style=style)
+
+        t = RichTable(title=text(self.title, "table.title") if self.title else None,
                       title_justify="left", header_style="bold", show_lines=self.show_lines)
         for c in self.columns:
-            t.add_column(Text(c.header), justify=c.align, no_wrap=not c.wrap,
+            t.add_column(text(c.header), justify=c.align, no_wrap=not c.wrap,
                          overflow="fold" if c.fold else "ellipsis")
         for row in self.rows:
-            t.add_row(*(Text(c.text, style=c.style) for c in row))
+            t.add_row(*(text(c.text, c.style) for c in row))
         if not self.columns:
             t.add_column("(no data)")
         return t
@@ -108,7 +120,8 @@ class Table:
         """The fitted table, then its notes, one line each (indented, never wrapped)."""
         console.print(self.to_rich(console))
         for n in self.notes:
-            console.print(f"  {n}", highlight=False, soft_wrap=True, markup=False)
+            console.print(printable(f"  {n}", lines=True), highlight=False, soft_wrap=True,
+                          markup=False)
 
     def to_markdown(self) -> str:
         """GitHub Markdown: a ### title and one table, then its notes as a list; every cell
@@ -119,7 +132,7 @@ class Table:
         out.append("| " + " | ".join(md_text(c.header) for c in self.columns) + " |")
         out.append("|" + "|".join("---" if c.align == "left" else "---:"
                                   for c in self.columns) + "|")
-        out += ["| " + " | ".join(md_text(c.text) for c in row) + " |" for row in self.rows]
+        out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in self.rows]
         if self.notes:
             out += [""] + [f"- {md_text(n)}" for n in self.notes]
         out.append("")
@@ -134,7 +147,7 @@ class Table:
         head = "".join(_tag("th", c.header, "l" if c.align == "left" else "")
                        for c in self.columns)
         body = "".join("<tr>" + "".join(
-            _tag("td", c.text, _html_class(col, c))
+            _td(col, c)
             for col, c in zip(self.columns, row, strict=True)) + "</tr>" for row in self.rows)
         cls = " class='wrap'" if wrap else ""
         notes = "".join(_tag("p", n, "summary") for n in self.notes)
@@ -150,6 +163,10 @@ class Table:
         return buf.getvalue()
 
 
+def _md_cell(c: Cell) -> str:
+    return f"[{md_text(c.text)}]({c.href})" if c.href and c.text else md_text(c.text)
+
+
 def _text(v: object) -> str:
     return "" if v is None else str(v)
 
@@ -157,6 +174,16 @@ def _text(v: object) -> str:
 def _tag(tag: str, text: str, cls: str) -> str:
     attr = f" class='{cls}'" if cls else ""
     return f"<{tag}{attr}>{html.escape(text)}</{tag}>"
+
+
+def _td(col: Column, c: Cell) -> str:
+    inner = html.escape(c.text)
+    if col.role == "code" and c.text:
+        inner = f"<code>{inner}</code>"
+    if c.href:
+        inner = f"<a href='{html.escape(c.href)}'>{inner}</a>"
+    cls = _html_class(col, c)
+    return f"<td class='{cls}'>{inner}</td>" if cls else f"<td>{inner}</td>"
 
 
 def _html_class(col: Column, c: Cell) -> str:

@@ -269,7 +269,7 @@ def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
 
 
 def test_p_reads_as_a_bound_never_as_zero() -> None:
-    from perflab.reports.matrix import fmt_p
+    from perflab.format import fmt_p
 
     assert fmt_p(0.0) == "<1e-16" and fmt_p(3e-20) == "<1e-16"
     # Never rounded up onto the 0.05 line it is judged by (0.0499999 read "0.05").

@@ -390,18 +390,17 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 @results_app.command("list")
 def results_list(db: o.Db = None, limit: o.Limit = 30) -> None:
     """List stored results, newest first."""
-    from rich.table import Table
+    from perflab.table import Column, Table
 
     store = session.open_store(db, read_only=True)
-    t = Table(header_style="bold")
-    for col in ("id", "kind", "when", "status", "configurations", "runs", "commit", "label"):
-        t.add_column(col)
+    t = Table.of("", [Column(h, "left") for h in (
+        "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
     for r in store.list_results(limit):
         t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
                                                          time.localtime(r["created_at"])),
                   r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
                   (r["commit"] or "")[:10], r["label"] or "")
-    console.print(t)
+    t.print(console)
 
 
 @results_app.command("show")

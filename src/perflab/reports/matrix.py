@@ -17,6 +17,7 @@ from perflab.format import (
     fmt_change,
     fmt_cv,
     fmt_interval,
+    fmt_p,
     fmt_pct,
     fmt_signed,
     fmt_value,
@@ -112,19 +113,6 @@ def fmt_ratio(c: Comparison) -> str:
     if math.isnan(c.ci_low):
         return f"{c.ratio:.3f}"
     return f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
-
-
-def fmt_p(p: float) -> str:
-    """Three significant figures, but never rounded up onto the 0.05 line it is judged by; a p
-    below double precision's resolution (or 0: runs that all differ by the same amount) reads
-    "<1e-16", never "0" (issue 19)."""
-    if p < 1e-16:
-        return "<1e-16"
-    for digits in range(3, 17):  # 0.0499999 needs 6 digits to stay below 0.05
-        s = f"{p:.{digits}g}"
-        if not p < 0.05 <= float(s):
-            return s
-    return repr(p)
 
 
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
