@@ -245,3 +245,15 @@ def fmt_p(p: float) -> str:
         if not p < 0.05 <= float(s):
             return s
     return repr(p)
+
+
+def fmt_plain(x: float) -> str:
+    """A number as a person would type it (an option's value, a limit, a setting): 0.05,
+    1e-06, 30; the shortest form of six significant figures."""
+    return f"{x:g}"
+
+
+def fmt_per_op(v: float, signed: bool = False) -> str:
+    """A per-operation figure: three significant figures, thousands grouped ("+1,234")."""
+    s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
+    return s if signed else s.lstrip("+")

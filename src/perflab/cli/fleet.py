@@ -12,6 +12,7 @@ from rich.markup import escape
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed
 from perflab.table import Column, Table
 
 if TYPE_CHECKING:
@@ -92,9 +93,9 @@ def _age(t: float | None, now: float) -> str:
         return "never"
     d = max(0.0, now - t)
     if d < 120:
-        return f"{d:.0f} s ago"
+        return f"{fmt_fixed(d)} s ago"
     if d < 7200:
-        return f"{d / 60:.0f} min ago"
+        return f"{fmt_fixed(d / 60)} min ago"
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 

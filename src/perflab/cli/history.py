@@ -15,7 +15,7 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_change_pct, fmt_sig, fmt_signed, fmt_value
+from perflab.format import fmt_change_pct, fmt_plain, fmt_sig, fmt_signed, fmt_value
 from perflab.history import git
 from perflab.history.git import git_state, short
 from perflab.table import Cell, Column, Table
@@ -414,7 +414,7 @@ def prune_cmd(
     from perflab.history.detect import Thresholds
 
     if not older_than > 0:
-        raise PerflabError(f"--older-than {older_than:g} is not a positive number of days",
+        raise PerflabError(f"--older-than {fmt_plain(older_than)} is not a positive number of days",
                            "give a positive number of days, e.g. --older-than 90")
     need = Thresholds().min_points
     if keep < need:

@@ -15,7 +15,7 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_points, fmt_share
+from perflab.format import fmt_count, fmt_per_op, fmt_points, fmt_share
 from perflab.profiles.analysis import SymbolStat
 from perflab.table import Cell, Column, Table
 
@@ -127,8 +127,8 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
     if per_op:
         what = ("CPU ns per operation: share x the profile's CPU time / ops" if d.cpu_time else
                 "samples per 1,000 operations: share x samples / ops x 1000")
-        console.print(f"{unit}: self {what} (A {d.a_ops:,.0f} ops, B {d.b_ops:,.0f} ops); the "
-                      "absolute change, where shares alone hide what stayed put")
+        console.print(f"{unit}: self {what} (A {fmt_count(d.a_ops)} ops, B {fmt_count(d.b_ops)} "
+                      "ops); the absolute change, where shares alone hide what stayed put")
     else:
         console.print("no samples per operation: a profile of a plain command does not know its "
                       "operations (profile a workload, whose JSON line gives ops)")
@@ -145,9 +145,7 @@ def _sign_style(v: float) -> str:
 
 
 def _per_op(v: float, signed: bool = False) -> str:
-    """Per-operation figures with three significant figures, thousands grouped."""
-    s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
-    return s if signed else s.lstrip("+")
+    return fmt_per_op(v, signed)
 
 
 def record_argv(command: list[str], workload: str | None, param: list[str] | None,

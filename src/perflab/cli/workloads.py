@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed
 from perflab.table import Cell, Column, Table
 from perflab.workloads.manifest import format_value
 from perflab.workloads.registry import Workload, discover, get, parse_assignments
@@ -106,7 +107,7 @@ def build_cmd(
                 try:
                     r = wl.build()
                     built.append(wl.name)
-                    progress.console.print(f"built {wl.name} ({r.seconds:.1f} s)",
+                    progress.console.print(f"built {wl.name} ({fmt_fixed(r.seconds, 1)} s)",
                                            highlight=False, markup=False)
                 except PerflabError as e:
                     failed.append(wl.name)

@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_pct, fmt_value, md_text
+from perflab.format import fmt_fixed, fmt_pct, fmt_share, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, compare_result, verdict_word
@@ -161,10 +161,10 @@ class Block:
             logs = [math.log(r) for r in ratios]
             mean = sum(logs) / len(logs)
             gm = math.exp(mean)
-            text = f"geometric mean of the ratios {gm:.3f}x ({fmt_pct(gm)})"
+            text = f"geometric mean of the ratios {fmt_fixed(gm, 3)}x ({fmt_pct(gm)})"
             if len(logs) > 1:
                 gsd = math.exp(math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)))
-                text += (f", spread: geometric SD {gsd:.3f}x, machines from "
+                text += (f", spread: geometric SD {fmt_fixed(gsd, 3)}x, machines from "
                          f"{fmt_pct(min(ratios))} to {fmt_pct(max(ratios))}")
             parts.append(text)
         if total > n:
@@ -332,8 +332,8 @@ def _ratio(c: Comparison) -> str:
     if math.isnan(c.ratio):
         return "-"
     if math.isnan(c.ci_low):
-        return f"{c.ratio:.3f}x"
-    return f"{c.ratio:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+        return f"{fmt_fixed(c.ratio, 3)}x"
+    return f"{fmt_fixed(c.ratio, 3)}x [{fmt_fixed(c.ci_low, 3)}, {fmt_fixed(c.ci_high, 3)}]"
 
 
 # One cell as every output shows it: its text, its rich style, its HTML class.
@@ -461,7 +461,7 @@ def _machines_line(pm: PerMachine) -> str:
 
 def _footer(pm: PerMachine) -> str:
     return (f"Each machine judged on its own samples ({pm.correction} correction within a "
-            f"machine, each metric its own family, equivalence band ±{pm.threshold:.1%}); "
+            f"machine, each metric its own family, equivalence band ±{fmt_share(pm.threshold)}); "
             "samples of different machines are never pooled.")
 
 

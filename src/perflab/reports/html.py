@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
+from perflab.format import fmt_share
 from perflab.model import ResultSet
 from perflab.reports.warnings import Warning_
 from perflab.table import Table
@@ -75,7 +76,7 @@ def render_html(rs: ResultSet, *, title: str, tables: Sequence[tuple[str, list[d
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
-        f"configuration series &middot; verdicts at &plusmn;{threshold:.1%}, one family per "
+        f"configuration series &middot; verdicts at &plusmn;{fmt_share(threshold)}, one family per "
         f"metric across the run ({esc(correction)} for the primary, bh for the others; CI "
         f"levels adjusted with p)</p>",
         "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "

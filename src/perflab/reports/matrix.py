@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.format import (
     fmt_change,
+    fmt_change_pct,
     fmt_cv,
+    fmt_fixed,
     fmt_interval,
     fmt_p,
     fmt_pct,
+    fmt_share,
     fmt_signed,
     fmt_value,
 )
@@ -111,8 +114,8 @@ def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
 
 def fmt_ratio(c: Comparison) -> str:
     if math.isnan(c.ci_low):
-        return f"{c.ratio:.3f}"
-    return f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+        return fmt_fixed(c.ratio, 3)
+    return f"{fmt_fixed(c.ratio, 3)} [{fmt_fixed(c.ci_low, 3)}, {fmt_fixed(c.ci_high, 3)}]"
 
 
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
@@ -150,7 +153,7 @@ def comparison_rows(rs: ResultSet, comparisons: Sequence[Comparison],
             "diff": fmt_ci(d, unit, is_exact(rs, metric)) if d else "-",
             "delta": fmt_delta(c, b, unit),
             "ratio": fmt_ratio(c),
-            "change": f"{c.change_pct:+.1f}%",
+            "change": fmt_change_pct(c.change_pct, 1),
             "p": "-" if c.p_value is None else fmt_p(c.p_value),
             "verdict": fmt_verdict(c),
         })
@@ -179,7 +182,7 @@ def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
 def axis_rows(rs: ResultSet, comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
     """A study axis (stats.axis_comparisons): one row per (other parameters, configuration)."""
     return [{"cell": cell_label(c.cell, rs), "configuration": c.candidate,
-             "ratio": fmt_ratio(c), "change": f"{c.change_pct:+.1f}%",
+             "ratio": fmt_ratio(c), "change": fmt_change_pct(c.change_pct, 1),
              "p": "-" if c.p_value is None else fmt_p(c.p_value), "verdict": fmt_verdict(c)}
             for c in comparisons]
 
@@ -190,8 +193,8 @@ def interval_words(comps: Sequence[Comparison]) -> str:
     if not comps:
         return "95% CIs"
     levels = sorted(c.ci_level for c in comps)
-    level = (f"{levels[0]:.1%} CIs" if levels[0] == levels[-1] else
-             f"{levels[0]:.1%}-{levels[-1]:.1%} CIs") + (
+    level = (f"{fmt_share(levels[0])} CIs" if levels[0] == levels[-1] else
+             f"{fmt_share(levels[0])}-{fmt_share(levels[-1])} CIs") + (
         f", {comps[0].correction}-adjusted" if levels[-1] > 0.9501 else "")
     paired = sum(c.paired for c in comps)
     how = ("paired by round" if paired == len(comps) else "not interleaved" if not paired

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from rich.table import Table
 
-from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_value
+from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
 from perflab.stats import (
     CORRECTION_NAMES,
@@ -84,7 +84,7 @@ def stat_table(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
         t.add_row(name, fmt_value(s.center, info.unit), ci,
-                  "-" if math.isnan(s.cv) else f"{s.cv:.1%}", fmt_value(s.min, info.unit),
+                  "-" if math.isnan(s.cv) else fmt_share(s.cv), fmt_value(s.min, info.unit),
                   fmt_value(s.max, info.unit), info.source)
     return t
 
@@ -134,7 +134,7 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
     what = ("per-round ratios" if paired else "ratio of the runs (not interleaved)")
     n_primary = sum(c.p_value is not None and c.metric == primary for c in comps)
     levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
-    level = f"{100 * min(levels):.4g}%" if levels else "95%"
+    level = f"{fmt_sig(100 * min(levels), 4)}%" if levels else "95%"
     looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
     exact = primary is not None and n_primary == 0 and any(
         c.metric == primary and c.deterministic for c in comps)
@@ -145,7 +145,7 @@ def correction_line(comps: Sequence[Comparison], plan: Plan,
            f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
            if primary else f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
-    return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band"
+    return (f"verdicts: {est.label} of {what} vs a ±{fmt_share(plan.threshold)} band"
             f"{own_bands(comps, plan)}, one CI decides; {fam}{serial_note(comps)}")
 
 
@@ -163,7 +163,7 @@ def serial_note(comps: Sequence[Comparison]) -> str:
     if not most:
         return ""
     return "; CIs widened for runs correlated in time: " + ", ".join(
-        f"{m} ×{w:.2g} (lag-1 {r:.2f})" for m, (w, r) in most.items())
+        f"{m} ×{fmt_sig(w, 2)} (lag-1 {fmt_fixed(r, 2)})" for m, (w, r) in most.items())
 
 
 def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
