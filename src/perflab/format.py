@@ -257,3 +257,13 @@ def fmt_per_op(v: float, signed: bool = False) -> str:
     """A per-operation figure: three significant figures, thousands grouped ("+1,234")."""
     s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
     return s if signed else s.lstrip("+")
+
+
+def fmt_ratio(ratio: float, low: float, high: float, suffix: str = "") -> str:
+    """A ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix`` after the ratio:
+    "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
+    if _missing(ratio):
+        return "-"
+    if _missing(low):
+        return f"{ratio:.3f}{suffix}"
+    return f"{ratio:.3f}{suffix} [{low:.3f}, {high:.3f}]"

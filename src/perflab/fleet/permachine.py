@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_fixed, fmt_pct, fmt_share, fmt_value, md_text
+from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_share, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, compare_result, verdict_word
@@ -329,11 +329,7 @@ def _values(c: Comparison) -> tuple[float, float]:
 
 
 def _ratio(c: Comparison) -> str:
-    if math.isnan(c.ratio):
-        return "-"
-    if math.isnan(c.ci_low):
-        return f"{fmt_fixed(c.ratio, 3)}x"
-    return f"{fmt_fixed(c.ratio, 3)}x [{fmt_fixed(c.ci_low, 3)}, {fmt_fixed(c.ci_high, 3)}]"
+    return fmt_ratio(c.ratio, c.ci_low, c.ci_high, "x")
 
 
 # One cell as every output shows it: its text, its rich style, its HTML class.

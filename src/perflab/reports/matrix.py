@@ -17,13 +17,15 @@ from perflab.format import (
     fmt_change,
     fmt_change_pct,
     fmt_cv,
-    fmt_fixed,
     fmt_interval,
     fmt_p,
     fmt_pct,
     fmt_share,
     fmt_signed,
     fmt_value,
+)
+from perflab.format import (
+    fmt_ratio as format_ratio,
 )
 from perflab.model import ResultSet
 from perflab.stats import Comparison, Summary, summarize
@@ -113,9 +115,8 @@ def medians_rows(rs: ResultSet, metric: str) -> list[dict[str, str]]:
 
 
 def fmt_ratio(c: Comparison) -> str:
-    if math.isnan(c.ci_low):
-        return fmt_fixed(c.ratio, 3)
-    return f"{fmt_fixed(c.ratio, 3)} [{fmt_fixed(c.ci_low, 3)}, {fmt_fixed(c.ci_high, 3)}]"
+    """The comparison's ratio with its CI (format.fmt_ratio)."""
+    return format_ratio(c.ratio, c.ci_low, c.ci_high) if not math.isnan(c.ratio) else "nan"
 
 
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
