@@ -202,3 +202,68 @@ def fmt_ci_end(ratio: float) -> str:
     if ratio > CI_END_SHOWN:
         return f">+{(CI_END_SHOWN - 1) * 100:,.0f}"
     return f"{(ratio - 1) * 100:+.1f}"
+
+
+# Plain figures in running text and table cells.  Each says what kind of figure it prints, so
+# the same kind reads the same everywhere (tests/core/test_inline_formats.py: no numeric format
+# spec outside this module).
+
+def fmt_share(fraction: float, digits: int = 1) -> str:
+    """A fraction as a percentage: 0.0123 -> "1.2%" (a band, a CV, a share of samples)."""
+    return f"{fraction:.{digits}%}"
+
+
+def fmt_change_pct(pct: float, digits: int = 2) -> str:
+    """A change already in percent, signed: 3.456 -> "+3.46%"."""
+    return f"{pct:+.{digits}f}%"
+
+
+def fmt_points(delta: float, digits: int = 1) -> str:
+    """A signed change in percentage points of a fraction: 0.034 -> "+3.4"."""
+    return f"{delta * 100:+.{digits}f}"
+
+
+def fmt_sig(x: float, digits: int = 3) -> str:
+    """``digits`` significant figures, shortest form: p-values, factors, raw figures."""
+    return f"{x:.{digits}g}"
+
+
+def fmt_fixed(x: float, digits: int = 0) -> str:
+    """A figure rounded to ``digits`` decimals: a ratio (0.982), a load (3.41), a whole
+    number of seconds in a message ("after 12 s")."""
+    return f"{x:.{digits}f}"
+
+
+def fmt_p(p: float) -> str:
+    """Three significant figures, but never rounded up onto the 0.05 line it is judged by; a p
+    below double precision's resolution (or 0: runs that all differ by the same amount) reads
+    "<1e-16", never "0" (issue 19)."""
+    if p < 1e-16:
+        return "<1e-16"
+    for digits in range(3, 17):  # 0.0499999 needs 6 digits to stay below 0.05
+        s = fmt_sig(p, digits)
+        if not p < 0.05 <= float(s):
+            return s
+    return repr(p)
+
+
+def fmt_plain(x: float) -> str:
+    """A number as a person would type it (an option's value, a limit, a setting): 0.05,
+    1e-06, 30; the shortest form of six significant figures."""
+    return f"{x:g}"
+
+
+def fmt_per_op(v: float, signed: bool = False) -> str:
+    """A per-operation figure: three significant figures, thousands grouped ("+1,234")."""
+    s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
+    return s if signed else s.lstrip("+")
+
+
+def fmt_ratio(ratio: float, low: float, high: float, suffix: str = "") -> str:
+    """A ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix`` after the ratio:
+    "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
+    if _missing(ratio):
+        return "-"
+    if _missing(low):
+        return f"{ratio:.3f}{suffix}"
+    return f"{ratio:.3f}{suffix} [{low:.3f}, {high:.3f}]"

@@ -49,7 +49,7 @@ from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_seconds
+from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
 from perflab.model import (
     BUILTIN_METRICS,
     WAIT4,
@@ -242,7 +242,7 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
                              decisive=typical >= DECISIVE_CPU_SHARE)
 
     if share >= CPU_BOUND_SHARE:
-        return cpu(f"CPU-bound: cpu/wall {share:.2f} over {runs_txt}")
+        return cpu(f"CPU-bound: cpu/wall {fmt_fixed(share, 2)} over {runs_txt}")
     # A busy machine: leave out the time the command waited for a CPU (run_delay, from the
     # scheduler's statistics), over the whole process (a timed region's wall time also holds
     # its hand-shakes with perflab, which a busy machine slows as well).
@@ -250,17 +250,18 @@ def choose_primary(default: str, runs: list[Run], *, seen: str = "warm-up") -> P
     if len(adjusted) == n:
         adj, delay = max(adjusted)
         if adj >= CPU_BOUND_WITHOUT_WAITS:
-            return cpu(f"CPU-bound: cpu/wall {share:.2f}, {adj:.2f} without the "
-                       f"{fmt_seconds(delay)} a run spent waiting for a CPU, over {runs_txt}")
+            return cpu(f"CPU-bound: cpu/wall {fmt_fixed(share, 2)}, {fmt_fixed(adj, 2)} without "
+                       f"the {fmt_seconds(delay)} a run spent waiting for a CPU, over {runs_txt}")
     # The main thread's run_delay misses worker threads that ended before the command did:
     # off-CPU time with involuntary context switches and no more voluntary ones than a start
     # costs was preemption, not waiting.
     preempted = vol - LAUNCH_VOLUNTARY <= invol / 2 and (
         (share >= PREEMPTED_SHARE and invol >= 1) or invol >= 3)  # load 20: 9% of a CPU
     if preempted and share >= 0.02:
-        return cpu(f"CPU-bound, preempted: cpu/wall {share:.2f} over {runs_txt}, {invol:.0f} "
-                   f"involuntary vs {vol:.0f} voluntary context switches a run")
-    why = f"mostly waiting: cpu/wall {share:.2f} over {runs_txt}"
+        return cpu(f"CPU-bound, preempted: cpu/wall {fmt_fixed(share, 2)} over {runs_txt}, "
+                   f"{fmt_fixed(invol)} involuntary vs {fmt_fixed(vol)} voluntary context "
+                   "switches a run")
+    why = f"mostly waiting: cpu/wall {fmt_fixed(share, 2)} over {runs_txt}"
     # Decisive only with the waits seen: more voluntary switches than a start and preemption
     # explain, even in the run that got the most CPU.
     waits = vol - LAUNCH_VOLUNTARY > invol
@@ -656,14 +657,14 @@ class Measurement:
         if budget is not None and self.per_round is not None:
             if time.monotonic() - self.started + self.per_round > budget:
                 if rounds < self.min_runs:
-                    self.rs.notes.append(f"the {budget:g} s budget allowed only "
+                    self.rs.notes.append(f"the {fmt_plain(budget)} s budget allowed only "
                                          f"{rounds} runs per configuration")
-                return f"the {budget:g} s budget was spent"
+                return f"the {fmt_plain(budget)} s budget was spent"
         if rounds in self.looks_at:
             if self.verdicts_decided():
                 return "every primary comparison was decided"
             if self.precise_enough():
-                return f"every CI was within ±{self.precision:.1%}"
+                return f"every CI was within ±{fmt_share(self.precision)}"
         return ""
 
     def verdicts_decided(self) -> bool:
@@ -834,8 +835,8 @@ class Measurement:
                 rs.metrics[name] = info
         for name, frac in outcome.running_fraction.items():
             if frac < 0.999:
-                note = (f"{name} was multiplexed (counted {frac:.0%} of the time) and scaled, "
-                        "as perf stat does")
+                note = (f"{name} was multiplexed (counted {fmt_share(frac, 0)} of the time) and "
+                        "scaled, as perf stat does")
                 if note not in rs.notes:
                     rs.notes.append(note)
         if outcome.leftover and not any("left processes running" in n for n in rs.notes):
@@ -908,9 +909,9 @@ def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
         if len(counts) > 1:
             lo, hi = min(counts), max(counts)
             rs.notes.append(
-                f"instruction counts of {cfg.name} differ between runs ({lo:.0f}..{hi:.0f}, "
-                f"{(hi - lo) / lo:.3%}): threads or timing-dependent work; compared "
-                "statistically, not exactly")
+                f"instruction counts of {cfg.name} differ between runs "
+                f"({fmt_fixed(lo)}..{fmt_fixed(hi)}, {fmt_share((hi - lo) / lo, 3)}): threads or "
+                "timing-dependent work; compared statistically, not exactly")
             for m in ("instructions", "instructions_per_op"):
                 if m in rs.metrics:
                     i = rs.metrics[m]

@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.format import fmt_count, fmt_plain, fmt_share
 from perflab.model import (
     WORK_KEYS,
     Configuration,
@@ -111,15 +112,16 @@ class Estimator:
 
     def __str__(self) -> str:
         if self.kind == "trim":
-            return "trim" if self.keep_min else f"trim:{self.low:g}:{self.high:g}"
+            return "trim" if self.keep_min else f"trim:{fmt_plain(self.low)}:{fmt_plain(self.high)}"
         return self.kind
 
     @property
     def label(self) -> str:
         if self.kind == "trim":
             if self.low == self.high:
-                return f"{self.low:.0%} trimmed mean"
-            return f"trimmed mean (lowest {self.low:.0%}, highest {self.high:.0%} left out)"
+                return f"{fmt_share(self.low, 0)} trimmed mean"
+            return (f"trimmed mean (lowest {fmt_share(self.low, 0)}, highest "
+                    f"{fmt_share(self.high, 0)} left out)")
         return self.kind
 
     def kept(self, n: int) -> int:
@@ -716,7 +718,7 @@ class Comparison:
             extra.append(self.note)
         if v == "inconclusive" and self.runs_needed and not self.note:
             extra.append(f"at least {self.runs_needed} runs" if self.runs_needed < RUNS_CAP
-                         else f"more than {RUNS_CAP:,} runs")
+                         else f"more than {fmt_count(RUNS_CAP)} runs")
         if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
         if not self.paired and not self.deterministic and v != "inconclusive":
@@ -1077,8 +1079,8 @@ def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
                               if x.name in (c.baseline, c.candidate)])
         if share is not None and share >= KERNEL_INVISIBLE_SHARE:
             c.verdict = "inconclusive"
-            c.note = (f"{share:.0%} of the CPU time is the kernel's, which callgrind does "
-                      "not count")
+            c.note = (f"{fmt_share(share, 0)} of the CPU time is the kernel's, which callgrind "
+                      "does not count")
 
 
 def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,

@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed, fmt_plain
 from perflab.model import (
     Configuration,
     Fingerprint,
@@ -909,7 +910,7 @@ class Outage:
             if self.since is None:
                 return
             took, self.since = time.monotonic() - self.since, None
-        self.say(f"database back after {took:.0f} s")
+        self.say(f"database back after {fmt_fixed(took)} s")
 
 
 def outage_limit() -> float:
@@ -943,9 +944,9 @@ def ride_out(op: Callable[[], Any], outage: Outage | None = None,
             waited = time.monotonic() - start
             if waited + delay > limit:
                 raise StoreUnreachable(
-                    f"{e.problem}; still unreachable after {waited:.0f} s of retrying",
+                    f"{e.problem}; still unreachable after {fmt_fixed(waited)} s of retrying",
                     "start the database server (or raise PERFLAB_DB_WAIT, now "
-                    f"{limit:g} s), then run again") from e
+                    f"{fmt_plain(limit)} s), then run again") from e
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
             continue

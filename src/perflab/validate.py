@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_plain, fmt_share
 
 
 def positive(value: float | None, option: str, example: str) -> float | None:
@@ -23,9 +24,9 @@ def positive(value: float | None, option: str, example: str) -> float | None:
     if value is None:
         return None
     if not math.isfinite(value) or value <= 0:
-        raise PerflabError(f"{option} {value:g} must be a positive number of seconds"
+        raise PerflabError(f"{option} {fmt_plain(value)} must be a positive number of seconds"
                            if option in ("--timeout", "--budget") else
-                           f"{option} {value:g} must be a positive number",
+                           f"{option} {fmt_plain(value)} must be a positive number",
                            f"e.g. {option} {example}")
     return value
 
@@ -33,12 +34,13 @@ def positive(value: float | None, option: str, example: str) -> float | None:
 def fraction(value: float, option: str, example: str = "0.05") -> float:
     """A relative band or precision: 0 < value < 1 (0.05 means 5%)."""
     if not math.isfinite(value) or value <= 0:
-        raise PerflabError(f"{option} {value:g} must be a positive fraction",
-                           f"e.g. {option} {example} for {float(example):.0%}")
+        raise PerflabError(f"{option} {fmt_plain(value)} must be a positive fraction",
+                           f"e.g. {option} {example} for {fmt_share(float(example), 0)}")
     if value >= 1:
         raise PerflabError(
-            f"{option} {value:g} means {value:.0%}: {option} is a fraction, not a percentage",
-            f"write {option} {value / 100:g} for {value:g}%")
+            f"{option} {fmt_plain(value)} means {fmt_share(value, 0)}: {option} is a fraction, "
+            "not a percentage",
+            f"write {option} {fmt_plain(value / 100)} for {fmt_plain(value)}%")
     return value
 
 

@@ -78,7 +78,7 @@ def test_machines_are_named_not_numbered_and_ordered_by_name(tmp_path: Path) -> 
     res = invoke("dashboard", "--db", str(db), "--out", str(tmp_path / "dash"))
     assert res.exit_code == 0, res.output
     pages = "".join(p.read_text() for p in (tmp_path / "dash").glob("*.html"))
-    assert "<td>m1</td>" in pages and "machine 1" not in pages
+    assert "<td class='l'>m1</td>" in pages and "machine 1" not in pages
     # --machine takes the name (or the id)
     res = invoke("history", "syn/b", "--machine", "m3", "--db", str(db))
     assert res.exit_code == 0 and "[A] m3 " in res.output and "[A] m1 " not in res.output

@@ -243,15 +243,16 @@ def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
     (terminal.verdict_style: red for a regression, green for an improvement), one style per
     row of its comparisons, not from a second table of words."""
     seen: list[tuple[list[dict[str, str]], Any]] = []
-    real = matrix.rich_table
+    real = matrix.table
 
-    def spy(rows: list[dict[str, str]], title: str, verdict_styles: Any = None) -> Any:
+    def spy(rows: list[dict[str, str]], title: str = "", left: Any = matrix.LEFT,
+            verdict_styles: Any = None) -> Any:
         seen.append((rows, verdict_styles))
-        return real(rows, title, verdict_styles)
+        return real(rows, title, left, verdict_styles)
 
     from perflab.suites.report import build_report
 
-    monkeypatch.setattr(matrix, "rich_table", spy)
+    monkeypatch.setattr(matrix, "table", spy)
     rs = make_result()
     for cfg in rs.configurations:
         if cfg.name == "same":  # twice as fast: an improvement beside slow's regression
@@ -269,7 +270,7 @@ def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
 
 
 def test_p_reads_as_a_bound_never_as_zero() -> None:
-    from perflab.reports.matrix import fmt_p
+    from perflab.format import fmt_p
 
     assert fmt_p(0.0) == "<1e-16" and fmt_p(3e-20) == "<1e-16"
     # Never rounded up onto the 0.05 line it is judged by (0.0499999 read "0.05").

@@ -15,11 +15,11 @@ from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import (
     compare_table,
     correction_line,
-    fit,
     metrics_to_show,
     stat_table,
 )
 from perflab.stats import Plan, compare_result
+from perflab.table import fit
 
 pytestmark = pytest.mark.unit
 

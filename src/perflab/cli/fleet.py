@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed
+from perflab.table import Column, Table
 
 if TYPE_CHECKING:
     from perflab.fleet.queue import JobRow
@@ -92,9 +93,9 @@ def _age(t: float | None, now: float) -> str:
         return "never"
     d = max(0.0, now - t)
     if d < 120:
-        return f"{d:.0f} s ago"
+        return f"{fmt_fixed(d)} s ago"
     if d < 7200:
-        return f"{d / 60:.0f} min ago"
+        return f"{fmt_fixed(d / 60)} min ago"
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
@@ -105,13 +106,12 @@ def _states(counts: dict[str, int]) -> str:
 
 
 def _job_table(title: str, rows: list[JobRow]) -> Table:
-    jt = Table(title=title, title_justify="left")
-    for col in ("job", "submission", "machine", "state", "tries", "command", "results / error"):
-        jt.add_column(col, overflow="fold")
+    jt = Table.of(title, [Column(h, "left", fold=True) for h in (
+        "job", "submission", "machine", "state", "tries", "command", "results / error")])
     for j in rows:
         detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
-        jt.add_row(str(j.job_id), j.submission, escape(j.machine), j.state, str(j.attempts),
-                   escape(shlex.join(j.argv)), escape(detail))
+        jt.add_row(str(j.job_id), j.submission, j.machine, j.state, str(j.attempts),
+                   shlex.join(j.argv), detail)
     return jt
 
 
@@ -142,38 +142,36 @@ def status_cmd(
     check_queue_schema(store)
     out = stdout_console()
     now = time.time()
-    mt = Table(title="machines", title_justify="left")
-    for col in ("machine", "state", "last heartbeat", "tags", "host", "cpu", "kernel"):
-        mt.add_column(col)
+    mt = Table.of("machines", [Column(h, "left") for h in (
+        "machine", "state", "last heartbeat", "tags", "host", "cpu", "kernel")])
     for m in machines(store):
         fp = m.fingerprint
         cpu = f"{fp.cpu_model or '?'} x{fp.cpu_count or '?'}"
         state = m.liveness(now, heartbeat)
         if state == "busy" and m.current_job:
             state = f"busy (job {m.current_job})"
-        mt.add_row(escape(m.name), state, _age(m.last_heartbeat, now), escape(", ".join(m.tags)),
-                   escape(m.hostname or "?"), escape(cpu), escape(str(fp.kernel or "?")))
-    out.print(mt)
+        mt.add_row(m.name, state, _age(m.last_heartbeat, now), ", ".join(m.tags),
+                   m.hostname or "?", cpu, str(fp.kernel or "?"))
+    mt.print(out)
     if submission is not None:
         rows = jobs(store, submission, None)
         if not rows:
             raise PerflabError(f"no submission {submission} in {store.location}",
                                "see 'perflab fleet status' for the latest submissions")
-        out.print(_job_table(f"jobs of submission {submission}", rows))
+        _job_table(f"jobs of submission {submission}", rows).print(out)
         return
     subs, more = submissions(store, limit)
-    st = Table(title="submissions", title_justify="left")
-    for col in ("submission", "submitted", "command", "jobs", "states"):
-        st.add_column(col, overflow="fold")
+    st = Table.of("submissions", [Column(h, "left", fold=True) for h in (
+        "submission", "submitted", "command", "jobs", "states")])
     for s in subs:
-        st.add_row(s.submission, _age(s.submitted_at, now), escape(shlex.join(s.argv)),
-                   str(s.jobs), _states(s.states))
-    out.print(st)
+        st.add_row(s.submission, _age(s.submitted_at, now), shlex.join(s.argv), str(s.jobs),
+                   _states(s.states))
+    st.print(out)
     if more:
         out.print(f"older submissions not shown: --limit {2 * limit} shows more", highlight=False)
     failed = failed_jobs(store, [s.submission for s in subs], limit)
     if failed:
-        out.print(_job_table("failed jobs", failed))
+        _job_table("failed jobs", failed).print(out)
     if subs:
         out.print(f"a submission's jobs: perflab fleet status --submission {subs[0].submission}",
                   highlight=False, soft_wrap=True)

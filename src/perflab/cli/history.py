@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_signed, fmt_value
+from perflab.format import fmt_change_pct, fmt_plain, fmt_sig, fmt_signed, fmt_value
 from perflab.history import git
 from perflab.history.git import git_state, short
+from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:  # SQLAlchemy, numpy: loaded by the verbs that need them (not by --help)
     from perflab.history.bisect import BisectOutcome
@@ -82,20 +82,20 @@ def history_cmd(
     sets = load_settings(settings)
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
-        t = Table(title=s.key.label(), title_justify="left")
-        for col in ("commit", "result", "kind", "runs", "median", "95% CI", "change"):
-            t.add_column(col, justify="right" if col != "kind" else "left")
+        t = Table.of(s.key.label(), ["commit", "result", Column("kind", "left"), "runs",
+                                     "median", "95% CI", "change"])
         at = {cp.index: cp for cp in cps}
         for i, p in enumerate(s.points):
             cp = at.get(i)
-            mark = ""
+            mark = Cell("")
             if cp is not None:
                 style = "dim" if cp.ignored else ("red" if cp.regression else "green")
-                mark = f"[{style}]{cp.change_pct:+.1f}% p={cp.p_value:.2g}[/]"
+                mark = Cell(f"{fmt_change_pct(cp.change_pct, 1)} p={fmt_sig(cp.p_value, 2)}",
+                            style)
             t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.kind,
                       str(p.n), fmt_value(p.median, s.unit),
                       f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]", mark)
-        console.print(t)
+        t.print(console)
         for n in s.notes:
             console.print(f"[dim]{n}[/]")
     if plot is not None:
@@ -167,24 +167,23 @@ def _print_change_points(store: Store, series: list[Series], shown: list[ChangeP
     """The change points shown, as one table."""
     unit = {s.key: s.unit for s in series}
     names = store.machine_names()
-    t = Table(title=f"change points in {len(series)} series", title_justify="left")
-    for col in ("benchmark", "params", "config", "machine", "metric", "commits", "change",
-                "before (mean ± sd)", "after (mean ± sd)", "p", ""):
-        t.add_column(col)
+    t = Table.of(f"change points in {len(series)} series", [Column(h, "left") for h in (
+        "benchmark", "params", "config", "machine", "metric", "commits", "change",
+        "before (mean ± sd)", "after (mean ± sd)", "p", "")])
     for cp in shown:
         u = unit.get(cp.key, "")
-        what = (f"[dim]ignored: {cp.ignored}[/]" if cp.ignored
-                else "[red]regression[/]" if cp.regression
-                else "[magenta]changed (no direction)[/]" if cp.direction == "none"
-                else "[green]improvement[/]")
+        what = (Cell(f"ignored: {cp.ignored}", "dim") if cp.ignored
+                else Cell("regression", "red") if cp.regression
+                else Cell("changed (no direction)", "magenta") if cp.direction == "none"
+                else Cell("improvement", "green"))
         t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
                   names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
                   f"{short(cp.commit_before)}..{short(cp.commit_after)}",
-                  f"{cp.change_pct:+.2f}%",
+                  fmt_change_pct(cp.change_pct),
                   f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
                   f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
-                  f"{cp.p_value:.2g}", what)
-    console.print(t)
+                  fmt_sig(cp.p_value, 2), what)
+    t.print(console)
 
 
 def _file_regressions(store: Store, found: list[tuple[Series, ChangePoint]], report: Path | None,
@@ -388,7 +387,7 @@ def _print_bisect(res: BisectOutcome, top: Path) -> None:
         if s is not None and not math.isnan(s.change_pct):
             u = res.unit
             out.print(f"{res.metric}: {fmt_value(s.base_median, u)} -> "
-                      f"{fmt_value(s.cand_median, u)} ({s.change_pct:+.2f}%, "
+                      f"{fmt_value(s.cand_median, u)} ({fmt_change_pct(s.change_pct)}, "
                       f"{fmt_signed(s.cand_median - s.base_median, u, like=s.base_median)})")
     else:
         out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
@@ -415,7 +414,7 @@ def prune_cmd(
     from perflab.history.detect import Thresholds
 
     if not older_than > 0:
-        raise PerflabError(f"--older-than {older_than:g} is not a positive number of days",
+        raise PerflabError(f"--older-than {fmt_plain(older_than)} is not a positive number of days",
                            "give a positive number of days, e.g. --older-than 90")
     need = Thresholds().min_points
     if keep < need:

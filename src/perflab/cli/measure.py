@@ -145,8 +145,9 @@ def stat(
       perflab stat -W eh/cpp -p depth=10  a workload
     """
     from perflab.reports.analysis import Analysis
-    from perflab.reports.terminal import fit, metrics_to_show, stat_table
+    from perflab.reports.terminal import metrics_to_show, stat_table
     from perflab.runner import measure
+    from perflab.table import fit
 
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
@@ -318,10 +319,10 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
-        fit,
         metrics_to_show,
         stat_table,
     )
+    from perflab.table import fit
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
     a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
@@ -386,18 +387,17 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 @results_app.command("list")
 def results_list(db: o.Db = None, limit: o.Limit = 30) -> None:
     """List stored results, newest first."""
-    from rich.table import Table
+    from perflab.table import Column, Table
 
     store = session.open_store(db, read_only=True)
-    t = Table(header_style="bold")
-    for col in ("id", "kind", "when", "status", "configurations", "runs", "commit", "label"):
-        t.add_column(col)
+    t = Table.of("", [Column(h, "left") for h in (
+        "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
     for r in store.list_results(limit):
         t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
                                                          time.localtime(r["created_at"])),
                   r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
                   (r["commit"] or "")[:10], r["label"] or "")
-    console.print(t)
+    t.print(console)
 
 
 @results_app.command("show")
@@ -413,11 +413,11 @@ def results_show(
     from perflab.reports.terminal import (
         compare_table,
         correction_line,
-        fit,
         metrics_to_show,
         stat_table,
     )
     from perflab.stats import Plan
+    from perflab.table import fit
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from typer.core import TyperGroup
 
 from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_count, fmt_per_op, fmt_points, fmt_share
 from perflab.profiles.analysis import SymbolStat
+from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:  # SQLAlchemy, loaded by the verbs that open a store (not by --help)
     from perflab.storage import Store
@@ -38,22 +39,18 @@ HELP = """Profile a command or a workload with perf record; show, list and diff 
 
 
 def _module(module: str) -> str:
-    # escape: "[kernel.kallsyms]" would otherwise be read as rich markup and vanish.
-    return escape(module if module.startswith("[") else Path(module).name)
+    return module if module.startswith("[") else Path(module).name
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:.1f}%"
+    return fmt_share(x)
 
 
 def symbols_table(stats: list[SymbolStat], title: str) -> Table:
-    t = Table(title=title, title_justify="left")
-    t.add_column("Self", justify="right")
-    t.add_column("Total", justify="right")
-    t.add_column("Symbol", overflow="fold")
-    t.add_column("Module", overflow="fold")
+    t = Table.of(title, ["Self", "Total", Column("Symbol", "left", fold=True),
+                         Column("Module", "left", fold=True)])
     for s in stats:
-        t.add_row(_pct(s.self_share), _pct(s.total_share), escape(s.symbol), _module(s.module))
+        t.add_row(_pct(s.self_share), _pct(s.total_share), s.symbol, _module(s.module))
     return t
 
 
@@ -70,9 +67,9 @@ def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -
     s = rec.summary
     stats = top_symbols(profile_id, store, limit=top, sort=sort)
     scope = "timed region" if s.get("region") else "whole process"
-    title = (f"profile {rec.id} {escape(rec.name)}: {s.get('samples', 0)} samples of {rec.sampler} "
+    title = (f"profile {rec.id} {rec.name}: {s.get('samples', 0)} samples of {rec.sampler} "
              f"({scope}, call graph {rec.call_graph})")
-    console.print(symbols_table(stats, title))
+    symbols_table(stats, title).print(console)
     _warn(list(s.get("warnings", [])))
     if rec.svg_path.is_file():
         if svg:
@@ -90,19 +87,16 @@ def list_cmd(store: Store, limit: int) -> None:
     if not rows:
         console.print(f"no profiles in {store.location} -- record one: perflab profile COMMAND")
         return
-    t = Table(title=f"profiles in {escape(store.location)}", title_justify="left")
-    t.add_column("id", justify="right", no_wrap=True)
-    t.add_column("when", no_wrap=True)
-    t.add_column("name", overflow="fold")
-    t.add_column("event", no_wrap=True)
-    t.add_column("graph", no_wrap=True)
-    t.add_column("samples", justify="right", no_wrap=True)
-    t.add_column("top symbol", overflow="fold")
+    t = Table.of(f"profiles in {store.location}", [
+        Column("id", wrap=False), Column("when", "left", wrap=False),
+        Column("name", "left", fold=True), Column("event", "left", wrap=False),
+        Column("graph", "left", wrap=False), Column("samples", wrap=False),
+        Column("top symbol", "left", fold=True)])
     for r in rows:
         t.add_row(str(r["id"]), time.strftime("%m-%d %H:%M", time.localtime(r["created_at"])),
-                  escape(r["name"] or ""), escape(r["sampler"] or ""), r["call_graph"] or "",
-                  str(r["samples"]), escape(r["top"]))
-    console.print(t)
+                  r["name"] or "", r["sampler"] or "", r["call_graph"] or "",
+                  str(r["samples"]), r["top"])
+    t.print(console)
 
 
 def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
@@ -112,34 +106,29 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
     per_op = d.a_ops is not None and d.b_ops is not None
     # CPU ns per operation where the weight is CPU time (cpu-clock), else samples per 1,000 ops.
     unit = "ns/op" if d.cpu_time else "smp/kop"
-    t = Table(title=f"profile {b} ({escape(d.b.name)}) vs {a} ({escape(d.a.name)}): "
-              "self share per symbol" + (f", and self {unit}" if per_op else ""),
-              title_justify="left")
-    cols = [("A", "right"), ("B", "right"), ("Delta", "right")]
+    heads = ["A", "B", "Delta"]
     if per_op:
-        cols += [(f"A {unit}", "right"), (f"B {unit}", "right"), (f"Delta {unit}", "right")]
-    cols += [("Total A", "right"), ("Total B", "right"), ("Symbol", "left"), ("Module", "left")]
-    for col, just in cols:
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+        heads += [f"A {unit}", f"B {unit}", f"Delta {unit}"]
+    t = Table.of(f"profile {b} ({d.b.name}) vs {a} ({d.a.name}): self share per symbol"
+                 + (f", and self {unit}" if per_op else ""),
+                 heads + ["Total A", "Total B", Column("Symbol", "left"),
+                          Column("Module", "left")])
     for r in d.rows[:top]:
-        color = "red" if r.delta > 0 else "green" if r.delta < 0 else ""
-        delta = f"{r.delta * 100:+.1f} pt"
-        cells = [_pct(r.a_share), _pct(r.b_share),
-                 f"[{color}]{delta}[/]" if color else delta]
+        cells = [_pct(r.a_share), _pct(r.b_share), Cell(f"{fmt_points(r.delta)} pt",
+                                                        _sign_style(r.delta))]
         po = d.ns_per_op(r) if d.cpu_time else d.per_op(r)
         if po is not None and not d.cpu_time:
             po = (po[0] * 1e3, po[1] * 1e3, po[2] * 1e3)
         if po is not None:
-            pc = "red" if po[2] > 0 else "green" if po[2] < 0 else ""
-            dpo = _per_op(po[2], signed=True)
-            cells += [_per_op(po[0]), _per_op(po[1]), f"[{pc}]{dpo}[/]" if pc else dpo]
-        t.add_row(*cells, _pct(r.a_total), _pct(r.b_total), escape(r.symbol), _module(r.module))
-    console.print(t)
+            cells += [_per_op(po[0]), _per_op(po[1]),
+                      Cell(_per_op(po[2], signed=True), _sign_style(po[2]))]
+        t.add_row(*cells, _pct(r.a_total), _pct(r.b_total), r.symbol, _module(r.module))
+    t.print(console)
     if per_op:
         what = ("CPU ns per operation: share x the profile's CPU time / ops" if d.cpu_time else
                 "samples per 1,000 operations: share x samples / ops x 1000")
-        console.print(f"{unit}: self {what} (A {d.a_ops:,.0f} ops, B {d.b_ops:,.0f} ops); the "
-                      "absolute change, where shares alone hide what stayed put")
+        console.print(f"{unit}: self {what} (A {fmt_count(d.a_ops)} ops, B {fmt_count(d.b_ops)} "
+                      "ops); the absolute change, where shares alone hide what stayed put")
     else:
         console.print("no samples per operation: a profile of a plain command does not know its "
                       "operations (profile a workload, whose JSON line gives ops)")
@@ -150,10 +139,13 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
         console.print(f"differential flame graph: {svg or d.svg}")
 
 
+def _sign_style(v: float) -> str:
+    """Red for a growth, green for a shrink."""
+    return "red" if v > 0 else "green" if v < 0 else ""
+
+
 def _per_op(v: float, signed: bool = False) -> str:
-    """Per-operation figures with three significant figures, thousands grouped."""
-    s = f"{v:+,.3g}" if abs(v) < 1000 else f"{v:+,.0f}"
-    return s if signed else s.lstrip("+")
+    return fmt_per_op(v, signed)
 
 
 def record_argv(command: list[str], workload: str | None, param: list[str] | None,

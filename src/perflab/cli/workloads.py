@@ -7,11 +7,12 @@ import json
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed
+from perflab.table import Cell, Column, Table
 from perflab.workloads.manifest import format_value
 from perflab.workloads.registry import Workload, discover, get, parse_assignments
 
@@ -51,17 +52,15 @@ def list_cmd(as_json: o.AsJson = False) -> None:
         typer.echo(json.dumps({"root": str(d.root), "workloads": out,
                                "errors": [e.line() for e in d.errors]}, indent=2))
     elif d.root.is_dir():  # no directory: the error below says where workloads come from
-        table = Table(title=f"workloads in {d.root}", show_lines=True)
-        for col in ("name", "runtime", "description", "parameters (defaults)", "built",
-                    "why not"):
-            table.add_column(col, overflow="fold")
+        table = Table.of(f"workloads in {d.root}", [Column(h, "left", fold=True) for h in (
+            "name", "runtime", "description", "parameters (defaults)", "built", "why not")],
+            show_lines=True)
         for wl, ok, why, built in rows:
             why_not = why if not ok else ("" if built else f"run `perflab workloads build "
                                                           f"{wl.name}`")
-            table.add_row(escape(wl.name), escape(wl.runtime), escape(wl.description),
-                          escape(_params_text(wl)),
-                          "[green]yes[/]" if built and ok else "[red]no[/]", escape(why_not))
-        console.print(table)
+            table.add_row(wl.name, wl.runtime, wl.description, _params_text(wl),
+                          Cell("yes", "green") if built and ok else Cell("no", "red"), why_not)
+        table.print(console)
     for e in d.errors:
         err.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
     if d.errors:
@@ -108,7 +107,7 @@ def build_cmd(
                 try:
                     r = wl.build()
                     built.append(wl.name)
-                    progress.console.print(f"built {wl.name} ({r.seconds:.1f} s)",
+                    progress.console.print(f"built {wl.name} ({fmt_fixed(r.seconds, 1)} s)",
                                            highlight=False, markup=False)
                 except PerflabError as e:
                     failed.append(wl.name)
@@ -145,12 +144,12 @@ def show_cmd(
                   f"requires: {', '.join(wl.requires) or '-'} "
                   f"({'available' if ok else why})\nbuilt: {'yes' if wl.is_built() else 'no'}"),
                   highlight=False)
-    table = Table("parameter", "type", "default", "allowed", "sweep values", "help")
+    table = Table.of("", [Column(h, "left") for h in (
+        "parameter", "type", "default", "allowed", "sweep values", "help")])
     for p in wl.params.values():
-        table.add_row(*(escape(x) for x in (p.name, p.type, format_value(p.default), p.allowed(),
-                                             ", ".join(format_value(v) for v in p.values),
-                                             p.help)))
-    console.print(table)
+        table.add_row(p.name, p.type, format_value(p.default), p.allowed(),
+                      ", ".join(format_value(v) for v in p.values), p.help)
+    table.print(console)
     if argv is not None:
         console.print("command: " + " ".join(argv), highlight=False, soft_wrap=True,
                       markup=False)

@@ -47,6 +47,7 @@ from perflab.collectors.perf_events import (
 from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
+from perflab.format import fmt_plain
 
 
 @dataclass
@@ -742,7 +743,7 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         return outcome
     if raw.timed_out:
         outcome.status = "timeout"
-        outcome.error = (f"killed after the {req.timeout:g} s timeout (with its process "
+        outcome.error = (f"killed after the {fmt_plain(req.timeout)} s timeout (with its process "
                          "group)")
         return outcome
     status = raw.status

@@ -6,6 +6,8 @@ import json
 import math
 from typing import Any
 
+from perflab.format import fmt_plain
+
 # Of stdout and of stderr kept per run (process.py's tails, perflab-launch.c's TAIL_LIMIT):
 # the workload JSON line and the last error line live in it.
 TAIL_BYTES = 1 << 20
@@ -51,8 +53,8 @@ def parse_last_json(stdout: str, *, cut: bool = False) -> dict[str, float] | Non
         if v < 0:
             # Every perflab metric is a time, a count or a rate; a negative one would give
             # nonsense ratios ("-200% faster").
-            raise WorkloadJSONError(f"the workload reported {k} = {v:g}, a negative value; "
-                                    "metrics must be times, counts or rates (>= 0)")
+            raise WorkloadJSONError(f"the workload reported {k} = {fmt_plain(v)}, a negative "
+                                    "value; metrics must be times, counts or rates (>= 0)")
         out[str(k)] = float(v)
     return out
 

@@ -7,7 +7,7 @@ candidate's, both absolute, the ratio with its 95% CI and the verdict.  Each mac
 on its own samples with stats.compare_result (its own test and CI, its own correction across
 its cells, each metric its own family); samples of different machines are never pooled.  A
 configuration a machine did not measure is a row saying "missing".  The same table in the
-terminal, as HTML and as GitHub Markdown (reports.matrix.to_markdown, every cell escaped).
+terminal, as HTML and as GitHub Markdown (one perflab.table.Table each, every cell escaped).
 
 The summary line per block (and metric) counts the verdicts (slower, or larger, on k of n
 machines) and gives the geometric mean of the machines' ratios with their spread (geometric
@@ -30,15 +30,14 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_pct, fmt_value, md_text
+from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_share, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.analysis import Analysis
-from perflab.reports.terminal import fit, verdict_style
+from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, Plan, verdict_word
+from perflab.table import Column, Table
 from perflab.validate import output_dir
 
 
@@ -163,10 +162,10 @@ class Block:
             logs = [math.log(r) for r in ratios]
             mean = sum(logs) / len(logs)
             gm = math.exp(mean)
-            text = f"geometric mean of the ratios {gm:.3f}x ({fmt_pct(gm)})"
+            text = f"geometric mean of the ratios {fmt_fixed(gm, 3)}x ({fmt_pct(gm)})"
             if len(logs) > 1:
                 gsd = math.exp(math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1)))
-                text += (f", spread: geometric SD {gsd:.3f}x, machines from "
+                text += (f", spread: geometric SD {fmt_fixed(gsd, 3)}x, machines from "
                          f"{fmt_pct(min(ratios))} to {fmt_pct(max(ratios))}")
             parts.append(text)
         if total > n:
@@ -336,11 +335,7 @@ def _values(c: Comparison) -> tuple[float, float]:
 
 
 def _ratio(c: Comparison) -> str:
-    if math.isnan(c.ratio):
-        return "-"
-    if math.isnan(c.ci_low):
-        return f"{c.ratio:.3f}x"
-    return f"{c.ratio:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}]"
+    return fmt_ratio(c.ratio, c.ci_low, c.ci_high, "x")
 
 
 # One cell as every output shows it: its text, its rich style, its HTML class.
@@ -389,6 +384,14 @@ class View:
     def left(self, i: int) -> bool:
         """Text columns (identity, verdicts) align left, figures right."""
         return i < len(IDENTITY) or self.headers[i].endswith("verdict")
+
+    def table(self) -> Table:
+        """The one table model of this view: the terminal, Markdown and HTML draw it."""
+        t = Table(self.title, [Column(h, "left" if self.left(i) else "right", wrap=i > 0)
+                               for i, h in enumerate(self.headers)], notes=self.summaries)
+        for row in self.rows:
+            t.add_row(*row)
+        return t
 
 
 def _grid_title(blocks: list[Block]) -> str:
@@ -460,7 +463,7 @@ def _machines_line(pm: PerMachine) -> str:
 
 def _footer(pm: PerMachine) -> str:
     return (f"Each machine judged on its own samples ({pm.correction} correction within a "
-            f"machine, each metric its own family, equivalence band ±{pm.threshold:.1%}); "
+            f"machine, each metric its own family, equivalence band ±{fmt_share(pm.threshold)}); "
             "samples of different machines are never pooled.")
 
 
@@ -515,16 +518,7 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
     console.print(f"[bold]{len(pm.machines)} machines[/]: {escape(_machines_line(pm))}",
                   highlight=False, soft_wrap=True)
     for v in views(pm):
-        # a Text title: shown as written, in the table and in fit()'s stacked view alike
-        t = Table(title=Text(v.title), title_justify="left", header_style="bold")
-        for i, h in enumerate(v.headers):
-            t.add_column(escape(h), no_wrap=i == 0, justify="left" if v.left(i) else "right")
-        for row in v.rows:
-            t.add_row(*(f"[{style}]{escape(text)}[/]" if style and text else escape(text)
-                        for text, style, _ in row))
-        console.print(fit(t, console))
-        for line in v.summaries:
-            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+        v.table().print(console)
     console.print(f"[dim]{escape(_footer(pm))}[/]", highlight=False, soft_wrap=True)
     for n in pm.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", highlight=False, soft_wrap=True)
@@ -537,23 +531,13 @@ def render_markdown(pm: PerMachine) -> str:
     """GitHub Markdown to paste into an issue: one table per block (or grid), one row per
     machine (its OS, architecture and CPU beside its name), every metric side by side."""
     from perflab.history.filing import fence
-    from perflab.reports.matrix import to_markdown
 
     parts = [f"**{len(pm.machines)} machines**: {md_text(_machines_line(pm))}", ""]
-    for v in views(pm):
-        rows = [dict(zip(v.headers, (c[0] for c in row), strict=True)) for row in v.rows]
-        parts.append(to_markdown(rows, v.title, left=[h for i, h in enumerate(v.headers)
-                                                      if v.left(i)]))
-        parts += [f"- {md_text(line)}" for line in v.summaries] + [""]
+    parts += [v.table().to_markdown() for v in views(pm)]
     parts.append(md_text(_footer(pm)))
     parts += [f"- note: {md_text(n)}" for n in pm.notes]
     parts += ["", "**Reproduce** (paste into sh):", "", fence(reproduce(pm))]
     return "\n".join(parts) + "\n"
-
-
-def _td(tag: str, text: str, cls: str) -> str:
-    attr = f" class='{cls}'" if cls else ""
-    return f"<{tag}{attr}>{html.escape(text)}</{tag}>"
 
 
 def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine comparison") -> Path:
@@ -562,18 +546,8 @@ def render_html(pm: PerMachine, out: Path, title: str = "perflab: per-machine co
 
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p>{html.escape(_machines_line(pm))}</p>"]
-    for v in views(pm):
-        parts.append(f"<h2>{html.escape(v.title)}</h2><table><thead><tr>"
-                     + "".join(_td("th", h, "l" if v.left(i) else "")
-                               for i, h in enumerate(v.headers))
-                     + "</tr></thead><tbody>")
-        for row in v.rows:
-            # a verdict cell is coloured by its class (the page's stylesheet)
-            parts.append("<tr>" + "".join(
-                _td("td", text, " ".join(x for x in ("l" if v.left(i) else "", cls) if x))
-                for i, (text, _, cls) in enumerate(row)) + "</tr>")
-        parts.append("</tbody></table>" + "".join(
-            f"<p class='summary'>{html.escape(line)}</p>" for line in v.summaries))
+    # a verdict cell is coloured by its class (the page's stylesheet)
+    parts += [f"<h2>{html.escape(v.title)}</h2>{v.table().to_html()}" for v in views(pm)]
     parts.append(f"<p class='muted'>{html.escape(_footer(pm))}</p>")
     parts += [f"<p class='muted'>note: {html.escape(n)}</p>" for n in pm.notes]
     parts.append("<p><b>Reproduce</b> (paste into sh):</p><pre>"

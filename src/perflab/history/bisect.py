@@ -24,6 +24,7 @@ from rich.console import Console
 
 from perflab.console import stderr_console
 from perflab.errors import PerflabError
+from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import BISECT_STEP_LOOKS, bisect_band, round_pairs
@@ -85,7 +86,7 @@ def _run_build(spec: BisectSpec, cwd: Path) -> tuple[bool, str]:
         proc = subprocess.run(spec.build, shell=True, cwd=cwd, capture_output=True, text=True,
                               timeout=spec.build_timeout)
     except subprocess.TimeoutExpired:
-        return False, f"build timed out after {spec.build_timeout:g} s"
+        return False, f"build timed out after {fmt_plain(spec.build_timeout)} s"
     if proc.returncode != 0:
         tail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
         return False, f"build failed (exit {proc.returncode}): {tail[-1] if tail else ''}"
@@ -316,7 +317,7 @@ class Bisector:
             if st.decision:
                 return st
             self.say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
-                     f"({cmp.change_pct:+.2f}%), measuring again")
+                     f"({fmt_change_pct(cmp.change_pct)}), measuring again")
         assert cmp is not None
         few = f", {cmp.note}" if cmp.note else ""  # "too few runs" below MIN_RUNS
         return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs{few}",
@@ -383,9 +384,9 @@ class Bisector:
         return st, cmp
 
     def _show(self, st: Step) -> None:
-        size = "" if math.isnan(st.change_pct) else f" {st.change_pct:+.2f}%"
+        size = "" if math.isnan(st.change_pct) else f" {fmt_change_pct(st.change_pct)}"
         if not math.isnan(st.ci[0]) and st.ci[0] != st.ci[1]:
-            size += f" [{(st.ci[0] - 1) * 100:+.2f}, {(st.ci[1] - 1) * 100:+.2f}]"
+            size += f" [{fmt_points(st.ci[0] - 1, 2)}, {fmt_points(st.ci[1] - 1, 2)}]"
         self.say(f"  {git.short(st.commit)} {git.subject(self.top, st.commit)[:50]!r}: "
                  f"[bold]{st.decision}[/] ({st.reason}{size})")
 
@@ -403,7 +404,7 @@ class Bisector:
         self.say(f"checking that {git.short(self.bad)} is slower than {git.short(self.good)} ...")
         st = self._step(self.bad)
         if st.decision != "bad":
-            pct = "" if math.isnan(st.change_pct) else f", {st.change_pct:+.2f}%"
+            pct = "" if math.isnan(st.change_pct) else f", {fmt_change_pct(st.change_pct)}"
             raise PerflabError(
                 f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
                 f"({st.reason}{pct})",
@@ -411,8 +412,8 @@ class Bisector:
         if spec.threshold is None:
             self.threshold = bisect_band(1.0 + st.change_pct / 100.0)
             self.looks = BISECT_STEP_LOOKS
-            self.say(f"judging steps against a ±{self.threshold:.1%} band, midway to the "
-                     f"measured step ({st.change_pct:+.1f}%)")
+            self.say(f"judging steps against a ±{fmt_share(self.threshold)} band, midway to the "
+                     f"measured step ({fmt_change_pct(st.change_pct, 1)})")
 
     def _narrow(self) -> tuple[str | None, list[str]]:
         """Let git propose commits until it names the first bad one (or only skips are left):

@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_pct, fmt_value, md_text
+from perflab.format import fmt_change_pct, fmt_pct, fmt_sig, fmt_value, md_text
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Point, Series
 from perflab.model import Settings
+from perflab.table import Column, Table
 from perflab.validate import output_dir
 
 
@@ -59,7 +60,8 @@ class Regression:
         where = f" ({self.params})" if self.params else ""
         changes = [cp.change_pct for _, cp, _ in self.items]
         lo, hi = min(changes), max(changes)
-        pct = f"{lo:+.1f}%" if abs(hi - lo) < 0.05 else f"{lo:+.1f}% to {hi:+.1f}%"
+        pct = (fmt_change_pct(lo, 1) if abs(hi - lo) < 0.05 else
+               f"{fmt_change_pct(lo, 1)} to {fmt_change_pct(hi, 1)}")
         return (f"Regression: {self.benchmark}{where} [{self.config}] {self.metric} {pct} "
                 f"between {short(self.commit_before)} and {short(self.commit_after)} on "
                 f"{len(self.items)} machine{'s' if len(self.items) != 1 else ''}")
@@ -251,16 +253,16 @@ def to_markdown(d: dict[str, Any], unit: str) -> str:
               "and including the second)", ""]
     if d["git_log"]:
         lines += ["## Commits in the range", "", fence(d["git_log"]), ""]
-    lines += ["## Before and after", "",
-              "| machine | before: median [95% CI] | after: median [95% CI] | change | p |",
-              "|---|---:|---:|---:|---:|"]
+    t = Table("", [Column("machine", "left"), Column("before: median [95% CI]"),
+                   Column("after: median [95% CI]"), Column("change"), Column("p")])
     for m in d["per_machine"]:
         b, a = m["before"], m["after"]
         bp = Point(0, 0.0, "", None, None, [], b["median"], b["ci_low"], b["ci_high"])
         ap = Point(0, 0.0, "", None, None, [], a["median"], a["ci_low"], a["ci_high"])
-        lines.append(f"| {md_text(m['machine'])} | {_ci(bp, unit)} ({b['runs']} runs) | "
-                     f"{_ci(ap, unit)} ({a['runs']} runs) | "
-                     f"{fmt_pct(1 + m['change_pct'] / 100)} | {m['p_value']:.2g} |")
+        t.add_row(m["machine"], f"{_ci(bp, unit)} ({b['runs']} runs)",
+                  f"{_ci(ap, unit)} ({a['runs']} runs)", fmt_pct(1 + m["change_pct"] / 100),
+                  fmt_sig(m["p_value"], 2))
+    lines += ["## Before and after", "", t.to_markdown().rstrip("\n")]
     lines += ["", "Change: the mean of the point medians after the change against the mean "
               "before it (the change-point test); medians and CIs are of the two points next "
               "to the change.", ""]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_fixed, fmt_plain, fmt_sig
 from perflab.model import (
     BUILTIN_METRICS,
     HARDWARE_COUNTERS,
@@ -121,7 +122,8 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
             raise _bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
                        "(hyperfine older than 1.8, or not --export-json)")
         if (neg := _negative(times)) is not None:
-            raise _bad(path, "hyperfine", f"result {i + 1} has a negative time ({neg:g} s)")
+            raise _bad(path, "hyperfine",
+                       f"result {i + 1} has a negative time ({fmt_plain(neg)} s)")
         named = res.get("command")
         command = (str(named) if isinstance(named, str | int | float) and str(named).strip()
                    else f"command {i + 1}")
@@ -150,8 +152,9 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
             seq += 1
         rs.configurations.append(cfg)
         if _num(res.get("user")) and _num(res.get("system")):
-            rs.notes.append(f"hyperfine mean CPU time of '{command}': user {res['user']:.6g} s, "
-                            f"system {res['system']:.6g} s (per-run values not exported)")
+            rs.notes.append(f"hyperfine mean CPU time of '{command}': user "
+                            f"{fmt_sig(res['user'], 6)} s, system {fmt_sig(res['system'], 6)} s "
+                            "(per-run values not exported)")
     rs.notes.append("imported from hyperfine: per-run wall time only; no machine fingerprint")
     return rs
 
@@ -321,7 +324,7 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
                         "(no hardware PMU on the measured machine?)")
     if multiplexed:
         rs.notes.append("multiplexed counters (perf scaled them; % of time counted): " + ", ".join(
-            f"{m} {p:.0f}%" for m, p in sorted(multiplexed.items())))
+            f"{m} {fmt_fixed(p)}%" for m, p in sorted(multiplexed.items())))
     if repeated:
         rs.notes.append("perf stat -r: each imported run is the MEAN of perf's repeats")
     if "wall_time" not in rs.metrics:
@@ -436,7 +439,7 @@ def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> Re
     limit = max_import_bytes()
     if size > limit:
         # Parsed whole in memory (about 10x the file's size): refuse before the machine swaps.
-        raise PerflabError(f"{path} is {size / 2**20:.0f} MiB; perflab imports files up to "
-                           f"{limit / 2**20:.0f} MiB (PERFLAB_IMPORT_MAX_MB)",
+        raise PerflabError(f"{path} is {fmt_fixed(size / 2**20)} MiB; perflab imports files up to "
+                           f"{fmt_fixed(limit / 2**20)} MiB (PERFLAB_IMPORT_MAX_MB)",
                            "split the file, or raise PERFLAB_IMPORT_MAX_MB if memory allows")
     return IMPORTERS[fmt](path, benchmark)

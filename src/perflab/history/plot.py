@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perflab.format import fmt_change_pct
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
 from perflab.history.series import Series
@@ -22,7 +23,7 @@ def plot_series(items: list[tuple[Series, list[ChangePoint]]], out: Path,
         labels=[short(p.commit)[:7] + ("*" if p.dirty else "") for p in s.points],
         median=[p.median for p in s.points], ci_low=[p.ci_low for p in s.points],
         ci_high=[p.ci_high for p in s.points],
-        marks=[(cp.index - 0.5, f"{cp.change_pct:+.1f}%",
+        marks=[(cp.index - 0.5, fmt_change_pct(cp.change_pct, 1),
                 "tab:gray" if cp.ignored else "tab:red" if cp.regression else "tab:green")
                for cp in cps]) for s, cps in items]
     return plot_timeline(panels, out, title)

@@ -25,6 +25,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import PROFILE_IDENTITY_KEYS as IDENTITY_KEYS
+from perflab.format import fmt_fixed, fmt_plain, fmt_share
 from perflab.model import Fingerprint
 from perflab.profiles.analysis import Aggregate, aggregate, folded_text
 from perflab.profiles.perfscript import parse_perf_script
@@ -244,7 +245,7 @@ def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path, 
         if duration is not None:
             # coreutils' timeout ends the command after `duration` seconds of its own life
             # (perf's start-up does not count) and exits 124, which perf record passes on.
-            command = ["timeout", "--kill-after=5", f"{duration:g}", *command]
+            command = ["timeout", "--kill-after=5", fmt_plain(duration), *command]
         argv += ["--", *command]
         t0 = time.monotonic()
         try:
@@ -324,21 +325,22 @@ def symbol_warnings(agg: Aggregate, threshold: float = 0.2) -> list[str]:
         if perf_map_pid(module) is not None:
             # JIT-compiled code: -g cannot help; only the runtime's own map names it.
             if Path(module).is_file():
-                out.append(f"{share:.0%} of the samples are in JIT code that {module} does not "
-                           "name (runtime stubs, or code compiled or moved after the map was "
-                           "written): shown as addresses")
+                out.append(f"{fmt_share(share, 0)} of the samples are in JIT code that {module} "
+                           "does not name (runtime stubs, or code compiled or moved after the map "
+                           "was written): shown as addresses")
             else:
-                out.append(f"{share:.0%} of the samples are in JIT code of a runtime that wrote "
-                           f"no {module}: shown as addresses -- perflab asks Java, Node, Mono and "
-                           "CoreCLR for their maps; another runtime needs its own perf-map switch")
+                out.append(f"{fmt_share(share, 0)} of the samples are in JIT code of a runtime "
+                           f"that wrote no {module}: shown as addresses -- perflab asks Java, "
+                           "Node, Mono and CoreCLR for their maps; another runtime needs its own "
+                           "perf-map switch")
         elif module == "[unknown]":
-            out.append(f"{share:.0%} of the samples are in code perf could not map to any file "
-                       "(JIT-generated code without a perf map?): shown as addresses -- "
-                       "perflab asks Java, Node, Mono and CoreCLR to write /tmp/perf-PID.map; "
+            out.append(f"{fmt_share(share, 0)} of the samples are in code perf could not map "
+                       "to any file (JIT-generated code without a perf map?): shown as addresses "
+                       "-- perflab asks Java, Node, Mono and CoreCLR to write /tmp/perf-PID.map; "
                        "another runtime needs its own perf-map switch")
         else:
-            out.append(f"{share:.0%} of the samples are in {module}, which has no symbols "
-                       "(stripped?): shown as addresses -- rebuild it with -g and without "
+            out.append(f"{fmt_share(share, 0)} of the samples are in {module}, which has no "
+                       "symbols (stripped?): shown as addresses -- rebuild it with -g and without "
                        "strip, or install its debug symbols (-dbgsym package)")
     return out
 
@@ -364,7 +366,7 @@ def store_profile(store: Store, agg: Aggregate, data_dir: Path, *, name: str,
     warnings = list(warnings or [])
     if agg.samples < 50:
         warnings.append(f"only {agg.samples} samples: shares are rough (+-"
-                        f"{100 / max(agg.samples, 1) ** 0.5:.0f} points); run longer")
+                        f"{fmt_fixed(100 / max(agg.samples, 1) ** 0.5)} points); run longer")
     warnings += symbol_warnings(agg)
     folded = folded_text(agg.folded)
     (data_dir / "stacks.folded").write_text(folded)
@@ -476,7 +478,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
         agg = aggregate(samples)
         if agg.samples == 0:
             raise PerflabError(
-                f"the profile is empty: no samples in {run.seconds:.2f} s"
+                f"the profile is empty: no samples in {fmt_fixed(run.seconds, 2)} s"
                 + (" (timed region only)" if region else ""),
                 "the command ran too briefly: give it more work (more iterations) or raise "
                 "--frequency")

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from perflab.format import fmt_ci_end, fmt_signed
+from perflab.format import fmt_change_pct, fmt_ci_end, fmt_count, fmt_sig, fmt_signed
 from perflab.model import Configuration, ResultSet
 from perflab.stats import MOVED, Comparison
 
@@ -59,21 +59,21 @@ def _amount(metric: str, delta: float, per: str) -> str:
     """'+203 instructions per op', '+1.2 µs of task_clock per op': perflab.format's numbers,
     rounded to three significant figures (a story's amounts are approximate: "+200", not
     "+200.1"; "-501,000", not "-500,969")."""
-    rounded = float(f"{delta:.3g}")
+    rounded = float(fmt_sig(delta))
     if metric == "task_clock":  # stored in ms
         return f"{fmt_signed(rounded, 'ms')} of task_clock{per}"
     scale = 1
     while per and 0 < abs(rounded) * scale < 0.01 and scale < 10 ** 9:
         scale *= 1000  # a count's change keeps two decimals: "-0 minor faults per op"
     if scale > 1:
-        per = f" per {scale:,} ops"
+        per = f" per {fmt_count(scale)} ops"
     return f"{fmt_signed(rounded * scale, 'count')} {_WORDS.get(metric, metric)}{per}"
 
 
 def _pct(c: Comparison) -> str:
     if any(math.isnan(x) for x in (c.ratio, c.ci_low, c.ci_high)):
         return ""
-    return f"{c.change_pct:+.1f}% [{fmt_ci_end(c.ci_low)}, {fmt_ci_end(c.ci_high)}]"
+    return f"{fmt_change_pct(c.change_pct, 1)} [{fmt_ci_end(c.ci_low)}, {fmt_ci_end(c.ci_high)}]"
 
 
 def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]:
@@ -115,7 +115,7 @@ def counter_story(rs: ResultSet, comparisons: Iterable[Comparison]) -> list[str]
             if comp.verdict in MOVED:
                 moved.append(f"{amount or word} ({pct})" if pct else (amount or word))
             elif comp.verdict == "equivalent":
-                still.append(f"{word} ({comp.change_pct:+.1f}%)" if pct else word)
+                still.append(f"{word} ({fmt_change_pct(comp.change_pct, 1)})" if pct else word)
             else:
                 unclear.append(f"{word} ({pct})" if pct else word)
         parts = []

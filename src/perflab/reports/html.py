@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
+from perflab.format import fmt_share
 from perflab.reports.warnings import Warning_
+from perflab.table import Table
 
 if TYPE_CHECKING:
     from perflab.reports.analysis import Analysis
@@ -52,30 +54,10 @@ def page(title: str, body: Sequence[str]) -> str:
                                 "<body>", *body, "</body></html>\n"]), lines=True)
 
 
-def _table(rows: Sequence[dict[str, Any]], *, verdict_col: str = "verdict",
-           wrap: bool = False) -> str:
-    if not rows:
-        return "<p class='muted'>(no data)</p>"
-    keys = list(rows[0])
-    head = "".join(f"<th class='{'l' if i == 0 else ''}'>{html.escape(str(k))}</th>"
-                   for i, k in enumerate(keys))
-    body = []
-    for r in rows:
-        tds = []
-        for i, k in enumerate(keys):
-            v = str(r.get(k, ""))
-            cls = "l" if i == 0 or k == "configuration" else ""
-            if k == verdict_col:
-                cls += " " + v.split(" ")[0]
-                # memory and counts read larger/smaller: colour by regression/improvement
-                cls += "".join(f" {w}" for w in ("regression", "improvement") if w in v)
-            tds.append(f"<td class='{cls.strip()}'>{html.escape(v)}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    cls = " class='wrap'" if wrap else ""
-    # In a box that scrolls sideways: a wide matrix scrolls inside the page instead of
-    # stretching it past 1,400 px (issue 25).
-    return (f"<div class='scroll'><table{cls}><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+def _table(rows: Sequence[dict[str, Any]], *, wrap: bool = False) -> str:
+    """Rows as an HTML table: the first column and the configuration's are text (left)."""
+    left = [k for i, k in enumerate(rows[0]) if i == 0 or k == "configuration"] if rows else []
+    return Table.from_dicts(rows, left=left).to_html(wrap=wrap)
 
 
 def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
@@ -96,8 +78,8 @@ def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dic
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
-        f"configuration series &middot; verdicts at &plusmn;{plan.threshold:.1%}, one family "
-        f"per metric across the run ({esc(plan.correction)} for the primary, "
+        f"configuration series &middot; verdicts at &plusmn;{fmt_share(plan.threshold)}, one "
+        f"family per metric across the run ({esc(plan.correction)} for the primary, "
         f"{esc(plan.secondary)} for the others; CI levels adjusted with p)</p>",
         "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "
         "<a href='#warnings'>Warnings</a> &middot; <a href='#environment'>Environment</a> "

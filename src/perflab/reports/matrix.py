@@ -7,29 +7,33 @@ or CSV, so every output says the same thing.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-
 from perflab.format import (
     fmt_change,
+    fmt_change_pct,
     fmt_cv,
     fmt_interval,
+    fmt_p,
     fmt_pct,
+    fmt_share,
     fmt_signed,
     fmt_value,
-    md_text,
+)
+from perflab.format import (
+    fmt_ratio as format_ratio,
 )
 from perflab.model import ResultSet
 from perflab.stats import Comparison, Summary
+from perflab.table import Table
 
 if TYPE_CHECKING:
+    from rich.table import Table as RichTable
+
     from perflab.reports.analysis import Analysis
 
 
@@ -103,22 +107,8 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
 
 
 def fmt_ratio(c: Comparison) -> str:
-    if math.isnan(c.ci_low):
-        return f"{c.ratio:.3f}"
-    return f"{c.ratio:.3f} [{c.ci_low:.3f}, {c.ci_high:.3f}]"
-
-
-def fmt_p(p: float) -> str:
-    """Three significant figures, but never rounded up onto the 0.05 line it is judged by; a p
-    below double precision's resolution (or 0: runs that all differ by the same amount) reads
-    "<1e-16", never "0" (issue 19)."""
-    if p < 1e-16:
-        return "<1e-16"
-    for digits in range(3, 17):  # 0.0499999 needs 6 digits to stay below 0.05
-        s = f"{p:.{digits}g}"
-        if not p < 0.05 <= float(s):
-            return s
-    return repr(p)
+    """The comparison's ratio with its CI (format.fmt_ratio)."""
+    return format_ratio(c.ratio, c.ci_low, c.ci_high) if not math.isnan(c.ratio) else "nan"
 
 
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
@@ -154,7 +144,7 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             "diff": fmt_ci(d, unit, is_exact(rs, metric)) if d else "-",
             "delta": fmt_delta(c, b, unit),
             "ratio": fmt_ratio(c),
-            "change": f"{c.change_pct:+.1f}%",
+            "change": fmt_change_pct(c.change_pct, 1),
             "p": "-" if c.p_value is None else fmt_p(c.p_value),
             "verdict": fmt_verdict(c),
         })
@@ -183,7 +173,7 @@ def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
 def axis_rows(rs: ResultSet, comparisons: Sequence[Comparison]) -> list[dict[str, str]]:
     """A study axis (stats.axis_comparisons): one row per (other parameters, configuration)."""
     return [{"cell": cell_label(c.cell, rs), "configuration": c.candidate,
-             "ratio": fmt_ratio(c), "change": f"{c.change_pct:+.1f}%",
+             "ratio": fmt_ratio(c), "change": fmt_change_pct(c.change_pct, 1),
              "p": "-" if c.p_value is None else fmt_p(c.p_value), "verdict": fmt_verdict(c)}
             for c in comparisons]
 
@@ -194,8 +184,8 @@ def interval_words(comps: Sequence[Comparison]) -> str:
     if not comps:
         return "95% CIs"
     levels = sorted(c.ci_level for c in comps)
-    level = (f"{levels[0]:.1%} CIs" if levels[0] == levels[-1] else
-             f"{levels[0]:.1%}-{levels[-1]:.1%} CIs") + (
+    level = (f"{fmt_share(levels[0])} CIs" if levels[0] == levels[-1] else
+             f"{fmt_share(levels[0])}-{fmt_share(levels[-1])} CIs") + (
         f", {comps[0].correction}-adjusted" if levels[-1] > 0.9501 else "")
     paired = sum(c.paired for c in comps)
     how = ("paired by round" if paired == len(comps) else "not interleaved" if not paired
@@ -281,54 +271,38 @@ def raw_rows(a: Analysis, metrics: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
+# The text columns of a matrix table (aligned left; the others are figures, aligned right);
+# the key columns are never wrapped in the terminal.
+LEFT = ("cell", "configuration", "metric")
+_KEYS = ("cell", "configuration")
+
+
+def table(rows: list[dict[str, str]], title: str = "", left: Collection[str] = LEFT,
+          verdict_styles: Sequence[str] | None = None) -> Table:
+    """Rows as the one table model; ``verdict_styles`` colour each row's verdict cell in the
+    terminal (from terminal.verdict_style of the row's comparison: the rule lives there)."""
+    return Table.from_dicts(rows, title, left=left, no_wrap=_KEYS, fold=True,
+                            styles=verdict_styles)
+
+
 def rich_table(rows: list[dict[str, str]], title: str,
-               verdict_styles: Sequence[str] | None = None) -> Table:
-    """Rows as a terminal table; ``verdict_styles`` colours each row's verdict cell (from
-    terminal.verdict_style of the row's comparison: the rule lives there)."""
-    t = Table(title=title, title_justify="left", show_lines=False)
-    if not rows:
-        t.add_column("(no data)")
-        return t
-    for k in rows[0]:
-        key = k in ("cell", "configuration")
-        t.add_column(k, overflow="fold", justify="left" if key else "right", no_wrap=key)
-    for i, r in enumerate(rows):
-        cells = []
-        for k, v in r.items():
-            style = verdict_styles[i] if verdict_styles and k == "verdict" else None
-            cells.append(f"[{style}]{v}[/]" if style else v)
-        t.add_row(*cells)
-    return t
+               verdict_styles: Sequence[str] | None = None) -> RichTable:
+    """Rows as a terminal table (see table)."""
+    return table(rows, title, verdict_styles=verdict_styles).rich_table()
 
 
 def to_markdown(rows: list[dict[str, str]], title: str = "",
-                left: Collection[str] = ("cell", "configuration", "metric")) -> str:
-    """GitHub Markdown: a ### title and one table; every cell escaped (md_text); the
-    ``left`` columns aligned left, the others (figures) right."""
-    out = [f"### {md_text(title)}", ""] if title else []
-    if not rows:
-        return "\n".join(out + ["(no data)", ""])
-    keys = list(rows[0])
-    out.append("| " + " | ".join(md_text(k) for k in keys) + " |")
-    out.append("|" + "|".join("---" if k in left else "---:"
-                              for k in keys) + "|")
-    for r in rows:
-        out.append("| " + " | ".join(md_text(r[k]) for k in keys) + " |")
-    out.append("")
-    return "\n".join(out)
+                left: Collection[str] = LEFT) -> str:
+    """GitHub Markdown through the one Markdown writer (table.Table.to_markdown)."""
+    return table(rows, title, left).to_markdown()
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
+    """Rows of any shapes as CSV: the columns are every key, in the order first seen."""
     keys: list[str] = []
     for r in rows:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
-    w = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-    return buf.getvalue()
+        keys += [k for k in r if k not in keys]
+    return Table.from_dicts([{k: r.get(k) for k in keys} for r in rows]).to_csv() if rows \
+        else "\n"
 
 

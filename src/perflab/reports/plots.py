@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
+from perflab.format import fmt_share
 from perflab.model import ResultSet
 from perflab.reports.matrix import (
     cell_params,
@@ -320,8 +321,8 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
     # wider than 95%): the title names them (it said "95% CI", issue 25).
     levels = sorted({round(c.ci_level, 4) for c in comparisons
                      if c.metric == metric and math.isfinite(c.ratio)}) or [0.95]
-    level = (f"{levels[0]:.1%} CI" if len(levels) == 1 else
-             f"{levels[0]:.1%}-{levels[-1]:.1%} CIs") + (
+    level = (f"{fmt_share(levels[0])} CI" if len(levels) == 1 else
+             f"{fmt_share(levels[0])}-{fmt_share(levels[-1])} CIs") + (
         ", family-adjusted" if levels[-1] > 0.9501 else "")
     return _ratio_plot(rs, series, x, f"{metric} ratio to {base} (x)",
                        f"{metric}: ratio to the baseline {base} ({level})", out,

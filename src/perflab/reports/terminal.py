@@ -6,11 +6,9 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Console, RenderableType
 from rich.table import Table
-from rich.text import Text
 
-from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_value
+from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
 from perflab.stats import (
     CORRECTION_NAMES,
@@ -90,7 +88,7 @@ def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
         t.add_row(name, fmt_value(s.center, info.unit), ci,
-                  "-" if math.isnan(s.cv) else f"{s.cv:.1%}", fmt_value(s.min, info.unit),
+                  "-" if math.isnan(s.cv) else fmt_share(s.cv), fmt_value(s.min, info.unit),
                   fmt_value(s.max, info.unit), info.source)
     return t
 
@@ -140,7 +138,7 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     what = ("per-round ratios" if paired else "ratio of the runs (not interleaved)")
     n_primary = sum(c.p_value is not None and c.metric == primary for c in comps)
     levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
-    level = f"{100 * min(levels):.4g}%" if levels else "95%"
+    level = f"{fmt_sig(100 * min(levels), 4)}%" if levels else "95%"
     looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
     exact = primary is not None and n_primary == 0 and any(
         c.metric == primary and c.deterministic for c in comps)
@@ -151,7 +149,7 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
            f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
            if primary else f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
-    return (f"verdicts: {est.label} of {what} vs a ±{plan.threshold:.1%} band"
+    return (f"verdicts: {est.label} of {what} vs a ±{fmt_share(plan.threshold)} band"
             f"{own_bands(comps, plan)}, one CI decides; {fam}{serial_note(comps)}")
 
 
@@ -169,7 +167,7 @@ def serial_note(comps: Sequence[Comparison]) -> str:
     if not most:
         return ""
     return "; CIs widened for runs correlated in time: " + ", ".join(
-        f"{m} ×{w:.2g} (lag-1 {r:.2f})" for m, (w, r) in most.items())
+        f"{m} ×{fmt_sig(w, 2)} (lag-1 {fmt_fixed(r, 2)})" for m, (w, r) in most.items())
 
 
 def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
@@ -183,44 +181,3 @@ def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
                 groups[text].append(c.metric)
     return (" (" + "; ".join(f"{b}: {', '.join(ms)}" for b, ms in groups.items()) + ")"
             if groups else "")
-
-
-def _unbroken_width(table: Table) -> int:
-    """The narrowest the table can be without breaking a word inside a cell: each column as
-    wide as its longest word, plus the cell padding and the borders."""
-    widths = [max((len(w) for c in (col.header, *col.cells)
-                   for w in Text.from_markup(str(c)).plain.split()), default=1)
-              for col in table.columns]
-    return sum(widths) + 3 * len(widths) + 1
-
-
-def fit(table: Table, console: Console) -> RenderableType:
-    """``table`` as it is when it fits the terminal; at widths where rich would have to cut its
-    cells to "…" (COLUMNS=40) or break words (an 80-column terminal squeezed a suite's verdict
-    column to "slowe / r / (regr / essio / n)"), the same cells stacked: one block per row,
-    one line per column ("header: value"), so every figure and verdict stays readable."""
-    cells = "".join(str(c) for col in table.columns for c in (col.header, *col.cells))
-    rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
-                       for seg in line)
-    cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
-    if not cut and console.width >= _unbroken_width(table):
-        return table
-    headers = [str(c.header) for c in table.columns]
-    columns = [list(c.cells) for c in table.columns]
-    out = Text()
-    if table.title:
-        out.append(f"{table.title}\n", style="bold")
-    for i in range(table.row_count):
-        first = columns[0][i] if columns else ""
-        title = first if isinstance(first, str) else str(first)
-        if title.strip():
-            out.append_text(Text.from_markup(title, style="bold"))
-            out.append("\n")
-        for h, cells in zip(headers[1:], columns[1:], strict=True):
-            cell = cells[i]
-            text = cell if isinstance(cell, str) else str(cell)
-            if text.strip():
-                out.append(f"  {Text.from_markup(h).plain}: ")
-                out.append_text(Text.from_markup(text))
-                out.append("\n")
-    return out

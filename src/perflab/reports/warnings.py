@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perflab.format import fmt_fixed, fmt_share
 from perflab.model import ResultSet
 from perflab.reports.matrix import cell_label, fmt_ratio
 from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
@@ -44,7 +45,7 @@ def result_warnings(a: Analysis) -> list[str]:
                 out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
                            f"(outside 1.5 IQR); {_robust(a)}, but a quiet machine is better")
             if is_noisy(s):
-                out.append(f"{cfg.name}: {primary} varies a lot (CV {s.cv:.1%}); consider "
+                out.append(f"{cfg.name}: {primary} varies a lot (CV {fmt_share(s.cv)}); consider "
                            "--pin, more runs, or a quieter machine")
         warm = [r for r in cfg.runs if r.warmup and primary in r.values]
         if warm and len(xs) >= 3 and warm[0].values[primary] > 1.5 * float(np.median(xs)):
@@ -52,8 +53,8 @@ def result_warnings(a: Analysis) -> list[str]:
                        "JIT): warm-up matters here")
         invol = cfg.samples("involuntary_switches")
         if invol and float(np.median(invol)) > 50:
-            out.append(f"{cfg.name}: {np.median(invol):.0f} involuntary context switches per run "
-                       "(median): other work competed for the CPU")
+            out.append(f"{cfg.name}: {fmt_fixed(np.median(invol))} involuntary context switches "
+                       "per run (median): other work competed for the CPU")
     out += differing_results(rs)
     if len(rs.configurations) > len(rs.cells()):  # something is compared
         # Each short configuration by name with its own count: "0 run(s) per configuration"
@@ -84,8 +85,8 @@ def busy_machine(rs: ResultSet) -> list[str]:
     cpus = rs.fingerprint.cpu_count or 1
     loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
     if loads and max(loads) > max(1.0, 0.5 * cpus):
-        return [f"the machine was busy: load average up to {max(loads):.2f} on {cpus} CPUs "
-                "during the runs"]
+        return [f"the machine was busy: load average up to {fmt_fixed(max(loads), 2)} on {cpus} "
+                "CPUs during the runs"]
     return []
 
 
@@ -113,7 +114,8 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
     for (cell, name), s in a.summaries(metric).items():
         if is_noisy(s):
             out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
-                                f"{s.cv:.1%} (CV of {metric}, n={s.n}, {s.outliers} outliers)"))
+                                f"{fmt_share(s.cv)} (CV of {metric}, n={s.n}, {s.outliers} "
+                                "outliers)"))
     for c in a.comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
             need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"

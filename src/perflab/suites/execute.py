@@ -31,7 +31,7 @@ from rich.text import Text
 
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
-from perflab.format import fmt_duration
+from perflab.format import fmt_duration, fmt_fixed, fmt_plain, fmt_share
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
@@ -440,13 +440,13 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
     per = (f"{m['runs']} runs" if "runs" in m else
            f"adaptive {m.get('min_runs', 6)}..{m.get('max_runs', 1000)} runs until the "
            "primary comparisons are decided"
-           + (f" or every CI is within +-{m['precision']:.1%}" if "precision" in m else ""))
-    budget = (f", budget {m['budget']:.0f}s a cell" if "budget" in m else
+           + (f" or every CI is within +-{fmt_share(m['precision'])}" if "precision" in m else ""))
+    budget = (f", budget {fmt_fixed(m['budget'])}s a cell" if "budget" in m else
               "" if "runs" in m else ", budget 10 s per configuration")
     est = plan.estimate_seconds(per_run, speed)
     rep = plan.report_seconds(speed) if report else 0.0
-    cal = (f"iterations calibrated per cell to {plan.calibrate * 1e3:g} ms of timed region a "
-           "run, then " if plan.calibrate else "")
+    cal = (f"iterations calibrated per cell to {fmt_plain(plan.calibrate * 1e3)} ms of timed "
+           "region a run, then " if plan.calibrate else "")
     known = sum(1 for c in plan.cells for p in c.configs
                 if per_run and (history_key(p.name, c.key) in per_run
                                 or shlex.join(p.argv) in per_run))
@@ -456,7 +456,8 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
         if speed.start_s:
             n = len(speed.start_s)
             basis.append(f"start-up measured now for {n} configuration{'s' * (n != 1)}")
-        basis.append(f"this machine now runs a thread at {1 / speed.slowdown:.0%} of a CPU")
+        basis.append(f"this machine now runs a thread at {fmt_share(1 / speed.slowdown, 0)} of "
+                     "a CPU")
     what = (f"{fmt_duration(est)} measuring + {fmt_duration(rep)} report ({plan.report_plots()} "
             "plots)" if report else "")
     lines.append(f"per configuration: {cal}{m.get('warmup', 1)} warm-up + {per}{budget}; "

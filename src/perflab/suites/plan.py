@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_count
 from perflab.model import canonical_params
 from perflab.suites.spec import ConfigSpec, Suite, expand_matrix, substitute
 
@@ -393,8 +394,8 @@ def _check_size(suite: Suite, n_configs: int) -> None:
         return
     shape = " x ".join(f"{a.name} {len(a.values)}" for a in axes)
     raise suite.error(
-        f"the matrix has {cells:,} cells ({shape}) x {n_configs} configuration(s), more than the "
-        f"{MAX_PLAN_SERIES:,} configuration series perflab plans in one suite",
+        f"the matrix has {fmt_count(cells)} cells ({shape}) x {n_configs} configuration(s), more "
+        f"than the {fmt_count(MAX_PLAN_SERIES)} configuration series perflab plans in one suite",
         "use fewer values (a larger step or factor), or split the study into several suites",
         "matrix")
 

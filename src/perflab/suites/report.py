@@ -16,7 +16,7 @@ from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
-from perflab.reports.terminal import fit, verdict_style
+from perflab.reports.terminal import verdict_style
 from perflab.reports.warnings import Warning_, suite_warnings
 from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
 from perflab.validate import output_dir
@@ -147,8 +147,8 @@ def _print_tables(console: Console, tables: Tables, styles_of: dict[str, list[st
     for title, rows in tables:
         if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
             has_verdict = bool(rows) and "verdict" in rows[0]
-            console.print(fit(matrix.rich_table(rows, title, styles_of.get(title, styles)
-                                                if has_verdict else None), console))
+            console.print(matrix.table(rows, title, verdict_styles=styles_of.get(
+                title, styles) if has_verdict else None).to_rich(console))
     if len(mets) > 1:
         others = [m for m in mets if m != shown]
         console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_count, fmt_plain
 from perflab.stats import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
@@ -413,7 +414,7 @@ def _measure(m: dict[str, Any], ck: _Checker) -> dict[str, Any]:
                        f"give {key} a positive number")
             elif key == "precision" and v >= 1:
                 ck.add(path + (key,), f"'precision' = {v} is a fraction, not a percentage",
-                       f"write precision = {v / 100:g} for {v:g}%")
+                       f"write precision = {fmt_plain(v / 100)} for {fmt_plain(v)}%")
             else:
                 out[key] = float(v)
     for key, choices, what, fix in (
@@ -493,7 +494,8 @@ def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | 
                "make stop >= start")
         return None
     if count > MAX_RANGE_VALUES:
-        ck.add(path, f"range '{name}' has {count:,} values, more than {MAX_RANGE_VALUES:,}",
+        ck.add(path, f"range '{name}' has {fmt_count(count)} values, more than "
+                     f"{fmt_count(MAX_RANGE_VALUES)}",
                "use a larger step or factor")
         return None
     if "factor" in r:

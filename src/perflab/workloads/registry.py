@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import perflab.workloads.coreclr as coreclr
 from perflab.errors import PerflabError
+from perflab.format import fmt_plain
 from perflab.workloads.manifest import (
     MANIFEST,
     Manifest,
@@ -232,7 +233,8 @@ class Workload:
                                    "found", f"install it or fix build in {self.manifest.path}"
                                    ) from None
             except subprocess.TimeoutExpired:
-                raise PerflabError(f"building {self.name} took over {self.manifest.timeout:g} s",
+                raise PerflabError(f"building {self.name} took over "
+                                   f"{fmt_plain(self.manifest.timeout)} s",
                                    f"see {log}") from None
             if proc.returncode != 0:
                 raise PerflabError(f"building {self.name} failed (exit {proc.returncode}): "
