@@ -112,6 +112,10 @@ class Table:
             t.add_column("(no data)")
         return t
 
+    def __rich__(self) -> RichTable:
+        """console.print(table) draws it (unfitted: to_rich fits it to the console)."""
+        return self.rich_table()
+
     def to_rich(self, console: Console) -> RenderableType:
         """The terminal table, fitted to the console's width (fit)."""
         return fit(self.rich_table(), console)
@@ -216,13 +220,15 @@ def _markup(cell: object) -> Any:
     return cell if isinstance(cell, Text) else Text.from_markup(str(cell))
 
 
-def fit(table: RichTable, console: Console) -> RenderableType:
+def fit(table: RichTable | Table, console: Console) -> RenderableType:
     """``table`` as it is when it fits the terminal; at widths where rich would have to cut its
     cells to "…" (COLUMNS=40) or break words (an 80-column terminal squeezed a suite's verdict
     column to "slowe / r / (regr / essio / n)"), the same cells stacked: one block per row,
     one line per column ("header: value"), so every figure and verdict stays readable."""
     from rich.text import Text
 
+    if isinstance(table, Table):
+        table = table.rich_table()
     cells = "".join(_markup(c).plain for col in table.columns for c in (col.header, *col.cells))
     rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
                        for seg in line)

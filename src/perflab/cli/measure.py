@@ -147,7 +147,6 @@ def stat(
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import metrics_to_show, stat_table
     from perflab.runner import measure
-    from perflab.table import fit
 
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
@@ -187,7 +186,7 @@ def stat(
     measure(rs, [cfg], opts, store=store, console=err_quiet)
     _header(rs, store)
     a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
-    console.print(fit(stat_table(a, cfg, metrics_to_show(rs), est), console))
+    stat_table(a, cfg, metrics_to_show(rs), est).print(console)
     # The count above the table is the measured runs; say what else took the time, so the
     # two lines agree ("384 runs" above read "385 runs" here: the warm-up was counted).
     measured = len(cfg.measured_runs())
@@ -322,15 +321,14 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
         metrics_to_show,
         stat_table,
     )
-    from perflab.table import fit
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
     a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
-            console.print(fit(compare_table(a, shown, cell), console))
+            compare_table(a, shown, cell).print(console)
         else:
-            console.print(fit(stat_table(a, rs.configurations_in(cell)[0], shown), console))
+            stat_table(a, rs.configurations_in(cell)[0], shown).print(console)
     stop = rs.settings.stop if measured else None
     if stop and stop.reason:
         aside.print(f"[dim]{stop.rounds} runs per configuration in "
@@ -417,7 +415,6 @@ def results_show(
         stat_table,
     )
     from perflab.stats import Plan
-    from perflab.table import fit
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)
@@ -445,9 +442,9 @@ def results_show(
     for cell in rs.cells():
         if len(rs.configurations_in(cell)) == 1:
             cfg = rs.configurations_in(cell)[0]
-            console.print(fit(stat_table(a, cfg, shown), console))
+            stat_table(a, cfg, shown).print(console)
         else:
-            console.print(fit(compare_table(a, shown, cell), console))
+            compare_table(a, shown, cell).print(console)
     if a.comparisons:
         aside.print(f"[dim]{correction_line(a, rs.settings.primary_metric)}[/]",
                     highlight=False)

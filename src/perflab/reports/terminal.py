@@ -6,8 +6,6 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from rich.table import Table
-
 from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
 from perflab.stats import (
@@ -17,6 +15,7 @@ from perflab.stats import (
     Plan,
     parse_estimator,
 )
+from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:
     from perflab.reports.analysis import Analysis
@@ -62,26 +61,25 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
 
 
 def _metric_rows(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
-                 ) -> Iterator[tuple[str, str, MetricInfo, list[float]]]:
+                 ) -> Iterator[tuple[str, Cell, MetricInfo, list[float]]]:
     """The rows of a table led by ``cfg``: (metric, its label, its info, cfg's samples) for each
     metric ``cfg`` has samples of; the primary metric's label is bold."""
     primary = rs.settings.primary_metric
     for m in metrics:
         xs = cfg.samples(m)
         if xs:
-            yield m, f"[bold]{m}[/]" if m == primary else m, rs.metrics[m], xs
+            yield m, Cell(m, "bold" if m == primary else ""), rs.metrics[m], xs
 
 
 def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
                estimator: Estimator | None = None) -> Table:
     """One configuration: the centre (median, or --estimator's) with its 95% CI per metric."""
     rs = a.rs
-    t = Table(title=f"{cfg.name}: {len(cfg.measured_runs())} runs", title_justify="left",
-              header_style="bold")
     head = "median" if estimator is None or estimator.kind == "median" else estimator.label
-    for col in ("metric", head, "95% CI", "CV", "min", "max", "source"):
-        t.add_column(col, justify="left" if col in ("metric", "source") else "right",
-                     no_wrap=col != "source")
+    t = Table.of(f"{cfg.name}: {len(cfg.measured_runs())} runs",
+                 [Column(col, "left" if col in ("metric", "source") else "right",
+                         wrap=col == "source")
+                  for col in ("metric", head, "95% CI", "CV", "min", "max", "source")])
     for m, name, info, _ in _metric_rows(rs, cfg, metrics):
         s = a.summary(cfg, m, estimator)
         ci = ("exact" if info.deterministic and s.ci_low == s.ci_high else
@@ -100,19 +98,15 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
     base = rs.baseline_in(cell)
     assert base is not None
     by_key = {(c.candidate, c.metric): c for c in a.comparisons if c.cell == cell}
-    t = Table(header_style="bold", title_justify="left",
-              title=None if cell == "{}" else f"cell {cell}")
-    t.add_column("metric", no_wrap=True)
-    t.add_column(f"{base.name} (baseline)", justify="right")
     others = [c for c in configs if c is not base]
-    for c in others:
-        t.add_column(c.name, justify="right")
-        t.add_column("change [CI]", justify="right")
-        t.add_column("verdict")
+    t = Table.of("" if cell == "{}" else f"cell {cell}",
+                 [Column("metric", "left", wrap=False), f"{base.name} (baseline)",
+                  *(col for c in others
+                    for col in (c.name, "change [CI]", Column("verdict", "left")))])
     for m, name, info, _ in _metric_rows(rs, base, metrics):
         sb = a.summary(base, m)
         cv = "" if info.deterministic else fmt_cv(sb.median, sb.cv, sb.stdev, info.unit)
-        row = [name, fmt_value(sb.median, info.unit) + cv]
+        row: list[str | Cell] = [name, fmt_value(sb.median, info.unit) + cv]
         for c in others:
             cs = c.samples(m)
             comp = by_key.get((c.name, m))
@@ -122,10 +116,10 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
             sc = a.summary(c, m)
             cvc = "" if info.deterministic else fmt_cv(sc.median, sc.cv, sc.stdev, info.unit)
             if comp is None:  # not compared: other work declared (stats._comparable)
-                row += [fmt_value(sc.median, info.unit) + cvc, "-", "[dim]other work[/]"]
+                row += [fmt_value(sc.median, info.unit) + cvc, "-", Cell("other work", "dim")]
                 continue
             row += [fmt_value(sc.median, info.unit) + cvc, fmt_change(comp, info.unit),
-                    f"[{verdict_style(comp)}]{comp.label}[/]"]
+                    Cell(comp.label, verdict_style(comp))]
         t.add_row(*row)
     return t
 
