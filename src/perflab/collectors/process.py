@@ -697,7 +697,7 @@ def _derive(v: dict[str, float], region_used: bool) -> None:
     if region_used and "task_clock" in v and v.get("ops", 0) > 0:
         # perflab's own CPU time per op (all threads, timed region only) wins over a
         # figure the workload computed itself.
-        v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
+        v["cpu_ns_per_op"] = v["task_clock"] * 1e9 / v["ops"]
 
 
 def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
@@ -728,7 +728,7 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         readings = raw.region_sum if region_used and raw.region_sum else raw.final
         for name, r in readings.items():
             v = r.scaled
-            values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
+            values[name] = v / 1e9 if name == "task_clock" else v  # task_clock: ns -> s
             running_fraction[name] = r.running_fraction
     stdout, stderr = raw.stdout, raw.stderr
     outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
