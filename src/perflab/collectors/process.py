@@ -265,7 +265,7 @@ def rec_tail() -> tuple[tuple[str, str, str], ...]:
     """The tail of a batch's "rec" record, after the run's fields, as perflab-launch.c lists it
     (PERFLAB_REC_TAIL, read from the source the launcher is built from, as launch_fields)."""
     items = _rec_tail(_launcher_source().decode())
-    unlisted = {f.metadata["rec"] for f in _REC_TAIL_FIELDS} - {name for _, name, _ in items}
+    unlisted = {item for _, item, _ in _REC_TAIL_READERS} - {name for _, name, _ in items}
     if not items or unlisted:
         raise PerflabError("perflab-launch.c's PERFLAB_REC_TAIL (a record's tail) lacks "
                            f"{', '.join(sorted(unlisted)) or 'every item'}",
@@ -649,8 +649,8 @@ class LaunchServer:
                                    ) from None
             values.update((name, self._report.read(size)) for name, size in blobs)
             raw = _RawRun(**dict(zip(fields, nums[:n], strict=True)))
-            for f in _REC_TAIL_FIELDS:
-                setattr(raw, f.name, f.metadata["from"](values[f.metadata["rec"]]))
+            for attr, item, read in _REC_TAIL_READERS:
+                setattr(raw, attr, read(values[item]))
             raws.append(raw)
 
 
@@ -719,8 +719,9 @@ class _RawRun:
     leftover: list[int] = field(default_factory=list)
 
 
-# The fields a batch record's tail fills (_rec), each with the tail item it reads.
-_REC_TAIL_FIELDS = tuple(f for f in dataclass_fields(_RawRun) if "rec" in f.metadata)
+# The fields a batch record's tail fills (_rec): (field, the tail item it reads, its reader).
+_REC_TAIL_READERS = tuple((f.name, f.metadata["rec"], f.metadata["from"])
+                          for f in dataclass_fields(_RawRun) if "rec" in f.metadata)
 
 
 def _spec(req: RunRequest, path: str, env: dict[str, str], envc: bool = False) -> list[str]:
