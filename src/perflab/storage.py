@@ -1097,8 +1097,8 @@ def _older_writable_sqlite(path: Path) -> bool:
     try:
         with contextlib.closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro",
                                                 uri=True)) as c:
-            row = c.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")
-                            .compile(compile_kwargs={"literal_binds": True}).string).fetchone()
+            row = c.execute("SELECT value FROM perflab_meta WHERE key = 'schema_version'"
+                            ).fetchone()
     except sqlite3.Error:
         return False  # not perflab's, or before versioning: ensure_schema names it
     return row is not None and int(row[0]) < SCHEMA_VERSION
