@@ -106,7 +106,7 @@ def _writer(url: str, n: int, out: Any) -> None:
     cid = store.add_configuration(rid, rs.configurations[0])
     t0 = time.perf_counter()
     for i in range(n):
-        store.add_run(cid, Run(seq=i, values={"wall_time": 0.001, "task_clock": 0.9,
+        store.add_run(cid, Run(seq=i, values={"wall_time": 0.001, "task_clock": 0.0009,
                                               "max_rss": 1234.0}, started_at=time.time()))
     out.put(time.perf_counter() - t0)
 

@@ -12,6 +12,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
         MetricInfo("involuntary_switches", "count", WAIT4),
         MetricInfo("run_delay", "s", "/proc/PID/schedstat of the command's main thread at exit",
                    description="time spent runnable, waiting for a CPU (run queue)"),
-        MetricInfo("task_clock", "ms", PERF_SW, description="CPU time of all threads"),
+        MetricInfo("task_clock", "s", PERF_SW, description="CPU time of all threads"),
         MetricInfo("page_faults", "count", PERF_SW),
         MetricInfo("context_switches", "count", PERF_SW),
         MetricInfo("cpu_migrations", "count", PERF_SW),
@@ -137,6 +138,26 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
         MetricInfo("cache_misses", "count", PERF_HW),
     ]
 }
+
+# Units earlier perflabs stored a built-in metric in, with how many of them make one of its unit
+# today: up to schema 4 task_clock was in ms, every other time in s (issue 24).  The store's
+# migration (storage._migrate) and the import of perflab's own JSON exports read old figures
+# through former_unit_divisor.
+FORMER_UNITS: dict[tuple[str, str], float] = {("task_clock", "ms"): 1e3}
+
+
+def former_unit_divisor(name: str, unit: str) -> float | None:
+    """What a value of metric ``name`` stored in ``unit`` is divided by to be in its unit today
+    (BUILTIN_METRICS); None when it is in that unit already."""
+    return FORMER_UNITS.get((name, unit))
+
+
+def in_today_unit(value: float, divisor: float) -> float:
+    """``value`` / ``divisor`` on the value's shortest decimal text: the launcher's 350062 ns
+    was stored as 350062 / 1e6 ms, which prints as "0.350062"; shifting that text gives exactly
+    the 350062 / 1e9 s today's collector stores (0.350062 / 1e3 is 0.00035006199999999994)."""
+    return float(Decimal(repr(value)) / Decimal(repr(divisor)))
+
 
 # The perf_event counters by kind, read off the table above (one list: collectors/perf_events
 # gives each of these names its event code).

@@ -177,7 +177,7 @@ DECISIVE_WAIT_SHARE = 0.3
 def _cpu_and_wall(v: dict[str, float]) -> tuple[float, float, float] | None:
     """(CPU s, wall s, busy threads) of one run, over the timed region if the counters
     covered one."""
-    cpu = v["task_clock"] / 1e3 if "task_clock" in v else (
+    cpu = v["task_clock"] if "task_clock" in v else (
         v["user_time"] + v["sys_time"] if "user_time" in v and "sys_time" in v else None)
     if cpu is None:
         return None
@@ -198,7 +198,7 @@ def _share_without_waits(v: dict[str, float]) -> tuple[float, float] | None:
     # task_clock when it covers the whole process: rusage's times are counted in scheduler
     # ticks here (4 ms), too coarse for a run of a few milliseconds.
     whole = "task_clock" in v and "region_time" not in v
-    cpu = v["task_clock"] / 1e3 if whole else v["user_time"] + v["sys_time"]
+    cpu = v["task_clock"] if whole else v["user_time"] + v["sys_time"]
     return cpu / (busy * threads), v["run_delay"]
 
 

@@ -33,6 +33,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain
 from perflab.model import (
+    BUILTIN_METRICS,
     Configuration,
     Fingerprint,
     MetricInfo,
@@ -41,14 +42,18 @@ from perflab.model import (
     ResultSet,
     Run,
     Settings,
+    former_unit_divisor,
+    in_today_unit,
 )
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
 # 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
-# grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL.
-# Raise it with every change to a table; older databases are brought up to date by _migrate.
-SCHEMA_VERSION = 4
+# grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL;
+# 5: task_clock in seconds like every other time (it was ms; issue 24).
+# Raise it with every change to a table or to what a stored value means; older databases are
+# brought up to date by _migrate.
+SCHEMA_VERSION = 5
 
 metadata = sa.MetaData()
 
@@ -231,7 +236,8 @@ class Store:
         if "://" not in url_s:
             path = Path(url_s)
             self.location = str(path)
-            read_only = read_only and path.is_file()  # none yet: made, as by any verb
+            # none yet: made, as by any verb; an older one this user may write: upgraded
+            read_only = read_only and path.is_file() and not _older_writable_sqlite(path)
             if read_only:
                 url_s = _read_only_sqlite_url(path)
             else:
@@ -343,6 +349,12 @@ class Store:
             # One creator at a time; the others wait here, then find the tables made.
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK_KEY})
         metadata.create_all(conn, checkfirst=True)
+        if conn.dialect.name == "sqlite":
+            # SQLite's lock for the same purpose: the write lock, taken (by a write that changes
+            # nothing) before the version is read, so a second opener waits here and then finds
+            # the schema current; a migration of stored values (5) runs once.
+            conn.execute(meta.update().where(meta.c.key == "schema_version")
+                         .values(value=meta.c.value))
         current = conn.execute(sa.select(meta.c.value).where(
             meta.c.key == "schema_version")).scalar()
         if current is not None and int(current) > SCHEMA_VERSION:
@@ -845,6 +857,43 @@ def _migrate(conn: sa.Connection, version: int) -> None:
                                    {"t": table}).scalar()
                 if seq:  # AS BIGINT also lifts the maximum from 2^31-1 to 2^63-1
                     conn.execute(sa.text(f"ALTER SEQUENCE {seq} AS BIGINT"))
+    if version < 5:
+        _former_units_to_current(conn)
+
+
+def _former_units_to_current(conn: sa.Connection) -> None:
+    """Schema 5: values stored in a former unit (model.FORMER_UNITS: task_clock in ms) are
+    brought to today's, with the unit in their result's metrics.  Runs inside _create_schema's
+    transaction, under its lock, once; a result whose metrics already say today's unit is left
+    alone, so a second pass changes nothing.  In Python rather than in each dialect's JSON
+    functions (SQLite's json_set and PostgreSQL's float8 -> jsonb print 15 significant digits,
+    which would round stored samples), in decimal (model.in_today_unit)."""
+    divisors: dict[int, dict[str, float]] = {}
+    for rid, stored in conn.execute(sa.select(results.c.id, results.c.metrics)).all():
+        infos = {k: MetricInfo.from_dict(k, v) for k, v in (stored or {}).items()}
+        found = {k: d for k, info in infos.items()
+                 if (d := former_unit_divisor(k, info.unit)) is not None}
+        if not found:
+            continue
+        divisors[int(rid)] = found
+        now = {k: {**v, "unit": BUILTIN_METRICS[k].unit} if k in found else v
+               for k, v in stored.items()}
+        conn.execute(results.update().where(results.c.id == rid).values(metrics=now))
+    set_values = (runs.update().where(runs.c.id == sa.bindparam("run_id"))
+                  .values({runs.c["values"]: sa.bindparam("now")}))
+    for chunk in _chunks(sorted(divisors)):
+        q = (sa.select(runs.c.id, runs.c["values"], configurations.c.result_id)
+             .join(configurations, configurations.c.id == runs.c.configuration_id)
+             .where(configurations.c.result_id.in_(chunk)))
+        rows = []
+        for run_id, values, rid in conn.execute(q).all():
+            d = divisors[int(rid)]
+            if values and d.keys() & values.keys():
+                rows.append({"run_id": run_id, "now": {
+                    k: in_today_unit(v, d[k]) if k in d and isinstance(v, int | float) else v
+                    for k, v in values.items()}})
+        if rows:
+            conn.execute(set_values, rows)
 
 
 def _is_create_race(e: BaseException | None) -> bool:
@@ -1032,6 +1081,25 @@ def _stamp_owner(rs: ResultSet) -> None:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _older_writable_sqlite(path: Path) -> bool:
+    """``path`` is a SQLite file of an older perflab schema that this user may write: opened
+    for writing even by a verb that only reads, and brought up to date once (_migrate), since
+    schema 5 changed what stored values mean (task_clock's unit) and a reader cannot skip that."""
+    import sqlite3
+    from urllib.parse import quote
+
+    if not os.access(path, os.W_OK):
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro",
+                                                uri=True)) as c:
+            row = c.execute("SELECT value FROM perflab_meta WHERE key = 'schema_version'"
+                            ).fetchone()
+    except sqlite3.Error:
+        return False  # not perflab's, or before versioning: ensure_schema names it
+    return row is not None and int(row[0]) < SCHEMA_VERSION
 
 
 def _read_only_sqlite_url(path: Path) -> str:

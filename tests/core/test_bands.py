@@ -89,7 +89,7 @@ def test_a_mostly_zero_count_is_judged_against_half_an_event() -> None:
 
 
 @pytest.mark.parametrize(("given", "problem"), [
-    ("task_clock=5KiB", "'5KiB' is memory, but the metric is measured in ms"),
+    ("task_clock=5KiB", "'5KiB' is memory, but the metric is measured in s"),
     ("private_kib=-1%", "a band must be positive"),
     ("nosuch=2%", "no metric 'nosuch' here"),
     ("max_rss=3furlongs", "unknown unit 'furlongs'"),

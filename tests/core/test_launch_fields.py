@@ -1,8 +1,10 @@
 """The launcher's record is described once: the X-macro PERFLAB_RUN_FIELDS in perflab-launch.c
 lists a run's fields (name and C expression); the C prints the "done" line and the head of each
-batch record through it, and process.py reads the names from the same source.  These tests fail
-when the two sides disagree: a field in the list that _RawRun lacks (or the reverse), or a line
-the launcher prints by hand instead of through the list."""
+batch record through it, and process.py reads the names from the same source.  The X-macro
+PERFLAB_REC_TAIL lists the rest of a batch record (counters' readings, the timed region, the
+output lengths) the same way, each item claimed by the _RawRun field(s) it fills.  These tests
+fail when the two sides disagree: a field in a list that _RawRun lacks (or the reverse), or a
+line the launcher prints by hand instead of through the lists."""
 
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ from perflab.collectors.process import (
     LaunchServer,
     RunRequest,
     _RawRun,
+    _rec_tail,
     _run_fields,
+    _tail_values,
     launch_fields,
+    rec_tail,
 )
 
 
@@ -56,6 +61,57 @@ def test_a_field_added_on_one_side_only_is_caught() -> None:
     assert not agree(_run_fields(added))
     assert not agree(launch_fields()[:-1])  # _RawRun has a launcher field the C list lacks
     assert _run_fields("int main(void) { return 0; }") == ()
+
+
+def tail_agrees(items: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether every item of a record's tail but the counts is claimed by a _RawRun field, every
+    _RawRun field's claim is an item, and each READINGS' count is a NUM before it."""
+    counts = {n for kind, _, n in items if kind == "READINGS"}
+    claimed = {f.metadata["rec"] for f in dataclasses.fields(_RawRun) if "rec" in f.metadata}
+    before = [name for kind, name, _ in items]
+    ordered = all(n in before[:i] and items[before.index(n)][0] == "NUM"
+                  for i, (kind, _, n) in enumerate(items) if kind == "READINGS")
+    return {name for _, name, _ in items} - counts == claimed and ordered
+
+
+@pytest.mark.unit
+def test_the_record_tail_is_claimed_by_raw_run_fields() -> None:
+    items = rec_tail()
+    assert items[0] == ("NUM", "counter_errno", "") and items[-1] == ("BYTES", "region_bad", "")
+    assert tail_agrees(items), items
+
+
+@pytest.mark.unit
+def test_a_tail_item_added_on_one_side_only_is_caught() -> None:
+    """The check above fails for an item added to the C list only, for one _RawRun claims that
+    the list lacks, and for readings counted by a number that comes after them."""
+    src = process._launcher_source().decode()
+    anchor = "    NUM(region_open) "
+    added = src.replace(anchor, "    NUM(region_cpu) \\\n" + anchor, 1)
+    assert added != src
+    items = _rec_tail(added)
+    assert ("NUM", "region_cpu", "") in items and not tail_agrees(items)
+    assert not tail_agrees(tuple(i for i in rec_tail() if i[1] != "err"))  # stderr claims it
+    late = tuple(i for i in rec_tail() if i[1] != "nc") + (("NUM", "nc", ""),)
+    assert not tail_agrees(late)
+    assert _rec_tail("int main(void) { return 0; }") == ()
+
+
+@pytest.mark.unit
+def test_a_tail_is_read_by_its_list() -> None:
+    """Two counters, a summed region and three outputs: every number is where the list says,
+    and a record with a number more or less than the list is refused."""
+    nums = [0, 2, 10, 11, 12, 20, 21, 22, 1, 5000, 0, 2, 1, 1, 1, 2, 2, 2, 3, 4, 0]
+    values, blobs = _tail_values(rec_tail(), ["a", "b"], nums)
+    assert values["final"]["b"] == process.Reading(20, 21, 22)
+    assert values["region_sum"]["a"] == process.Reading(1, 1, 1)
+    assert (values["region_enables"], values["region_ns"], values["region_open"]) == (1, 5000, 0)
+    assert blobs == [("out", 3), ("err", 4), ("region_bad", 0)]
+    no_region = [0, 2, 10, 11, 12, 20, 21, 22, 0, 0, 0, 0, 0, 0, 0]
+    assert _tail_values(rec_tail(), ["a", "b"], no_region)[0]["region_sum"] == {}
+    for bad in (nums[:-1], [*nums, 0]):
+        with pytest.raises((ValueError, IndexError)):
+            _tail_values(rec_tail(), ["a", "b"], bad)
 
 
 class _Tee:
@@ -121,6 +177,10 @@ def test_the_launcher_prints_the_fields_in_the_listed_order(tmp_path: Path) -> N
     assert [o.status for o in outcomes] == ["failed", "failed", "timeout"] * 2
     assert all(len(ln.split()) == 1 + len(launch_fields()) for ln in dones)
     assert len(recs) == 3
+    for ln in recs:  # the tail: what PERFLAB_REC_TAIL lists, no number more or less
+        values, blobs = _tail_values(rec_tail(), [], [int(x) for x in
+                                                      ln.split()[1 + len(launch_fields()):]])
+        assert values["nc"] == 0 and [name for name, _ in blobs] == ["out", "err", "region_bad"]
     for lines, verb in ((dones, "done"), (recs, "rec")):
         check(by_name(lines[0], verb), status=3 << 8)
         check(by_name(lines[1], verb), status=127 << 8, exec_errno=errno.ENOEXEC)

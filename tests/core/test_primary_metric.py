@@ -66,7 +66,7 @@ def test_no_warmup_the_first_round_chooses(spin: Path) -> None:
 def test_region_workload_reports_cpu_ns_per_op(spin: Path) -> None:
     rs, _ = _measure([str(spin), "2000000"])
     run = rs.configurations[0].measured_runs()[0]
-    assert run.values["cpu_ns_per_op"] == run.values["task_clock"] * 1e6 / 2_000_000
+    assert run.values["cpu_ns_per_op"] == run.values["task_clock"] * 1e9 / 2_000_000
     assert rs.metrics["cpu_ns_per_op"].unit == "ns"
     assert "timed region" in rs.metrics["cpu_ns_per_op"].source
 
@@ -78,13 +78,13 @@ def _run(**v: float) -> Run:
 @pytest.mark.unit
 def test_preempted_cpu_bound_command_on_a_busy_machine() -> None:
     # 2 CPU-bound neighbours on 2 CPUs: the loop gets 60% of a CPU, preempted, never waiting.
-    runs = [_run(wall_time=0.05, task_clock=30.0, voluntary_switches=2,
+    runs = [_run(wall_time=0.05, task_clock=0.03, voluntary_switches=2,
                  involuntary_switches=12) for _ in range(2)]
     c = choose_primary("wall_time", runs)
     assert c.metric == "task_clock" and c.cpu_bound
     assert "preempted" in c.reason
     # A 5 ms loop: one or two preemptions a run, only the launcher's voluntary switches.
-    runs = [_run(wall_time=0.01, task_clock=5.5, voluntary_switches=2,
+    runs = [_run(wall_time=0.01, task_clock=0.0055, voluntary_switches=2,
                  involuntary_switches=1) for _ in range(2)]
     c = choose_primary("wall_time", runs)
     assert c.metric == "task_clock" and c.cpu_bound
@@ -94,13 +94,13 @@ def test_preempted_cpu_bound_command_on_a_busy_machine() -> None:
 @pytest.mark.unit
 def test_run_queue_wait_is_left_out_of_the_share() -> None:
     # The scheduler says the command waited 22 ms of its 50 ms for a CPU: 28 ms of CPU time.
-    runs = [_run(wall_time=0.05, task_clock=27.0, user_time=0.026, sys_time=0.001,
+    runs = [_run(wall_time=0.05, task_clock=0.027, user_time=0.026, sys_time=0.001,
                  run_delay=0.022, voluntary_switches=3, involuntary_switches=2)
             for _ in range(2)]
     c = choose_primary("wall_time", runs)
     assert c.metric == "task_clock" and "waiting for a CPU" in c.reason
     # Waiting in a sleep is not a run-queue wait: wall time stays primary.
-    runs = [_run(wall_time=0.05, task_clock=25.0, user_time=0.025, sys_time=0.0,
+    runs = [_run(wall_time=0.05, task_clock=0.025, user_time=0.025, sys_time=0.0,
                  run_delay=0.001, voluntary_switches=3, involuntary_switches=0)
             for _ in range(2)]
     assert choose_primary("wall_time", runs).metric == "wall_time"
@@ -110,7 +110,7 @@ def test_run_queue_wait_is_left_out_of_the_share() -> None:
 def test_worker_thread_preempted_on_a_very_busy_machine() -> None:
     # A workload whose loop runs in a worker thread (the main thread's run_delay does not see
     # it) on a machine with 15 runnable tasks on 2 CPUs: 16% of a CPU, all of it preemption.
-    runs = [_run(region_time=1.0, task_clock=160.0, threads=1, ns_per_op=5000.0,
+    runs = [_run(region_time=1.0, task_clock=0.16, threads=1, ns_per_op=5000.0,
                  cpu_ns_per_op=800.0, wall_time=1.1, user_time=0.17, sys_time=0.0,
                  run_delay=0.01, voluntary_switches=3, involuntary_switches=40)
             for _ in range(2)]
@@ -120,7 +120,7 @@ def test_worker_thread_preempted_on_a_very_busy_machine() -> None:
 
 @pytest.mark.unit
 def test_command_that_waits_half_the_time_stays_on_wall_time() -> None:
-    runs = [_run(wall_time=0.05, task_clock=25.0, voluntary_switches=20,
+    runs = [_run(wall_time=0.05, task_clock=0.025, voluntary_switches=20,
                  involuntary_switches=1) for _ in range(2)]
     assert choose_primary("wall_time", runs).metric == "wall_time"
 
@@ -128,19 +128,19 @@ def test_command_that_waits_half_the_time_stays_on_wall_time() -> None:
 @pytest.mark.unit
 def test_workload_ns_per_op_maps_to_cpu_ns_per_op_per_busy_thread() -> None:
     # Two threads each busy for the whole 0.1 s region: 200 ms of task clock is CPU-bound.
-    runs = [_run(region_time=0.1, task_clock=198.0, threads=2, ns_per_op=100.0,
+    runs = [_run(region_time=0.1, task_clock=0.198, threads=2, ns_per_op=100.0,
                  cpu_ns_per_op=99.0) for _ in range(2)]
     c = choose_primary("ns_per_op", runs)
     assert c.metric == "cpu_ns_per_op"
     # One of the two threads sleeping: cpu/(wall x threads) = 0.5, not CPU-bound.
-    runs = [_run(region_time=0.1, task_clock=100.0, threads=2, ns_per_op=100.0,
+    runs = [_run(region_time=0.1, task_clock=0.1, threads=2, ns_per_op=100.0,
                  cpu_ns_per_op=50.0, voluntary_switches=30) for _ in range(2)]
     assert choose_primary("ns_per_op", runs).metric == "ns_per_op"
 
 
 @pytest.mark.unit
 def test_non_time_primary_is_left_alone() -> None:
-    c = choose_primary("max_rss", [_run(max_rss=1000.0, wall_time=0.1, task_clock=100.0)])
+    c = choose_primary("max_rss", [_run(max_rss=1000.0, wall_time=0.1, task_clock=0.1)])
     assert c.metric == "max_rss" and c.cpu_bound is None
 
 
@@ -204,16 +204,16 @@ def test_stored_choices_that_differ_or_were_not_measured_leave_the_runs_to_choos
 
 @pytest.mark.unit
 def test_decisive_needs_the_typical_run_cpu_bound_or_the_waits_seen() -> None:
-    busy = [_run(wall_time=0.01, task_clock=9.5, voluntary_switches=2,
+    busy = [_run(wall_time=0.01, task_clock=0.0095, voluntary_switches=2,
                  involuntary_switches=0)] + [
-        _run(wall_time=0.01, task_clock=3.0, voluntary_switches=2,
+        _run(wall_time=0.01, task_clock=0.003, voluntary_switches=2,
              involuntary_switches=3) for _ in range(2)]
     c = choose_primary("wall_time", busy)
     assert c.metric == "task_clock" and not c.decisive  # the best run only
-    quiet = [_run(wall_time=0.01, task_clock=9.6, voluntary_switches=2,
+    quiet = [_run(wall_time=0.01, task_clock=0.0096, voluntary_switches=2,
                   involuntary_switches=0) for _ in range(3)]
     assert choose_primary("wall_time", quiet).decisive
-    sleeping = [_run(wall_time=0.02, task_clock=0.4, voluntary_switches=4,
+    sleeping = [_run(wall_time=0.02, task_clock=0.0004, voluntary_switches=4,
                      involuntary_switches=0) for _ in range(3)]
     c = choose_primary("wall_time", sleeping)
     assert c.metric == "wall_time" and c.decisive and c.runs == 3

@@ -29,7 +29,7 @@ def _run(**values: float) -> Run:
 # -- choose_primary ------------------------------------------------------------------------------
 def test_cpu_bound_runs_choose_task_clock() -> None:
     # 9.5 ms of CPU in a 10 ms run: CPU-bound.
-    runs = [_run(task_clock=9.5, wall_time=0.010), _run(task_clock=9.0, wall_time=0.010)]
+    runs = [_run(task_clock=0.0095, wall_time=0.010), _run(task_clock=0.009, wall_time=0.010)]
     choice = choose_primary("wall_time", runs)
     assert choice.metric == "task_clock"
     assert choice.cpu_bound is True
@@ -38,7 +38,7 @@ def test_cpu_bound_runs_choose_task_clock() -> None:
 
 def test_waiting_runs_keep_wall_time() -> None:
     # `sleep`: 1 ms of CPU in 100 ms, voluntary switches only.
-    runs = [_run(task_clock=1.0, wall_time=0.1, voluntary_switches=5, involuntary_switches=0)]
+    runs = [_run(task_clock=0.001, wall_time=0.1, voluntary_switches=5, involuntary_switches=0)]
     choice = choose_primary("wall_time", runs, seen="first-round")
     assert choice.metric == "wall_time"
     assert choice.cpu_bound is False
@@ -47,7 +47,7 @@ def test_waiting_runs_keep_wall_time() -> None:
 
 def test_run_queue_wait_is_left_out() -> None:
     # 40% of wall time on CPU, but 55 ms of the 100 ms waiting for a CPU: CPU-bound.
-    runs = [_run(task_clock=40.0, wall_time=0.1, user_time=0.04, sys_time=0.0, run_delay=0.055,
+    runs = [_run(task_clock=0.04, wall_time=0.1, user_time=0.04, sys_time=0.0, run_delay=0.055,
                  voluntary_switches=2, involuntary_switches=0)]
     choice = choose_primary("wall_time", runs)
     assert choice.metric == "task_clock"
@@ -55,7 +55,7 @@ def test_run_queue_wait_is_left_out() -> None:
 
 
 def test_preempted_runs_count_as_cpu_bound() -> None:
-    runs = [_run(task_clock=20.0, wall_time=0.1, voluntary_switches=2, involuntary_switches=8)]
+    runs = [_run(task_clock=0.02, wall_time=0.1, voluntary_switches=2, involuntary_switches=8)]
     choice = choose_primary("wall_time", runs)
     assert choice.metric == "task_clock"
     assert "preempted" in choice.reason

@@ -186,10 +186,10 @@ def test_a_schema_3_database_gets_64_bit_ids(store_url: str) -> None:
         assert set(_id_types(store).values()) == {"INTEGER"}
     store.write(lambda c: c.execute(meta.update().values(value="3")))
     if pg:
-        with pytest.raises(PerflabError, match="has perflab schema 3, this perflab needs 4"):
+        with pytest.raises(PerflabError, match="has perflab schema 3, this perflab needs "):
             Store(store_url)
     again = Store(store_url, create=True)  # what `perflab fleet init` does on a server
-    assert again.schema_version() == SCHEMA_VERSION == 4
+    assert again.schema_version() == SCHEMA_VERSION
     assert set(_id_types(again).values()) == ({"BIGINT"} if pg else {"INTEGER"})
     # ids past 2^31: the sequences (PostgreSQL) or the rowid (SQLite) go on from there
     big = 2**31 + 5

@@ -39,12 +39,12 @@ def _rs(*cfgs: Configuration) -> ResultSet:
                      settings={"interleaved": True})  # perflab's rounds: paired
 
 
-BASE = {"instructions": 2000.0, "cache_misses": 3.0, "page_faults": 0.5, "task_clock": 0.0015}
+BASE = {"instructions": 2000.0, "cache_misses": 3.0, "page_faults": 0.5, "task_clock": 1.5e-6}
 
 
 def test_story_names_what_moved_per_op_and_what_did_not() -> None:
     # the lat_mmap shape: +200 instructions per op, cache misses and faults unchanged
-    cand = {**BASE, "instructions": 2200.0, "task_clock": 0.00165}
+    cand = {**BASE, "instructions": 2200.0, "task_clock": 1.65e-6}
     rs = _rs(_cfg("native", BASE, baseline=True, seed=1),
              _cfg("paravirt", cand, baseline=False, seed=2))
     comps = compare_result(rs)

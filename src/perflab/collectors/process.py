@@ -28,7 +28,9 @@ import stat
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -241,12 +243,58 @@ def _launcher_source() -> bytes:
     return resources.files("perflab").joinpath("data/perflab-launch.c").read_bytes()
 
 
+def _macro_body(c_source: str, head: str) -> str:
+    """The body of the X-macro ``#define HEAD`` in ``c_source``, without its comments."""
+    macro = re.search(rf"^#define {re.escape(head)}((?:.*\\\n)*.*)$", c_source, re.MULTILINE)
+    return re.sub(r"/\*.*?\*/", "", macro.group(1)) if macro else ""
+
+
 def _run_fields(c_source: str) -> tuple[str, ...]:
     """The NAMEs of the X-macro PERFLAB_RUN_FIELDS's X(NAME, EXPR) lines in ``c_source``."""
-    macro = re.search(r"^#define PERFLAB_RUN_FIELDS\(X\)((?:.*\\\n)*.*)$", c_source,
-                      re.MULTILINE)
-    body = re.sub(r"/\*.*?\*/", "", macro.group(1)) if macro else ""
-    return tuple(re.findall(r"\bX\((\w+),", body))
+    return tuple(re.findall(r"\bX\((\w+),", _macro_body(c_source, "PERFLAB_RUN_FIELDS(X)")))
+
+
+def _rec_tail(c_source: str) -> tuple[tuple[str, str, str], ...]:
+    """(KIND, NAME, N) of each item of the X-macro PERFLAB_REC_TAIL in ``c_source``: NUM(NAME),
+    READINGS(NAME, N) or BYTES(NAME) (N is '' but for READINGS)."""
+    body = _macro_body(c_source, "PERFLAB_REC_TAIL(NUM, READINGS, BYTES)")
+    return tuple(re.findall(r"\b(NUM|READINGS|BYTES)\((\w+)(?:,\s*(\w+))?\)", body))
+
+
+@functools.lru_cache(maxsize=1)
+def rec_tail() -> tuple[tuple[str, str, str], ...]:
+    """The tail of a batch's "rec" record, after the run's fields, as perflab-launch.c lists it
+    (PERFLAB_REC_TAIL, read from the source the launcher is built from, as launch_fields)."""
+    items = _rec_tail(_launcher_source().decode())
+    unlisted = {item for _, item, _ in _REC_TAIL_READERS} - {name for _, name, _ in items}
+    if not items or unlisted:
+        raise PerflabError("perflab-launch.c's PERFLAB_REC_TAIL (a record's tail) lacks "
+                           f"{', '.join(sorted(unlisted)) or 'every item'}",
+                           "reinstall perflab; if it persists, report a bug")
+    return items
+
+
+def _tail_values(items: tuple[tuple[str, str, str], ...], counters: list[str],
+                 nums: list[int]) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+    """A record tail's numbers by name (READINGS as {counter: Reading}), and the BYTES items
+    with their lengths, in the order their bytes follow the record's line."""
+    values: dict[str, Any] = {}
+    blobs: list[tuple[str, int]] = []
+    i = 0
+    for kind, name, n in items:
+        if kind == "READINGS":
+            k = 3 * values[n]
+            values[name] = _readings(counters, nums[i:i + k]) if k else {}
+            i += k
+        elif kind == "BYTES":
+            blobs.append((name, nums[i]))
+            i += 1
+        else:
+            values[name] = nums[i]
+            i += 1
+    if i != len(nums):
+        raise ValueError(f"a record's tail has {len(nums)} numbers, its list {i}")
+    return values, blobs
 
 
 @functools.lru_cache(maxsize=1)
@@ -587,35 +635,23 @@ class LaunchServer:
             line = self._report.readline().decode(errors="replace").split()
             if line[:1] == ["end"] and len(line) == 2 and int(line[1]) == len(raws):
                 return raws
-            if line[:1] != ["rec"] or len(line) < n + 3:
+            try:
+                if line[:1] != ["rec"]:
+                    raise ValueError("not a record")
+                nums = [int(x) for x in line[1:]]
+                values, blobs = _tail_values(rec_tail(), names, nums[n:])
+            except (ValueError, IndexError, KeyError):
                 if not complete:
                     return raws
                 self.close()
                 raise PerflabError(f"perflab's launcher failed a batch "
                                    f"({' '.join(line)[:200] or 'no report'})",
-                                   "check --pin and the command; if it persists, report a bug")
-            nums = [int(x) for x in line[1:]]
+                                   "check --pin and the command; if it persists, report a bug"
+                                   ) from None
+            values.update((name, self._report.read(size)) for name, size in blobs)
             raw = _RawRun(**dict(zip(fields, nums[:n], strict=True)))
-            err, nc = nums[n], nums[n + 1]
-            i = n + 2
-            raw.final = _readings(names, nums[i:i + 3 * nc]) if nc else {}
-            i += 3 * nc
-            raw.counter_error = str(CounterError(err, os.strerror(err))) if err else ""
-            raw.region_enables, raw.region_ns, open_, summed = nums[i:i + 4]
-            raw.region_open = bool(open_)
-            i += 4
-            if summed:
-                raw.region_sum = _readings(names, nums[i:i + 3 * nc])
-                i += 3 * nc
-            out_len, err_len, bad_len = nums[i:i + 3]
-            raw.stdout = _tail(self._report.read(out_len))
-            # The server trims a tail to TAIL_LIMIT once it passes twice that, so a full-size
-            # tail may have lost its beginning.
-            raw.stdout_cut = out_len >= TAIL_BYTES
-            raw.stderr = _tail(self._report.read(err_len))
-            bad = self._report.read(bad_len).decode(errors="replace")
-            if bad_len:
-                raw.region_error = f"unknown region command {bad!r}"
+            for attr, item, read in _REC_TAIL_READERS:
+                setattr(raw, attr, read(values[item]))
             raws.append(raw)
 
 
@@ -633,11 +669,25 @@ class Interrupted(KeyboardInterrupt):
         self.outcomes = outcomes
 
 
+def _rec(name: str, read: Callable[[Any], Any], default: Any = None,
+         factory: Callable[[], Any] | None = None) -> Any:
+    """A _RawRun field a batch record's tail fills: its item ``name`` in PERFLAB_REC_TAIL
+    (perflab-launch.c), made the field's value by ``read``."""
+    meta = {"rec": name, "from": read}
+    return field(default_factory=factory, metadata=meta) if factory else field(
+        default=default, metadata=meta)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
 @dataclass
 class _RawRun:
     """One run as the server and the region channel saw it, before it becomes an outcome.
     Its first fields, up to ``started_ns``, are the launcher's (``launch_fields``, in that
-    order: tests/core/test_launch_fields.py holds the two together)."""
+    order); the fields made with _rec are filled from a batch record's tail (``rec_tail``, by
+    name): tests/core/test_launch_fields.py holds each pair of lists together."""
 
     status: int
     wall_ns: int
@@ -653,17 +703,26 @@ class _RawRun:
     pid: int
     run_delay_ns: int
     started_ns: int
-    counter_error: str = ""
-    final: dict[str, Reading] = field(default_factory=dict)
-    region_enables: int = 0
-    region_ns: int = 0
-    region_open: bool = False
-    region_error: str = ""
-    region_sum: dict[str, Reading] = field(default_factory=dict)
-    stdout: str = ""
-    stdout_cut: bool = False
-    stderr: str = ""
+    counter_error: str = _rec(
+        "counter_errno", lambda e: str(CounterError(e, os.strerror(e))) if e else "", "")
+    final: dict[str, Reading] = _rec("final", _same, factory=dict)
+    region_enables: int = _rec("region_enables", int, 0)
+    region_ns: int = _rec("region_ns", int, 0)
+    region_open: bool = _rec("region_open", bool, False)
+    region_error: str = _rec("region_bad", lambda b: f"unknown region command "
+                             f"{b.decode(errors='replace')!r}" if b else "", "")
+    region_sum: dict[str, Reading] = _rec("region_sum", _same, factory=dict)
+    stdout: str = _rec("out", lambda b: _tail(b), "")
+    # The server trims a tail to TAIL_LIMIT once it passes twice that, so a full-size tail may
+    # have lost its beginning.
+    stdout_cut: bool = _rec("out", lambda b: len(b) >= TAIL_BYTES, False)
+    stderr: str = _rec("err", lambda b: _tail(b), "")
     leftover: list[int] = field(default_factory=list)
+
+
+# The fields a batch record's tail fills (_rec): (field, the tail item it reads, its reader).
+_REC_TAIL_READERS = tuple((f.name, f.metadata["rec"], f.metadata["from"])
+                          for f in dataclass_fields(_RawRun) if "rec" in f.metadata)
 
 
 def _spec(req: RunRequest, path: str, env: dict[str, str], envc: bool = False) -> list[str]:
@@ -698,7 +757,7 @@ def _derive(v: dict[str, float], region_used: bool) -> None:
     if region_used and "task_clock" in v and v.get("ops", 0) > 0:
         # perflab's own CPU time per op (all threads, timed region only) wins over a
         # figure the workload computed itself.
-        v["cpu_ns_per_op"] = v["task_clock"] * 1e6 / v["ops"]
+        v["cpu_ns_per_op"] = v["task_clock"] * 1e9 / v["ops"]
 
 
 def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
@@ -729,7 +788,7 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         readings = raw.region_sum if region_used and raw.region_sum else raw.final
         for name, r in readings.items():
             v = r.scaled
-            values[name] = v / 1e6 if name == "task_clock" else v  # task_clock: ns -> ms
+            values[name] = v / 1e9 if name == "task_clock" else v  # task_clock: ns -> s
             running_fraction[name] = r.running_fraction
     stdout, stderr = raw.stdout, raw.stderr
     outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,

@@ -35,10 +35,10 @@
  *   a run's counts are the difference of two reads; it answers the timed-region protocol with
  *   counter snapshots (region.py's rules) and keeps the last 1 MiB of each run's stdout and
  *   stderr.  It answers
- *   once, at the end: for each run done "rec" + the run's fields + COUNTER_ERRNO NC, NC
- *   triples VALUE ENABLED RUNNING, REGION_ENABLES REGION_NS REGION_OPEN SUMMED, NC region
- *   triples when SUMMED, OUTLEN ERRLEN BADLEN "\n", then those many bytes of stdout, stderr and
- *   the first unknown region command; then "end N\n".  A batch may end early (a failure with
+ *   once, at the end: for each run done "rec" + the run's fields + the record's tail (the
+ *   list PERFLAB_REC_TAIL, below: the counters' readings, the timed region's, the lengths of
+ *   stdout, stderr and the first unknown region command) "\n", then those many bytes of each;
+ *   then "end N\n".  A batch may end early (a failure with
  *   STOP, or 8 MiB of records): perflab asks for the rest.  EOF on CTL_FD during a batch kills
  *   the running command, hands over the finished runs' records and ends the server.
  */
@@ -155,6 +155,26 @@ static int read_until(int fd, char *buf, size_t cap, char stop) {
     X(pid, r->pid)                                                                              \
     X(run_delay_ns, r->run_delay) /* the zombie's /proc/PID/schedstat; -1: not there */         \
     X(started_ns, r->started)     /* CLOCK_REALTIME at release */
+
+/* The rest of a batch's "rec" record, after the run's fields, in order: the one description of
+ * it, which rec_tail_print prints through and process.py reads from this file (rec_tail) to
+ * parse the records; each name is claimed by the _RawRun field(s) it fills (their metadata
+ * "rec"; tests/core/test_launch_fields.py fails for a name one side lacks).
+ *   NUM(NAME)          one decimal
+ *   READINGS(NAME, N)  N (a NUM before it) triples VALUE ENABLED RUNNING, one per counter
+ *   BYTES(NAME)        its length, a decimal; its bytes follow the record's "\n", in order */
+#define PERFLAB_REC_TAIL(NUM, READINGS, BYTES)                                                  \
+    NUM(counter_errno)      /* perf_event_open's errno for the batch's counters; 0: open */     \
+    NUM(nc)                 /* counters read */                                                  \
+    READINGS(final, nc)     /* over the whole run */                                             \
+    NUM(region_enables)     /* timed regions begun (0: none, or no region channel) */            \
+    NUM(region_ns)          /* their time */                                                     \
+    NUM(region_open)        /* a region begun and never ended */                                 \
+    NUM(nsum)               /* readings summed over the timed regions: nc, or 0 */               \
+    READINGS(region_sum, nsum)                                                                   \
+    BYTES(out)              /* the last TAIL_LIMIT bytes (at most twice that) of stdout */       \
+    BYTES(err)              /* and of stderr */                                                  \
+    BYTES(region_bad)       /* the first region command not understood */
 
 /* What the server knows of a run once it has ended (see PERFLAB_RUN_FIELDS). */
 struct run_end {
@@ -330,6 +350,44 @@ struct region {
     int summed;
     char bad_cmd[256];
 };
+
+/* A record's tail (PERFLAB_REC_TAIL): its members are the list's names. */
+#define TAIL_NUM_MEMBER(name) long long name;
+#define TAIL_READINGS_MEMBER(name, n) const struct reading *name;
+#define TAIL_BYTES_MEMBER(name) const char *name; size_t name##_len;
+struct rec_tail {
+    PERFLAB_REC_TAIL(TAIL_NUM_MEMBER, TAIL_READINGS_MEMBER, TAIL_BYTES_MEMBER)
+};
+
+/* A decimal appended to b, " %lld" without vsnprintf's parsing: by hand because a record has
+ * 3 numbers per counter and a dozen more, and this path is paid on every run. */
+static void buf_num(struct buf *b, long long v) {
+    char tmp[24], *p = tmp + sizeof tmp;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do *--p = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) *--p = '-';
+    *--p = ' ';
+    buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+#define TAIL_NUM_PRINT(name) buf_num(b, t->name);
+#define TAIL_READINGS_PRINT(name, n)                                                              \
+    for (long long j = 0; j < t->n; j++) {                                                        \
+        buf_num(b, t->name[j].value);                                                             \
+        buf_num(b, t->name[j].enabled);                                                           \
+        buf_num(b, t->name[j].running);                                                           \
+    }
+#define TAIL_BYTES_LEN(name) buf_num(b, (long long)t->name##_len);
+#define TAIL_NUM_SKIP(name)
+#define TAIL_READINGS_SKIP(name, n)
+#define TAIL_BYTES_DATA(name) buf_add(b, t->name, t->name##_len);
+
+/* The record's tail, its "\n", then the bytes it announced. */
+static void rec_tail_print(struct buf *b, const struct rec_tail *t) {
+    PERFLAB_REC_TAIL(TAIL_NUM_PRINT, TAIL_READINGS_PRINT, TAIL_BYTES_LEN)
+    buf_add(b, "\n", 1);
+    PERFLAB_REC_TAIL(TAIL_NUM_SKIP, TAIL_READINGS_SKIP, TAIL_BYTES_DATA)
+}
 
 static void region_reset(struct region *r) {
     char junk[256];
@@ -804,20 +862,16 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
             break;
         }
         run_end_print(&rec, "rec", &run);
-        buf_printf(&rec, " %d %d", counter_errno, nc);
-        for (int j = 0; j < nc; j++)
-            buf_printf(&rec, " %lld %lld %lld", fin[j].value, fin[j].enabled, fin[j].running);
-        int summed = reg.ctl >= 0 && reg.summed && nc;
-        buf_printf(&rec, " %d %lld %d %d", reg.ctl >= 0 ? reg.enables : 0,
-                   reg.ctl >= 0 ? reg.ns : 0LL, reg.ctl >= 0 && reg.t_enable >= 0, summed);
-        for (int j = 0; summed && j < nc; j++)
-            buf_printf(&rec, " %lld %lld %lld", reg.sum[j].value, reg.sum[j].enabled,
-                       reg.sum[j].running);
-        size_t bad_len = reg.ctl >= 0 && reg.bad ? strlen(reg.bad_cmd) : 0;
-        buf_printf(&rec, " %zu %zu %zu\n", out_t.len, err_t.len, bad_len);
-        buf_add(&rec, out_t.p, out_t.len);
-        buf_add(&rec, err_t.p, err_t.len);
-        buf_add(&rec, reg.bad_cmd, bad_len);
+        int in_region = reg.ctl >= 0;
+        struct rec_tail tail = {
+            .counter_errno = counter_errno, .nc = nc, .final = fin,
+            .region_enables = in_region ? reg.enables : 0, .region_ns = in_region ? reg.ns : 0,
+            .region_open = in_region && reg.t_enable >= 0,
+            .nsum = in_region && reg.summed ? nc : 0, .region_sum = reg.sum,
+            .out = out_t.p, .out_len = out_t.len, .err = err_t.p, .err_len = err_t.len,
+            .region_bad = reg.bad_cmd,
+            .region_bad_len = in_region && reg.bad ? strlen(reg.bad_cmd) : 0};
+        rec_tail_print(&rec, &tail);
         runs++;
         int failed = run.exec_errno || why == 1 || !WIFEXITED(run.status) ||
                      WEXITSTATUS(run.status) != 0 ||

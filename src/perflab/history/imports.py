@@ -38,6 +38,8 @@ from perflab.model import (
     ResultSet,
     Run,
     Settings,
+    former_unit_divisor,
+    in_today_unit,
     metric_direction,
 )
 
@@ -45,7 +47,7 @@ FORMATS = ("hyperfine", "pyperf", "perf-stat", "perflab")
 
 # perf event -> (perflab metric, factor to perflab's unit)
 PERF_EVENTS: dict[str, tuple[str, float]] = {
-    "task-clock": ("task_clock", 1.0),  # perf reports msec; perflab's task_clock is ms
+    "task-clock": ("task_clock", 1e-3),  # perf reports msec; perflab's task_clock is s
     "cpu-clock": ("cpu_clock", 1.0),
     "page-faults": ("page_faults", 1.0),
     "faults": ("page_faults", 1.0),
@@ -366,9 +368,16 @@ def import_perflab(path: Path, benchmark: str | None = None) -> ResultSet:
             samples = v.get("samples") if isinstance(v, dict) else None
             if not isinstance(samples, list):
                 raise _bad(path, "perflab", f"'{name}' metric '{m}' has no 'samples'")
+            unit = str(v.get("unit", ""))
+            # An export of an older perflab (task_clock in ms): stored in today's unit, so its
+            # history compares like with like (the store's migration does the same).
+            divisor = former_unit_divisor(m, unit)
+            if divisor is not None:
+                unit = BUILTIN_METRICS[m].unit
+                samples = [in_today_unit(x, divisor) if _num(x) else x for x in samples]
             columns[m] = samples
             if m not in rs.metrics:
-                rs.metrics[m] = MetricInfo(m, str(v.get("unit", "")), str(v.get("source", "")),
+                rs.metrics[m] = MetricInfo(m, unit, str(v.get("source", "")),
                                            deterministic=bool(v.get("deterministic")),
                                            direction=metric_direction(m))
         for k in range(max((len(xs) for xs in columns.values()), default=0)):

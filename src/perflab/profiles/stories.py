@@ -60,8 +60,8 @@ def _amount(metric: str, delta: float, per: str) -> str:
     rounded to three significant figures (a story's amounts are approximate: "+200", not
     "+200.1"; "-501,000", not "-500,969")."""
     rounded = float(fmt_sig(delta))
-    if metric == "task_clock":  # stored in ms
-        return f"{fmt_signed(rounded, 'ms')} of task_clock{per}"
+    if metric == "task_clock":  # stored in s
+        return f"{fmt_signed(rounded, 's')} of task_clock{per}"
     scale = 1
     while per and 0 < abs(rounded) * scale < 0.01 and scale < 10 ** 9:
         scale *= 1000  # a count's change keeps two decimals: "-0 minor faults per op"
