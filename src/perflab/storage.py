@@ -496,20 +496,17 @@ class Store:
         rs.id = self.write(lambda conn: self._insert_result(conn, rs))
         return rs.id
 
-    def add_configuration(self, result_id: int, cfg: Configuration) -> int:
-        def go(conn: sa.Connection) -> int:
-            res = conn.execute(configurations.insert().values(config_row(result_id, cfg)))
-            return int(res.inserted_primary_key[0])
+    def _insert_row(self, table: sa.Table, row: dict[str, Any]) -> int:
+        """Insert one row in a transaction of its own; its id."""
+        return int(self.write(
+            lambda conn: conn.execute(table.insert().values(row)).inserted_primary_key[0]))
 
-        cfg.id = self.write(go)
+    def add_configuration(self, result_id: int, cfg: Configuration) -> int:
+        cfg.id = self._insert_row(configurations, config_row(result_id, cfg))
         return cfg.id
 
     def add_run(self, configuration_id: int, run: Run) -> int:
-        def go(conn: sa.Connection) -> int:
-            res = conn.execute(runs.insert().values(run_row(configuration_id, run)))
-            return int(res.inserted_primary_key[0])
-
-        run.id = self.write(go)
+        run.id = self._insert_row(runs, run_row(configuration_id, run))
         return run.id
 
     def add_runs(self, items: list[tuple[int, Run]]) -> None:
