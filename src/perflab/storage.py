@@ -1089,9 +1089,12 @@ def _older_writable_sqlite(path: Path) -> bool:
 
     if not os.access(path, os.W_OK):
         return False
+    # immutable=1: no lock, no -wal/-shm made beside a file not yet checked (a damaged file is
+    # refused untouched by _check_sqlite_integrity after this).  A newer version still in the
+    # -wal is missed, and the file opened for writing finds it current: no harm.
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{quote(str(path))}?mode=ro",
-                                                uri=True)) as c:
+        with contextlib.closing(sqlite3.connect(
+                f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)) as c:
             row = c.execute("SELECT value FROM perflab_meta WHERE key = 'schema_version'"
                             ).fetchone()
     except sqlite3.Error:
