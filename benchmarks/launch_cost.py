@@ -101,7 +101,10 @@ def one_set(tool: str, argv: list[str], runs: int, store: Store) -> tuple[float,
     return perflab(argv, runs, 3, store, counters=tool == "perflab")
 
 
-TOOLS = ("hyperfine", "perf_stat", "perflab", "perflab_no_counters")
+# The order of an alternation: each goal's two tools side by side (hyperfine next to perflab
+# without counters, perflab with counters next to perf stat), so a goal's ratio compares sets
+# made within a second or two of each other.
+TOOLS = ("hyperfine", "perflab_no_counters", "perflab", "perf_stat")
 # The goals' ratios: (name, numerator tool, denominator tool).
 GOALS = (("counters_vs_perf_stat", "perflab", "perf_stat"),
          ("no_counters_vs_hyperfine", "perflab_no_counters", "hyperfine"),
