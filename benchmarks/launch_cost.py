@@ -174,8 +174,10 @@ def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
         return
     console.print(f"per-run cost{title}, {r['runs']} runs x {r['reps']} alternating "
                   f"repetitions, load {r['load_before']:.1f} -> {r['load_after']:.1f}")
+    # "outside": cost minus the reported median, about what a run costs beyond the command's
+    # own timed span (the tool's work between runs, its wake-ups and start-up, its batches).
     console.print(f"{'command':10s} {'tool':22s} {'cost/run':>10s} {'vs hf':>7s} "
-                  f"{'reports':>10s} {'- hf':>9s}")
+                  f"{'reports':>10s} {'- hf':>9s} {'outside':>9s}")
     for label in ("true", "1 ms loop"):
         rows = r[label]
         hf = rows["hyperfine"]
@@ -184,7 +186,8 @@ def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
                 f"{label:10s} {tool:22s} {v['cost_per_run_s'] * 1e3:8.3f} ms "
                 f"{v['cost_per_run_s'] / hf['cost_per_run_s']:6.2f}x "
                 f"{v['reported_median_s'] * 1e3:8.3f} ms "
-                f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+7.3f} ms",
+                f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+7.3f} ms "
+                f"{(v['cost_per_run_s'] - v['reported_median_s']) * 1e3:6.3f} ms",
                 highlight=False)
         q = r["ratios"][label]
         console.print(f"{label:10s} goals (median of {r['reps']} paired alternations, range):",
