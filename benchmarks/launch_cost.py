@@ -5,13 +5,17 @@ runs (its wall time divided by its runs), `perf stat -r R` counting the four sof
 perflab counts (the tool that counts what perflab counts), and perflab's runner with R runs
 into a SQLite store (as `perflab stat` does: counters, the timed-region channel, stored per
 launcher batch; wall time of measure() divided by its runs, so Python's start-up is not
-counted), with counters and without.  Each set is repeated and the medians are printed, with
-what each tool *reports* as the command's time (median of its runs): perflab's figure for
-`true` should be within 0.1 ms of hyperfine's.  The goals (issue 25): perflab with counters
-<= 1.3x perf stat, without <= 1.15x hyperfine -N, quiet and beside two busy neighbours
-(--conditions quiet,busy: both in one run).
+counted), with counters and without.  Each set (an alternation: the four tools back to back,
+in reverse order every other time, so a drift of the machine falls on each tool alike) is
+repeated; each tool's median cost is printed, with what each tool *reports* as the command's
+time (median of its runs): perflab's figure for `true` should be within 0.1 ms of hyperfine's.
+The goals (issue 25): perflab with counters <= 1.3x perf stat, without <= 1.15x hyperfine -N,
+quiet and beside two busy neighbours (--conditions quiet,busy: both in one run).  A goal's
+ratio is the median over the alternations of the ratio *within* each alternation (tools a
+second or two apart, under the same load), so one alternation slowed by a burst of other work
+on a shared machine moves it little; the spread of those ratios is printed beside it.
 
-usage: python benchmarks/launch_cost.py [--runs 300] [--reps 3] [--conditions quiet,busy]
+usage: python benchmarks/launch_cost.py [--runs 300] [--reps 7] [--conditions quiet,busy]
                                         [--json FILE]
 """
 
@@ -88,14 +92,31 @@ def perflab(argv: list[str], runs: int, warmup: int, store: Store,
     return elapsed / (runs + warmup), float(np.median(cfg.samples("wall_time")))
 
 
-TOOLS = ("hyperfine", "perf_stat", "perflab", "perflab_no_counters")
+def one_set(tool: str, argv: list[str], runs: int, store: Store) -> tuple[float, float]:
+    """One tool's RUNS runs of argv: (wall seconds per run, median reported time)."""
+    if tool == "hyperfine":
+        return hyperfine(argv, runs, 3)
+    if tool == "perf_stat":
+        return perf_stat(argv, runs)
+    return perflab(argv, runs, 3, store, counters=tool == "perflab")
 
 
-def run(runs: int = 300, reps: int = 3) -> dict[str, Any]:
+# The order of an alternation: each goal's two tools side by side (hyperfine next to perflab
+# without counters, perflab with counters next to perf stat), so a goal's ratio compares sets
+# made within a second or two of each other.
+TOOLS = ("hyperfine", "perflab_no_counters", "perflab", "perf_stat")
+# The goals' ratios: (name, numerator tool, denominator tool).
+GOALS = (("counters_vs_perf_stat", "perflab", "perf_stat"),
+         ("no_counters_vs_hyperfine", "perflab_no_counters", "hyperfine"),
+         ("counters_vs_hyperfine", "perflab", "hyperfine"))
+
+
+def run(runs: int = 300, reps: int = 7) -> dict[str, Any]:
     if not shutil.which("hyperfine"):
         return {"skipped": "hyperfine not installed"}
-    perf = shutil.which("perf") is not None
-    out: dict[str, Any] = {"runs": runs, "reps": reps, "load_before": os.getloadavg()[0]}
+    tools = [t for t in TOOLS if t != "perf_stat" or shutil.which("perf")]
+    out: dict[str, Any] = {"runs": runs, "reps": reps, "load_before": os.getloadavg()[0],
+                           "ratios": {}}
     with tempfile.TemporaryDirectory() as tmp:
         spin = build_spin(Path(tmp))
         n = iterations_for(spin, 0.001)
@@ -103,17 +124,28 @@ def run(runs: int = 300, reps: int = 3) -> dict[str, Any]:
         commands = {"true": [shutil.which("true") or "/bin/true"],
                     "1 ms loop": [str(spin), str(n)]}
         for label, argv in commands.items():
-            rows: dict[str, list[tuple[float, float]]] = {t: [] for t in TOOLS}
-            for _ in range(reps):
-                rows["hyperfine"].append(hyperfine(argv, runs, 3))
-                if perf:
-                    rows["perf_stat"].append(perf_stat(argv, runs))
-                rows["perflab"].append(perflab(argv, runs, 3, store))
-                rows["perflab_no_counters"].append(perflab(argv, runs, 3, store, False))
+            rows: dict[str, list[tuple[float, float]]] = {t: [] for t in tools}
+            for rep in range(reps):
+                for tool in tools if rep % 2 == 0 else tools[::-1]:
+                    rows[tool].append(one_set(tool, argv, runs, store))
             out[label] = {k: {"cost_per_run_s": float(np.median([c for c, _ in v])),
-                              "reported_median_s": float(np.median([m for _, m in v]))}
-                          for k, v in rows.items() if v}
+                              "reported_median_s": float(np.median([m for _, m in v])),
+                              "cost_per_rep_s": [c for c, _ in v]}
+                          for k, v in rows.items()}
+            out["ratios"][label] = paired_ratios(out[label])
     out["load_after"] = os.getloadavg()[0]
+    return out
+
+
+def paired_ratios(rows: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each goal's ratio within each alternation, and their median (the figure) and range."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, num, den in GOALS:
+        if num in rows and den in rows:
+            per = [a / b for a, b in zip(rows[num]["cost_per_rep_s"],
+                                         rows[den]["cost_per_rep_s"], strict=True)]
+            out[name] = {"median": float(np.median(per)), "min": min(per), "max": max(per),
+                         "per_rep": per}
     return out
 
 
@@ -131,15 +163,9 @@ def run_conditions(runs: int, reps: int, conditions: list[str]) -> dict[str, Any
 
 
 def ratios(r: dict[str, Any], label: str) -> dict[str, float]:
-    """The goals' ratios of one command: perflab / perf stat (counters), perflab without
-    counters / hyperfine -N."""
-    rows = r[label]
-    cost = {k: v["cost_per_run_s"] for k, v in rows.items()}
-    out = {"no_counters_vs_hyperfine": cost["perflab_no_counters"] / cost["hyperfine"],
-           "counters_vs_hyperfine": cost["perflab"] / cost["hyperfine"]}
-    if "perf_stat" in cost:
-        out["counters_vs_perf_stat"] = cost["perflab"] / cost["perf_stat"]
-    return out
+    """The goals' ratios of one command (medians of the per-alternation ratios): perflab /
+    perf stat (counters), perflab without counters / hyperfine -N, perflab / hyperfine -N."""
+    return {name: v["median"] for name, v in r["ratios"][label].items()}
 
 
 def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
@@ -148,8 +174,10 @@ def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
         return
     console.print(f"per-run cost{title}, {r['runs']} runs x {r['reps']} alternating "
                   f"repetitions, load {r['load_before']:.1f} -> {r['load_after']:.1f}")
+    # "outside": cost minus the reported median, about what a run costs beyond the command's
+    # own timed span (the tool's work between runs, its wake-ups and start-up, its batches).
     console.print(f"{'command':10s} {'tool':22s} {'cost/run':>10s} {'vs hf':>7s} "
-                  f"{'reports':>10s} {'- hf':>9s}")
+                  f"{'reports':>10s} {'- hf':>9s} {'outside':>9s}")
     for label in ("true", "1 ms loop"):
         rows = r[label]
         hf = rows["hyperfine"]
@@ -158,19 +186,24 @@ def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
                 f"{label:10s} {tool:22s} {v['cost_per_run_s'] * 1e3:8.3f} ms "
                 f"{v['cost_per_run_s'] / hf['cost_per_run_s']:6.2f}x "
                 f"{v['reported_median_s'] * 1e3:8.3f} ms "
-                f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+7.3f} ms",
+                f"{(v['reported_median_s'] - hf['reported_median_s']) * 1e3:+7.3f} ms "
+                f"{(v['cost_per_run_s'] - v['reported_median_s']) * 1e3:6.3f} ms",
                 highlight=False)
-        q = ratios(r, label)
-        console.print(f"{label:10s} goals: with counters / perf stat "
-                      f"{q.get('counters_vs_perf_stat', float('nan')):.2f}x (<= 1.3x), "
-                      f"without / hyperfine -N {q['no_counters_vs_hyperfine']:.2f}x (<= 1.15x)",
+        q = r["ratios"][label]
+        console.print(f"{label:10s} goals (median of {r['reps']} paired alternations, range):",
                       highlight=False)
+        for name, goal in (("counters_vs_perf_stat", "<= 1.3x"),
+                           ("no_counters_vs_hyperfine", "<= 1.15x")):
+            if name in q:
+                v = q[name]
+                console.print(f"{'':10s}   {name:26s} {v['median']:5.2f}x "
+                              f"({v['min']:.2f}-{v['max']:.2f})  goal {goal}", highlight=False)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--conditions", default="quiet",
                     help="quiet and/or busy (two CPU-bound neighbours), comma-separated")
     ap.add_argument("--json", type=Path, help="also write the figures here")

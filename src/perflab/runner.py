@@ -79,9 +79,10 @@ from perflab.workloads.manifest import MetricDecl
 
 DEFAULT_BUDGET_PER_CONFIG = 10.0  # seconds of adaptive measuring per configuration
 STAT_PRECISION = 0.01  # `stat` (nothing to compare) stops at this CI half-width by default
-# Rounds are sent to the fork server in batches of about this many seconds: long enough that
-# perflab's Python is out of the way between runs, short enough for the progress display and
-# for what a SIGKILL of perflab can lose (the batch's runs not yet stored).
+# The fork server hands a batch's runs over in chunks of about this many seconds, each stored
+# while it makes the next (without a budget a batch runs up to the stop rule's next look):
+# long enough that perflab's Python is out of the way between runs, short enough for the
+# progress display and for what a SIGKILL of perflab can lose (the runs not yet stored).
 BATCH_SECONDS = 0.25
 
 
@@ -593,7 +594,13 @@ class Measurement:
         """Timed rounds, a batch at a time, until a stop: (rounds, why they stopped)."""
         rounds = 0
         while True:
-            n = self.batch_rounds(max(1, self._ahead(rounds)))
+            ahead = max(1, self._ahead(rounds))
+            # Up to the stop rule's next look in one request: the server hands the runs over
+            # in chunks of about BATCH_SECONDS (run_rounds), each stored while it goes on.  A
+            # budget is checked between batches, so it keeps batches of BATCH_SECONDS; so does
+            # the first batch before any round was timed (a warm-up of 0).
+            timed = self.per_round is not None or self.warm_round is not None
+            n = ahead if self.budget is None and timed else self.batch_rounds(ahead)
             t_batch = time.monotonic()
             self.run_rounds(self._shuffled(n), False, False)
             rounds += n
@@ -752,20 +759,29 @@ class Measurement:
         if callgrind or not all(batchable(r) for r in reqs):
             self._run_one_by_one(rounds, label, warmup, callgrind)
             return
-        interrupted = False
-        try:
-            outcomes = self.server.run_batch(reqs, stop_on_failure=not self.opts.ignore_failure)
-        except Interrupted as e:
-            outcomes, interrupted = e.outcomes, True
-        load1 = os.getloadavg()[0]  # once a batch: a fraction of a second apart
-        it = iter(outcomes)
-        for order in rounds:
-            for cfg, outcome in zip(order, it, strict=False):
+        # The runs in order, each with whether it ends its round; the server hands them
+        # over in chunks of about BATCH_SECONDS, each stored (one transaction) while it makes
+        # the next ones.
+        slots = iter([(cfg, i == len(order) - 1) for order in rounds
+                      for i, cfg in enumerate(order)])
+
+        def keep(outcomes: list[RunOutcome]) -> None:
+            load1 = os.getloadavg()[0]  # once a chunk: a fraction of a second apart
+            # outcomes first: zip stops at its end without taking the next run's slot
+            for outcome, (cfg, last) in zip(outcomes, slots, strict=False):
                 self.record(cfg, outcome, warmup, load1)
-            self._end_round()
+                if last:
+                    self._end_round()
+            self.flush(whole_rounds=True)  # a round split between chunks: with the next
+
+        try:
+            self.server.run_batch(reqs, stop_on_failure=not self.opts.ignore_failure,
+                                  on_chunk=keep, chunk_s=BATCH_SECONDS)
+        except Interrupted as e:
+            keep(e.outcomes)
+            self.flush()
+            raise KeyboardInterrupt from None
         self.flush()
-        if interrupted:
-            raise KeyboardInterrupt
 
     def _run_one_by_one(self, rounds: list[list[Configuration]], label: str, warmup: bool,
                         callgrind: bool) -> None:
@@ -852,15 +868,17 @@ class Measurement:
             self.ended.append(list(self.pending))
         self.pending.clear()
 
-    def flush(self, wait: bool = True) -> None:
+    def flush(self, wait: bool = True, whole_rounds: bool = False) -> None:
         """Store the rounds recorded so far (and a part-recorded one) in one transaction: the
-        rounds of one launcher batch (at most about BATCH_SECONDS of runs), acknowledged
+        rounds of one chunk of a launcher batch (about BATCH_SECONDS of runs), acknowledged
         (on_stored) together once it is committed.  A commit per round was 60% of perflab's
         Python time per run of `true` (78 of 128 us, 300 runs, 2026-11-26).
         A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
         rounds stay in memory, measured, until they are stored, so a server restart costs no
-        run.  They leave ``ended`` once their transaction is committed."""
-        self._end_round()
+        run.  They leave ``ended`` once their transaction is committed.  ``whole_rounds``:
+        a part-recorded round waits for the rest of its runs."""
+        if not whole_rounds:
+            self._end_round()
         if self.store is None:
             self.ended.clear()
             return

@@ -216,3 +216,95 @@ def test_ctrl_c_during_a_batch_keeps_the_finished_runs(spin: Path, tmp_path: Pat
     assert gone(int(marker.read_text()))  # the server killed the group as it ended
     assert server.run_batch([quick])[0].status == "ok"  # a new server on demand
     server.close()
+
+
+def test_a_chunked_batch_hands_over_its_runs_as_it_goes(spin: Path) -> None:
+    """With on_chunk the server hands over the runs made so far every chunk_s and goes on:
+    the chunks, in order, are the batch's outcomes, each run with its own counts and output,
+    and the first chunk arrives while the batch's later runs are still to be made."""
+    chunks: list[tuple[float, list[RunOutcome]]] = []
+    sleepy = req(["sh", "-c", "sleep 0.02; echo $$"], counters=SOFTWARE)
+    with LaunchServer() as server:
+        t0 = time.monotonic()
+        outs = server.run_batch([sleepy] * 12, on_chunk=lambda c: chunks.append(
+            (time.monotonic(), list(c))), chunk_s=0.05)
+        t_end = time.monotonic()
+    assert len(chunks) >= 2 and chunks[0][0] < t_end - 0.05  # not all at the end
+    assert [o for _, c in chunks for o in c] == outs and len(outs) == 12
+    assert all(o.status == "ok" and o.values["task_clock"] > 0 for o in outs)
+    assert len({o.stdout for o in outs}) == 12  # each run's own pid on its stdout
+    assert t_end - t0 >= 12 * 0.02
+
+
+def test_a_chunk_handler_that_raises_stops_the_batch(spin: Path, tmp_path: Path) -> None:
+    """An exception in on_chunk (perflab failing to store a chunk, say) stops the server: the
+    command running is killed with its group, no later run is made, the exception goes on."""
+    marker = tmp_path / "pids"
+    slow = req(["sh", "-c", f"echo $$ >> {marker}; sleep 30 & echo $! >> {marker}; wait"])
+    quick = req([str(spin), "1000"])
+    made: list[list[RunOutcome]] = []
+
+    def keep(chunk: list[RunOutcome]) -> None:
+        made.append(chunk)
+        time.sleep(0.3)  # the server goes on meanwhile: into the slow run
+        raise RuntimeError("store failed")
+
+    server = LaunchServer()
+    with pytest.raises(RuntimeError, match="store failed"):
+        server.run_batch([quick] * 40 + [slow, quick], on_chunk=keep, chunk_s=0.001)
+    assert len(made) == 1 and server._proc is None
+    pids = [int(p) for p in marker.read_text().split()] if marker.exists() else []
+    assert all(gone(p) for p in pids)
+
+
+def test_ctrl_c_during_a_chunked_batch_hands_over_only_the_runs_not_handed(
+        spin: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    slow = req(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"])
+    quick = req([str(spin), "1000"])
+    handed: list[RunOutcome] = []
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    server = LaunchServer()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        with pytest.raises(Interrupted) as caught:
+            server.run_batch([quick] * 30 + [slow, quick], on_chunk=handed.extend,
+                             chunk_s=0.001)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    rest = caught.value.outcomes
+    assert handed and len(handed) + len(rest) == 30  # every finished run, once
+    assert all(o.status == "ok" and o.values["ops"] == 1000 for o in handed + rest)
+    assert gone(int(marker.read_text()))
+    server.close()
+
+
+def test_chunks_that_arrive_while_perflab_is_busy_are_all_read(spin: Path) -> None:
+    """The server does not wait for perflab between chunks: when perflab is slow with one
+    (a database restart, say), the later chunks and the end wait in the pipe, and perflab
+    reads them all (a buffered reader once hid them from select: a hang)."""
+    import threading
+
+    quick = req([str(spin), "1000"])
+    got: list[int] = []
+    result: list[list[RunOutcome]] = []
+
+    def keep(chunk: list[RunOutcome]) -> None:
+        if not got:
+            time.sleep(0.5)  # meanwhile the server makes the other runs and ends the batch
+        got.append(len(chunk))
+
+    def go() -> None:
+        with LaunchServer() as server:
+            result.append(server.run_batch([quick] * 60, on_chunk=keep, chunk_s=0.001))
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "run_batch hung on chunks already read into its buffer"
+    assert len(result[0]) == 60 and sum(got) == 60 and len(got) >= 2

@@ -134,6 +134,10 @@ class _Tee:
         fd: int = self.report.fileno()
         return fd
 
+    def buffered(self) -> bool:
+        held: bool = self.report.buffered()
+        return held
+
     def close(self) -> None:
         self.report.close()
 

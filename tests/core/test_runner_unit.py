@@ -195,3 +195,28 @@ def test_unknown_primary_metric_fails_the_result() -> None:
     with pytest.raises(PerflabError, match="unknown metric 'nonsense'"):
         measure(rs, [_true("a")], opts, console=Console(quiet=True))
     assert rs.status == "failed"
+
+
+@pytest.mark.measure
+def test_chunks_of_a_batch_keep_each_run_with_its_configuration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server hands a batch over in chunks (here about every run), which split rounds:
+    # each run still lands in its own configuration, and each commit holds whole rounds.
+    from perflab import runner
+    from perflab.storage import Store
+
+    monkeypatch.setattr(runner, "BATCH_SECONDS", 0.0005)
+    store = Store(tmp_path / "r.sqlite")
+    rs = ResultSet(kind="compare")
+    configs = [Configuration(name=n, command=["sh", "-c", f'echo \'{{"which": {i}}}\''],
+                             is_baseline=i == 1) for i, n in ((1, "a"), (2, "b"), (3, "c"))]
+    heard: list[list[Run]] = []
+    measure(rs, configs, MeasureOptions(runs=8, warmup=1, counters="none"), store=store,
+            console=Console(quiet=True), on_stored=heard.append)
+    for i, cfg in enumerate(configs, 1):
+        assert [r.values["which"] for r in cfg.runs] == [i] * 9
+    assert all(len(batch) % 3 == 0 for batch in heard)
+    assert sorted(r.seq for b in heard for r in b) == list(range(27))
+    assert len(heard) > 4  # chunks were stored as they came, not one commit per batch
+    stored = store.load(rs.id or 0)
+    assert sum(len(c.runs) for c in stored.configurations) == 27

@@ -417,7 +417,7 @@ class LaunchServer:
             self._out.close_writer()
             self._err.close_writer()
         self._ctl_w = ctl_w
-        self._report = os.fdopen(rep_r, "rb")
+        self._report = _Report(rep_r)
 
     def _region_channel(self) -> RegionChannel:
         if self._region is None:
@@ -539,84 +539,108 @@ class LaunchServer:
         return _outcome(req, raw)
 
     # -- many runs in one exchange, the server opening the counters ---------------------------
-    def run_batch(self, reqs: list[RunRequest], stop_on_failure: bool = True) -> list[RunOutcome]:
+    def run_batch(self, reqs: list[RunRequest], stop_on_failure: bool = True,
+                  on_chunk: Callable[[list[RunOutcome]], None] | None = None,
+                  chunk_s: float = 0.0) -> list[RunOutcome]:
         """Run each request once, in order, in one exchange with the server: it counts each
         command with perf counters itself, answers its timed region and keeps its output, and
         says nothing until the last run has ended, so no Python wake-up sits between runs.
         The outcomes are those ``run`` would give (one home: ``_outcome``).  With
         ``stop_on_failure`` the runs after a failed one are not made (fewer outcomes).
 
+        With ``on_chunk`` and ``chunk_s`` the server hands over the runs made so far about
+        every ``chunk_s`` seconds and goes on without waiting: ``on_chunk`` gets each chunk's
+        outcomes (in order) while the next runs are made, so a long batch costs one request,
+        not one exchange per ``chunk_s`` of runs.  If ``on_chunk`` raises, the server is
+        stopped (the running command's group killed) and the exception propagates.
+
         Every request must be ``batchable`` and ask for the same counters.  On Ctrl-C the
         command running is killed with its group and ``Interrupted`` carries the finished
-        runs' outcomes."""
+        runs' outcomes (with ``on_chunk``: those not yet handed to it)."""
         if not reqs:
             return []
         names = reqs[0].counters
         if any(not batchable(r) or r.counters != names for r in reqs):
             raise ValueError("run_batch: requests with perflab-opened counters, or differing "
                              "counter lists, go through run()")
-        specs: dict[tuple[str, ...], int] = {}
-        fields: list[str] = []
-        order: list[int] = []
         if len({r.region for r in reqs}) > 1:
             raise ValueError("run_batch: requests in one batch share the timed-region setting")
         region = self._batch_region_channel() if reqs[0].region else None
-        index: dict[int, int] = {}  # id(request) -> its spec's index: one spec per request
-        for r in reqs:
-            if id(r) not in index:
-                env = dict(r.env)
-                if region is not None:
-                    env.update(region.env())
-                spec = tuple(_spec(r, resolve_executable(r.argv[0], r.env), env, envc=True))
-                if spec not in specs:
-                    specs[spec] = len(specs)
-                    fields.extend(spec)
-                index[id(r)] = specs[spec]
-            order.append(index[id(r)])
+        nspec, fields, order = _batch_specs(reqs, region)
         if self._proc is None:
             self._start()
         events = {**SOFTWARE_EVENTS, **HARDWARE_EVENTS}
         counters = ",".join("{}:{}".format(*events[n]) for n in names)
         before = set(_children()) if self._watch else set()
         outcomes: list[RunOutcome] = []
+        handed = 0  # outcomes given to on_chunk
         pids: set[int] = set()
+        chunk_ms = str(max(1, round(chunk_s * 1000))) if on_chunk is not None and chunk_s > 0 \
+            else "0"
         while len(outcomes) < len(reqs):
             todo = order[len(outcomes):]
-            head = [str(len(specs)), *fields, counters,
-                    *((region.ctl_path, region.ack_path) if region is not None else ("", "")),
-                    "1" if stop_on_failure else "0", ",".join(map(str, todo))]
-            try:
-                self._request(b"batch", head)
-                ready = False
-                while not ready:  # Ctrl-C lands here, before a byte of the answer is read
-                    ready = bool(select.select([self._report], [], [])[0])
-            except KeyboardInterrupt:
-                # EOF on its pipe: the server kills the command running and hands over the
-                # finished runs before it ends.
-                os.close(self._ctl_w)
-                self._ctl_w = -1
-                raws = self._read_batch(names, complete=False)
-                self.close()
-                done = [_outcome(r, raw) for r, raw in zip(reqs[len(outcomes):], raws,
-                                                           strict=False)]
-                raise Interrupted(outcomes + done) from None
-            except BaseException:
-                self.close()
-                raise
-            raws = self._read_batch(names, complete=True)
-            if not raws:
-                self.close()
-                raise PerflabError(f"perflab's launcher ran none of a batch of "
-                                   f"{reqs[len(outcomes)].argv[0]}",
-                                   "if it persists, report a bug")
-            for r, raw in zip(reqs[len(outcomes):], raws, strict=False):
-                pids.add(raw.pid)
-                outcomes.append(_outcome(r, raw))
+            head: list[str] | None = [
+                str(nspec), *fields, counters,
+                *((region.ctl_path, region.ack_path) if region is not None else ("", "")),
+                "1" if stop_on_failure else "0", ",".join(map(str, todo)), chunk_ms]
+            more = True
+            while more:
+                self._await_answer(head, names, reqs[len(outcomes):], outcomes[handed:])
+                head = None  # the chunks that follow answer the same request
+                raws, more = self._read_batch(names, complete=True)
+                if not raws:
+                    self.close()
+                    raise PerflabError(f"perflab's launcher ran none of a batch of "
+                                       f"{reqs[len(outcomes)].argv[0]}",
+                                       "if it persists, report a bug")
+                for r, raw in zip(reqs[len(outcomes):], raws, strict=False):
+                    pids.add(raw.pid)
+                    outcomes.append(_outcome(r, raw))
+                if on_chunk is not None and more:
+                    try:
+                        on_chunk(outcomes[handed:])
+                    except BaseException:
+                        self._stop_batch(names)
+                        raise
+                    handed = len(outcomes)
             if stop_on_failure and outcomes[-1].status != "ok":
                 break
         if self._watch and outcomes:
             outcomes[-1].leftover = _leftovers(before, pids)
+        if on_chunk is not None and handed < len(outcomes):
+            on_chunk(outcomes[handed:])
         return outcomes
+
+    def _await_answer(self, head: list[str] | None, names: list[str], pending: list[RunRequest],
+                      unhanded: list[RunOutcome]) -> None:
+        """Send a batch request (``head``, None: one is under way) and wait for the server's
+        answer.  On Ctrl-C the server is stopped and ``Interrupted`` carries ``unhanded`` and
+        the outcomes of the runs of ``pending`` it finished."""
+        try:
+            if head is not None:
+                self._request(b"batch", head)
+            # Ctrl-C lands here, before a byte of the answer is read (a chunk may already be
+            # in the reader's buffer: the server does not wait for perflab between chunks)
+            ready = self._report.buffered()
+            while not ready:
+                ready = bool(select.select([self._report], [], [])[0])
+        except KeyboardInterrupt:
+            raws = self._stop_batch(names)
+            done = [_outcome(r, raw) for r, raw in zip(pending, raws, strict=False)]
+            raise Interrupted(unhanded + done) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _stop_batch(self, names: list[str]) -> list[_RawRun]:
+        """End a batch under way: EOF on its pipe makes the server kill the running command's
+        group, hand over the runs finished since its last chunk and end; those runs."""
+        if self._ctl_w >= 0:
+            os.close(self._ctl_w)
+            self._ctl_w = -1
+        raws = self._read_batch(names, complete=False)[0] if self._report is not None else []
+        self.close()
+        return raws
 
     def _batch_region_channel(self) -> RegionChannel:
         """The timed-region fifos of batches: the server answers them, no Python thread does
@@ -625,16 +649,21 @@ class LaunchServer:
             self._batch_region = RegionChannel(lambda: None, lambda: None)
         return self._batch_region
 
-    def _read_batch(self, names: list[str], complete: bool) -> list[_RawRun]:
-        """The records of a batch's runs ("rec ...", then "end N"); with ``complete`` False
-        (after Ctrl-C) whatever arrived before the server ended."""
+    def _read_batch(self, names: list[str], complete: bool) -> tuple[list[_RawRun], bool]:
+        """The records of a batch's runs ("rec ...", then "end N", or "more N" for a chunk of
+        a batch that goes on) and whether more follow; with ``complete`` False (after Ctrl-C)
+        whatever arrived before the server ended, chunks and all."""
         raws: list[_RawRun] = []
         fields = launch_fields()
         n = len(fields)
+        since = 0  # records since the last marker (a marker counts those)
         while True:
             line = self._report.readline().decode(errors="replace").split()
-            if line[:1] == ["end"] and len(line) == 2 and int(line[1]) == len(raws):
-                return raws
+            if line[:1] in (["end"], ["more"]) and len(line) == 2 and int(line[1]) == since:
+                if line[0] == "end" or complete:
+                    return raws, line[0] == "more"
+                since = 0
+                continue
             try:
                 if line[:1] != ["rec"]:
                     raise ValueError("not a record")
@@ -642,7 +671,7 @@ class LaunchServer:
                 values, blobs = _tail_values(rec_tail(), names, nums[n:])
             except (ValueError, IndexError, KeyError):
                 if not complete:
-                    return raws
+                    return raws, False
                 self.close()
                 raise PerflabError(f"perflab's launcher failed a batch "
                                    f"({' '.join(line)[:200] or 'no report'})",
@@ -653,6 +682,70 @@ class LaunchServer:
             for attr, item, read in _REC_TAIL_READERS:
                 setattr(raw, attr, read(values[item]))
             raws.append(raw)
+            since += 1
+
+
+class _Report:
+    """The server's answers: lines and counted bytes read from its pipe through a buffer whose
+    fill perflab can see (``buffered``), so it waits on the pipe only when nothing is left to
+    parse.  Hand-written because io.BufferedReader cannot say whether it holds unread bytes
+    without reading the pipe (peek blocks when its buffer is empty)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def buffered(self) -> bool:
+        return bool(self.buf)
+
+    def _fill(self) -> bool:
+        data = os.read(self.fd, 1 << 16)
+        self.buf += data
+        return bool(data)
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.buf and self._fill():
+            pass
+        end = self.buf.find(b"\n") + 1 or len(self.buf)
+        return self._take(end)
+
+    def read(self, n: int) -> bytes:
+        while len(self.buf) < n and self._fill():
+            pass
+        return self._take(min(n, len(self.buf)))
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _batch_specs(reqs: list[RunRequest], region: RegionChannel | None
+                 ) -> tuple[int, list[str], list[int]]:
+    """A batch request's specs: (how many, their fields, each run's spec index); one spec per
+    distinct request, the region fifos' variables in each environment."""
+    specs: dict[tuple[str, ...], int] = {}
+    fields: list[str] = []
+    order: list[int] = []
+    index: dict[int, int] = {}  # id(request) -> its spec's index: one spec per request
+    for r in reqs:
+        if id(r) not in index:
+            env = dict(r.env)
+            if region is not None:
+                env.update(region.env())
+            spec = tuple(_spec(r, resolve_executable(r.argv[0], r.env), env, envc=True))
+            if spec not in specs:
+                specs[spec] = len(specs)
+                fields.extend(spec)
+            index[id(r)] = specs[spec]
+        order.append(index[id(r)])
+    return len(specs), fields, order
 
 
 def batchable(req: RunRequest) -> bool:

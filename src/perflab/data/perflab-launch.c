@@ -29,8 +29,9 @@
  *   "batch": many runs in one exchange, with no word from perflab between them.  NSPEC, then
  *   NSPEC specs (each environment preceded by its count ENVC), then COUNTERS ("TYPE:CONFIG,..."
  *   perf events, "" for none), REGION_CTL and REGION_ACK (the timed-region fifos' paths, ""
- *   for none), STOP ("1": end the batch after a failed run) and ORDER (comma-separated spec
- *   indices: the runs, in order).  Every run starts with vfork.  The server opens the
+ *   for none), STOP ("1": end the batch after a failed run), ORDER (comma-separated spec
+ *   indices: the runs, in order) and, optionally, CHUNK_MS (0: none).  Every run starts with
+ *   vfork.  The server opens the
  *   counters once for the batch, on itself, and the commands inherit them (counters_open), so
  *   a run's counts are the difference of two reads; it answers the timed-region protocol with
  *   counter snapshots (region.py's rules) and keeps the last 1 MiB of each run's stdout and
@@ -38,7 +39,9 @@
  *   once, at the end: for each run done "rec" + the run's fields + the record's tail (the
  *   list PERFLAB_REC_TAIL, below: the counters' readings, the timed region's, the lengths of
  *   stdout, stderr and the first unknown region command) "\n", then those many bytes of each;
- *   then "end N\n".  A batch may end early (a failure with
+ *   then "end N\n" (N: the records since the last marker).  With CHUNK_MS, once that long has
+ *   passed since the last hand-over and runs remain, it hands over the records so far and
+ *   "more N\n", and goes on.  A batch may end early (a failure with
  *   STOP, or 8 MiB of records): perflab asks for the rest.  EOF on CTL_FD during a batch kills
  *   the running command, hands over the finished runs' records and ends the server.
  */
@@ -793,6 +796,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
     memset(&reg, 0, sizeof reg);
     reg.ctl = reg.ack = -1;
     int stop = 0;
+    long long chunk_ns = 0; /* CHUNK_MS (optional, 0: none): hand over records this often */
     const char *order = "";
     if (!bad && k + 5 <= count) {
         for (char *tok = f[k], *end; *tok && c.n < MAX_COUNTERS; tok = *end ? end + 1 : end) {
@@ -810,6 +814,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
         }
         stop = f[k + 3][0] == '1';
         order = f[k + 4];
+        if (k + 6 <= count) chunk_ns = atoll(f[k + 5]) * 1000000LL;
     } else {
         bad = 1;
     }
@@ -823,6 +828,7 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
     struct batch_io io = {out_p[0], err_p[0], &out_t, &err_t, reg.ctl >= 0 ? &reg : NULL, &c};
     int counter_errno = counters_open(&c); /* once: every run inherits them (above) */
     int runs = 0;
+    long long chunk_start = now_ns();
     for (const char *p = order; *p;) {
         char *end;
         long i = strtol(p, &end, 10);
@@ -877,6 +883,15 @@ static int serve_batch(int ctl, int rep, char **f, size_t count) {
                      WEXITSTATUS(run.status) != 0 ||
                      (reg.ctl >= 0 && (reg.t_enable >= 0 || reg.bad));
         if ((stop && failed) || rec.len > BATCH_OUTPUT_CAP) break; /* perflab asks for the rest */
+        if (chunk_ns > 0 && *p && now_ns() - chunk_start >= chunk_ns) {
+            /* A chunk: perflab stores these runs while the next ones are made, instead of
+             * a request (two wake-ups, each waiting for a CPU on a busy machine) per batch. */
+            buf_printf(&rec, "more %d\n", runs);
+            write_all(rep, rec.p, rec.len);
+            rec.len = 0;
+            runs = 0;
+            chunk_start = now_ns();
+        }
     }
     buf_printf(&rec, "end %d\n", runs);
     write_all(rep, rec.p, rec.len); /* one write: perflab wakes once per batch */
