@@ -252,6 +252,32 @@ def test_one_job_at_a_time_and_heartbeats_while_measuring(fleet_url: str) -> Non
     assert set(beats) == {j1, j2} and all(len(b) >= 3 for b in beats.values()), beats
 
 
+def test_a_lost_write_of_a_jobs_outcome_does_not_keep_the_worker_from_exiting(
+        fleet_url: str) -> None:
+    """The queue's write of a job's outcome fails once (its one pooled connection not had in
+    time, as under load): the job ended, yet procrastinate left it 'doing', the worker saw a
+    job in its queue for good and did not exit (13 minutes, until SIGTERM, at load 7).  Now
+    the write is done again: the job ends succeeded in the queue too, the worker exits."""
+    announce(fleet_url, "solo")
+    sub = cli("fleet", "submit", "--machine", "solo", "--db", fleet_url, "--",
+              "stat", "-r", "6", "--", "true")
+    assert sub.returncode == 0, sub.stderr
+    w = subprocess.Popen([sys.executable, str(Path(__file__).with_name("lossy_worker.py")),
+                          "worker", "--name", "solo", "--db", fleet_url, *FAST,
+                          "--exit-when-idle"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err = worker_exit(w, timeout=60)
+    assert w.returncode == 0, err
+    assert "is lost" in err, err  # the fault was injected
+    assert "job 1: the queue did not take its outcome (couldn't get a connection after 5.00 " \
+        "sec); writing it again" in err, err
+    store = Store(fleet_url)
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "done"
+    queue = store.read(lambda c: c.execute(sa.text(
+        "SELECT status FROM procrastinate_jobs")).scalars().all())
+    assert queue == ["succeeded"]
+
+
 def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
     """Its worker SIGKILLed during each of MAX_ATTEMPTS attempts: the job is retried, then
     ends failed with the reason, and the worker goes on."""

@@ -37,13 +37,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
-from perflab.storage import Outage, Store, StoreUnreachable
+from perflab.storage import Outage, Store, StoreUnreachable, outage_limit
 
 _PR_SET_PDEATHSIG = 1
 
@@ -143,6 +144,57 @@ async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
                     outage.lost(_lost_line(cur["store"], e))
         else:
             outage.back()
+
+
+# -- the queue's word on a job --------------------------------------------------------------------
+async def ride_out_async(op: Callable[[], Awaitable[Any]], limit: float | None = None,
+                         first: Callable[[BaseException], None] | None = None) -> Any:
+    """``await op()``, again with backoff (0.2 s doubling to 5 s) while it fails for want of the
+    database (a connection not had in time from the one-connection pool: PoolTimeout; the
+    server away), for up to ``limit`` seconds (default storage.outage_limit()); then its error.
+    ``first`` hears of the first such failure.  storage.ride_out's twin for the event loop
+    (that one sleeps in the thread it blocks)."""
+    deadline = time.monotonic() + (outage_limit() if limit is None else limit)
+    delay = 0.2
+    while True:
+        try:
+            return await op()
+        except Exception as e:
+            if not _lost_database(e) or time.monotonic() + delay > deadline:
+                raise
+            if first is not None:
+                first(e)
+                first = None
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def keep_outcomes(app: Any, say: Callable[[str], None]) -> None:
+    """procrastinate writes a job's outcome to the queue once (its worker's finish_job, or
+    retry_job), and a failure of that write only ends the job's task: the job stays 'doing'
+    for good, so the machine's lock stays taken (no later job of the machine runs) and an
+    --exit-when-idle worker never finds its queue empty (seen: a job done in perflab's table,
+    its worker up 13 minutes more, until SIGTERM).  Under load the write fails for want of the
+    pool's one connection within POOL_TIMEOUT (psycopg_pool's PoolTimeout) while the database
+    is fine.  So the worker's App writes an outcome again until it is written (ride_out_async);
+    a stop cancels the wait, and the job left 'doing' is put right by the next worker's
+    recover_orphans (it reads perflab's row).  One line when a first write fails."""
+    from procrastinate import manager
+
+    def failed(job: Any) -> Callable[[BaseException], None]:
+        return lambda e: say(f"job {job.id}: the queue did not take its outcome "
+                             f"({_first_line(e)}); writing it again")
+
+    class KeepingJobManager(manager.JobManager):
+        async def finish_job(self, job: Any, *args: Any, **kwargs: Any) -> None:
+            await ride_out_async(lambda: super(KeepingJobManager, self).finish_job(
+                job, *args, **kwargs), first=failed(job))
+
+        async def retry_job(self, job: Any, *args: Any, **kwargs: Any) -> None:
+            await ride_out_async(lambda: super(KeepingJobManager, self).retry_job(
+                job, *args, **kwargs), first=failed(job))
+
+    app.job_manager = KeepingJobManager(app.job_manager.connector)
 
 
 # -- recovery -------------------------------------------------------------------------------------
@@ -329,13 +381,17 @@ async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
         stopping.cancel()
     if not life.cancelled():
         life.result()  # the life's own error, if it ended on one
-def _lost_line(store: Store, e: BaseException) -> str:
-    """What a lost database error says, in one line (its root cause's first line)."""
+def _first_line(e: BaseException) -> str:
+    """An error's root cause's first line."""
     root: BaseException = e
     while root.__cause__ is not None:
         root = root.__cause__
-    text = (str(root).strip().splitlines() or [type(root).__name__])[0]
-    return f"cannot reach the database server of {store.location} ({text})"
+    return (str(root).strip().splitlines() or [type(root).__name__])[0]
+
+
+def _lost_line(store: Store, e: BaseException) -> str:
+    """What a lost database error says, in one line (its root cause's first line)."""
+    return f"cannot reach the database server of {store.location} ({_first_line(e)})"
 
 
 def _lost_database(e: BaseException) -> bool:
@@ -481,6 +537,7 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     log_dir.mkdir(parents=True, exist_ok=True)
     lock = NameLock(store, name)
     app = make_app(store, worker=name, configure=lock.take)
+    keep_outcomes(app, say)
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
     outage = Outage(say)
