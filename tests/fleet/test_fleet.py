@@ -278,6 +278,41 @@ def test_a_lost_write_of_a_jobs_outcome_does_not_keep_the_worker_from_exiting(
     assert queue == ["succeeded"]
 
 
+def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_url: str) -> None:
+    """The heartbeat is cancelled as it waits for the pool's one connection, and the connection
+    is handed to it in the same step: psycopg_pool's wait (asyncio.wait_for on Python 3.11)
+    returns the connection and the cancellation is lost, so the heartbeat beats on.  The old
+    teardown (cancel once, then await) waited for it for good: an --exit-when-idle worker done
+    with its queue stayed up until SIGTERM.  end_task cancels again until it ends."""
+    import asyncio
+
+    from perflab.fleet import worker as wmod
+    from perflab.fleet.queue import make_app
+    from perflab.storage import Outage
+
+    store = Store(fleet_url)
+    lock = wmod.NameLock(store, "hb")
+    app = make_app(store, worker="hb", configure=lock.take)
+    cur = {"store": store, "name": "hb", "state": ("idle", None)}
+
+    async def scene() -> tuple[bool, bool]:
+        async with app.open_async():
+            pool = app.connector.pool
+            conn = await pool.getconn()  # the one connection, busy elsewhere
+            beating = asyncio.create_task(wmod.heartbeat_loop(app, cur, 0.01, Outage(), lock))
+            await asyncio.sleep(0.3)  # the heartbeat waits for the connection
+            await pool.putconn(conn)  # handed to it...
+            beating.cancel()  # ...as it is cancelled
+            await asyncio.wait({beating}, timeout=1.0)
+            lost = not beating.done()  # the old teardown would await it for good from here
+            await asyncio.wait_for(wmod.end_task(beating, every=0.2), timeout=30)
+            return lost, beating.cancelled()
+
+    lost, cancelled = asyncio.run(scene())
+    assert lost, "the cancellation was honoured: this Python no longer loses it"
+    assert cancelled
+
+
 def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
     """Its worker SIGKILLed during each of MAX_ATTEMPTS attempts: the job is retried, then
     ends failed with the reason, and the worker goes on."""

@@ -363,6 +363,24 @@ def _idle_now(cur: dict[str, Any]) -> bool:
     return cur.get("child") is None and cur.get("state", ("idle", None))[0] == "idle"
 
 
+async def end_task(t: asyncio.Task[Any], again: Callable[[], bool] = lambda: True,
+                   every: float = STOP_GRACE) -> None:
+    """Cancel ``t`` and wait for it to end, cancelling it again every ``every`` seconds while
+    ``again()`` says so.  One cancellation can be lost: psycopg_pool waits for a connection in
+    asyncio.wait_for, which on Python 3.11 returns the connection instead of raising when the
+    cancel lands as the connection is handed over, and the task goes on (its next await is a
+    new wait).  The heartbeat, cancelled as it waited for the pool's one connection, beat on,
+    so the worker's `await` of it never returned: an --exit-when-idle worker done with its
+    queue stayed up, beating, until SIGTERM (13 minutes seen at load 7; reproduced at nice 19
+    beside two busy loops).  procrastinate cancels its own side tasks again the same way
+    (utils.cancel_and_capture_errors) but gives up after 5 s; this does not give up."""
+    t.cancel()
+    while not t.done():
+        await asyncio.wait({t}, timeout=every)
+        if not t.done() and again():
+            t.cancel()
+
+
 async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
                        cur: dict[str, Any] | None = None) -> None:
     """Await the worker's ``life`` until it ends or, once ``stop`` is set, while it has a job
@@ -462,18 +480,19 @@ class _Life:
                     if task.done():
                         break
                     if stop.is_set() or (self.exit_when_idle and await self.idle()):
-                        task.cancel()  # procrastinate stops gracefully: the job ends first
+                        # procrastinate stops gracefully: a running job ends first
+                        await end_task(task, again=lambda: _idle_now(_CURRENT))
                         with contextlib.suppress(asyncio.CancelledError):
-                            await task
+                            task.result()  # procrastinate's own error, if it ended on one
                         return True
                 task.result()  # procrastinate's own error, if it ended on one
                 return False
             finally:
                 for t in (task, beating):
                     if not t.done():
-                        t.cancel()
-                        with contextlib.suppress(BaseException):
-                            await t
+                        await end_task(t, again=lambda t=t: t is beating or _idle_now(_CURRENT))
+                    if not t.cancelled():
+                        t.exception()  # retrieved: it was said, or the loop raised it
 
     async def wait_for_database(self, stop: asyncio.Event) -> None:
         delay = 0.2
