@@ -173,11 +173,12 @@ def keep_outcomes(app: Any, say: Callable[[str], None]) -> None:
     """procrastinate writes a job's outcome to the queue once (its worker's finish_job, or
     retry_job), and a failure of that write only ends the job's task: the job stays 'doing'
     for good, so the machine's lock stays taken (no later job of the machine runs) and an
-    --exit-when-idle worker never finds its queue empty (seen: a job done in perflab's table,
-    its worker up 13 minutes more, until SIGTERM).  Under load the write fails for want of the
-    pool's one connection within POOL_TIMEOUT (psycopg_pool's PoolTimeout) while the database
-    is fine.  So the worker's App writes an outcome again until it is written (ride_out_async);
-    a stop cancels the wait, and the job left 'doing' is put right by the next worker's
+    --exit-when-idle worker never finds its queue empty (up until SIGTERM, as the heartbeat's
+    lost cancel did: end_task).  Under load the write can fail for want of the pool's one
+    connection within POOL_TIMEOUT (psycopg_pool's PoolTimeout, seen on procrastinate's own
+    heartbeat query at nice 19 beside two busy loops) while the database is fine.  So the
+    worker's App writes an outcome again until it is written (ride_out_async); a stop cancels
+    the wait, and the job left 'doing' is put right by the next worker's
     recover_orphans (it reads perflab's row).  One line when a first write fails."""
     from procrastinate import manager
 
@@ -488,9 +489,11 @@ class _Life:
                 task.result()  # procrastinate's own error, if it ended on one
                 return False
             finally:
+                try:  # the heartbeat ends even when this wait is cut short (a stop's cancel)
+                    await end_task(task, again=lambda: _idle_now(_CURRENT))
+                finally:
+                    await end_task(beating)
                 for t in (task, beating):
-                    if not t.done():
-                        await end_task(t, again=lambda t=t: t is beating or _idle_now(_CURRENT))
                     if not t.cancelled():
                         t.exception()  # retrieved: it was said, or the loop raised it
 
