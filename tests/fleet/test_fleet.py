@@ -62,6 +62,22 @@ def start_worker(url: str, name: str, *extra: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def worker_exit(w: subprocess.Popen[str], timeout: float = 120) -> str:
+    """The worker's stderr once it has exited by itself (--exit-when-idle, a refusal); past
+    ``timeout`` it is stopped (SIGTERM, then SIGKILL) and the test fails with what it said,
+    instead of hanging the suite."""
+    try:
+        return w.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        w.send_signal(signal.SIGTERM)
+        try:
+            _, err = w.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            _, err = w.communicate()
+        pytest.fail(f"the worker did not exit within {timeout:.0f} s; it said:\n{err}")
+
+
 @pytest.fixture
 def fleet_url(pg_url: str) -> str:
     p = cli("fleet", "init", "--db", pg_url)
@@ -75,7 +91,7 @@ def announce(url: str, *names: str, tags: dict[str, list[str]] | None = None) ->
                           *[a for t in (tags or {}).get(n, []) for a in ("--tag", t)])
              for n in names]
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        err = worker_exit(p)
         assert p.returncode == 0, err
 
 
@@ -141,7 +157,7 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
     procs["m2"] = start_worker(url, "m2", "--exit-when-idle")
     outs = {}
     for n, p in procs.items():
-        out, err = p.communicate(timeout=240)
+        err = worker_exit(p, timeout=240)
         outs[n] = err
         assert p.returncode == 0, err
     assert "lost during attempt 1; queued again" in outs["m2"]
@@ -189,7 +205,7 @@ def test_a_job_that_keeps_failing_ends_failed_with_its_error(fleet_url: str) -> 
               "stat", "-r", "6", "--", "sh", "-c", "exit 3")
     assert sub.returncode == 0, sub.stderr
     w = start_worker(fleet_url, "solo", "--exit-when-idle")
-    _, err = w.communicate(timeout=120)
+    err = worker_exit(w)
     assert w.returncode == 0, err
     store = Store(fleet_url)
     row = store.read(lambda c: c.execute(sa.select(fleet_jobs)).mappings().one())
@@ -212,14 +228,16 @@ def test_one_job_at_a_time_and_heartbeats_while_measuring(fleet_url: str) -> Non
     store = Store(fleet_url)
     w = start_worker(fleet_url, "solo", "--exit-when-idle")
     beats: dict[int, set[float]] = {}  # job -> heartbeats seen while the worker was busy on it
-    while w.poll() is None:
+    deadline = time.monotonic() + 300  # generous: at nice 19 beside two busy loops a job took 35 s
+    while w.poll() is None and time.monotonic() < deadline:
         row = store.read(lambda c: c.execute(
             sa.select(workers.c.state, workers.c.current_job, workers.c.last_heartbeat)
             .where(workers.c.name == "solo")).one())
         if row[0] == "busy":
             beats.setdefault(int(row[1]), set()).add(float(row[2]))
         time.sleep(0.1)
-    assert w.returncode == 0, w.stderr.read() if w.stderr else ""
+    err = worker_exit(w, timeout=max(deadline - time.monotonic(), 1))
+    assert w.returncode == 0, err
     rows = store.read(lambda c: c.execute(
         sa.select(fleet_jobs.c.job_id, fleet_jobs.c.state, fleet_jobs.c.started_at,
                   fleet_jobs.c.finished_at, fleet_jobs.c.result_ids)
@@ -232,6 +250,67 @@ def test_one_job_at_a_time_and_heartbeats_while_measuring(fleet_url: str) -> Non
     assert run_times[0][-1] < run_times[1][0]  # no run of one among the other's
     # ten runs of 0.2 s each take 2 s at least: with a 0.5 s heartbeat, several beats each
     assert set(beats) == {j1, j2} and all(len(b) >= 3 for b in beats.values()), beats
+
+
+def test_a_lost_write_of_a_jobs_outcome_does_not_keep_the_worker_from_exiting(
+        fleet_url: str) -> None:
+    """The queue's write of a job's outcome fails once (its one pooled connection not had in
+    time, as under load): the job ended, yet procrastinate left it 'doing', the worker saw a
+    job in its queue for good and did not exit (13 minutes, until SIGTERM, at load 7).  Now
+    the write is done again: the job ends succeeded in the queue too, the worker exits."""
+    announce(fleet_url, "solo")
+    sub = cli("fleet", "submit", "--machine", "solo", "--db", fleet_url, "--",
+              "stat", "-r", "6", "--", "true")
+    assert sub.returncode == 0, sub.stderr
+    w = subprocess.Popen([sys.executable, str(Path(__file__).with_name("lossy_worker.py")),
+                          "worker", "--name", "solo", "--db", fleet_url, *FAST,
+                          "--exit-when-idle"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err = worker_exit(w, timeout=60)
+    assert w.returncode == 0, err
+    assert "is lost" in err, err  # the fault was injected
+    assert "job 1: the queue did not take its outcome (couldn't get a connection after 5.00 " \
+        "sec); writing it again" in err, err
+    store = Store(fleet_url)
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "done"
+    queue = store.read(lambda c: c.execute(sa.text(
+        "SELECT status FROM procrastinate_jobs")).scalars().all())
+    assert queue == ["succeeded"]
+
+
+def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_url: str) -> None:
+    """The heartbeat is cancelled as it waits for the pool's one connection, and the connection
+    is handed to it in the same step: psycopg_pool's wait (asyncio.wait_for on Python 3.11)
+    returns the connection and the cancellation is lost, so the heartbeat beats on.  The old
+    teardown (cancel once, then await) waited for it for good: an --exit-when-idle worker done
+    with its queue stayed up until SIGTERM.  end_task cancels again until it ends."""
+    import asyncio
+
+    from perflab.fleet import worker as wmod
+    from perflab.fleet.queue import make_app
+    from perflab.storage import Outage
+
+    store = Store(fleet_url)
+    lock = wmod.NameLock(store, "hb")
+    app = make_app(store, worker="hb", configure=lock.take)
+    cur = {"store": store, "name": "hb", "state": ("idle", None)}
+
+    async def scene() -> tuple[bool, bool]:
+        async with app.open_async():
+            pool = app.connector.pool
+            conn = await pool.getconn()  # the one connection, busy elsewhere
+            beating = asyncio.create_task(wmod.heartbeat_loop(app, cur, 0.01, Outage(), lock))
+            await asyncio.sleep(0.3)  # the heartbeat waits for the connection
+            await pool.putconn(conn)  # handed to it...
+            beating.cancel()  # ...as it is cancelled
+            await asyncio.wait({beating}, timeout=1.0)
+            lost = not beating.done()  # the old teardown would await it for good from here
+            await asyncio.wait_for(wmod.end_task(beating, every=0.2), timeout=30)
+            return lost, beating.cancelled()
+
+    lost, cancelled = asyncio.run(scene())
+    assert lost, "the cancellation was honoured: this Python no longer loses it"
+    assert cancelled
 
 
 def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
@@ -259,7 +338,7 @@ def test_a_job_whose_worker_keeps_dying_ends_failed(fleet_url: str) -> None:
         w.send_signal(signal.SIGKILL)
         w.wait(30)
     w = start_worker(fleet_url, "frail", "--exit-when-idle")
-    _, err = w.communicate(timeout=120)
+    err = worker_exit(w)
     assert w.returncode == 0, err
     assert f"was lost {MAX_ATTEMPTS} times" in err
     row = store.read(lambda c: c.execute(sa.select(fleet_jobs)).mappings().one())
@@ -306,11 +385,11 @@ def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:
               "true")
     assert sub.returncode == 0, sub.stderr
     w = start_worker(fleet_url, "x86a", "--exit-when-idle", "--tag", "x86")
-    w.communicate(timeout=120)
+    worker_exit(w)
     store = Store(fleet_url)
     assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "queued"
     w = start_worker(fleet_url, "arm1", "--exit-when-idle", "--tag", "arm")
-    w.communicate(timeout=120)
+    worker_exit(w)
     assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalar()) == "done"
     tags = dict(store.read(lambda c: c.execute(sa.select(workers.c.name, workers.c.tags)).all()))
     assert tags == {"arm1": ["arm"], "x86a": ["x86"]}
@@ -572,7 +651,7 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     (rid, (status, before)), = job_runs(store, job).items()
     assert status == "running" and 20 <= before < 5 * 2 * 6
     w = start_worker(fleet_url, "s1", "--exit-when-idle")
-    _, err = w.communicate(timeout=240)
+    err = worker_exit(w, timeout=240)
     assert w.returncode == 0, err
     after = job_runs(store, job)
     assert list(after) == [rid] and after[rid][0] == "complete"  # the same result, resumed

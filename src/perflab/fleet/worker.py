@@ -37,13 +37,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
-from perflab.storage import Outage, Store, StoreUnreachable
+from perflab.storage import Outage, Store, StoreUnreachable, outage_limit
 
 _PR_SET_PDEATHSIG = 1
 
@@ -143,6 +144,58 @@ async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
                     outage.lost(_lost_line(cur["store"], e))
         else:
             outage.back()
+
+
+# -- the queue's word on a job --------------------------------------------------------------------
+async def ride_out_async(op: Callable[[], Awaitable[Any]], limit: float | None = None,
+                         first: Callable[[BaseException], None] | None = None) -> Any:
+    """``await op()``, again with backoff (0.2 s doubling to 5 s) while it fails for want of the
+    database (a connection not had in time from the one-connection pool: PoolTimeout; the
+    server away), for up to ``limit`` seconds (default storage.outage_limit()); then its error.
+    ``first`` hears of the first such failure.  storage.ride_out's twin for the event loop
+    (that one sleeps in the thread it blocks)."""
+    deadline = time.monotonic() + (outage_limit() if limit is None else limit)
+    delay = 0.2
+    while True:
+        try:
+            return await op()
+        except Exception as e:
+            if not _lost_database(e) or time.monotonic() + delay > deadline:
+                raise
+            if first is not None:
+                first(e)
+                first = None
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def keep_outcomes(app: Any, say: Callable[[str], None]) -> None:
+    """procrastinate writes a job's outcome to the queue once (its worker's finish_job, or
+    retry_job), and a failure of that write only ends the job's task: the job stays 'doing'
+    for good, so the machine's lock stays taken (no later job of the machine runs) and an
+    --exit-when-idle worker never finds its queue empty (up until SIGTERM, as the heartbeat's
+    lost cancel did: end_task).  Under load the write can fail for want of the pool's one
+    connection within POOL_TIMEOUT (psycopg_pool's PoolTimeout, seen on procrastinate's own
+    heartbeat query at nice 19 beside two busy loops) while the database is fine.  So the
+    worker's App writes an outcome again until it is written (ride_out_async); a stop cancels
+    the wait, and the job left 'doing' is put right by the next worker's
+    recover_orphans (it reads perflab's row).  One line when a first write fails."""
+    from procrastinate import manager
+
+    def failed(job: Any) -> Callable[[BaseException], None]:
+        return lambda e: say(f"job {job.id}: the queue did not take its outcome "
+                             f"({_first_line(e)}); writing it again")
+
+    class KeepingJobManager(manager.JobManager):
+        async def finish_job(self, job: Any, *args: Any, **kwargs: Any) -> None:
+            await ride_out_async(lambda: super(KeepingJobManager, self).finish_job(
+                job, *args, **kwargs), first=failed(job))
+
+        async def retry_job(self, job: Any, *args: Any, **kwargs: Any) -> None:
+            await ride_out_async(lambda: super(KeepingJobManager, self).retry_job(
+                job, *args, **kwargs), first=failed(job))
+
+    app.job_manager = KeepingJobManager(app.job_manager.connector)
 
 
 # -- recovery -------------------------------------------------------------------------------------
@@ -311,6 +364,24 @@ def _idle_now(cur: dict[str, Any]) -> bool:
     return cur.get("child") is None and cur.get("state", ("idle", None))[0] == "idle"
 
 
+async def end_task(t: asyncio.Task[Any], again: Callable[[], bool] = lambda: True,
+                   every: float = STOP_GRACE) -> None:
+    """Cancel ``t`` and wait for it to end, cancelling it again every ``every`` seconds while
+    ``again()`` says so.  One cancellation can be lost: psycopg_pool waits for a connection in
+    asyncio.wait_for, which on Python 3.11 returns the connection instead of raising when the
+    cancel lands as the connection is handed over, and the task goes on (its next await is a
+    new wait).  The heartbeat, cancelled as it waited for the pool's one connection, beat on,
+    so the worker's `await` of it never returned: an --exit-when-idle worker done with its
+    queue stayed up, beating, until SIGTERM (13 minutes seen at load 7; reproduced at nice 19
+    beside two busy loops).  procrastinate cancels its own side tasks again the same way
+    (utils.cancel_and_capture_errors) but gives up after 5 s; this does not give up."""
+    t.cancel()
+    while not t.done():
+        await asyncio.wait({t}, timeout=every)
+        if not t.done() and again():
+            t.cancel()
+
+
 async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
                        cur: dict[str, Any] | None = None) -> None:
     """Await the worker's ``life`` until it ends or, once ``stop`` is set, while it has a job
@@ -329,13 +400,17 @@ async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
         stopping.cancel()
     if not life.cancelled():
         life.result()  # the life's own error, if it ended on one
-def _lost_line(store: Store, e: BaseException) -> str:
-    """What a lost database error says, in one line (its root cause's first line)."""
+def _first_line(e: BaseException) -> str:
+    """An error's root cause's first line."""
     root: BaseException = e
     while root.__cause__ is not None:
         root = root.__cause__
-    text = (str(root).strip().splitlines() or [type(root).__name__])[0]
-    return f"cannot reach the database server of {store.location} ({text})"
+    return (str(root).strip().splitlines() or [type(root).__name__])[0]
+
+
+def _lost_line(store: Store, e: BaseException) -> str:
+    """What a lost database error says, in one line (its root cause's first line)."""
+    return f"cannot reach the database server of {store.location} ({_first_line(e)})"
 
 
 def _lost_database(e: BaseException) -> bool:
@@ -406,18 +481,21 @@ class _Life:
                     if task.done():
                         break
                     if stop.is_set() or (self.exit_when_idle and await self.idle()):
-                        task.cancel()  # procrastinate stops gracefully: the job ends first
+                        # procrastinate stops gracefully: a running job ends first
+                        await end_task(task, again=lambda: _idle_now(_CURRENT))
                         with contextlib.suppress(asyncio.CancelledError):
-                            await task
+                            task.result()  # procrastinate's own error, if it ended on one
                         return True
                 task.result()  # procrastinate's own error, if it ended on one
                 return False
             finally:
+                try:  # the heartbeat ends even when this wait is cut short (a stop's cancel)
+                    await end_task(task, again=lambda: _idle_now(_CURRENT))
+                finally:
+                    await end_task(beating)
                 for t in (task, beating):
-                    if not t.done():
-                        t.cancel()
-                        with contextlib.suppress(BaseException):
-                            await t
+                    if not t.cancelled():
+                        t.exception()  # retrieved: it was said, or the loop raised it
 
     async def wait_for_database(self, stop: asyncio.Event) -> None:
         delay = 0.2
@@ -481,6 +559,7 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     log_dir.mkdir(parents=True, exist_ok=True)
     lock = NameLock(store, name)
     app = make_app(store, worker=name, configure=lock.take)
+    keep_outcomes(app, say)
     app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
         max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
     outage = Outage(say)
