@@ -9,6 +9,7 @@ import os
 import signal
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,23 @@ def test_a_batch_stops_at_a_failure_and_keeps_outputs_apart(spin: Path) -> None:
         assert [o.exit_code for o in every] == [4, 0]
 
 
+def interrupted(batch: Callable[[], object], after: float = 1.0) -> Interrupted:
+    """The Interrupted that ``batch()`` raises when Ctrl-C (a KeyboardInterrupt from a timer's
+    signal handler, as Python raises it for SIGINT) arrives ``after`` seconds in."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, after)
+        with pytest.raises(Interrupted) as caught:
+            batch()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return caught.value
+
+
 def test_ctrl_c_during_a_batch_keeps_the_finished_runs(spin: Path, tmp_path: Path) -> None:
     """SIGINT while the server runs a batch: the command running is killed with its group,
     the runs finished before it are handed over, and the server is not reused."""
@@ -198,19 +216,8 @@ def test_ctrl_c_during_a_batch_keeps_the_finished_runs(spin: Path, tmp_path: Pat
     slow = req(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"])
     quick = req([str(spin), "1000"])
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
     server = LaunchServer()
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 1.0)
-        with pytest.raises(Interrupted) as caught:
-            server.run_batch([quick, quick, slow, quick])
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    done = caught.value.outcomes
+    done = interrupted(lambda: server.run_batch([quick, quick, slow, quick])).outcomes
     assert [o.status for o in done] == ["ok", "ok"] and done[0].values["ops"] == 1000
     assert server._proc is None  # closed
     assert gone(int(marker.read_text()))  # the server killed the group as it ended
@@ -264,20 +271,9 @@ def test_ctrl_c_during_a_chunked_batch_hands_over_only_the_runs_not_handed(
     quick = req([str(spin), "1000"])
     handed: list[RunOutcome] = []
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
     server = LaunchServer()
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 1.0)
-        with pytest.raises(Interrupted) as caught:
-            server.run_batch([quick] * 30 + [slow, quick], on_chunk=handed.extend,
-                             chunk_s=0.001)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    rest = caught.value.outcomes
+    rest = interrupted(lambda: server.run_batch([quick] * 30 + [slow, quick],
+                                                on_chunk=handed.extend, chunk_s=0.001)).outcomes
     assert handed and len(handed) + len(rest) == 30  # every finished run, once
     assert all(o.status == "ok" and o.values["ops"] == 1000 for o in handed + rest)
     assert gone(int(marker.read_text()))
