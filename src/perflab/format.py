@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from perflab.errors import printable
@@ -33,6 +34,11 @@ def seconds_per(unit: str) -> float | None:
 
 def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def fmt_params(params: Mapping[str, object]) -> str:
+    """A cell's parameters as people type them: "depth=10 threads=2" ("" for none)."""
+    return " ".join(f"{k}={v}" for k, v in params.items())
 
 
 def fmt_number(v: float) -> str:
@@ -259,9 +265,10 @@ def fmt_per_op(v: float, signed: bool = False) -> str:
     return s if signed else s.lstrip("+")
 
 
-def fmt_ratio(ratio: float, low: float, high: float, suffix: str = "") -> str:
-    """A ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix`` after the ratio:
-    "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
+def fmt_ratio(c: Comparison, suffix: str = "") -> str:
+    """A comparison's ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix``
+    after the ratio: "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
+    ratio, low, high = c.ratio, c.ci_low, c.ci_high
     if _missing(ratio):
         return "-"
     if _missing(low):

@@ -119,7 +119,7 @@ def test_markdown_and_csv(tmp_path: Path) -> None:
     rs = stored(tmp_path)
     comps = compare_result(rs, ["ns_per_op", "wall_time"], threshold=0.05)
     rows = matrix.comparison_rows(Analysis.of(rs, comps), "ns_per_op")
-    md = matrix.to_markdown(rows, "ns_per_op")
+    md = matrix.table(rows, "ns_per_op").to_markdown()
     lines = [x for x in md.splitlines() if x.startswith("|")]
     assert len(lines) == 2 + 36
     assert lines[0].startswith("| cell | configuration | base | diff | delta | ratio")

@@ -42,15 +42,11 @@ def _module(module: str) -> str:
     return module if module.startswith("[") else Path(module).name
 
 
-def _pct(x: float) -> str:
-    return fmt_share(x)
-
-
 def symbols_table(stats: list[SymbolStat], title: str) -> Table:
     t = Table.of(title, ["Self", "Total", Column("Symbol", "left", fold=True),
                          Column("Module", "left", fold=True)])
     for s in stats:
-        t.add_row(_pct(s.self_share), _pct(s.total_share), s.symbol, _module(s.module))
+        t.add_row(fmt_share(s.self_share), fmt_share(s.total_share), s.symbol, _module(s.module))
     return t
 
 
@@ -114,7 +110,7 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
                  heads + ["Total A", "Total B", Column("Symbol", "left"),
                           Column("Module", "left")])
     for r in d.rows[:top]:
-        cells = [_pct(r.a_share), _pct(r.b_share), Cell(f"{fmt_points(r.delta)} pt",
+        cells = [fmt_share(r.a_share), fmt_share(r.b_share), Cell(f"{fmt_points(r.delta)} pt",
                                                         _sign_style(r.delta))]
         po = d.ns_per_op(r) if d.cpu_time else d.per_op(r)
         if po is not None and not d.cpu_time:
@@ -122,7 +118,7 @@ def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
         if po is not None:
             cells += [_per_op(po[0]), _per_op(po[1]),
                       Cell(_per_op(po[2], signed=True), _sign_style(po[2]))]
-        t.add_row(*cells, _pct(r.a_total), _pct(r.b_total), r.symbol, _module(r.module))
+        t.add_row(*cells, fmt_share(r.a_total), fmt_share(r.b_total), r.symbol, _module(r.module))
     t.print(console)
     if per_op:
         what = ("CPU ns per operation: share x the profile's CPU time / ops" if d.cpu_time else

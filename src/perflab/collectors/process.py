@@ -902,12 +902,12 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         outcome.status, outcome.exit_code = "signal", -sig
-        outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_line(stderr)
+        outcome.error = f"killed by signal {signal.Signals(sig).name}" + _last_output_line(stderr)
         return outcome
     outcome.exit_code = os.WEXITSTATUS(status)
     if outcome.exit_code != 0:
         outcome.status = "failed"
-        outcome.error = f"exited with status {outcome.exit_code}" + _last_line(stderr)
+        outcome.error = f"exited with status {outcome.exit_code}" + _last_output_line(stderr)
     elif region_error:
         outcome.status = "failed"
         outcome.error = region_error
@@ -941,7 +941,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _last_line(text: str) -> str:
+def _last_output_line(text: str) -> str:
     lines = [ln for ln in text.split("\n") if ln.strip()]  # a CR is shown, not a line break
     return f": {printable(lines[-1].strip()[:200])}" if lines else ""
 

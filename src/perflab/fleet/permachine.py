@@ -335,7 +335,7 @@ def _values(c: Comparison) -> tuple[float, float]:
 
 
 def _ratio(c: Comparison) -> str:
-    return fmt_ratio(c.ratio, c.ci_low, c.ci_high, "x")
+    return fmt_ratio(c, "x")
 
 
 # One cell as every output shows it: its text, its rich style, its HTML class.

@@ -241,7 +241,7 @@ def to_dict(r: Regression, repo: Path | None, plot: str | None,
             "per_machine": per, "plot": plot, "commands": commands(r, repo, db)}
 
 
-def to_markdown(d: dict[str, Any], unit: str) -> str:
+def regression_markdown(d: dict[str, Any], unit: str) -> str:
     lines = [f"# {md_text(d['title'])}", ""]
     lines += [f"- **Benchmark:** {md_text(d['benchmark'])}",
               f"- **Cell:** {md_text(d['params'] or '(no parameters)')}",
@@ -295,7 +295,7 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
                           title=f"{r.benchmark} {r.params}".strip())
         d = to_dict(r, repo, png.name, db_arg(store))
         md = out_dir / f"{slug}.md"
-        md.write_text(to_markdown(d, r.unit))
+        md.write_text(regression_markdown(d, r.unit))
         d["markdown"] = md.read_text()
         written.append((md, d))
     return written

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
+from perflab.format import fmt_params
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.store import EXCLUDED_KINDS, glob_like
@@ -47,16 +48,14 @@ class SeriesKey:
         return self.machine or f"machine {self.machine_id}"
 
     def label(self) -> str:
-        params = json.loads(self.cell) if self.cell else {}
-        p = " ".join(f"{k}={v}" for k, v in params.items())
-        parts = [self.benchmark, p, f"[{self.config}]" if self.config != self.benchmark else "",
+        parts = [self.benchmark, self.params_text(),
+                 f"[{self.config}]" if self.config != self.benchmark else "",
                  self.machine_text, self.metric,
                  f"(imported from {self.source})" if self.source != "perflab" else ""]
         return " ".join(x for x in parts if x)
 
     def params_text(self) -> str:
-        params = json.loads(self.cell) if self.cell else {}
-        return " ".join(f"{k}={v}" for k, v in params.items())
+        return fmt_params(json.loads(self.cell) if self.cell else {})
 
     def slug(self) -> str:
         """A file-name-safe identifier, stable for the same key."""

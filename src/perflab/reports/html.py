@@ -124,7 +124,7 @@ def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dic
     if not plots:
         parts.append("<p class='muted'>(nothing to plot)</p>")
     parts.append("<h2 id='environment'>Environment</h2>")
-    fp_rows = [{"key": k, "value": _short(v)} for k, v in sorted(rs.fingerprint.to_json().items())]
+    fp_rows = [{"key": k, "value": _clip(v)} for k, v in sorted(rs.fingerprint.to_json().items())]
     parts.append(_table(fp_rows, wrap=True))
     if rs.notes:
         parts.append("<p>Collector notes:</p><ul>" + "".join(
@@ -136,6 +136,6 @@ def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dic
     return path
 
 
-def _short(v: Any) -> str:
+def _clip(v: Any) -> str:
     s = str(v)
     return s if len(s) <= 300 else s[:297] + "..."

@@ -19,13 +19,12 @@ from perflab.format import (
     fmt_cv,
     fmt_interval,
     fmt_p,
+    fmt_params,
     fmt_pct,
+    fmt_ratio,
     fmt_share,
     fmt_signed,
     fmt_value,
-)
-from perflab.format import (
-    fmt_ratio as format_ratio,
 )
 from perflab.model import ResultSet
 from perflab.stats import Comparison, Summary
@@ -80,7 +79,7 @@ def cell_params(rs: ResultSet, cell: str) -> dict[str, Any]:
 def cell_label(cell: str, rs: ResultSet | None = None) -> str:
     """``depth=10 threads=2``, for tables and warnings."""
     params = cell_params(rs, cell) if rs is not None else json.loads(cell)
-    return " ".join(f"{k}={v}" for k, v in params.items()) or "(single cell)"
+    return fmt_params(params) or "(single cell)"
 
 
 def config_names(rs: ResultSet) -> list[str]:
@@ -104,11 +103,6 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             row[n] = fmt_ci(s, unit, is_exact(rs, metric)) if s else "-"
         rows.append(row)
     return rows
-
-
-def fmt_ratio(c: Comparison) -> str:
-    """The comparison's ratio with its CI (format.fmt_ratio)."""
-    return format_ratio(c.ratio, c.ci_low, c.ci_high) if not math.isnan(c.ratio) else "nan"
 
 
 def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
@@ -289,12 +283,6 @@ def rich_table(rows: list[dict[str, str]], title: str,
                verdict_styles: Sequence[str] | None = None) -> RichTable:
     """Rows as a terminal table (see table)."""
     return table(rows, title, verdict_styles=verdict_styles).rich_table()
-
-
-def to_markdown(rows: list[dict[str, str]], title: str = "",
-                left: Collection[str] = LEFT) -> str:
-    """GitHub Markdown through the one Markdown writer (table.Table.to_markdown)."""
-    return table(rows, title, left).to_markdown()
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:

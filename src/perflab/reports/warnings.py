@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from perflab.format import fmt_fixed, fmt_share
+from perflab.format import fmt_fixed, fmt_ratio, fmt_share
 from perflab.model import ResultSet
-from perflab.reports.matrix import cell_label, fmt_ratio
+from perflab.reports.matrix import cell_label
 from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from rich.text import Text
 
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
-from perflab.format import fmt_duration, fmt_fixed, fmt_plain, fmt_share
+from perflab.format import fmt_duration, fmt_fixed, fmt_params, fmt_plain, fmt_share
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
@@ -278,7 +278,7 @@ class SuiteRun:
                     # Matrix values come from the suite file: escaped, as every printed string
                     # is (a progress line is not printed through the console's render_str).
                     prog.update(task, cur_est=est, description=escape(printable(
-                        f"{plan.suite.name} {_short(group[0].params)}"
+                        f"{plan.suite.name} {fmt_params(group[0].params)}"
                         + (f" (+{len(group) - 1} cells in the same rounds)" if len(group) > 1
                            else ""))))
                     outcome = self._measure_group(group, prog)
@@ -414,13 +414,9 @@ class SuiteRun:
         """Record a cell that could not be measured (its calibration or a run failed), say so
         in one line, and go on with the study (--resume retries it)."""
         self.progress.failed.append({"cell": cell.key, "error": failure})
-        self.console.print(f"[red]cell {_short(cell.params)} failed:[/] {failure}",
+        self.console.print(f"[red]cell {fmt_params(cell.params)} failed:[/] {failure}",
                            highlight=False, soft_wrap=True)
         self._save()
-
-
-def _short(params: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
 
 
 def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
@@ -432,7 +428,7 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
     for msg in plan.skipped:
         lines.append(f"  note: {msg}")
     for cell in plan.cells:
-        lines.append(f"  cell {_short(cell.params) or '(single)'}")
+        lines.append(f"  cell {fmt_params(cell.params) or '(single)'}")
         for p in cell.configs:
             mark = " (baseline)" if p.is_baseline else ""
             lines.append(f"    {p.name}{mark}: {shlex.join(p.argv)}")

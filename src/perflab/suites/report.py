@@ -176,7 +176,7 @@ def _write_files(rep: Report, tables: Tables) -> None:
     judged = (f"verdicts at {fmt_band(plan.threshold, 0.0, '')}, one family per metric across "
               f"the run ({plan.correction} for the primary, {plan.secondary} for the others)")
     rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n{judged}\n\n"
-                    + "\n".join(matrix.to_markdown(rows, title)
+                    + "\n".join(matrix.table(rows, title).to_markdown()
                                  for title, rows in tables + counter_tables))
     md.write_text(rep.markdown, encoding="utf-8")
     csv_path = out / "results.csv"

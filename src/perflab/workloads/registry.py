@@ -238,7 +238,7 @@ class Workload:
                                    f"see {log}") from None
             if proc.returncode != 0:
                 raise PerflabError(f"building {self.name} failed (exit {proc.returncode}): "
-                                   f"{_last_line(log)}", f"see the log {log}", exit_code=1)
+                                   f"{_log_error_line(log)}", f"see the log {log}", exit_code=1)
         missing = [o for o in self.manifest.outputs if not (self.dir / o).exists()]
         if missing:
             raise PerflabError(f"building {self.name} did not produce {missing[0]}",
@@ -331,7 +331,7 @@ def tool_path(name: str) -> str | None:
     return shutil.which(name)
 
 
-def _last_line(log: Path) -> str:
+def _log_error_line(log: Path) -> str:
     """The last meaningful line of a build log (usually the compiler's error)."""
     try:
         lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]

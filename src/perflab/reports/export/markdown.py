@@ -6,13 +6,13 @@ from collections.abc import Sequence
 
 from perflab.format import fmt_change, fmt_value, md_text
 from perflab.reports.analysis import Analysis
-from perflab.reports.matrix import to_markdown
+from perflab.reports.matrix import table
 from perflab.reports.terminal import metrics_to_show
 
 
 def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str:
     """The side-by-side table (one per cell) as GitHub Markdown, through the one Markdown
-    writer (reports.matrix.to_markdown)."""
+    writer (table.Table.to_markdown)."""
     rs = a.rs
     shown = metrics_to_show(rs, metrics)
     by_key = {(c.cell, c.candidate, c.metric): c for c in a.comparisons}
@@ -38,7 +38,7 @@ def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str
                 row[f"{c.name}: change [CI]"] = fmt_change(comp, info.unit) if have else "-"
                 row[f"{c.name}: verdict"] = comp.label if comp is not None and have else "-"
             rows.append(row)
-        parts.append(to_markdown(rows, "" if cell == "{}" else f"cell {cell}"))
+        parts.append(table(rows, "" if cell == "{}" else f"cell {cell}").to_markdown())
     notes = [f"- warning: {md_text(w)}" for w in a.warnings]
     notes += [f"- note: {md_text(n)}" for n in rs.notes]
     return "\n".join(parts + notes) + "\n"
