@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -968,6 +968,15 @@ def outage_limit() -> float:
         return 300.0
 
 
+def backoff() -> Iterator[float]:
+    """The waits between tries while the database is away: 0.2 s, doubling to 5 s (ride_out,
+    and the fleet worker's async twins of it)."""
+    delay = 0.2
+    while True:
+        yield delay
+        delay = min(delay * 2, 5.0)
+
+
 def ride_out(op: Callable[[], Any], outage: Outage | None = None,
              limit: float | None = None) -> Any:
     """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
@@ -981,20 +990,19 @@ def ride_out(op: Callable[[], Any], outage: Outage | None = None,
     outage = outage or Outage()
     limit = outage_limit() if limit is None else limit
     start = time.monotonic()
-    delay = 0.2
+    delays = backoff()
     while True:
         try:
             result = op()
         except StoreUnreachable as e:
             outage.lost(e.problem)
-            waited = time.monotonic() - start
+            waited, delay = time.monotonic() - start, next(delays)
             if waited + delay > limit:
                 raise StoreUnreachable(
                     f"{e.problem}; still unreachable after {fmt_fixed(waited)} s of retrying",
                     "start the database server (or raise PERFLAB_DB_WAIT, now "
                     f"{fmt_plain(limit)} s), then run again") from e
             time.sleep(delay)
-            delay = min(delay * 2, 5.0)
             continue
         outage.back()
         return result

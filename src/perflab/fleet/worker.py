@@ -44,7 +44,7 @@ from typing import Any
 from perflab.errors import PerflabError
 from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
-from perflab.storage import Outage, Store, StoreUnreachable, outage_limit
+from perflab.storage import Outage, Store, StoreUnreachable, backoff, outage_limit
 
 _PR_SET_PDEATHSIG = 1
 
@@ -155,18 +155,18 @@ async def ride_out_async(op: Callable[[], Awaitable[Any]], limit: float | None =
     ``first`` hears of the first such failure.  storage.ride_out's twin for the event loop
     (that one sleeps in the thread it blocks)."""
     deadline = time.monotonic() + (outage_limit() if limit is None else limit)
-    delay = 0.2
+    delays = backoff()
     while True:
         try:
             return await op()
         except Exception as e:
+            delay = next(delays)
             if not _lost_database(e) or time.monotonic() + delay > deadline:
                 raise
             if first is not None:
                 first(e)
                 first = None
         await asyncio.sleep(delay)
-        delay = min(delay * 2, 5.0)
 
 
 def keep_outcomes(app: Any, say: Callable[[str], None]) -> None:
@@ -498,7 +498,7 @@ class _Life:
                         t.exception()  # retrieved: it was said, or the loop raised it
 
     async def wait_for_database(self, stop: asyncio.Event) -> None:
-        delay = 0.2
+        delays = backoff()
         while not stop.is_set():
             try:
                 await asyncio.to_thread(fstore.reach, self.store)
@@ -507,8 +507,7 @@ class _Life:
             except StoreUnreachable as e:
                 self.outage.lost(e.problem)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
-            delay = min(delay * 2, 5.0)
+                await asyncio.wait_for(stop.wait(), next(delays))
 
     async def lives(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
