@@ -505,6 +505,7 @@ class Measurement:
         self.per_round: float | None = None  # the rounds' median time so far (upper median)
         # A warm-up round's time, for the size of the batches until a timed round has one.
         self.warm_round: float | None = None
+        self.warm_left = 0  # warm-up rounds to run ahead of the first timed batch, in it
         self.requests: dict[tuple[int, bool], RunRequest] = {}
         self.pending: list[tuple[int, Run]] = []  # the round being recorded
         self.ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
@@ -576,6 +577,16 @@ class Measurement:
 
     def warm_up(self) -> None:
         opts = self.opts
+        if self.budget is None and opts.warmup:
+            # A fixed count: the warm-up rounds go to the server in one request with the timed
+            # ones (timed_rounds), as hyperfine runs its warm-up, with no pause between them.
+            # A pause idles the launcher's CPU: beside two CPU-bound neighbours on 2 CPUs the
+            # scheduler then spreads them one to a CPU, and each command started after it
+            # waited for a neighbour's time slice (about 3.4 ms a run of `true`, in half of
+            # the 300-run sets; 1 in 12 without the pause, as hyperfine; 2026-11-26, perf
+            # sched timehist).  No batch needs sizing here: no budget is checked.
+            self.warm_left = opts.warmup
+            return
         done = 0
         while done < opts.warmup:
             n = self.batch_rounds(opts.warmup - done)
@@ -583,10 +594,17 @@ class Measurement:
             self.run_rounds(self._shuffled(n), True, False)
             self.warm_round = (time.monotonic() - t_batch) / n
             done += n
+        self._warmed()
+
+    def _warmed(self) -> None:
+        """After the warm-up rounds: settle the primary metric on them if they are enough, and
+        check the metric before timed rounds are spent on it."""
+        opts = self.opts
         if opts.auto_primary and opts.warmup >= PRIMARY_MIN_RUNS:
             _settle_primary(self.rs, self.configs, opts, self.store)
         if opts.warmup and all(r.status == "ok" for c in self.configs for r in c.runs):
-            # Before a batch of timed rounds (sized by the warm-up's time) is spent on it; not
+            # Before a batch of timed rounds (sized by the warm-up's time) is spent on it, or
+            # at the first chunk of the batch the warm-up began (the server stopped); not
             # after a failed run (--ignore-failure), which may lack a workload's metrics.
             self._check_metric()
 
@@ -595,16 +613,17 @@ class Measurement:
         rounds = 0
         while True:
             ahead = max(1, self._ahead(rounds))
+            warm, self.warm_left = self.warm_left, 0  # warm_up's rounds, when left to here
             # Up to the stop rule's next look in one request: the server hands the runs over
             # in chunks of about BATCH_SECONDS (run_rounds), each stored while it goes on.  A
             # budget is checked between batches, so it keeps batches of BATCH_SECONDS; so does
             # the first batch before any round was timed (a warm-up of 0).
-            timed = self.per_round is not None or self.warm_round is not None
+            timed = self.per_round is not None or self.warm_round is not None or warm > 0
             n = ahead if self.budget is None and timed else self.batch_rounds(ahead)
             t_batch = time.monotonic()
-            self.run_rounds(self._shuffled(n), False, False)
+            self.run_rounds(self._shuffled(warm + n), False, False, warm=warm)
             rounds += n
-            self.round_times.extend([(time.monotonic() - t_batch) / n] * n)
+            self.round_times.extend([(time.monotonic() - t_batch) / (warm + n)] * n)
             self.per_round = sorted(self.round_times)[len(self.round_times) // 2]
             self._after_batch()
             reason = self.stop_reason(rounds)
@@ -748,30 +767,36 @@ class Measurement:
         self.progress.update(self.task, status=label + name + self.eta(len(self.round_times)))
 
     def run_rounds(self, rounds: list[list[Configuration]], warmup: bool,
-                   callgrind: bool) -> None:
+                   callgrind: bool, warm: int = 0) -> None:
         """Run these rounds (each a random order of the configurations) and store them in one
         transaction.  Without callgrind or an injected PMU, all of them go to the fork
         server as one batch: it makes the runs back to back with no Python between them, and
-        perflab records them afterwards."""
-        label = "callgrind " if callgrind else "warm-up " if warmup else ""
+        perflab records them afterwards.  The first ``warm`` rounds are warm-up rounds
+        (``_warmed`` follows the last of them)."""
+        label = "callgrind " if callgrind else "warm-up " if warmup or warm else ""
         self._status(label, rounds[0][0].name)
         reqs = [self.request(cfg, callgrind) for order in rounds for cfg in order]
         if callgrind or not all(batchable(r) for r in reqs):
-            self._run_one_by_one(rounds, label, warmup, callgrind)
+            if warm:
+                self._run_one_by_one(rounds[:warm], label, True, callgrind)
+                self._warmed()
+            self._run_one_by_one(rounds[warm:], label, warmup, callgrind)
             return
-        # The runs in order, each with whether it ends its round; the server hands them
-        # over in chunks of about BATCH_SECONDS, each stored (one transaction) while it makes
-        # the next ones.
-        slots = iter([(cfg, i == len(order) - 1) for order in rounds
-                      for i, cfg in enumerate(order)])
+        # The runs in order, each with whether it is a warm-up run and whether it ends its
+        # round (1: the last warm-up round); the server hands them over in chunks of about
+        # BATCH_SECONDS, each stored (one transaction) while it makes the next ones.
+        slots = iter([(cfg, warmup or k < warm, (i == len(order) - 1) * (1 + (k == warm - 1)))
+                      for k, order in enumerate(rounds) for i, cfg in enumerate(order)])
 
         def keep(outcomes: list[RunOutcome]) -> None:
             load1 = os.getloadavg()[0]  # once a chunk: a fraction of a second apart
             # outcomes first: zip stops at its end without taking the next run's slot
-            for outcome, (cfg, last) in zip(outcomes, slots, strict=False):
-                self.record(cfg, outcome, warmup, load1)
+            for outcome, (cfg, warm_run, last) in zip(outcomes, slots, strict=False):
+                self.record(cfg, outcome, warm_run, load1)
                 if last:
                     self._end_round()
+                if last == 2:
+                    self._warmed()  # raising here stops the server: no timed run is spent
             self.flush(whole_rounds=True)  # a round split between chunks: with the next
 
         try:

@@ -198,6 +198,49 @@ def test_unknown_primary_metric_fails_the_result() -> None:
 
 
 @pytest.mark.measure
+def test_a_fixed_count_sends_warm_up_and_timed_runs_in_one_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # --runs: no pause between the warm-up and the timed runs (a pause let the scheduler put
+    # each command behind a CPU-bound neighbour: runner.warm_up), so one batch holds both, and
+    # the warm-up runs are still flagged as such.
+    from perflab.collectors.process import LaunchServer
+
+    sizes: list[int] = []
+    real = LaunchServer.run_batch
+
+    def spy(self: LaunchServer, reqs: list, *a: object, **kw: object) -> list:
+        sizes.append(len(reqs))
+        return real(self, reqs, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LaunchServer, "run_batch", spy)
+    configs = [_true("a", baseline=True), _true("b")]
+    rs = _measure(configs, MeasureOptions(runs=5, warmup=3, counters="none", seed=3))
+    assert sizes == [2 * (3 + 5)]
+    for cfg in rs.configurations:
+        assert [r.warmup for r in sorted(cfg.runs, key=lambda r: r.seq)] == [True] * 3 + [False] * 5
+    # With a budget the warm-up still times a round first, to size the batches it checks at.
+    sizes.clear()
+    _measure([_true("a")], MeasureOptions(warmup=3, counters="none", budget=0.5, min_runs=6,
+                                          max_runs=6))
+    assert sizes[0] == 1 and len(sizes) > 2
+
+
+@pytest.mark.measure
+def test_an_unknown_metric_after_a_merged_warm_up_stops_the_batch() -> None:
+    # The metric is checked once the warm-up runs are in (the first chunk), and the server is
+    # stopped there: a long fixed count of timed runs is not spent on it.
+    from perflab.errors import PerflabError
+
+    opts = MeasureOptions(runs=100_000, warmup=2, counters="none", primary_metric="nonsense")
+    rs = ResultSet(kind="stat")
+    cfg = _true("a")
+    with pytest.raises(PerflabError, match="unknown metric 'nonsense'"):
+        measure(rs, [cfg], opts, console=Console(quiet=True))
+    assert rs.status == "failed"
+    assert 2 <= len(cfg.runs) < 5_000
+
+
+@pytest.mark.measure
 def test_chunks_of_a_batch_keep_each_run_with_its_configuration(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The server hands a batch over in chunks (here about every run), which split rounds:
