@@ -581,10 +581,12 @@ class Measurement:
             # A fixed count: the warm-up rounds go to the server in one request with the timed
             # ones (timed_rounds), as hyperfine runs its warm-up, with no pause between them.
             # A pause idles the launcher's CPU: beside two CPU-bound neighbours on 2 CPUs the
-            # scheduler then spreads them one to a CPU, and each command started after it
-            # waited for a neighbour's time slice (about 3.4 ms a run of `true`, in half of
-            # the 300-run sets; 1 in 12 without the pause, as hyperfine; 2026-11-26, perf
-            # sched timehist).  No batch needs sizing here: no budget is checked.
+            # scheduler then spread them one to a CPU, and the commands started after it
+            # waited for a neighbour's time slice (half of the 300-run sets of `true`, against
+            # 1 in 12 without the pause; 2026-11-26, perf sched timehist).  The server now
+            # starts each command on its own CPU, which mends that after any pause
+            # (perflab-launch.c, launcher_cpus); the pause is spared all the same.  No batch
+            # needs sizing here: no budget is checked.
             self.warm_left = opts.warmup
             return
         done = 0

@@ -179,6 +179,23 @@ def test_a_batch_without_counters_starts_commands_as_a_run_alone_does(tmp_path: 
     assert "Cpus_allowed_list:\t0" in ok.stdout and "x y" in ok.stdout and "leader" in ok.stdout
 
 
+def test_a_batch_command_gets_the_whole_cpu_set_back() -> None:
+    """The server holds itself to its CPU around each vfork so the command starts there
+    (perflab-launch.c, launcher_cpus); the command takes the server's whole CPU set back
+    before exec, and so does the server once the command has started."""
+    def allowed(status: str) -> str:
+        return next(line for line in status.splitlines() if line.startswith("Cpus_allowed_list"))
+
+    mine = allowed(Path("/proc/self/status").read_text())
+    show = ["sh", "-c", "cat /proc/self/status"]
+    with LaunchServer() as server:
+        outs = server.run_batch([req(show) for _ in range(20)])
+        assert server._proc is not None
+        launcher = allowed(Path(f"/proc/{server._proc.pid}/status").read_text())
+    assert {allowed(o.stdout) for o in outs} == {mine}
+    assert launcher == mine
+
+
 def test_a_batch_stops_at_a_failure_and_keeps_outputs_apart(spin: Path) -> None:
     with LaunchServer() as server:
         outs = server.run_batch([req(["sh", "-c", "echo one; echo e1 >&2"]),
