@@ -782,6 +782,7 @@ class Measurement:
             if warm:
                 self._run_one_by_one(rounds[:warm], label, True, callgrind)
                 self._warmed()
+                label = "warm-up " if warmup else ""
             self._run_one_by_one(rounds[warm:], label, warmup, callgrind)
             return
         # The runs in order, each with whether it is a warm-up run and whether it ends its
@@ -798,7 +799,7 @@ class Measurement:
                 if last:
                     self._end_round()
                 if last == 2:
-                    self._warmed()  # raising here stops the server: no timed run is spent
+                    self._warmed()  # raising here stops the server: the batch goes no further
             self.flush(whole_rounds=True)  # a round split between chunks: with the next
 
         try:
