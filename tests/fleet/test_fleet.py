@@ -622,9 +622,13 @@ def test_fleet_init_is_idempotent(fleet_url: str) -> None:
     assert "fleet store ready" in p.stdout
 
 
+# Cells run in order and grow as n squared: the first two (24 runs) take about a second, the
+# last three about ten, so a poller starved for seconds on a loaded CI machine still sees the
+# job mid-run (with flat 30-60 ms runs the whole suite once ended between two polls).
+SLEEP = "import sys, time; time.sleep({} * int(sys.argv[1]) ** 2)"
 SUITE = two_config_suite("fleet-tiny", 6, [1, 2, 3, 4, 5],
-                         ["PY", "-c", "import time; time.sleep(0.03)", "{n}"],
-                         ["PY", "-c", "import time; time.sleep(0.06)", "{n}"])
+                         ["PY", "-c", SLEEP.format(0.01), "{n}"],
+                         ["PY", "-c", SLEEP.format(0.02), "{n}"])
 
 
 def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path: Path) -> None:
