@@ -77,14 +77,18 @@ def test_timed_region_counts_agree(spin: Path) -> None:
     """The region's counters exclude the 3000 faults made before it, in both paths; the
     region's time is inside the wall time; each run's stdout is its own."""
     with LaunchServer() as server:
-        alone, batch = both(server, req([str(spin), "200000", "3000"], counters=SOFTWARE), 5)
+        alone, batch = both(server, req([str(spin), "200000", "3000"], counters=SOFTWARE), 9)
     for o in alone + batch:
         assert o.status == "ok" and o.region_used, o.error
         assert o.values["page_faults"] < 100  # the region only
         assert 3000 <= o.values["minor_faults"]  # rusage: the whole process
         assert 0 < o.values["region_time"] < o.values["wall_time"]
         assert o.stdout.count('"ops": 200000') == 1 and o.stderr == ""
-    assert 0.5 < med(batch, "region_time") / med(alone, "region_time") < 2
+    # The region's wall time: a CPU-bound neighbour's slice (~3 ms) stretches a preempted run's
+    # 0.2 ms region many times over (medians 0.2 vs 2.8 ms beside two busy loops), and only
+    # ever lengthens it, so the fastest run of each path is what they must agree on.
+    fastest = [min(o.values["region_time"] for o in outs) for outs in (batch, alone)]
+    assert 0.5 < fastest[0] / fastest[1] < 2, fastest
     assert 0.5 < med(batch, "task_clock") / med(alone, "task_clock") < 2
 
 
