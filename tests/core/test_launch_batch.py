@@ -186,17 +186,21 @@ def test_a_batch_without_counters_starts_commands_as_a_run_alone_does(tmp_path: 
 def test_a_batch_command_gets_the_whole_cpu_set_back() -> None:
     """The server holds itself to its CPU around each vfork so the command starts there
     (perflab-launch.c, launcher_cpus); the command takes the server's whole CPU set back
-    before exec, and so does the server once the command has started."""
+    before exec, and so does the server once the command has started.  A --pin command gets
+    its pin and nothing else, the server its whole set."""
     def allowed(status: str) -> str:
         return next(line for line in status.splitlines() if line.startswith("Cpus_allowed_list"))
 
     mine = allowed(Path("/proc/self/status").read_text())
+    last = max(os.sched_getaffinity(0))
     show = ["sh", "-c", "cat /proc/self/status"]
     with LaunchServer() as server:
         outs = server.run_batch([req(show) for _ in range(20)])
+        pinned = server.run_batch([req(show, pin=[last]) for _ in range(5)])
         assert server._proc is not None
         launcher = allowed(Path(f"/proc/{server._proc.pid}/status").read_text())
     assert {allowed(o.stdout) for o in outs} == {mine}
+    assert {allowed(o.stdout).split()[-1] for o in pinned} == {str(last)}
     assert launcher == mine
 
 

@@ -652,8 +652,8 @@ static int start_and_wait(const struct spec *s, int ctl, int rep, int out_fd, in
                           struct batch_io *io) {
     cpu_set_t cpus, here;
     int pin = cpus_parse(s->cpus, &cpus);
-    int held = 0; /* the server held to its CPU: see launcher_cpus */
-    int cpu = launcher_cpus_ok ? sched_getcpu() : -1;
+    int held = 0; /* the server held to its CPU (not for a --pin, which sets the command's) */
+    int cpu = launcher_cpus_ok && !pin ? sched_getcpu() : -1;
     if (cpu >= 0 && cpu < CPU_SETSIZE) {
         CPU_ZERO(&here);
         CPU_SET(cpu, &here);
@@ -681,9 +681,8 @@ static int start_and_wait(const struct spec *s, int ctl, int rep, int out_fd, in
         close(rep);
         if (out_fd >= 0) dup2(out_fd, 1);
         if (err_fd >= 0) dup2(err_fd, 2);
-        if (pin && sched_setaffinity(0, sizeof cpus, &cpus) != 0) _exit(126);
-        if (!pin && held && sched_setaffinity(0, sizeof launcher_cpus, &launcher_cpus) != 0)
-            _exit(126);
+        const cpu_set_t *own = pin ? &cpus : held ? &launcher_cpus : NULL;
+        if (own && sched_setaffinity(0, sizeof *own, own) != 0) _exit(126);
         if (s->cwd[0] && chdir(s->cwd) != 0) {
             vfork_errno = errno;
             _exit(127);
@@ -693,6 +692,9 @@ static int start_and_wait(const struct spec *s, int ctl, int rep, int out_fd, in
         _exit(127);
     }
     if (child > 0) group = child; /* before the signals: a SIGTERM now takes the group along */
+    /* Before the wait, though the clock runs: the command's exit wakes the server, and the
+     * kernel may then place it on any CPU of its set, the idle one among them (after the
+     * wait it would stay on this one, a neighbour's too, with every command it starts). */
     if (held) sched_setaffinity(0, sizeof launcher_cpus, &launcher_cpus);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (child < 0) return -1;
