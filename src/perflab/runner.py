@@ -505,7 +505,6 @@ class Measurement:
         self.per_round: float | None = None  # the rounds' median time so far (upper median)
         # A warm-up round's time, for the size of the batches until a timed round has one.
         self.warm_round: float | None = None
-        self.warm_left = 0  # warm-up rounds to run ahead of the first timed batch, in it
         self.requests: dict[tuple[int, bool], RunRequest] = {}
         self.pending: list[tuple[int, Run]] = []  # the round being recorded
         self.ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
@@ -577,7 +576,7 @@ class Measurement:
 
     def warm_up(self) -> None:
         opts = self.opts
-        if self.budget is None and opts.warmup:
+        if self.budget is None:
             # A fixed count: the warm-up rounds go to the server in one request with the timed
             # ones (timed_rounds), as hyperfine runs its warm-up, with no pause between them.
             # A pause idles the launcher's CPU: beside two CPU-bound neighbours on 2 CPUs the
@@ -587,7 +586,6 @@ class Measurement:
             # starts each command on its own CPU, which mends that after any pause
             # (perflab-launch.c, launcher_cpus); the pause is spared all the same.  No batch
             # needs sizing here: no budget is checked.
-            self.warm_left = opts.warmup
             return
         done = 0
         while done < opts.warmup:
@@ -615,7 +613,8 @@ class Measurement:
         rounds = 0
         while True:
             ahead = max(1, self._ahead(rounds))
-            warm, self.warm_left = self.warm_left, 0  # warm_up's rounds, when left to here
+            # a fixed count's warm-up rounds lead its first request (warm_up)
+            warm = self.opts.warmup if self.budget is None and rounds == 0 else 0
             # Up to the stop rule's next look in one request: the server hands the runs over
             # in chunks of about BATCH_SECONDS (run_rounds), each stored while it goes on.  A
             # budget is checked between batches, so it keeps batches of BATCH_SECONDS; so does
@@ -775,31 +774,33 @@ class Measurement:
         server as one batch: it makes the runs back to back with no Python between them, and
         perflab records them afterwards.  The first ``warm`` rounds are warm-up rounds
         (``_warmed`` follows the last of them)."""
-        label = "callgrind " if callgrind else "warm-up " if warmup or warm else ""
-        self._status(label, rounds[0][0].name)
+        label = "callgrind " if callgrind else "warm-up " if warmup else ""
+        self._status("warm-up " if warm else label, rounds[0][0].name)
         reqs = [self.request(cfg, callgrind) for order in rounds for cfg in order]
         if callgrind or not all(batchable(r) for r in reqs):
             if warm:
-                self._run_one_by_one(rounds[:warm], label, True, callgrind)
+                self._run_one_by_one(rounds[:warm], "warm-up ", True, callgrind)
                 self._warmed()
-                label = "warm-up " if warmup else ""
             self._run_one_by_one(rounds[warm:], label, warmup, callgrind)
             return
-        # The runs in order, each with whether it is a warm-up run and whether it ends its
-        # round (1: the last warm-up round); the server hands them over in chunks of about
+        # The runs in order, each with whether it is a warm-up run, whether it ends its round
+        # and whether it ends the warm-up; the server hands them over in chunks of about
         # BATCH_SECONDS, each stored (one transaction) while it makes the next ones.
-        slots = iter([(cfg, warmup or k < warm, (i == len(order) - 1) * (1 + (k == warm - 1)))
+        slots = iter([(cfg, warmup or k < warm, i == len(order) - 1,
+                       k == warm - 1 and i == len(order) - 1)
                       for k, order in enumerate(rounds) for i, cfg in enumerate(order)])
 
         def keep(outcomes: list[RunOutcome]) -> None:
             load1 = os.getloadavg()[0]  # once a chunk: a fraction of a second apart
             # outcomes first: zip stops at its end without taking the next run's slot
-            for outcome, (cfg, warm_run, last) in zip(outcomes, slots, strict=False):
+            for outcome, (cfg, warm_run, ends_round, ends_warm_up) in zip(outcomes, slots,
+                                                                          strict=False):
                 self.record(cfg, outcome, warm_run, load1)
-                if last:
+                if ends_round:
                     self._end_round()
-                if last == 2:
+                if ends_warm_up:
                     self._warmed()  # raising here stops the server: the batch goes no further
+                    self._status(label, rounds[warm][0].name)
             self.flush(whole_rounds=True)  # a round split between chunks: with the next
 
         try:

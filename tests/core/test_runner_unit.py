@@ -202,20 +202,29 @@ def test_a_fixed_count_sends_warm_up_and_timed_runs_in_one_request(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # --runs: no pause between the warm-up and the timed runs (a pause let the scheduler put
     # each command behind a CPU-bound neighbour: runner.warm_up), so one batch holds both, and
-    # the warm-up runs are still flagged as such.
+    # the warm-up runs are still flagged as such, and the progress line stops saying warm-up
+    # once they are in.
     from perflab.collectors.process import LaunchServer
+    from perflab.runner import Measurement
 
     sizes: list[int] = []
-    real = LaunchServer.run_batch
+    labels: list[str] = []
+    real, real_status = LaunchServer.run_batch, Measurement._status
 
     def spy(self: LaunchServer, reqs: list, *a: object, **kw: object) -> list:
         sizes.append(len(reqs))
         return real(self, reqs, *a, **kw)  # type: ignore[arg-type]
 
+    def status(self: Measurement, label: str, name: str) -> None:
+        labels.append(label)
+        real_status(self, label, name)
+
     monkeypatch.setattr(LaunchServer, "run_batch", spy)
+    monkeypatch.setattr(Measurement, "_status", status)
     configs = [_true("a", baseline=True), _true("b")]
     rs = _measure(configs, MeasureOptions(runs=5, warmup=3, counters="none", seed=3))
     assert sizes == [2 * (3 + 5)]
+    assert labels == ["warm-up ", ""]
     for cfg in rs.configurations:
         assert [r.warmup for r in sorted(cfg.runs, key=lambda r: r.seq)] == [True] * 3 + [False] * 5
     # With a budget the warm-up still times a round first, to size the batches it checks at.
