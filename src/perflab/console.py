@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from perflab.errors import printable
@@ -29,6 +30,12 @@ class SafeConsole(Console):
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text, lines=True), **kwargs)
+
+
+def warning(text: str) -> str:
+    """A warning as every verb prints it: 'warning:' in yellow, then the text, escaped (it
+    names users' commands, sources and labels, whose brackets are not markup)."""
+    return f"[yellow]warning:[/] {escape(text)}"
 
 
 def stdout_console() -> Console:

@@ -150,6 +150,7 @@ def check_can_regress(metric: str | None) -> None:
 def check_plan(estimator: str | None, correction: str | None, runs: int | None,
                verdict: bool, warn: Warn = _stderr) -> Estimator:
     """Validate --estimator / --correction / --runs before anything runs: one clear line each."""
+    from perflab.console import warning
     from perflab.stats import (
         CORRECTIONS,
         ESTIMATOR_CHOICES,
@@ -168,14 +169,14 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
         why = check_estimator_runs(est, runs)
         if runs < MIN_RUNS:
             if verdict:
-                warn(f"[yellow]warning:[/] --runs {runs} is below the {MIN_RUNS} runs a verdict "
-                     "needs: the comparisons will be labelled inconclusive (too few runs)")
+                warn(warning(f"--runs {runs} is below the {MIN_RUNS} runs a verdict needs: "
+                             "the comparisons will be labelled inconclusive (too few runs)"))
         elif why and estimator:  # stat too: a trimmed mean's CI needs MIN_RUNS kept
             raise PerflabError(f"--estimator {why}", "raise --runs or choose a lighter trim")
         elif why and verdict:
-            warn(f"[yellow]warning:[/] the default estimator ({est.label}) needs "
-                 f"{est.min_runs()} runs: with --runs {runs} the comparisons will be "
-                 "inconclusive (too few runs); raise --runs or pass --estimator median")
+            warn(warning(f"the default estimator ({est.label}) needs {est.min_runs()} runs: "
+                         f"with --runs {runs} the comparisons will be inconclusive (too few "
+                         "runs); raise --runs or pass --estimator median"))
     return est
 
 
@@ -250,6 +251,7 @@ def _how_measured(source: str) -> str:
 def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
+    from perflab.console import warning
     from perflab.model import ResultSet
     from perflab.stats import Plan
 
@@ -270,11 +272,11 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
                  f"different machines ({what}): the comparison mixes machines")
     sources = {r.id: r.source for r in loaded}
     if len(set(sources.values())) > 1:
-        warn("warning: these results come from different tools ("
-             + ", ".join(f"result {i}: {s}" for i, s in sources.items())
-             + "), which time different things (launcher, fork/exec, in-process loop): "
-             "a difference may be the tools', not the code's; verdicts are labelled "
-             "not interleaved")
+        warn(warning("these results come from different tools ("
+                     + ", ".join(f"result {i}: {s}" for i, s in sources.items())
+                     + "), which time different things (launcher, fork/exec, in-process "
+                     "loop): a difference may be the tools', not the code's; verdicts are "
+                     "labelled not interleaved"))
     rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=first.settings.copy(),
                    status="complete")
     names = list(names or [])
@@ -302,7 +304,7 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
         # workload's own figure against perflab's): said once, and kept with the result.
         line = (f"{m} was measured differently in these results ({a} vs {b}): its change "
                 "includes the difference between the two measurements")
-        warn(f"warning: {line}")
+        warn(warning(line))
         rs.notes.append(line)
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.

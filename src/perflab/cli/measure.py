@@ -22,7 +22,7 @@ import typer
 from perflab import session
 from perflab.cli import options as o
 from perflab.cmdline import forgiving_argv
-from perflab.console import stderr_console, stdout_console
+from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
@@ -101,7 +101,7 @@ def _print_notes(a: Analysis) -> None:
     for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
     for w in a.warnings:
-        aside.print(f"[yellow]warning:[/] {w}", highlight=False)
+        aside.print(warning(w), highlight=False)
 
 
 def _header(rs: ResultSet, store: Store) -> None:

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
 from perflab import session
 from perflab.cli import options as o
-from perflab.console import stderr_console, stdout_console
+from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_count, fmt_per_op, fmt_points, fmt_share
 from perflab.profiles.analysis import SymbolStat
@@ -52,7 +51,7 @@ def symbols_table(stats: list[SymbolStat], title: str) -> Table:
 
 def _warn(lines: list[str]) -> None:
     for w in lines:
-        err_console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
+        err_console.print(warning(w), highlight=False, soft_wrap=True)
 
 
 def show(profile_id: int, store: Store, top: int, sort: str, svg: Path | None) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.console import stderr_console
+from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
@@ -286,9 +286,9 @@ class Bisector:
         spec, metric = self.spec, self.metric
         valgrind = metric in ("instructions", "instructions_per_op")
         if not valgrind and spec.runs * spec.max_rounds < MIN_RUNS:
-            self.say(f"[yellow]warning:[/] --runs {spec.runs} x --max-rounds {spec.max_rounds} "
-                     f"is below the {MIN_RUNS} runs a verdict needs: every step will be "
-                     "inconclusive (too few runs); raise --runs", highlight=False)
+            self.say(warning(f"--runs {spec.runs} x --max-rounds {spec.max_rounds} is below "
+                             f"the {MIN_RUNS} runs a verdict needs: every step will be "
+                             "inconclusive (too few runs); raise --runs"), highlight=False)
         return MeasureOptions.of(
             metric=metric, auto_primary=auto_primary and not valgrind,
             warmup=0 if valgrind else 1, runs=spec.runs, timeout=spec.timeout,
