@@ -635,8 +635,8 @@ static volatile int vfork_errno;
 
 /* The CPUs the server may run on (its affinity at start; launcher_cpus_ok: known).  Around
  * each vfork the server holds itself to the CPU it is on, so the command starts there, and the
- * command takes this whole set back before exec (its own --pin instead, when given): from
- * exec on the kernel places it as it would any command.  Why: the kernel places a new task on
+ * command takes this whole set back before exec (a --pin command is not held: it takes its
+ * pin): from exec on the kernel places it as it would any command.  Why: the kernel places a new task on
  * the least loaded CPU as if its parent went on running, but a vfork parent stops until the
  * exec, so its own CPU is the one about to be free.  Beside two CPU-bound neighbours on 2 CPUs,
  * once they sat one to a CPU, each command of a batch went to the other CPU and waited for that
