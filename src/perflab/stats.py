@@ -92,6 +92,8 @@ MIN_RUNS = 6  # per configuration, for any statistical verdict
 MIN_RUNS_FOR_CI = 6  # order-statistic 95% CI of a median needs n >= 6
 BOOT_RESAMPLES = 10_000
 TOO_FEW = "too few runs"
+# The mark of a claim on a metric other than the primary one (Comparison.label).
+EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
 CORRECTIONS = ("holm", "bh", "none")
 
@@ -725,6 +727,9 @@ class Comparison:
     cand_center: float = math.nan
     # Runs below the metric's resolution (MetricInfo.resolution) on both sides: not judged.
     coarse: bool = False
+    # Not the result's primary metric: its family is exploratory (BH per metric), and its
+    # claims are marked so in every table (label).
+    exploratory: bool = False
     # Baseline and candidate are versions of one program (a command, or one workload at two
     # builds or settings); False between two workloads (eh/cpp vs eh/java), where an up or down
     # verdict is a difference, never a regression or an improvement.
@@ -763,6 +768,8 @@ class Comparison:
                          else f"more than {fmt_count(RUNS_CAP)} runs")
         if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
+        if self.exploratory and v != "inconclusive":
+            extra.append(EXPLORATORY)
         if not self.paired and not self.deterministic and v != "inconclusive":
             extra.append("not interleaved")
         return f"{v} ({', '.join(extra)})" if extra else v
@@ -1100,6 +1107,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
         adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
         for c in fam:
             c.correction = corr
+            c.exploratory = primary is not None and m != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
                 # judged against alpha / looks; it read "p=0.0063 ... inconclusive").

@@ -71,3 +71,24 @@ def test_a_memory_change_decided_by_its_band_is_printed_with_that_band() -> None
     assert c.verdict == "smaller"
     assert "memory ±0.2%" in correction_line(a, "task_clock")
     assert "±1%" not in bands_text(a.comparisons)
+
+
+def test_claims_on_metrics_other_than_the_primary_are_marked_exploratory_everywhere() -> None:
+    from perflab.reports.matrix import comparison_rows
+    from perflab.reports.terminal import compare_table
+
+    a = Analysis.judge(_result(), list(METRICS), Plan(threshold=0.003))
+    by = {c.metric: c for c in a.comparisons}
+    assert by["task_clock"].verdict != "inconclusive" and not by["task_clock"].exploratory
+    assert "exploratory" not in by["task_clock"].label
+    claims = [c for c in a.comparisons if c.metric != "task_clock" and c.verdict != "inconclusive"]
+    assert claims and all(c.label.endswith("exploratory)") for c in claims)
+    table = [[x.text for x in r] for r in compare_table(a, list(METRICS), "{}").rows]
+    for c in claims:
+        (row,) = [r for r in table if r[0] == c.metric]
+        assert c.label in row
+        assert comparison_rows(a, c.metric)[0]["verdict"] == c.label
+    assert "exploratory (their claims so marked)" in correction_line(a, "task_clock")
+    md = EXPORTERS["markdown"].render(a)
+    assert all(c.label in md for c in claims)
+    assert "exploratory: their claims so marked" in verdicts_heading(a)

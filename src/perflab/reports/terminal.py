@@ -148,7 +148,8 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
         c.metric == primary and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
     # false slower/faster on some secondary one in about a third of A/A compares (issue 19).
-    others = f"other metrics: exploratory, {CORRECTION_NAMES[plan.secondary]} per metric"
+    others = (f"other metrics: exploratory (their claims so marked), "
+              f"{CORRECTION_NAMES[plan.secondary]} per metric")
     fam = (f"{primary}: exact counts, compared without statistics; {others}" if exact else
            f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
@@ -165,7 +166,7 @@ def verdicts_heading(a: Analysis) -> str:
     bands = bands_text(a.comparisons)
     return (f"verdicts against the bands {bands}" if bands else "no verdicts") + (
         f", one family per metric across the run ({a.plan.correction} for the primary, "
-        f"{a.plan.secondary} for the others); "
+        f"{a.plan.secondary} for the others, exploratory: their claims so marked); "
         f"{values_legend(parse_estimator(a.plan.estimator))}")
 
 

@@ -11,7 +11,8 @@ JSON schema (version 1), see docs/export-schema.md:
                          "min", "max", "n", "unit", "source", "deterministic"}}}],
   "comparisons": [{"baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high",
                    "change_pct", "p_value", "raw_p_value", "verdict", "runs_needed",
-                   "deterministic", "paired", "base_center", "cand_center", "coarse", ...,
+                   "deterministic", "paired", "base_center", "cand_center", "coarse",
+                   "exploratory", ...,
                    "threshold", "abs_band", "unit"}],
                    (base_center, cand_center: the values the change is made of, their ratio
                    the ratio)
@@ -64,7 +65,8 @@ def result_to_json(a: Analysis) -> dict[str, Any]:
         comps.append({k: d[k] for k in (
             "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
             "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
-            "base_median", "cand_median", "base_center", "cand_center", "coarse", "diff",
+            "base_median", "cand_median", "base_center", "cand_center", "coarse", "exploratory",
+            "diff",
             "diff_low", "diff_high", "ci_level",
             "estimator", "scale", "note", "direction", "regression", "correction",
             "threshold", "abs_band", "unit")})
