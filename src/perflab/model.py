@@ -35,6 +35,10 @@ class MetricInfo:
     # (a checksum, an operation count: compared for equality, never a regression).  Empty:
     # derived from higher_is_better.
     direction: str = ""
+    # A run's value is counted in steps of this size (in the metric's unit; 0: fine-grained).
+    # rusage's user and system times are the run's CPU time split by which mode the scheduler
+    # tick found it in: a run shorter than a tick reads all user or all system (RUSAGE_TICK).
+    resolution: float = 0.0
 
     def __post_init__(self) -> None:
         d = self.direction or ("higher" if self.higher_is_better else "lower")
@@ -52,6 +56,7 @@ class MetricInfo:
             "higher_is_better": self.higher_is_better,
             "direction": self.direction,
             "description": self.description,
+            **({"resolution": self.resolution} if self.resolution else {}),
         }
 
     @classmethod
@@ -64,7 +69,15 @@ class MetricInfo:
             higher_is_better=bool(d.get("higher_is_better", False)),
             description=d.get("description", ""),
             direction=str(d.get("direction", "") or ""),
+            resolution=float(d.get("resolution", _builtin_resolution(name, d))),
         )
+
+
+def _builtin_resolution(name: str, d: dict[str, Any]) -> float:
+    """The resolution of one of perflab's own metrics stored before resolutions were: what
+    its collector has (rusage times: RUSAGE_TICK), else 0."""
+    own = BUILTIN_METRICS.get(name)
+    return own.resolution if own is not None and own.source == d.get("source") else 0.0
 
 
 DIRECTIONS = ("lower", "higher", "none")
@@ -111,14 +124,21 @@ WAIT4 = "wait4/rusage"
 PERF_SW = "perf_event_open (software)"
 PERF_HW = "perf_event_open (hardware PMU)"
 CALLGRIND = "valgrind callgrind"
+# The scheduler tick of a 250 Hz kernel (Debian's, Ubuntu's, this project's machines): rusage
+# splits a run's CPU time into user and system by the ticks that found it in each mode, so a
+# run of 2 ms reads 2 ms user and 0 system or the reverse, and a 40 ms one 37 + 4 or 41 + 0.
+# Their sum (cpu_time) is not counted in ticks.
+RUSAGE_TICK = 0.004
 
 BUILTIN_METRICS: dict[str, MetricInfo] = {
     m.name: m
     for m in [
         MetricInfo("wall_time", "s", "monotonic clock around fork/exec..wait4",
                    description="elapsed time of the whole command"),
-        MetricInfo("user_time", "s", WAIT4, description="user CPU time"),
-        MetricInfo("sys_time", "s", WAIT4, description="system CPU time"),
+        MetricInfo("user_time", "s", WAIT4, description="user CPU time",
+                   resolution=RUSAGE_TICK),
+        MetricInfo("sys_time", "s", WAIT4, description="system CPU time",
+                   resolution=RUSAGE_TICK),
         MetricInfo("max_rss", "KiB", WAIT4, description="peak resident set size"),
         MetricInfo("minor_faults", "count", WAIT4),
         MetricInfo("major_faults", "count", WAIT4),

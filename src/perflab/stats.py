@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.format import fmt_count, fmt_plain, fmt_share
+from perflab.format import fmt_count, fmt_plain, fmt_share, fmt_value
 from perflab.model import (
     WORK_KEYS,
     Configuration,
@@ -92,6 +92,8 @@ MIN_RUNS = 6  # per configuration, for any statistical verdict
 MIN_RUNS_FOR_CI = 6  # order-statistic 95% CI of a median needs n >= 6
 BOOT_RESAMPLES = 10_000
 TOO_FEW = "too few runs"
+# The mark of a claim on a metric other than the primary one (Comparison.label).
+EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
 CORRECTIONS = ("holm", "bh", "none")
 
@@ -645,6 +647,40 @@ def default_band(metric: str, info: MetricInfo | None, threshold: float) -> Band
     return Band(threshold)
 
 
+@dataclass(frozen=True)
+class BandUsed:
+    """A band that decided some comparisons: for a whole kind of metric (``name`` = time,
+    memory, count, other), or for the metrics of that kind judged against another band."""
+
+    name: str  # a kind, or a metric
+    kind: str
+    band: Band
+    unit: str  # of the absolute part
+    metrics: tuple[str, ...]
+
+
+def bands_used(comps: Sequence[Comparison]) -> list[BandUsed]:
+    """The bands these comparisons were judged against (each carries its own: threshold,
+    abs_band), by kind of metric: the band most of a kind's metrics had, then each metric of
+    that kind that had another one.  What every view prints beside the verdicts."""
+    by_kind: dict[str, dict[tuple[float, float, str], list[str]]] = {}
+    for c in comps:
+        kind = metric_kind(c.unit)
+        unit = c.unit if c.abs_band else ""
+        ms = by_kind.setdefault(kind, {}).setdefault((c.threshold, c.abs_band, unit), [])
+        if c.metric not in ms:
+            ms.append(c.metric)
+    out: list[BandUsed] = []
+    for kind in sorted(by_kind, key=lambda k: (BAND_KINDS + ("other",)).index(k)):
+        groups = sorted(by_kind[kind].items(), key=lambda kv: -len(kv[1]))
+        for i, ((rel, absolute, unit), ms) in enumerate(groups):
+            if i == 0:
+                out.append(BandUsed(kind, kind, Band(rel, absolute), unit, tuple(ms)))
+            else:
+                out += [BandUsed(m, kind, Band(rel, absolute), unit, (m,)) for m in ms]
+    return out
+
+
 # --- comparisons --------------------------------------------------------------------------------
 
 @dataclass
@@ -682,7 +718,18 @@ class Comparison:
     family: str = ""  # the metric whose family this comparison is in
     correction: str = DEFAULT_CORRECTION
     loc: Location | None = field(default=None, repr=False, compare=False)
+    # The values shown beside the change: the baseline's location by the estimator (the
+    # band's reference) and the candidate's as the change makes it (base_center x ratio, or
+    # + diff), so the two values and the change always agree.  The candidate's own centre
+    # can disagree in sign with a paired estimate (runs of two modes: medians 12.93 -> 14.17
+    # us beside -14.09%).  Medians where there is no estimate (too few runs, exact counts).
     base_center: float = math.nan
+    cand_center: float = math.nan
+    # Runs below the metric's resolution (MetricInfo.resolution) on both sides: not judged.
+    coarse: bool = False
+    # Not the result's primary metric: its family is exploratory (BH per metric), and its
+    # claims are marked so in every table (label).
+    exploratory: bool = False
     # Baseline and candidate are versions of one program (a command, or one workload at two
     # builds or settings); False between two workloads (eh/cpp vs eh/java), where an up or down
     # verdict is a difference, never a regression or an improvement.
@@ -721,6 +768,8 @@ class Comparison:
                          else f"more than {fmt_count(RUNS_CAP)} runs")
         if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
+        if self.exploratory and v != "inconclusive":
+            extra.append(EXPLORATORY)
         if not self.paired and not self.deterministic and v != "inconclusive":
             extra.append("not interleaved")
         return f"{v} ({', '.join(extra)})" if extra else v
@@ -768,19 +817,23 @@ def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> N
     if c.scale == "log":
         c.ratio = math.exp(loc.est)
         c.ci_low, c.ci_high = math.exp(lo), math.exp(hi)
+        c.cand_center = c.base_center * c.ratio
         c.diff = c.base_center * (c.ratio - 1)
         c.diff_low, c.diff_high = c.base_center * (c.ci_low - 1), c.base_center * (c.ci_high - 1)
     else:
         # Every metric is >= 0 (times, counts, rates): the candidate's centre cannot be below
         # 0, so the ratio's lower end stops at 0, -100% (it read -119.6% for a count).
         c.diff, c.diff_low, c.diff_high = loc.est, lo, hi
+        c.cand_center = c.base_center + loc.est
         if c.base_center:
             c.ratio = 1 + loc.est / abs(c.base_center)
             c.ci_low = max(0.0, 1 + lo / abs(c.base_center))
             c.ci_high = 1 + hi / abs(c.base_center)
         else:
             c.ratio = c.ci_low = c.ci_high = math.nan
-    if c.verdict == "inconclusive":
+    if c.coarse:
+        c.verdict = "inconclusive"
+    if c.verdict == "inconclusive" and not c.coarse:
         c.runs_needed = runs_needed(min(c.n_baseline, c.n_candidate), loc, band, alpha_eff)
     else:
         c.runs_needed = None
@@ -846,7 +899,7 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
         c.deterministic = True
         c.scale = "exact"
         c.base_center = ma = c.base_median
-        mb = c.cand_median
+        c.cand_center = mb = c.cand_median
         c.diff = c.diff_low = c.diff_high = mb - ma
         c.ratio = c.ci_low = c.ci_high = (mb / ma if ma else (1.0 if mb == 0 else math.nan))
         c.loc = Location("exact", mb - ma)
@@ -857,6 +910,7 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
     n_min = min(len(a), len(b))
     if n_min < MIN_RUNS or est.kept(n_min) < MIN_RUNS:
         c.note = TOO_FEW
+        c.base_center, c.cand_center = c.base_median, c.cand_median
         c.ratio = c.cand_median / c.base_median if c.base_median else math.nan
         c.diff = c.cand_median - c.base_median
         return c
@@ -864,9 +918,19 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
     c.base_center = center(a, est)
     c.loc = locate(a, b, paired, est, c.scale)
     band = _band(c.scale, threshold, c.base_center, abs_band)
-    c.raw_p_value = c.p_value = c.loc.claim_p(*band)
+    if max(abs(c.base_center), abs(center(b, est))) < info.resolution:
+        # Not judged (no p: outside its family), but the change is still shown.
+        c.coarse = True
+        c.note = coarse_note(info)
+    else:
+        c.raw_p_value = c.p_value = c.loc.claim_p(*band)
     _set_interval(c, alpha, info)
     return c
+
+
+def coarse_note(info: MetricInfo) -> str:
+    """Why a comparison of runs below the metric's resolution is not judged."""
+    return f"coarse: runs below the {fmt_value(info.resolution, info.unit)} tick"
 
 
 def holm(p: Sequence[float]) -> np.ndarray:
@@ -1043,6 +1107,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
         adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
         for c in fam:
             c.correction = corr
+            c.exploratory = primary is not None and m != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
                 # judged against alpha / looks; it read "p=0.0063 ... inconclusive").
@@ -1276,7 +1341,7 @@ def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: floa
     'inconclusive' otherwise.  Exact counts within the band are 'good' ("equivalent")."""
     c = compare_samples(base, cand, threshold=threshold, paired=paired, estimator=estimator,
                         alpha=alpha / max(1, looks), info=info, metric=info.name)
-    if c.verdict == "inconclusive" and c.loc is not None and c.note != TOO_FEW:
+    if c.verdict == "inconclusive" and c.loc is not None and c.note != TOO_FEW and not c.coarse:
         lo, hi = c.loc.interval(alpha / max(1, looks) * 2)  # one-sided at the same level
         b_lo, b_hi = _band(c.scale, threshold, c.base_center)
         not_worse = hi <= b_hi if info.direction != "higher" else lo >= b_lo

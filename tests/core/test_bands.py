@@ -123,15 +123,15 @@ def test_compare_stores_and_shows_the_bands(spin: Path) -> None:
                               "--threshold", "0.02", f"{spin} 1000", f"{spin} 1001"])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
-    assert "vs a ±2.0% band (" in text and "±64 KiB: max_rss" in text
-    assert "±2% or ±0.5: " in text  # the counts' own default
+    assert "band (time ±2%" in text and "memory ±64 KiB" in text
+    assert "counts ±2% or ±0.5" in text  # the counts' own default
     rs = Store().load(Store().result_ids()[-1])
     assert rs.settings.comparison is not None
     assert rs.settings.comparison.bands == {"max_rss": "64KiB"}
     # results show reads them back, and --threshold adds to them.
     res = runner.invoke(app, ["results", "show", str(rs.id), "--threshold", "count=3events"])
     text = " ".join(res.output.split())
-    assert "±64 KiB: max_rss" in text and "(±3: context_switches" in text, text
+    assert "memory ±64 KiB" in text and "counts ±3)" in text, text
     res = runner.invoke(app, ["compare", "-r", "6", "--threshold", "task_clock=5KiB",
                               f"{spin} 1000", f"{spin} 1001"])
     assert isinstance(res.exception, PerflabError)

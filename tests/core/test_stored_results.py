@@ -75,5 +75,5 @@ def test_the_suite_result_states_its_own_threshold(db: str, tmp_path: Path) -> N
     doc = json.loads((out / "result.json").read_text())
     text = json.dumps(doc)
     assert '"threshold": 0.05' in text and '"threshold": 0.01' not in text
-    assert "verdicts at &plusmn;5.0%" in (out / "index.html").read_text()
-    assert "verdicts at ±5%" in (out / "tables.md").read_text()
+    assert "verdicts against the bands time ±5%" in (out / "index.html").read_text()
+    assert "verdicts against the bands time ±5%" in (out / "tables.md").read_text()

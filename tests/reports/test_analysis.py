@@ -93,7 +93,7 @@ def test_the_views_read_the_plan_of_the_analysis_not_defaults() -> None:
     doc = json.loads(EXPORTERS["json"].render(a))
     assert (doc["threshold"], doc["correction"]) == (0.05, "bh")
     line = terminal.correction_line(a, "task_clock")
-    assert "±5.0% band" in line and "Benjamini-Hochberg" in line
+    assert "time ±5%" in line and "Benjamini-Hochberg" in line
     assert "outlier" in "\n".join(a.warnings)
 
 

@@ -386,9 +386,9 @@ def _print_bisect(res: BisectOutcome, top: Path) -> None:
         s = res.size
         if s is not None and not math.isnan(s.change_pct):
             u = res.unit
-            out.print(f"{res.metric}: {fmt_value(s.base_median, u)} -> "
-                      f"{fmt_value(s.cand_median, u)} ({fmt_change_pct(s.change_pct)}, "
-                      f"{fmt_signed(s.cand_median - s.base_median, u, like=s.base_median)})")
+            out.print(f"{res.metric}: {fmt_value(s.base_value, u)} -> "
+                      f"{fmt_value(s.cand_value, u)} ({fmt_change_pct(s.change_pct)}, "
+                      f"{fmt_signed(s.cand_value - s.base_value, u, like=s.base_value)})")
     else:
         out.print("the first bad commit could not be isolated (skipped steps); it is one of: "
                   + ", ".join(git.short(c) for c in res.candidates))

@@ -32,10 +32,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_share, fmt_value, md_text
+from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_value, md_text
 from perflab.model import Fingerprint, MetricInfo, ResultSet
 from perflab.reports.analysis import Analysis
-from perflab.reports.terminal import verdict_style
+from perflab.reports.terminal import bands_text, verdict_style
 from perflab.stats import Comparison, Plan, verdict_word
 from perflab.table import Column, Table
 from perflab.validate import output_dir
@@ -328,10 +328,9 @@ def headers(b: Block) -> list[str]:
 
 
 def _values(c: Comparison) -> tuple[float, float]:
-    """The baseline's centre and the candidate's (base + the estimated difference)."""
-    base = c.base_center if not math.isnan(c.base_center) else c.base_median
-    diff = base + c.diff if not math.isnan(c.diff) else c.cand_median
-    return base, diff
+    """The baseline's centre and the candidate's, whose ratio is the change
+    (Comparison.base_center, cand_center)."""
+    return c.base_center, c.cand_center
 
 
 def _ratio(c: Comparison) -> str:
@@ -463,7 +462,8 @@ def _machines_line(pm: PerMachine) -> str:
 
 def _footer(pm: PerMachine) -> str:
     return (f"Each machine judged on its own samples ({pm.correction} correction within a "
-            f"machine, each metric its own family, equivalence band ±{fmt_share(pm.threshold)}); "
+            f"machine, each metric its own family, equivalence bands "
+            f"{bands_text([c for a in pm.analyses.values() for c in a.comparisons])}); "
             "samples of different machines are never pooled.")
 
 

@@ -65,8 +65,9 @@ class Step:
     reason: str
     change_pct: float = math.nan
     ci: tuple[float, float] = (math.nan, math.nan)
-    base_median: float = math.nan
-    cand_median: float = math.nan
+    # The values the change is made of (Comparison.base_center, cand_center).
+    base_value: float = math.nan
+    cand_value: float = math.nan
     runs: int = 0
 
 
@@ -321,8 +322,8 @@ class Bisector:
         assert cmp is not None
         few = f", {cmp.note}" if cmp.note else ""  # "too few runs" below MIN_RUNS
         return Step(commit, "skip", f"inconclusive after {len(cand_s)} runs{few}",
-                    cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_median,
-                    cmp.cand_median, len(cand_s))
+                    cmp.change_pct, (cmp.ci_low, cmp.ci_high), cmp.base_center,
+                    cmp.cand_center, len(cand_s))
 
     def _measure_round(self, commit: str, rnd: int, base_s: list[float],
                        cand_s: list[float]) -> Step | None:
@@ -374,7 +375,7 @@ class Bisector:
         decision, cmp = bisect_step(base_s, cand_s, threshold=self.threshold, looks=self.looks,
                                     info=info, paired=True, estimator=self.estimator)
         st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
-                  cmp.base_median, cmp.cand_median, len(cand_s))
+                  cmp.base_center, cmp.cand_center, len(cand_s))
         if decision == "bad":
             st.decision, st.reason = "bad", cmp.verdict
         elif decision == "good":

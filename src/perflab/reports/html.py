@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
-from perflab.format import fmt_share
+from perflab.reports.terminal import verdicts_heading
 from perflab.reports.warnings import Warning_
 from perflab.table import Table
 
@@ -70,7 +70,7 @@ def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dic
     With ``single_file``, write that one file instead: the plots inlined as base64 PNG data
     URIs and no links to files beside it, so it opens offline and can be attached to an issue
     or sent as it is."""
-    rs, plan = a.rs, a.plan
+    rs = a.rs
     out_dir.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
     esc = html.escape
@@ -78,9 +78,8 @@ def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dic
         f"<h1>{esc(title)}</h1>",
         f"<p class='muted'>perflab result {rs.id} &middot; {esc(when)} &middot; status "
         f"{esc(rs.status)} &middot; {len(rs.cells())} cells, {len(rs.configurations)} "
-        f"configuration series &middot; verdicts at &plusmn;{fmt_share(plan.threshold)}, one "
-        f"family per metric across the run ({esc(plan.correction)} for the primary, "
-        f"{esc(plan.secondary)} for the others; CI levels adjusted with p)</p>",
+        f"configuration series &middot; {esc(verdicts_heading(a))}; CI levels adjusted "
+        "with p</p>",
         "<nav><a href='#tables'>Tables</a> &middot; <a href='#plots'>Plots</a> &middot; "
         "<a href='#warnings'>Warnings</a> &middot; <a href='#environment'>Environment</a> "
         "&middot; <a href='#suite'>Suite</a></nav>",

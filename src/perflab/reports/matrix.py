@@ -105,15 +105,10 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     return rows
 
 
-def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
-    """The comparison's change in the metric's own unit (KiB, ns): (ratio - 1) x the baseline's
-    median, so it is the same estimate as the ratio, not a second one."""
-    like = base.median if base is not None else c.base_center
-    if math.isfinite(c.diff):  # the comparison's own absolute change (same estimate as ratio)
-        return fmt_signed(c.diff, unit, like=like)
-    if base is None or not math.isfinite(c.ratio) or not math.isfinite(base.median):
-        return "-"
-    return fmt_signed((c.ratio - 1.0) * base.median, unit, like=like)
+def fmt_delta(c: Comparison, unit: str) -> str:
+    """The comparison's change in the metric's own unit (KiB, ns): the candidate's shown value
+    less the baseline's (Comparison.cand_center - base_center), the same estimate as the ratio."""
+    return fmt_signed(c.diff, unit, like=c.base_center) if math.isfinite(c.diff) else "-"
 
 
 def fmt_verdict(c: Comparison) -> str:
@@ -126,17 +121,15 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     """The regression-report layout: one row per (cell, candidate) for ``metric``."""
     rs = a.rs
     unit = unit_of(rs, metric)
-    sums = a.summaries(metric)
     rows = []
     for c in a.comparisons_of(metric):
-        b = sums.get((c.cell, c.baseline))
-        d = sums.get((c.cell, c.candidate))
         rows.append({
             "cell": cell_label(c.cell, rs),
             "configuration": c.candidate,
-            "base": fmt_ci(b, unit, is_exact(rs, metric)) if b else "-",
-            "diff": fmt_ci(d, unit, is_exact(rs, metric)) if d else "-",
-            "delta": fmt_delta(c, b, unit),
+            # The values the change is made of (stats.Comparison.base_center, cand_center).
+            "base": fmt_value(c.base_center, unit),
+            "diff": fmt_value(c.cand_center, unit),
+            "delta": fmt_delta(c, unit),
             "ratio": fmt_ratio(c),
             "change": fmt_change_pct(c.change_pct, 1),
             "p": "-" if c.p_value is None else fmt_p(c.p_value),
@@ -187,11 +180,14 @@ def interval_words(comps: Sequence[Comparison]) -> str:
     return f"{level}, {how}"
 
 
-def _spread_text(s: Summary, unit: str, exact: bool) -> str:
-    """``median ±CV`` for the A/B/C table; an exact count is one number."""
+def _spread_text(s: Summary, unit: str, exact: bool, value: float | None = None) -> str:
+    """``value ±CV`` for the A/B/C table: ``value`` is the comparison's (base_center or
+    cand_center, whose ratio is the change beside it), the median where nothing was compared;
+    an exact count is one number."""
+    v = s.median if value is None or math.isnan(value) else value
     if exact and s.min == s.max:
-        return f"{fmt_value(s.median, unit)} (exact)"
-    return fmt_value(s.median, unit) + fmt_cv(s.median, s.cv, s.stdev, unit)
+        return f"{fmt_value(v, unit)} (exact)"
+    return fmt_value(v, unit) + fmt_cv(v, s.cv, s.stdev, unit)
 
 
 def counter_rows(a: Analysis, cell: str) -> list[dict[str, str]]:
@@ -213,12 +209,15 @@ def counter_rows(a: Analysis, cell: str) -> list[dict[str, str]]:
             continue
         exact = bool(info.deterministic)
         sb = a.summary(base, m)
-        row = {"metric": m, f"{base.name} (base)": _spread_text(sb, info.unit, exact)}
+        first = next((comp[(c.name, m)] for c in others if (c.name, m) in comp), None)
+        row = {"metric": m, f"{base.name} (base)": _spread_text(
+            sb, info.unit, exact, None if first is None else first.base_center)}
         b_med = sb.median
         for c in others:
             xs = c.samples(m)
-            row[c.name] = _spread_text(a.summary(c, m), info.unit, exact) if xs else "-"
             cp = comp.get((c.name, m))
+            row[c.name] = _spread_text(a.summary(c, m), info.unit, exact, None if cp is None
+                                       else cp.cand_center) if xs else "-"
             if cp is not None:
                 delta = fmt_change(cp, info.unit)
             elif xs and b_med:

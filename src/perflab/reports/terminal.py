@@ -12,7 +12,8 @@ from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,
     Estimator,
-    Plan,
+    Summary,
+    bands_used,
     parse_estimator,
 )
 from perflab.table import Cell, Column, Table
@@ -104,9 +105,10 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
                   *(col for c in others
                     for col in (c.name, "change [CI]", Column("verdict", "left")))])
     for m, name, info, _ in _metric_rows(rs, base, metrics):
+        comps = [by_key[(c.name, m)] for c in others if (c.name, m) in by_key]
         sb = a.summary(base, m)
-        cv = "" if info.deterministic else fmt_cv(sb.median, sb.cv, sb.stdev, info.unit)
-        row: list[str | Cell] = [name, fmt_value(sb.median, info.unit) + cv]
+        row: list[str | Cell] = [name, shown_value(sb, comps[0].base_center if comps else None,
+                                                   info)]
         for c in others:
             cs = c.samples(m)
             comp = by_key.get((c.name, m))
@@ -114,14 +116,22 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
                 row += ["-", "-", ""]
                 continue
             sc = a.summary(c, m)
-            cvc = "" if info.deterministic else fmt_cv(sc.median, sc.cv, sc.stdev, info.unit)
             if comp is None:  # not compared: other work declared (stats._comparable)
-                row += [fmt_value(sc.median, info.unit) + cvc, "-", Cell("other work", "dim")]
+                row += [shown_value(sc, None, info), "-", Cell("other work", "dim")]
                 continue
-            row += [fmt_value(sc.median, info.unit) + cvc, fmt_change(comp, info.unit),
+            row += [shown_value(sc, comp.cand_center, info), fmt_change(comp, info.unit),
                     Cell(comp.label, verdict_style(comp))]
         t.add_row(*row)
     return t
+
+
+def shown_value(s: Summary, value: float | None, info: MetricInfo) -> str:
+    """A configuration's value beside a change, with its spread (the CV): ``value`` is the
+    comparison's (Comparison.base_center or cand_center, whose ratio is the change); without
+    a comparison, the median."""
+    v = s.median if value is None or math.isnan(value) else value
+    return fmt_value(v, info.unit) + (
+        "" if info.deterministic else fmt_cv(v, s.cv, s.stdev, info.unit))
 
 
 def correction_line(a: Analysis, primary: str | None = None) -> str:
@@ -138,13 +148,43 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
         c.metric == primary and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
     # false slower/faster on some secondary one in about a third of A/A compares (issue 19).
-    others = f"other metrics: exploratory, {CORRECTION_NAMES[plan.secondary]} per metric"
+    others = (f"other metrics: exploratory (their claims so marked), "
+              f"{CORRECTION_NAMES[plan.secondary]} per metric")
     fam = (f"{primary}: exact counts, compared without statistics; {others}" if exact else
            f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
            if primary else f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
-    return (f"verdicts: {est.label} of {what} vs a ±{fmt_share(plan.threshold)} band"
-            f"{own_bands(comps, plan)}, one CI decides; {fam}{serial_note(comps)}")
+    bands = bands_text(comps)
+    return (f"verdicts: {est.label} of {what}, one CI decides against the metric's band"
+            f"{f' ({bands})' if bands else ''}; {fam}{serial_note(comps)}; "
+            f"{values_legend(est)}")
+
+
+def verdicts_heading(a: Analysis) -> str:
+    """How a report's verdicts were reached, for its heading (HTML, Markdown): the bands that
+    decided, by kind, and the families."""
+    bands = bands_text(a.comparisons)
+    return (f"verdicts against the bands {bands}" if bands else "no verdicts") + (
+        f", one family per metric across the run ({a.plan.correction} for the primary, "
+        f"{a.plan.secondary} for the others, exploratory: their claims so marked); "
+        f"{values_legend(parse_estimator(a.plan.estimator))}")
+
+
+KIND_WORDS = {"time": "time", "memory": "memory", "count": "counts", "other": "other"}
+
+
+def bands_text(comps: Sequence[Comparison]) -> str:
+    """The bands these comparisons were judged against, by kind (stats.bands_used): "time
+    ±1%, memory ±0.2%, counts ±1% or ±0.5, instructions_per_op ±1%" ("" for none)."""
+    return ", ".join(
+        f"{KIND_WORDS.get(b.name, b.name)} {fmt_band(b.band.rel, b.band.absolute, b.unit)}"
+        for b in bands_used(comps))
+
+
+def values_legend(est: Estimator) -> str:
+    """What the values beside a change are (stats.Comparison.base_center, cand_center)."""
+    return (f"values beside a change: the baseline's {est.label}, a candidate's that × its "
+            "change")
 
 
 # The widening worth a word: the interval 1.25x as wide (lag-1 correlation about 0.2 and up).
@@ -163,15 +203,3 @@ def serial_note(comps: Sequence[Comparison]) -> str:
     return "; CIs widened for runs correlated in time: " + ", ".join(
         f"{m} ×{fmt_sig(w, 2)} (lag-1 {fmt_fixed(r, 2)})" for m, (w, r) in most.items())
 
-
-def own_bands(comps: Sequence[Comparison], plan: Plan) -> str:
-    """The metrics judged against another band than ±threshold (their own, or their kind's),
-    grouped by band: " (±0.2%: max_rss; ±1% or ±0.5: page_faults, minor_faults)"."""
-    groups: dict[str, list[str]] = {}
-    for c in comps:
-        if (c.threshold, c.abs_band) != (plan.threshold, 0.0):
-            text = fmt_band(c.threshold, c.abs_band, c.unit)
-            if c.metric not in groups.setdefault(text, []):
-                groups[text].append(c.metric)
-    return (" (" + "; ".join(f"{b}: {', '.join(ms)}" for b, ms in groups.items()) + ")"
-            if groups else "")

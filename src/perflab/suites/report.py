@@ -10,13 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.format import fmt_band, md_text, seconds_per
+from perflab.format import md_text, seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
-from perflab.reports.terminal import verdict_style
+from perflab.reports.terminal import verdict_style, verdicts_heading
 from perflab.reports.warnings import Warning_, suite_warnings
 from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
 from perflab.validate import output_dir
@@ -113,7 +113,8 @@ def _metric_tables(a: Analysis, mets: list[str], primary: str) -> Tables:
                        matrix.medians_rows(a, m)))
         if any(c.metric == m for c in comps):
             tables.append((f"{m}: each configuration (diff) against the baseline {base} (base); "
-                           f"ratio = {est_label} of the per-round ratios; p and CI "
+                           f"ratio = {est_label} of the per-round ratios; base = the "
+                           f"baseline's {est_label}, diff = base × ratio; p and CI "
                            f"adjusted ({_family(m, primary, plan)}) across the "
                            f"{sum(c.metric == m for c in comps)} comparisons of {m}",
                            matrix.comparison_rows(a, m)))
@@ -164,7 +165,7 @@ def _write_files(rep: Report, tables: Tables) -> None:
     from perflab.reports.export.json_schema import result_to_json
 
     a, mets, out = rep.analysis, rep.metrics, rep.out_dir
-    view, plan = a.rs, a.plan
+    view = a.rs
     # GitHub-ready Markdown: the regression (dotnet ResultsComparer) tables per metric, then
     # Ingo Molnar's A/B/C table of every metric per cell.
     counter_tables = [
@@ -172,9 +173,8 @@ def _write_files(rep: Report, tables: Tables) -> None:
          "against the baseline", matrix.counter_rows(a, cell))
         for cell in view.cells()]
     md = out / "tables.md"
-    # How the verdicts were reached, as the HTML page says it (the suite's own band).
-    judged = (f"verdicts at {fmt_band(plan.threshold, 0.0, '')}, one family per metric across "
-              f"the run ({plan.correction} for the primary, {plan.secondary} for the others)")
+    # How the verdicts were reached, as the HTML page says it (the bands that decided).
+    judged = md_text(verdicts_heading(a))
     rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n{judged}\n\n"
                     + "\n".join(matrix.table(rows, title).to_markdown()
                                  for title, rows in tables + counter_tables))

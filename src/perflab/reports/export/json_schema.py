@@ -11,19 +11,28 @@ JSON schema (version 1), see docs/export-schema.md:
                          "min", "max", "n", "unit", "source", "deterministic"}}}],
   "comparisons": [{"baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high",
                    "change_pct", "p_value", "raw_p_value", "verdict", "runs_needed",
-                   "deterministic", "paired", ..., "threshold", "abs_band", "unit"}],
+                   "deterministic", "paired", "base_center", "cand_center", "coarse",
+                   "exploratory", ...,
+                   "threshold", "abs_band", "unit"}],
+                   (base_center, cand_center: the values the change is made of, their ratio
+                   the ratio)
                    (the comparison's band: relative part, absolute part in its unit)
-  "correction": "holm" | "bh" | "none", "threshold": 0.01
+  "correction": "holm" | "bh" | "none", "threshold": 0.01,
+  "bands": [{"kind", "applies_to": "kind" | "metric", "name", "relative", "absolute", "unit",
+             "text", "metrics"}]   (the bands that decided, stats.bands_used)
 }
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from perflab import __version__
+from perflab.format import fmt_band
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps
+from perflab.stats import Comparison, bands_used
 
 SCHEMA = "perflab-result/1"
 
@@ -56,7 +65,9 @@ def result_to_json(a: Analysis) -> dict[str, Any]:
         comps.append({k: d[k] for k in (
             "baseline", "candidate", "cell", "metric", "ratio", "ci_low", "ci_high", "change_pct",
             "p_value", "raw_p_value", "verdict", "runs_needed", "deterministic", "paired",
-            "base_median", "cand_median", "diff", "diff_low", "diff_high", "ci_level",
+            "base_median", "cand_median", "base_center", "cand_center", "coarse", "exploratory",
+            "diff",
+            "diff_low", "diff_high", "ci_level",
             "estimator", "scale", "note", "direction", "regression", "correction",
             "threshold", "abs_band", "unit")})
     return clean({
@@ -65,7 +76,16 @@ def result_to_json(a: Analysis) -> dict[str, Any]:
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint.to_json(),
         "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": a.warnings,
         "configurations": configs, "comparisons": comps, "correction": plan.correction,
-        "threshold": plan.threshold})
+        "threshold": plan.threshold, "bands": bands_json(a.comparisons)})
+
+
+def bands_json(comps: Sequence[Comparison]) -> list[dict[str, Any]]:
+    """The bands the comparisons were judged against, by kind (stats.bands_used), as the
+    verdict lines print them."""
+    return [{"kind": b.kind, "applies_to": "kind" if b.name == b.kind else "metric",
+             "name": b.name, "relative": b.band.rel, "absolute": b.band.absolute,
+             "unit": b.unit, "text": fmt_band(b.band.rel, b.band.absolute, b.unit),
+             "metrics": list(b.metrics)} for b in bands_used(comps)]
 
 
 def render(a: Analysis) -> str:

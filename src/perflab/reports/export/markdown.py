@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from perflab.format import fmt_change, fmt_value, md_text
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import table
-from perflab.reports.terminal import metrics_to_show
+from perflab.reports.terminal import correction_line, metrics_to_show
 
 
 def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str:
@@ -28,17 +28,23 @@ def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str
             bs = base.samples(m)
             if not bs:
                 continue
-            row = {"metric": m, f"{base.name} (baseline)": fmt_value(a.summary(base, m).median,
-                                                                    info.unit)}
+            comps = [by_key[(cell, c.name, m)] for c in others if (cell, c.name, m) in by_key]
+            # The values a change is made of (Comparison.base_center, cand_center); the
+            # median where nothing was compared.
+            row = {"metric": m, f"{base.name} (baseline)": fmt_value(
+                comps[0].base_center if comps else a.summary(base, m).median, info.unit)}
             for c in others:
                 comp = by_key.get((cell, c.name, m))
                 cs = c.samples(m)
                 have = bool(cs) and comp is not None
-                row[c.name] = fmt_value(a.summary(c, m).median, info.unit) if cs else "-"
+                row[c.name] = "-" if not cs else fmt_value(
+                    comp.cand_center if comp is not None else a.summary(c, m).median, info.unit)
                 row[f"{c.name}: change [CI]"] = fmt_change(comp, info.unit) if have else "-"
                 row[f"{c.name}: verdict"] = comp.label if comp is not None and have else "-"
             rows.append(row)
         parts.append(table(rows, "" if cell == "{}" else f"cell {cell}").to_markdown())
+    if a.comparisons:
+        parts.append(md_text(correction_line(a, rs.settings.primary_metric)) + "\n")
     notes = [f"- warning: {md_text(w)}" for w in a.warnings]
     notes += [f"- note: {md_text(n)}" for n in rs.notes]
     return "\n".join(parts + notes) + "\n"
