@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from perflab.format import seconds_per
 from perflab.imports.common import bad, is_num, iso_date, mtime, read_json
 from perflab.model import (
     BUILTIN_METRICS,
@@ -20,6 +21,7 @@ from perflab.model import (
     ResultSet,
     Run,
     Settings,
+    metric_direction,
 )
 
 FORMAT = "pyperf"
@@ -45,6 +47,37 @@ def _pyperf_fingerprint(meta: dict[str, Any]) -> dict[str, Any]:
     return fp
 
 
+def _other_meaning(metric: str) -> str:
+    return ("as pyperf wrote them" if metric.startswith("pyperf_")
+            else "the metric perflab's --export-pyperf wrote")
+
+
+def _metric(bmeta: dict[str, Any], name: str) -> tuple[MetricInfo, float, list[str]]:
+    """The metric a benchmark's values become, the factor from pyperf's unit to the metric's,
+    and the command it names."""
+    unit = bmeta.get("unit", "second")
+    command = bmeta.get("command")
+    argv = shlex.split(command) if isinstance(command, str) else [name]
+    kept = bmeta.get("perflab_metric")
+    if unit == "second" and isinstance(kept, str) and kept:
+        # perflab's --export-pyperf: the metric it exported (task_clock, ns_per_op...), back in
+        # its own unit (perflab_unit; an export without it: the metric's usual unit).
+        builtin = BUILTIN_METRICS.get(kept)
+        own = bmeta.get("perflab_unit")
+        kept_unit = (str(own) if isinstance(own, str) and seconds_per(own) else
+                     builtin.unit if builtin else "ns" if kept.endswith("ns_per_op") else "s")
+        info = (builtin if builtin and builtin.unit == kept_unit else
+                MetricInfo(kept, kept_unit, "pyperf", direction=metric_direction(kept)))
+        return info, 1.0 / (seconds_per(kept_unit) or 1.0), argv
+    if unit == "second" and isinstance(command, str):
+        # pyperf command: a loop iteration is one whole run of the command.
+        return BUILTIN_METRICS["wall_time"], 1.0, argv
+    if unit == "second":
+        return MetricInfo("ns_per_op", "ns", "pyperf",
+                          description="time of one loop iteration"), 1e9, [name]
+    return MetricInfo(f"pyperf_{unit}", str(unit), "pyperf"), 1.0, [name]
+
+
 PYPERF_MEANING = {"ns_per_op": "per loop iteration",
                   "wall_time": "one whole run of a pyperf command benchmark"}
 
@@ -66,21 +99,9 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
             raise bad(path, "pyperf", f"benchmark {i + 1} has no 'runs'")
         bmeta = {**meta, **(bench.get("metadata") or {})}
         name = str(bmeta.get("name") or f"benchmark {i + 1}")
-        unit = bmeta.get("unit", "second")
-        command = bmeta.get("command")
-        argv = [name]
-        if unit == "second" and isinstance(command, str):
-            # pyperf command: a loop iteration is one whole run of the command.
-            metric, factor = "wall_time", 1.0
-            rs.metrics[metric] = BUILTIN_METRICS["wall_time"]
-            argv = shlex.split(command)
-        elif unit == "second":
-            metric, factor = "ns_per_op", 1e9
-            rs.metrics[metric] = MetricInfo(metric, "ns", "pyperf",
-                                            description="time of one loop iteration")
-        else:
-            metric, factor = f"pyperf_{unit}", 1.0
-            rs.metrics[metric] = MetricInfo(metric, str(unit), "pyperf")
+        info, factor, argv = _metric(bmeta, name)
+        metric = info.name
+        rs.metrics[metric] = info
         cfg = Configuration(name=name, command=argv, benchmark=benchmark or name,
                             is_baseline=(i == 0))
         for run in bench["runs"]:
@@ -106,7 +127,6 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         rs.configurations.append(cfg)
     if first_date:
         rs.created_at = first_date
-    rs.notes.append("imported from pyperf: "
-                    + ", ".join(sorted(f"{m} ({PYPERF_MEANING.get(m, 'as pyperf wrote them')})"
-                                       for m in rs.metrics)))
+    rs.notes.append("imported from pyperf: " + ", ".join(sorted(
+        f"{m} ({PYPERF_MEANING.get(m, _other_meaning(m))})" for m in rs.metrics)))
     return rs
