@@ -16,6 +16,7 @@ higher is better when the unit is a rate ("/s"), else lower."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -45,6 +46,7 @@ def sniff(head: str) -> bool:
         or any(re.match(r"Benchmark\S*\s+\d+\s+\S+ ns/op", line) for line in lines))
 
 
+@functools.lru_cache(maxsize=1024)
 def metric_of(unit: str) -> MetricInfo:
     """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op; else the unit's
     own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better for a rate."""
