@@ -56,6 +56,11 @@ def test_pyperf_compare_to_reads_perflab_exports(spin: Path, tmp_path: Path,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "slower" in proc.stdout  # 3x the work: pyperf sees it in perflab's samples
+    # And `perflab import` reads the export back as the metric it holds, not wall_time.
+    from perflab.imports import import_file
+    back = import_file(a, None)
+    assert set(back.metrics) == {"task_clock"} and back.metrics["task_clock"].unit == "s"
+    assert back.configurations[0].samples("task_clock") == pytest.approx(want, rel=1e-12)
 
 
 @pytest.mark.skipif(shutil.which("hyperfine") is None, reason="needs hyperfine")

@@ -38,6 +38,7 @@ def result_to_pyperf(rs: ResultSet, metric: str | None = None) -> dict[str, Any]
         if runs:
             benchmarks.append({"metadata": {"name": cfg.name, "unit": "second",
                                             "perflab_metric": primary,
+                                            "perflab_unit": rs.metrics[primary].unit,
                                             "command": " ".join(cfg.command)},
                                "runs": runs})
     return clean({"version": "1.0", "metadata": meta, "benchmarks": benchmarks})

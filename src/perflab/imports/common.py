@@ -1,0 +1,184 @@
+"""What every importer shares: the one-line refusal of a bad file, reading a JSON file, and
+the checks of a value every format applies."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from perflab.errors import PerflabError
+
+
+def bad(path: Path, fmt: str, why: str) -> PerflabError:
+    """The one line refusing ``path`` as a file of ``fmt``: ``why`` names the field or the
+    value at fault; the fix lists every format perflab reads."""
+    from perflab.imports import FORMATS  # the registry imports this module first
+
+    return PerflabError(f"{path} is not a {fmt} result file ({why})",
+                        f"give the file {fmt} wrote, or the right --format ({', '.join(FORMATS)})")
+
+
+def read_json(path: Path, fmt: str) -> Any:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    except UnicodeDecodeError as e:
+        raise bad(path, fmt, "binary data") from e
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise bad(path, fmt, f"invalid JSON at line {e.lineno}") from e
+    except RecursionError:
+        raise bad(path, fmt, "JSON nested too deeply") from None
+
+
+def text_lines(path: Path, fmt: str) -> Iterator[str]:
+    """The lines of a text file one at a time (a file of any size in bounded memory); a file
+    that is not UTF-8 text is refused as not of ``fmt``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            yield from f
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    except UnicodeDecodeError as e:
+        raise bad(path, fmt, "binary data") from e
+
+
+def is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def first_negative(values: list[Any]) -> Any:
+    """The first negative number among ``values`` (None if none): every value an import stores
+    is a time or a count, and a negative one would give nonsense ratios ("-200% faster"), as
+    workload_json refuses for measured workloads."""
+    return next((v for v in values if is_num(v) and v < 0), None)
+
+
+def mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def iso_date(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+_DECODER = json.JSONDecoder()
+_CHUNK = 1 << 16
+
+
+class _JsonText:
+    """A JSON file read in chunks: values are decoded one at a time from a buffer that holds
+    at most the value being read and one chunk, so memory is bounded by the largest value."""
+
+    def __init__(self, path: Path, fmt: str, f: Any) -> None:
+        self.path, self.fmt, self.f = path, fmt, f
+        self.buf, self.pos, self.lines, self.eof = "", 0, 0, False
+
+    def more(self) -> bool:
+        try:  # a value longer than the buffer doubles it, so a long value is decoded O(log n) times
+            chunk = self.f.read(max(_CHUNK, len(self.buf) - self.pos))
+        except UnicodeDecodeError as e:
+            raise bad(self.path, self.fmt, "binary data") from e
+        if not chunk:
+            self.eof = True
+            return False
+        self.lines += self.buf.count("\n", 0, self.pos)
+        self.buf, self.pos = self.buf[self.pos:] + chunk, 0
+        return True
+
+    def error(self, what: str, at: int | None = None) -> PerflabError:
+        line = self.lines + self.buf.count("\n", 0, self.pos if at is None else at) + 1
+        return bad(self.path, self.fmt, f"invalid JSON at line {line}: {what}")
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end of the file)."""
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < len(self.buf) or not self.more():
+                return self.buf[self.pos:self.pos + 1]
+
+    def expect(self, chars: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            raise self.error(f"expected {' or '.join(repr(x) for x in chars)}")
+        self.pos += 1
+        return c
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                v, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                if self.more():
+                    continue  # the value goes on in the next chunk
+                raise self.error(e.msg, e.pos) from None
+            except RecursionError:
+                raise bad(self.path, self.fmt, "JSON nested too deeply") from None
+            cut = end == len(self.buf) or self.buf[end] not in ",]} \t\r\n"
+            if cut and isinstance(v, int | float) and not self.eof and self.more():
+                continue  # a number (12 of 123, 2.5 of 2.5e-7) may go on in the next chunk
+            self.pos = end
+            return v
+
+
+def json_members(path: Path, fmt: str,
+                 arrays: tuple[str, ...] = ()) -> Iterator[tuple[str, int | None, Any]]:
+    """The members of a JSON file's top-level object one at a time, in the file's order:
+    ``(key, None, value)`` for a member read whole, and for a member named in ``arrays`` whose
+    value is an array ``(key, i, element)`` for each element, read one at a time (a file of
+    any size in memory bounded by its largest element).  A file whose top level is an array
+    gives ``("", i, element)``.  NaN and Infinity are read as Python's json reads them."""
+    try:
+        f = open(path, encoding="utf-8")  # noqa: SIM115 - closed below, after the generator
+    except OSError as e:
+        raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
+    with f:
+        text = _JsonText(path, fmt, f)
+        top = text.expect("{[")
+        if top == "[":
+            yield from _json_items(text, "")
+        elif text.peek() == "}":
+            text.pos += 1
+        else:
+            while True:
+                key = text.value()
+                if not isinstance(key, str):
+                    raise text.error("expected a key")
+                text.expect(":")
+                if key in arrays and text.peek() == "[":
+                    text.pos += 1
+                    yield from _json_items(text, key)
+                else:
+                    yield key, None, text.value()
+                if text.expect(",}") == "}":
+                    break
+        if text.peek():
+            raise text.error("extra data after the top-level value")
+
+
+def _json_items(text: _JsonText, key: str) -> Iterator[tuple[str, int | None, Any]]:
+    if text.peek() == "]":
+        text.pos += 1
+        return
+    i = 0
+    while True:
+        yield key, i, text.value()
+        i += 1
+        if text.expect(",]") == "]":
+            return

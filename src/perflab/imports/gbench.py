@@ -1,0 +1,194 @@
+"""Google Benchmark JSON (``--benchmark_out=F --benchmark_out_format=json``, or
+``--benchmark_format=json`` on stdout): {"context": {host_name, num_cpus, mhz_per_cpu, caches,
+load_avg, library_build_type, date, ...}, "benchmarks": [row...]}.
+
+A row of ``run_type`` "iteration" is one repetition of one benchmark (``--benchmark_repetitions=N``
+gives N of them): its ``real_time`` and ``cpu_time`` are per iteration of the benchmark's loop,
+in its ``time_unit`` -> ns_per_op and cpu_ns_per_op (ns).  Rows of ``run_type`` "aggregate"
+(mean, median, stddev, cv, BigO, RMS) summarize the repetitions and are not samples.  Every
+other numeric key of a row is a user counter (``state.counters``, bytes_per_second,
+items_per_second) and becomes a metric of its own name.  The benchmarks are read one row at a
+time, so a file of any size is read in bounded memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from perflab.imports.common import bad, is_num, iso_date, json_members, mtime
+from perflab.model import (
+    Configuration,
+    Fingerprint,
+    MetricInfo,
+    ResultSet,
+    Run,
+    Settings,
+    workload_direction,
+)
+
+FORMAT = "gbench"
+SOURCE = "Google Benchmark"
+
+# time_unit -> factor to ns
+TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# The keys of a row that are not user counters (benchmark/src/json_reporter.cc).
+ROW_KEYS = frozenset((
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "aggregate_name", "aggregate_unit", "error_occurred",
+    "error_message", "skipped", "skip_message", "iterations", "real_time", "cpu_time",
+    "time_unit", "cpu_coefficient", "real_coefficient", "big_o", "rms", "label"))
+# The memory manager's keys: lower is better.
+MEMORY_KEYS = frozenset(("allocs_per_iter", "max_bytes_used", "total_allocated_bytes",
+                         "net_heap_growth"))
+TIME_METRICS = {
+    "real_time": MetricInfo("ns_per_op", "ns", SOURCE,
+                            description="real (wall) time per iteration of the benchmark loop"),
+    "cpu_time": MetricInfo("cpu_ns_per_op", "ns", SOURCE,
+                           description="CPU time per iteration of the benchmark loop"),
+}
+
+
+def sniff(head: str) -> bool:
+    return (head.lstrip().startswith("{") and '"benchmarks"' in head
+            and ('"run_type"' in head or '"library_build_type"' in head
+                 or '"mhz_per_cpu"' in head))
+
+
+def counter_direction(name: str) -> str:
+    """A user counter's direction by its name: a rate (bytes_per_second, items_per_second, the
+    ``*_per_s`` of perflab's workloads) is higher-is-better; memory and any other counter
+    lower-is-better, as a workload's keys."""
+    if name.endswith("_per_second") or name in MEMORY_KEYS:
+        return "higher" if name.endswith("_per_second") else "lower"
+    return workload_direction(name)
+
+
+def counter_unit(name: str) -> str:
+    if name.endswith("_per_second"):
+        return "B/s" if name.startswith("bytes") else "1/s"
+    return "B" if name in MEMORY_KEYS and name != "allocs_per_iter" else ""
+
+
+def _fingerprint(path: Path, context: Any) -> dict[str, Any]:
+    if not isinstance(context, dict):
+        raise bad(path, FORMAT, "'context' is not an object")
+    fp: dict[str, Any] = {}
+    for key, field, kind in (("host_name", "hostname", str), ("num_cpus", "cpu_count", int),
+                             ("mhz_per_cpu", "cpu_mhz", int | float),
+                             ("library_build_type", "gbench_library_build_type", str),
+                             ("library_version", "gbench_library_version", str),
+                             ("cpu_scaling_enabled", "cpu_scaling_enabled", bool),
+                             ("caches", "cpu_caches", list), ("load_avg", "load_at_start", list)):
+        if key not in context:
+            continue
+        if not isinstance(context[key], kind) or (kind is int and isinstance(context[key], bool)):
+            raise bad(path, FORMAT, f"context.{key} is {context[key]!r}, not "
+                      f"{getattr(kind, '__name__', 'a number')}")
+        fp[field] = context[key]
+    if "load_at_start" in fp and not all(is_num(x) for x in fp["load_at_start"]):
+        raise bad(path, FORMAT, "context.load_avg holds a value that is not a number")
+    return fp
+
+
+def _row_values(path: Path, i: int, row: dict[str, Any], name: str) -> dict[str, float]:
+    """An iteration row's metrics: its times in ns per iteration and its user counters."""
+    where = f"benchmarks[{i}] ('{name}')"
+    unit = row.get("time_unit")
+    if unit not in TIME_UNITS:
+        raise bad(path, FORMAT, f"{where} has the time_unit {unit!r}, not one of "
+                  f"{', '.join(TIME_UNITS)}")
+    values: dict[str, float] = {}
+    for key, info in TIME_METRICS.items():
+        v = row.get(key)
+        if not is_num(v) or v < 0:
+            raise bad(path, FORMAT, f"{where} has no '{key}'" if v is None else
+                      f"{where} has the {key} {v!r}, not a time >= 0")
+        values[info.name] = float(v) * TIME_UNITS[str(unit)]
+    for key, v in row.items():
+        if key in ROW_KEYS or isinstance(v, bool | str):
+            continue
+        if not isinstance(v, int | float):
+            raise bad(path, FORMAT, f"{where} has the counter {key} {v!r}, not a number")
+        if is_num(v):  # a NaN counter (a rate over no time) is left out of the run
+            values[key] = float(v)
+    return values
+
+
+def read(path: Path, benchmark: str | None) -> ResultSet:
+    rs = ResultSet(kind="import", created_at=mtime(path), label=f"gbench {path.name}",
+                   settings=Settings(file=str(path), import_format=FORMAT))
+    configs: dict[str, Configuration] = {}
+    aggregates = skipped = failed = seq = 0
+    context: Any = None
+    for key, i, row in json_members(path, FORMAT, arrays=("benchmarks",)):
+        if key == "context":
+            context = row
+        if key == "benchmarks" and i is None:
+            raise bad(path, FORMAT, "'benchmarks' is not a list")
+        if key != "benchmarks" or i is None:
+            continue
+        if not isinstance(row, dict):
+            raise bad(path, FORMAT, f"benchmarks[{i}] is not an object")
+        if row.get("run_type") == "aggregate" or "aggregate_name" in row:
+            aggregates += 1
+            continue
+        if row.get("run_type", "iteration") != "iteration":
+            raise bad(path, FORMAT, f"benchmarks[{i}] has the run_type {row['run_type']!r}, "
+                      "not 'iteration' or 'aggregate'")
+        name = row.get("run_name", row.get("name"))
+        if not isinstance(name, str) or not name:
+            raise bad(path, FORMAT, f"benchmarks[{i}] has no 'name'")
+        if row.get("skipped") is True:
+            skipped += 1
+            continue
+        cfg = configs.get(name)
+        if cfg is None:
+            cfg = configs[name] = Configuration(name=name, command=[name],
+                                                benchmark=benchmark or name,
+                                                is_baseline=not configs)
+        if row.get("error_occurred") is True:
+            failed += 1
+            cfg.runs.append(Run(seq=seq, status="failed", exit_code=None,
+                                error=str(row.get("error_message", ""))))
+            seq += 1
+            continue
+        values = _row_values(path, i, row, name)
+        for m in values:
+            if m not in rs.metrics:
+                rs.metrics[m] = next((t for t in TIME_METRICS.values() if t.name == m), None) \
+                    or MetricInfo(m, counter_unit(m), SOURCE, direction=counter_direction(m),
+                                  description="user counter")
+        cfg.runs.append(Run(seq=seq, values=values))
+        seq += 1
+    if not configs:
+        raise bad(path, FORMAT, "no 'benchmarks' rows of run_type 'iteration'"
+                  + (f" ({aggregates} aggregate rows only: run without "
+                     "--benchmark_report_aggregates_only)" if aggregates else ""))
+    if context is not None:
+        rs.fingerprint = Fingerprint.from_json(_fingerprint(path, context))
+        rs.created_at = iso_date(context.get("date")) or rs.created_at
+    rs.configurations = list(configs.values())
+    _notes(rs, aggregates, skipped, failed)
+    return rs
+
+
+def _notes(rs: ResultSet, aggregates: int, skipped: int, failed: int) -> None:
+    fp = rs.fingerprint.extra
+    most = max(len(c.runs) for c in rs.configurations)
+    rs.notes.append("imported from Google Benchmark: ns_per_op and cpu_ns_per_op per iteration "
+                    f"of each benchmark's loop, one run per repetition ({most} at most)")
+    if most < 2:
+        rs.notes.append("one repetition per benchmark: no spread to judge a change by (run "
+                        "with --benchmark_repetitions=10)")
+    if aggregates:
+        rs.notes.append(f"{aggregates} aggregate rows (mean, median, stddev, cv...) are "
+                        "summaries of the repetitions, not samples: not imported")
+    if skipped:
+        rs.notes.append(f"{skipped} benchmark rows were skipped (SkipWithMessage)")
+    if failed:
+        rs.notes.append(f"{failed} benchmark rows are errors (SkipWithError): failed runs")
+    if fp.get("gbench_library_build_type") == "debug":
+        rs.notes.append("the Google Benchmark library was built as debug (it warns that timings "
+                        "may be affected)")
+    if fp.get("cpu_scaling_enabled") is True:
+        rs.notes.append("CPU frequency scaling was enabled when the file was made")

@@ -1,0 +1,66 @@
+"""imports.common.json_members: a JSON file's members one at a time, the same values as
+json.loads, whatever the chunk boundaries cut (a number, a string, an escape)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perflab.errors import PerflabError
+from perflab.imports import common
+
+pytestmark = pytest.mark.unit
+
+
+def _value(rnd: random.Random, depth: int = 0) -> Any:
+    r = rnd.random()
+    if depth > 3 or r < 0.3:
+        return rnd.choice([1, -2.5e-7, 'a"b]}\\', None, True, 12345678901234, "ü", float("inf")])
+    if r < 0.6:
+        return [_value(rnd, depth + 1) for _ in range(rnd.randint(0, 4))]
+    return {f"k{i}": _value(rnd, depth + 1) for i in range(rnd.randint(0, 4))}
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 65536])
+def test_members_and_streamed_array_elements_are_json_loads_values(
+        tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "_CHUNK", chunk)
+    for seed in range(60):
+        rnd = random.Random(seed)
+        rows = [_value(rnd) for _ in range(rnd.randint(0, 5))]
+        doc = {"context": _value(rnd), "benchmarks": rows, "z": _value(rnd)}
+        f = tmp_path / "f.json"
+        f.write_text(json.dumps(doc, indent=rnd.choice([None, 2])))
+        got: dict[str, Any] = {"benchmarks": []}
+        for key, i, v in common.json_members(f, "x", ("benchmarks",)):
+            if i is None:
+                got[key] = v
+            else:
+                assert i == len(got[key])
+                got[key].append(v)
+        assert json.dumps(got, sort_keys=True) == json.dumps(doc, sort_keys=True)
+
+
+def test_a_top_level_array_streams_its_elements(tmp_path: Path) -> None:
+    f = tmp_path / "f.json"
+    f.write_text("[1, {\"a\": 2}, [3]]")
+    assert list(common.json_members(f, "x")) == [("", 0, 1), ("", 1, {"a": 2}), ("", 2, [3])]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"a": 1,\n "b": [1, 2', "invalid JSON at line 2"),
+    ('{"a": 1} x', "extra data"),
+    ("7", "expected '{' or '['"),
+    ('{"a" 1}', "expected ':'"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+])
+def test_bad_json_is_one_line_with_its_line(tmp_path: Path, text: str, said: str) -> None:
+    f = tmp_path / "f.json"
+    f.write_text(text)
+    with pytest.raises(PerflabError) as e:
+        list(common.json_members(f, "gbench", ("b",)))
+    assert said in e.value.problem and "not a gbench result file" in e.value.problem

@@ -1,0 +1,3 @@
+module perflab.test/gobench
+
+go 1.21
