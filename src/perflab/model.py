@@ -452,7 +452,7 @@ class Settings:
     # A suite run's plan and progress (suites.execute); empty for other results
     suite: SuiteRecord = field(default_factory=SuiteRecord)
     file: str | None = None  # the file an import read
-    import_format: str | None = None  # hyperfine | pyperf | perf-stat | perflab (imports)
+    import_format: str | None = None  # the FORMAT of the perflab.imports reader (imports)
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
     owner: Owner | None = None  # the process writing a running result (storage)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from perflab.history.imports import import_file
 from perflab.history.series import load_series
+from perflab.imports import import_file
 from perflab.model import (
     BUILTIN_METRICS,
     PERF_SW,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from perflab.cli import history
 from perflab.errors import PerflabError
-from perflab.history.imports import import_file
+from perflab.imports import import_file
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -191,7 +191,7 @@ def test_imports_show_in_history(tmp_path: Path) -> None:
     ("perf-stat-duration.jsonl", "perf-stat"),
 ])
 def test_the_format_is_told_from_the_file(fixture: str, fmt: str, tmp_path: Path) -> None:
-    from perflab.history.imports import detect_format
+    from perflab.imports import detect_format
     assert detect_format(FIX / fixture) == fmt
     # And `perflab import` without --format stores the same as with it.
     db = tmp_path / "r.sqlite"
@@ -205,7 +205,7 @@ def test_the_format_is_told_from_the_file(fixture: str, fmt: str, tmp_path: Path
 
 
 def test_a_file_of_no_known_tool_asks_for_the_format(tmp_path: Path) -> None:
-    from perflab.history.imports import detect_format
+    from perflab.imports import detect_format
     f = tmp_path / "criterion.json"
     f.write_text('{"reason": "benchmark-complete", "id": "fib 20"}\n')
     with pytest.raises(PerflabError) as e:

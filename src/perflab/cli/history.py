@@ -238,8 +238,8 @@ def dashboard_cmd(
 def import_cmd(
     files: Annotated[list[Path], typer.Argument(help="Files written by the tool.")],
     fmt: Annotated[str | None, typer.Option(
-        "--format", "-f", help="hyperfine | pyperf | perf-stat | perflab (default: told from "
-        "each file's content)")] = None,
+        "--format", "-f", help="The tool that wrote the files, one of the formats in "
+        "docs/imports.md (default: told from each file's content).")] = None,
     benchmark: Annotated[str | None, typer.Option(
         "--benchmark", "-b", help="Benchmark name to store them under (default: the command / "
         "pyperf name / file name).")] = None,
@@ -250,10 +250,10 @@ def import_cmd(
         "here).")] = False,
     db: o.Db = None,
 ) -> None:
-    """Store hyperfine --export-json, pyperf JSON or perf stat -j results (kind "import")."""
+    """Store the results other tools wrote (kind "import"): docs/imports.md lists them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from perflab.history.imports import import_file
+    from perflab.imports import import_file
     from perflab.model import Fingerprint
 
     err_console = stderr_console()
