@@ -22,12 +22,13 @@ from types import ModuleType
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed
-from perflab.imports import hyperfine, jmh, perfstat, pyperf
+from perflab.imports import benchmarkdotnet, hyperfine, jmh, perfstat, pyperf
 from perflab.imports import perflab as perflab_json
 from perflab.imports.common import bad
 from perflab.model import ResultSet
 
-READERS: tuple[ModuleType, ...] = (perflab_json, perfstat, pyperf, hyperfine, jmh)
+READERS: tuple[ModuleType, ...] = (perflab_json, perfstat, benchmarkdotnet, pyperf, hyperfine,
+                                  jmh)
 FORMATS: tuple[str, ...] = tuple(m.FORMAT for m in READERS)
 BY_FORMAT: dict[str, ModuleType] = {m.FORMAT: m for m in READERS}
 HEAD_BYTES = 65536
