@@ -57,8 +57,8 @@ VERBS: dict[str, tuple[str, str]] = {
                "with A/B verdicts."),
     "dashboard": ("perflab.cli.history", "A static HTML dashboard (one page per series, change "
                   "points marked); no server needed."),
-    "import": ("perflab.cli.history", "Store hyperfine --export-json, pyperf JSON or perf stat -j "
-               "results (kind \"import\")."),
+    "import": ("perflab.cli.history", "Store the results other tools wrote (kind \"import\"): "
+               "docs/imports.md lists them."),
     "prune": ("perflab.cli.history", "Remove old result sets, keeping each series' newest "
               "points: a dry run unless --yes."),
     "results": ("perflab.cli.measure", "Stored results: list and show."),
