@@ -165,7 +165,7 @@ def test_cli_bad_file_stores_nothing(tmp_path: Path) -> None:
     assert isinstance(res.exception, PerflabError) and "empty file" in res.exception.problem
     assert Store(db).result_ids() == []  # the good file before it is not half-imported
     res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-two.json"),
-                                      "--format", "criterion", "--db", str(db)])
+                                      "--format", "nosuchtool", "--db", str(db)])
     assert isinstance(res.exception, PerflabError)
     assert "unknown import format" in res.exception.problem
 

@@ -236,7 +236,8 @@ def dashboard_cmd(
 
 
 def import_cmd(
-    files: Annotated[list[Path], typer.Argument(help="Files written by the tool.")],
+    files: Annotated[list[Path], typer.Argument(
+        help="Files written by the tool, or a directory (criterion's target/criterion).")],
     fmt: Annotated[str | None, typer.Option(
         "--format", "-f", help="The tool that wrote the files, one of the formats in "
         "docs/imports.md (default: told from each file's content).")] = None,

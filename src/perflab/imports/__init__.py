@@ -7,7 +7,10 @@ One module per format, each with the same interface:
   reads it;
 - ``read(path: Path, benchmark: str | None) -> ResultSet``: the file's samples as a result
   set; a file with a field missing or of the wrong type raises one PerflabError naming the
-  field and the file.
+  field and the file;
+- optionally ``sniff_dir(path: Path) -> bool``: True if the module reads this directory (a
+  tool that writes a tree of files, as criterion's ``target/criterion``); ``read`` then takes
+  the directory.
 
 ``READERS`` is the registry: detection asks each module's ``sniff`` in this order, so a
 module whose files another's sniff would also take comes first.  docs/imports.md describes
@@ -22,12 +25,22 @@ from types import ModuleType
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed
-from perflab.imports import gbench, gobench, hyperfine, perfstat, pyperf
+from perflab.imports import (
+    benchmarkdotnet,
+    criterion,
+    gbench,
+    gobench,
+    hyperfine,
+    jmh,
+    perfstat,
+    pyperf,
+)
 from perflab.imports import perflab as perflab_json
 from perflab.imports.common import bad
 from perflab.model import ResultSet
 
-READERS: tuple[ModuleType, ...] = (perflab_json, perfstat, gbench, gobench, pyperf, hyperfine)
+READERS: tuple[ModuleType, ...] = (perflab_json, perfstat, benchmarkdotnet, gbench, gobench,
+                                   pyperf, hyperfine, jmh, criterion)
 FORMATS: tuple[str, ...] = tuple(m.FORMAT for m in READERS)
 BY_FORMAT: dict[str, ModuleType] = {m.FORMAT: m for m in READERS}
 HEAD_BYTES = 65536
@@ -62,6 +75,8 @@ def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> Re
     """The result set of one file: of format ``fmt``, or of the format its content tells."""
     if fmt is not None and fmt not in BY_FORMAT:
         raise PerflabError(f"unknown import format '{fmt}'", f"use one of {', '.join(FORMATS)}")
+    if path.is_dir():
+        return _import_directory(path, fmt, benchmark)
     if not path.is_file():
         raise PerflabError(f"{path} does not exist or is not a file", "check the path")
     size = os.path.getsize(path)
@@ -76,4 +91,18 @@ def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> Re
                            f"{fmt_fixed(limit / 2**20)} MiB (PERFLAB_IMPORT_MAX_MB)",
                            "split the file, or raise PERFLAB_IMPORT_MAX_MB if memory allows")
     result: ResultSet = BY_FORMAT[fmt or detect_format(path)].read(path, benchmark)
+    return result
+
+
+def _import_directory(path: Path, fmt: str | None, benchmark: str | None) -> ResultSet:
+    """A directory, read by the reader whose ``sniff_dir`` takes it (the one given, or the
+    first in READERS)."""
+    dir_readers = [r for r in READERS if hasattr(r, "sniff_dir")]
+    names = ", ".join(r.FORMAT for r in dir_readers)
+    reader = BY_FORMAT[fmt] if fmt else next((r for r in dir_readers if r.sniff_dir(path)), None)
+    if reader is None or not hasattr(reader, "sniff_dir"):
+        raise PerflabError(f"{path} is a directory{f' and {fmt} reads files' if fmt else ''}; "
+                           f"perflab reads directories written by {names}",
+                           "give a file the tool wrote, or such a directory")
+    result: ResultSet = reader.read(path, benchmark)
     return result

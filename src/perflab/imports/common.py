@@ -182,3 +182,33 @@ def _json_items(text: _JsonText, key: str) -> Iterator[tuple[str, int | None, An
         i += 1
         if text.expect(",]") == "]":
             return
+
+KINDS: dict[str, tuple[type, ...]] = {"a number": (int, float), "text": (str,),
+                                      "a list": (list,), "an object": (dict,)}
+
+
+def need(obj: dict[str, Any], key: str, kind: str, where: str, path: Path, fmt: str) -> Any:
+    """``obj[key]`` when it is of ``kind`` (a KINDS key; a number is finite, not a bool), else
+    the one-line refusal naming the field: ``where`` is the field's place in the file
+    ("Benchmarks[2].Measurements[5]"), so the line reads "... (Benchmarks[2].Measurements[5].
+    Nanoseconds is missing)"."""
+    field = f"{where}.{key}" if where else key
+    if key not in obj:
+        raise bad(path, fmt, f"{field} is missing")
+    value = obj[key]
+    ok = is_num(value) if kind == "a number" else isinstance(value, KINDS[kind])
+    if not ok:
+        raise bad(path, fmt, f"{field} is {_json_type(value)}, not {kind}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value}" if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    return "a list" if isinstance(value, list) else "an object"
