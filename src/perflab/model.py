@@ -140,9 +140,9 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
 }
 
 # Units earlier perflabs stored a built-in metric in, with how many of them make one of its unit
-# today: up to schema 4 task_clock was in ms, every other time in s (issue 24).  The store's
-# migration (storage._migrate) and the import of perflab's own JSON exports read old figures
-# through former_unit_divisor.
+# today: up to schema 4 task_clock was in ms, every other time in s.  The store's migrations
+# (perflab.migrations) and the import of perflab's own JSON exports read old figures through
+# them.
 FORMER_UNITS: dict[tuple[str, str], float] = {("task_clock", "ms"): 1e3}
 
 
