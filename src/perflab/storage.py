@@ -691,6 +691,7 @@ class Store:
                         exit_code=r["exit_code"], warmup=bool(r["warmup"]),
                         started_at=r["started_at"] or 0.0, load1=r["load1"],
                         error=r["error"] or "", id=r["id"]))
+            rs.name_metrics_of_runs()
             return rs
 
         return self.read(go)
