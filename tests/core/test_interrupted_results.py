@@ -63,3 +63,23 @@ def test_a_result_killed_before_its_header_shows_its_runs(tmp_path: Path, name: 
     assert "status interrupted" in (out / "index.html").read_text()
     listed = invoke("results", "list", "--db", str(db))
     assert "interrupted" in listed.output
+
+
+def test_history_marks_the_killed_results_and_reads_them_in_seconds(tmp_path: Path) -> None:
+    """schema5.db's series of spin: one complete result and two killed ones (one left in ms by
+    an earlier migration): every point about 0.33 ms, the killed ones marked."""
+    from perflab.history.series import load_series
+    from perflab.storage import Store
+
+    db = tmp_path / "schema5.db"
+    shutil.copy(FIXTURE / "schema5.db", db)
+    for rid in (2, 3):
+        _owner_here_before_a_restart(db, rid)
+    (series,) = load_series(Store(db), benchmark="spin", metric="task_clock")
+    assert series.unit == "s"
+    assert [(p.result_id, p.label) for p in series.points] == [
+        (1, "stat"), (2, "stat, interrupted: partial"), (3, "stat, interrupted: partial")]
+    assert all(1e-4 < p.median < 1e-3 for p in series.points)
+    shown = invoke("history", "spin", "--db", str(db), "-m", "task_clock")
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.count("interrupted: partial") == 2
