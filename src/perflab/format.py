@@ -27,6 +27,14 @@ def md_text(text: object) -> str:
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
+def status_phrase(status: str) -> str:
+    """What a result's status adds to its title: nothing for a complete result, "interrupted:
+    partial" for one stopped before its end (Ctrl-C, SIGKILL, a full disk: the runs stored
+    before are all there), else the status ("failed")."""
+    return "" if status == "complete" else (
+        "interrupted: partial" if status == "interrupted" else status)
+
+
 def seconds_per(unit: str) -> float | None:
     """Seconds in one ``unit`` (s, ms, us/µs, ns); None when the unit is not a time."""
     return _TIME_UNITS.get(unit)

@@ -160,9 +160,9 @@ BUILTIN_METRICS: dict[str, MetricInfo] = {
 }
 
 # Units earlier perflabs stored a built-in metric in, with how many of them make one of its unit
-# today: up to schema 4 task_clock was in ms, every other time in s (issue 24).  The store's
-# migration (storage._migrate) and the import of perflab's own JSON exports read old figures
-# through former_unit_divisor.
+# today: up to schema 4 task_clock was in ms, every other time in s.  The store's migrations
+# (perflab.migrations) and the import of perflab's own JSON exports read old figures through
+# them.
 FORMER_UNITS: dict[tuple[str, str], float] = {("task_clock", "ms"): 1e3}
 
 
@@ -177,6 +177,36 @@ def in_today_unit(value: float, divisor: float) -> float:
     was stored as 350062 / 1e6 ms, which prints as "0.350062"; shifting that text gives exactly
     the 350062 / 1e9 s today's collector stores (0.350062 / 1e3 is 0.00035006199999999994)."""
     return float(Decimal(repr(value)) / Decimal(repr(divisor)))
+
+
+def named_metric(name: str, benchmark: str, region_used: bool = False) -> MetricInfo:
+    """What a metric's name alone tells of it: a built-in metric's facts (a perf_event counter
+    counts the timed region only when the run had one), else those of a metric perflab derives
+    (cpu_time, region_time, the per-op ones), else a key of ``benchmark``'s workload JSON with
+    the unit its name suggests (``_ns``: ns, ``_per_s``: 1/s, ``_kib``: KiB).  The runner
+    starts from it; a stored result whose header was never written (its perflab killed before
+    the end) is read with it."""
+    source = f"workload JSON ({benchmark})"
+    if name in BUILTIN_METRICS:
+        info = BUILTIN_METRICS[name]
+        if region_used and info.source.startswith("perf_event_open"):
+            return MetricInfo(info.name, info.unit, info.source + ", timed region only",
+                              description=info.description)
+        return info
+    if name == "cpu_time":
+        return MetricInfo(name, "s", WAIT4, description="user + system CPU time")
+    if name == "region_time":
+        return MetricInfo(name, "s", "timed region announced by the workload (wall clock)")
+    if name == "cpu_ns_per_op" and region_used:
+        return MetricInfo(name, "ns", "perf_event_open task-clock in the timed region / ops",
+                          description="CPU time per operation, all threads")
+    if name == "cpu_ns_per_op":
+        return MetricInfo(name, "ns", source, description="CPU time per operation")
+    if name == "instructions_per_op":
+        return MetricInfo(name, "count", f"{CALLGRIND} (exact)", deterministic=True)
+    unit = "ns" if name.endswith("_ns") or name.startswith("ns_") else (
+        "1/s" if name.endswith("_per_s") else "KiB" if name.endswith("_kib") else "")
+    return MetricInfo(name, unit, source, direction=workload_direction(name))
 
 
 # The perf_event counters by kind, read off the table above (one list: collectors/perf_events
@@ -579,6 +609,17 @@ class ResultSet:
             self.settings = Settings.from_dict(self.settings)
         if isinstance(self.fingerprint, dict):  # ResultSet(fingerprint={...})
             self.fingerprint = Fingerprint.from_json(self.fingerprint)
+
+    def name_metrics_of_runs(self) -> None:
+        """Add to ``metrics`` each metric a run holds that they do not name, with what its name
+        tells (named_metric): a result whose perflab was killed has runs and a header written
+        before its first run, which names none."""
+        for cfg in self.configurations:
+            for run in cfg.runs:
+                for name in run.values:
+                    if name not in self.metrics:
+                        self.metrics[name] = named_metric(name, cfg.benchmark or cfg.name,
+                                                          "region_time" in run.values)
 
     def cells(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -52,14 +52,13 @@ from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
 from perflab.model import (
     BUILTIN_METRICS,
-    WAIT4,
     Configuration,
     MetricInfo,
     PrimaryChoice,
     ResultSet,
     Run,
     StopInfo,
-    workload_direction,
+    named_metric,
 )
 from perflab.stats import (
     DEFAULT_CORRECTION,
@@ -334,32 +333,16 @@ def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
 
 
 def _metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
-    if name in BUILTIN_METRICS:
-        info = BUILTIN_METRICS[name]
-        if region_used and info.source.startswith("perf_event_open"):
-            return MetricInfo(info.name, info.unit, info.source + ", timed region only",
-                              description=info.description)
-        return info
-    if name == "cpu_time":
-        return MetricInfo(name, "s", WAIT4, description="user + system CPU time")
-    if name == "cpu_ns_per_op" and region_used:
-        return MetricInfo(name, "ns", "perf_event_open task-clock in the timed region / ops",
-                          description="CPU time per operation, all threads")
-    if name == "cpu_ns_per_op":
-        return MetricInfo(name, "ns", f"workload JSON ({benchmark})",
-                          description="CPU time per operation")
-    if name == "region_time":
-        return MetricInfo(name, "s", "timed region announced by the workload (wall clock)")
     if name == "instructions_per_op":
         return MetricInfo(name, "count", CALLGRIND_SOURCE, deterministic=True)
-    decl = _declared_metric(benchmark, name)
+    # what perflab collects or derives itself is never a workload's declared key
+    decl = None if name in BUILTIN_METRICS or name in ("cpu_time", "region_time",
+                                                        "cpu_ns_per_op") else \
+        _declared_metric(benchmark, name)
     if decl is not None:
         return MetricInfo(name, decl.unit, f"workload JSON ({benchmark})",
                           direction=decl.direction, description=decl.help)
-    unit = "ns" if name.endswith("_ns") or name.startswith("ns_") else (
-        "1/s" if name.endswith("_per_s") else "KiB" if name.endswith("_kib") else "")
-    return MetricInfo(name, unit, f"workload JSON ({benchmark})",
-                      direction=workload_direction(name))
+    return named_metric(name, benchmark, region_used)
 
 
 def plan_for(opts: MeasureOptions) -> Plan:
@@ -508,6 +491,8 @@ class Measurement:
         self.requests: dict[tuple[int, bool], RunRequest] = {}
         self.pending: list[tuple[int, Run]] = []  # the round being recorded
         self.ended: list[list[tuple[int, Run]]] = []  # rounds recorded, not yet stored
+        # what the stored header says of the metrics: their names and the primary one
+        self.header_says: tuple[frozenset[str], str | None] = (frozenset(), None)
         self.outage = store.outage if store is not None else Outage()
         self.seq = 0
         self.started = 0.0
@@ -916,6 +901,13 @@ class Measurement:
         self._tries = 0
         if self.ended:
             ride_out(self._store_ended, self.outage, None if wait else 0.0)
+        says = (frozenset(self.rs.metrics), self.rs.settings.primary_metric)
+        if self.rs.id is not None and self.rs.status == "running" and says != self.header_says:
+            # The stored runs name metrics the stored header does not (the first runs), or the
+            # primary metric was chosen: write it now, so that a perflab killed from here on
+            # leaves a result that says what its runs measured, as a finished one does.
+            self.store.update_result(self.rs, wait=wait)
+            self.header_says = says
 
     def _store_ended(self) -> None:
         assert self.store is not None

@@ -33,7 +33,6 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain
 from perflab.model import (
-    BUILTIN_METRICS,
     Configuration,
     Fingerprint,
     MetricInfo,
@@ -42,18 +41,17 @@ from perflab.model import (
     ResultSet,
     Run,
     Settings,
-    former_unit_divisor,
-    in_today_unit,
 )
 
 # The version of the schema this perflab writes.  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
 # 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
 # grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL;
-# 5: task_clock in seconds like every other time (it was ms; issue 24).
+# 5: task_clock in seconds like every other time (it was ms); 6: the task_clock samples an
+# earlier step 5 left in ms (results whose header did not name the unit) in seconds too.
 # Raise it with every change to a table or to what a stored value means; older databases are
-# brought up to date by _migrate.
-SCHEMA_VERSION = 5
+# brought up to date by perflab.migrations, one step per version.
+SCHEMA_VERSION = 6
 
 metadata = sa.MetaData()
 
@@ -62,7 +60,7 @@ metadata = sa.MetaData()
 # INTEGER, which for a primary key is the 64-bit rowid already (BIGINT would not be).  Foreign
 # keys to it take its type.
 GrowingId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-# (table, column) of those ids and of the foreign keys to them: what _migrate widens.
+# (table, column) of those ids and of the foreign keys to them: what schema 4 widened.
 _GROWING = (("results", "id"), ("configurations", "id"), ("configurations", "result_id"),
             ("runs", "id"), ("runs", "configuration_id"), ("profiles", "id"),
             ("profiles", "result_id"), ("profiles", "configuration_id"))
@@ -359,7 +357,9 @@ class Store:
             meta.c.key == "schema_version")).scalar()
         if current is not None and int(current) > SCHEMA_VERSION:
             return  # a newer perflab got here first; ensure_schema's next check names it
-        _migrate(conn, int(current) if current is not None else 1)
+        from perflab.migrations import migrate
+
+        migrate(conn, int(current) if current is not None else 1)
         values = {"key": "schema_version", "value": str(SCHEMA_VERSION)}
         if current is None:
             conn.execute(upsert_stmt(conn, meta).values(**values)
@@ -691,6 +691,7 @@ class Store:
                         exit_code=r["exit_code"], warmup=bool(r["warmup"]),
                         started_at=r["started_at"] or 0.0, load1=r["load1"],
                         error=r["error"] or "", id=r["id"]))
+            rs.name_metrics_of_runs()
             return rs
 
         return self.read(go)
@@ -830,67 +831,6 @@ def upsert_stmt(conn: sa.Connection, table: sa.Table) -> Any:
     else:
         from sqlalchemy.dialects.sqlite import insert
     return insert(table)
-
-
-def _migrate(conn: sa.Connection, version: int) -> None:
-    """Bring a database from ``version`` up to SCHEMA_VERSION, one step per version.  New tables
-    are made by create_all; new columns of old tables are added here."""
-    if version < 3:
-        have = {c["name"] for c in sa.inspect(conn).get_columns("results")}
-        if "fleet_job" not in have:
-            conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_job BIGINT"))
-        if "fleet_submission" not in have:
-            conn.execute(sa.text("ALTER TABLE results ADD COLUMN fleet_submission VARCHAR(32)"))
-        for col in ("fleet_job", "fleet_submission"):
-            conn.execute(sa.text(f"CREATE INDEX IF NOT EXISTS ix_results_{col} ON results ({col})"))
-    if version < 4 and conn.dialect.name == "postgresql":
-        # 64-bit ids and their sequences (SQLite's INTEGER PRIMARY KEY is 64-bit already).
-        # Each ALTER rewrites its table under an exclusive lock: minutes for a large store,
-        # during which the fleet's writers wait.
-        for table, col in _GROWING:
-            conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {col} TYPE BIGINT"))
-            if col == "id":
-                seq = conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"),
-                                   {"t": table}).scalar()
-                if seq:  # AS BIGINT also lifts the maximum from 2^31-1 to 2^63-1
-                    conn.execute(sa.text(f"ALTER SEQUENCE {seq} AS BIGINT"))
-    if version < 5:
-        _former_units_to_current(conn)
-
-
-def _former_units_to_current(conn: sa.Connection) -> None:
-    """Schema 5: values stored in a former unit (model.FORMER_UNITS: task_clock in ms) are
-    brought to today's, with the unit in their result's metrics.  Runs inside _create_schema's
-    transaction, under its lock, once; a result whose metrics already say today's unit is left
-    alone, so a second pass changes nothing.  In Python rather than in each dialect's JSON
-    functions (SQLite's json_set and PostgreSQL's float8 -> jsonb print 15 significant digits,
-    which would round stored samples), in decimal (model.in_today_unit)."""
-    divisors: dict[int, dict[str, float]] = {}
-    for rid, stored in conn.execute(sa.select(results.c.id, results.c.metrics)).all():
-        infos = {k: MetricInfo.from_dict(k, v) for k, v in (stored or {}).items()}
-        found = {k: d for k, info in infos.items()
-                 if (d := former_unit_divisor(k, info.unit)) is not None}
-        if not found:
-            continue
-        divisors[int(rid)] = found
-        now = {k: {**v, "unit": BUILTIN_METRICS[k].unit} if k in found else v
-               for k, v in stored.items()}
-        conn.execute(results.update().where(results.c.id == rid).values(metrics=now))
-    set_values = (runs.update().where(runs.c.id == sa.bindparam("run_id"))
-                  .values({runs.c["values"]: sa.bindparam("now")}))
-    for chunk in _chunks(sorted(divisors)):
-        q = (sa.select(runs.c.id, runs.c["values"], configurations.c.result_id)
-             .join(configurations, configurations.c.id == runs.c.configuration_id)
-             .where(configurations.c.result_id.in_(chunk)))
-        rows = []
-        for run_id, values, rid in conn.execute(q).all():
-            d = divisors[int(rid)]
-            if values and d.keys() & values.keys():
-                rows.append({"run_id": run_id, "now": {
-                    k: in_today_unit(v, d[k]) if k in d and isinstance(v, int | float) else v
-                    for k, v in values.items()}})
-        if rows:
-            conn.execute(set_values, rows)
 
 
 def _is_create_race(e: BaseException | None) -> bool:
@@ -1090,8 +1030,9 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def _older_writable_sqlite(path: Path) -> bool:
     """``path`` is a SQLite file of an older perflab schema that this user may write: opened
-    for writing even by a verb that only reads, and brought up to date once (_migrate), since
-    schema 5 changed what stored values mean (task_clock's unit) and a reader cannot skip that."""
+    for writing even by a verb that only reads, and brought up to date once (perflab.migrations),
+    since schemas 5 and 6 changed what stored values mean (task_clock's unit) and a reader
+    cannot skip that."""
     import sqlite3
     from urllib.parse import quote
 

@@ -7,6 +7,7 @@ imports in seconds too."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import shutil
 import sqlite3
@@ -16,6 +17,7 @@ import pytest
 
 from perflab.history.series import load_series
 from perflab.imports import import_file
+from perflab.migrations import migrate
 from perflab.model import (
     BUILTIN_METRICS,
     PERF_SW,
@@ -25,7 +27,7 @@ from perflab.model import (
     Run,
     in_today_unit,
 )
-from perflab.storage import SCHEMA_VERSION, Store, _migrate, meta
+from perflab.storage import SCHEMA_VERSION, Store, meta
 
 pytestmark = pytest.mark.system
 
@@ -47,11 +49,12 @@ def _result(commit: str, ns: list[int], old: bool, at: float = 1000.0) -> Result
     return rs
 
 
-def _schema_4(url: str, results: list[ResultSet]) -> list[int]:
-    """``results`` in a store that says schema 4, as an earlier perflab left it."""
+def _schema_4(url: str, results: list[ResultSet], version: int = 4) -> list[int]:
+    """``results`` in a store that says schema 4 (or ``version``), as an earlier perflab left
+    it."""
     store = Store(url, create=True)
     ids = [store.save(rs) for rs in results]
-    store.write(lambda c: c.execute(meta.update().values(value="4")))
+    store.write(lambda c: c.execute(meta.update().values(value=str(version))))
     store.engine.dispose()
     return ids
 
@@ -66,11 +69,11 @@ def _task_clock(store: Store, rid: int) -> list[float]:
 def test_an_old_store_reads_task_clock_in_seconds_once(store_url: str) -> None:
     (rid,) = _schema_4(store_url, [_result("c1", NS, old=True)])
     store = Store(store_url, create=True)  # what any verb (SQLite) or `fleet init` does
-    assert store.schema_version() == SCHEMA_VERSION == 5
+    assert store.schema_version() == SCHEMA_VERSION
     # exactly what today's collector stores for the same readings, not ms / 1e3 one ulp off
     assert _task_clock(store, rid) == [n / 1e9 for n in NS]
     # a second pass (an opener that read version 4 before the first committed) changes nothing
-    store.write(lambda c: _migrate(c, 4))
+    store.write(lambda c: migrate(c, 4))
     for _ in range(2):
         Store(store_url, create=True).ensure_schema(create=True)
     assert _task_clock(store, rid) == [n / 1e9 for n in NS]
@@ -142,3 +145,81 @@ def test_an_old_export_imports_in_seconds() -> None:
     assert rs.metrics["task_clock"].unit == "s"
     base = rs.configurations[0].samples("task_clock")
     assert base[0] == 0.000296141 and max(base) < 0.001
+
+
+INTERRUPTED = Path(__file__).parent.parent / "fixtures" / "core" / "interrupted"
+
+
+def _stored_task_clock(db: Path, rid: int) -> list[float]:
+    """Result ``rid``'s task_clock samples as the file holds them, read with plain sqlite3."""
+    with contextlib.closing(sqlite3.connect(db)) as c:
+        return [float(v) for (v,) in c.execute(
+            "SELECT json_extract(r.\"values\", '$.task_clock') FROM runs r JOIN configurations "
+            "g ON g.id = r.configuration_id WHERE g.result_id = ? ORDER BY g.id, r.seq", (rid,))]
+
+
+def _loaded_task_clock(store: Store, rid: int) -> list[float]:
+    return [r.values["task_clock"] for c in store.load(rid).configurations for r in c.runs]
+
+
+@pytest.mark.unit
+def test_an_interrupted_result_of_schema_4_reads_in_seconds(tmp_path: Path) -> None:
+    """Result 2 was killed mid-run at schema 4: its header never named task_clock's unit, and
+    its samples (ms) are converted like the complete result's, once."""
+    db = tmp_path / "r.db"
+    shutil.copy(INTERRUPTED / "schema4.db", db)
+    stored = {rid: _stored_task_clock(db, rid) for rid in (1, 2)}
+    assert len(stored[2]) == 87 and min(stored[2]) > 0.1  # spin 300000: about 0.33 ms
+    store = Store(db)
+    want = {rid: [in_today_unit(ms, 1e3) for ms in stored[rid]] for rid in (1, 2)}
+    for _ in range(2):  # the second time: a second pass of step 5, which changes nothing
+        assert {rid: _loaded_task_clock(store, rid) for rid in (1, 2)} == want
+        assert store.load(2).metrics["task_clock"].unit == "s"
+        store.write(lambda c: migrate(c, 4))
+
+
+@pytest.mark.unit
+def test_a_store_an_earlier_schema_5_left_in_ms_is_repaired(tmp_path: Path) -> None:
+    """schema5.db: result 2 (interrupted at schema 4) left in ms by the earlier step 5, result
+    1 converted by it, result 3 interrupted at schema 5 (in s).  Schema 6 converts result 2
+    alone, once."""
+    db = tmp_path / "r.db"
+    shutil.copy(INTERRUPTED / "schema5.db", db)
+    stored = {rid: _stored_task_clock(db, rid) for rid in (1, 2, 3)}
+    store = Store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    want = {1: stored[1], 2: [in_today_unit(ms, 1e3) for ms in stored[2]], 3: stored[3]}
+    for _ in range(2):
+        assert {rid: _loaded_task_clock(store, rid) for rid in (1, 2, 3)} == want
+        store.write(lambda c: migrate(c, 5))
+    assert max(want[2] + want[3]) < 0.01 < min(stored[2])
+
+
+# (task_clock as stored, wall_time, user_time + sys_time) of a configuration's runs: whether
+# schema 6 reads it as ms (and converts it).
+EVIDENCE = {
+    "cpu-bound, ms": ([(0.9, 0.001, 0.0009)] * 5, True),
+    "cpu-bound, s": ([(0.0009, 0.001, 0.0009)] * 5, False),
+    "sleeping, ms": ([(1.0, 0.15, 0.001)] * 5, True),  # wall time allows it; rusage does not
+    "sleeping, s": ([(0.001, 0.15, 0.001)] * 5, False),
+    "no evidence": ([(1.0, None, None)] * 5, False),
+    "one odd run of five": ([(0.05, 0.15, 0.0009)] + [(0.0009, 0.15, 0.0009)] * 4, False),
+    "more CPU than the machine had": ([(5.0, 0.1, None)] * 5, True),
+}
+
+
+def test_schema_6_converts_a_configuration_on_the_evidence_of_its_runs(store_url: str) -> None:
+    rs = ResultSet(kind="stat", status="running", created_at=1000.0,
+                   fingerprint={"hostname": "h", "cpu_model": "X", "cpu_count": 2})
+    for name, (runs, _) in EVIDENCE.items():
+        cfg = Configuration(name=name, command=["prog"], benchmark="prog", cell="{}")
+        for i, (t, wall, cpu) in enumerate(runs):
+            v = {"task_clock": t} | ({"wall_time": wall} if wall else {}) | (
+                {"user_time": cpu, "sys_time": 0.0} if cpu else {})
+            cfg.runs.append(Run(seq=i, values=v))
+        rs.configurations.append(cfg)
+    (rid,) = _schema_4(store_url, [rs], version=5)
+    store = Store(store_url, create=True)
+    got = {c.name: c.samples("task_clock") for c in store.load(rid).configurations}
+    for name, (runs, ms) in EVIDENCE.items():
+        assert got[name] == [in_today_unit(t, 1e3) if ms else t for t, _, _ in runs], name

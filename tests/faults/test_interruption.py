@@ -9,6 +9,7 @@ test knows when a run is in flight and which process must be gone afterwards.
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -146,6 +147,31 @@ def test_sigkill_during_stat_leaves_no_command_and_shows_interrupted(perflab: Pe
     shown = perflab("results", "show", "2")
     shown.succeeds()
     assert "interrupted" in shown.stdout and "ended without finishing" in shown.stdout
+
+
+def test_sigkill_mid_stat_shows_the_runs_marked_interrupted(perflab: Perflab,
+                                                            tmp_path: Path) -> None:
+    """perflab stat SIGKILLed once 20 runs are stored: `results show` prints the stored runs'
+    table (not "N runs" above an empty one), and its JSON export holds their metrics, marked
+    interrupted; `results list` says interrupted too."""
+    quick, _ = sleeper(tmp_path, 0.01, "quick.sh")
+    p = perflab.popen("stat", "-r", "100000", "-w", "0", "--no-counters", "--", str(quick))
+    wait_for(lambda: perflab.counts().runs >= 20, what="20 stored runs")
+    code, _, _ = stop(perflab, p, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    runs = perflab.counts().runs
+    doc = tmp_path / "r.json"
+    shown = perflab("results", "show", "1", "--export-json", str(doc))
+    shown.succeeds()
+    assert "(interrupted: partial)" in shown.stdout and f"{runs} runs" in shown.stdout
+    assert "wall_time" in shown.stdout and "user_time" in shown.stdout
+    exported = json.loads(doc.read_text())
+    assert exported["status"] == "interrupted"
+    (cfg,) = exported["configurations"]
+    assert cfg["runs"] == runs
+    assert cfg["metrics"]["wall_time"]["n"] == runs
+    listed = perflab("results", "list")
+    assert "interrupted" in listed.stdout
 
 
 def test_sigkill_kills_the_commands_whole_process_group(perflab: Perflab,

@@ -92,7 +92,7 @@ def history_cmd(
                 style = "dim" if cp.ignored else ("red" if cp.regression else "green")
                 mark = Cell(f"{fmt_change_pct(cp.change_pct, 1)} p={fmt_sig(cp.p_value, 2)}",
                             style)
-            t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.kind,
+            t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.label,
                       str(p.n), fmt_value(p.median, s.unit),
                       f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]", mark)
         t.print(console)

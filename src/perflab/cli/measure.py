@@ -24,7 +24,7 @@ from perflab.cli import options as o
 from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
-from perflab.format import fmt_seconds
+from perflab.format import fmt_seconds, status_phrase
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
@@ -105,8 +105,9 @@ def _print_notes(a: Analysis) -> None:
 
 
 def _header(rs: ResultSet, store: Store) -> None:
-    state = {"complete": "", "interrupted": " [yellow](interrupted: partial)[/]",
-             "failed": " [red](failed)[/]"}.get(rs.status, f" ({rs.status})")
+    phrase = status_phrase(rs.status)
+    colour = {"interrupted": "yellow", "failed": "red"}.get(rs.status)
+    state = "" if not phrase else (f" [{colour}]({phrase})[/]" if colour else f" ({phrase})")
     aside.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
     runtimes = rs.fingerprint.runtimes or {}
     if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)

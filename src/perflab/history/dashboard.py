@@ -53,7 +53,7 @@ def _points_table(s: Series) -> str:
     for p in s.points:
         t.add_row(short(p.commit) + ("*" if p.dirty else ""),
                   time.strftime("%Y-%m-%d %H:%M", time.gmtime(p.created_at)),
-                  str(p.result_id), p.kind, str(p.n), fmt_value(p.median, s.unit),
+                  str(p.result_id), p.label, str(p.n), fmt_value(p.median, s.unit),
                   f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]")
     return t.to_html()
 

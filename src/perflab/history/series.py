@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_params
+from perflab.format import fmt_params, status_phrase
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.store import EXCLUDED_KINDS, glob_like
-from perflab.model import metric_direction
+from perflab.model import metric_direction, named_metric
 from perflab.storage import Store
 
 __all__ = ["EXCLUDED_KINDS", "glob_like"]  # kept importable from here (tests, other verbs)
@@ -99,6 +99,14 @@ class Point:
     ci_high: float = math.nan
     mean: float = math.nan
     stdev: float = math.nan
+    status: str = "complete"  # its result's: "interrupted" when its perflab stopped early
+
+    @property
+    def label(self) -> str:
+        """Its result's kind, and how it ended when that was not complete ("stat,
+        interrupted: partial")."""
+        phrase = status_phrase(self.status)
+        return f"{self.kind}, {phrase}" if phrase else self.kind
 
     @property
     def n(self) -> int:
@@ -234,12 +242,15 @@ def _series_of(rows: list[dict[str, Any]], source_of: dict[int, str], names: dic
                             names.get(r["machine_id"], "") if r["machine_id"] else "")
             s = by_key.get(key)
             if s is None:
-                s = by_key[key] = _new_series(key, minfo.get(m, {}))
+                # a header never written (its perflab killed): what the name tells
+                s = by_key[key] = _new_series(key, minfo.get(m) or named_metric(
+                    m, r["benchmark"], "region_time" in r["values"]).to_dict())
             pk = (key, r["cid"])
             p = points.get(pk)
             if p is None:
                 p = points[pk] = Point(r["rid"], r["created_at"], r["kind"],
-                                       r["ccommit"] or r["rcommit"], r["dirty"], [])
+                                       r["ccommit"] or r["rcommit"], r["dirty"], [],
+                                       status=r["status"])
                 s.points.append(p)
             p.samples.append(float(v))
     return list(by_key.values())

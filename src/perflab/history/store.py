@@ -9,8 +9,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from perflab.model import Settings
-from perflab.storage import Store, configurations, results, runs
+from perflab.model import Owner, Settings
+from perflab.storage import Store, configurations, effective_status, results, runs
 
 EXCLUDED_KINDS = ("bisect",)
 
@@ -38,7 +38,9 @@ def run_rows(store: Store, benchmark: str | None = None, config: str | None = No
     def go(conn: sa.Connection) -> list[dict[str, Any]]:
         q = (sa.select(results.c.id.label("rid"), results.c.kind, results.c.created_at,
                        results.c.commit.label("rcommit"), results.c.dirty, results.c.machine_id,
-                       results.c.metrics, configurations.c.id.label("cid"),
+                       results.c.metrics, results.c.status,
+                       results.c.settings["owner"].label("owner"),
+                       configurations.c.id.label("cid"),
                        configurations.c.name, configurations.c.benchmark,
                        configurations.c.params, configurations.c.cell,
                        configurations.c.commit.label("ccommit"), runs.c["values"])
@@ -58,7 +60,12 @@ def run_rows(store: Store, benchmark: str | None = None, config: str | None = No
             q = q.where(configurations.c.name == config)
         if machine is not None:
             q = q.where(results.c.machine_id == machine)
-        return [dict(r) for r in conn.execute(q).mappings()]
+        rows = [dict(r) for r in conn.execute(q).mappings()]
+        for r in rows:  # a running result whose perflab is gone reads interrupted
+            owner = r.pop("owner")
+            r["status"] = effective_status(
+                r["status"], Owner.from_dict(owner) if isinstance(owner, dict) else None)
+        return rows
 
     return store.read(go)
 

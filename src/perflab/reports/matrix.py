@@ -134,6 +134,7 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             "change": fmt_change_pct(c.change_pct, 1),
             "p": "-" if c.p_value is None else fmt_p(c.p_value),
             "verdict": fmt_verdict(c),
+            **_status(rs),
         })
     return rows
 
@@ -231,7 +232,13 @@ def counter_rows(a: Analysis, cell: str) -> list[dict[str, str]]:
 
 _RAW_COLUMNS = {"metric", "unit", "configuration", "baseline", "runs", "median", "ci_low",
                 "ci_high", "cv", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adjusted",
-                "verdict", "label", "runs_needed", "command"}
+                "verdict", "label", "runs_needed", "command", "status"}
+
+
+def _status(rs: ResultSet) -> dict[str, str]:
+    """The column a CSV row of a result that did not complete carries (status interrupted or
+    failed): its figures are of the runs stored before it stopped."""
+    return {} if rs.status == "complete" else {"status": rs.status}
 
 
 def raw_rows(a: Analysis, metrics: Sequence[str]) -> list[dict[str, Any]]:
@@ -260,6 +267,7 @@ def raw_rows(a: Analysis, metrics: Sequence[str]) -> list[dict[str, Any]]:
                             "ratio_ci_high": cmp_.ci_high, "p_adjusted": cmp_.p_value,
                             "verdict": cmp_.verdict, "label": cmp_.label,
                             "runs_needed": cmp_.runs_needed})
+            row.update(_status(rs))
             rows.append(row)
     return rows
 

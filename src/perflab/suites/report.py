@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.format import md_text, seconds_per
+from perflab.format import md_text, seconds_per, status_phrase
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
@@ -175,7 +175,9 @@ def _write_files(rep: Report, tables: Tables) -> None:
     md = out / "tables.md"
     # How the verdicts were reached, as the HTML page says it (the bands that decided).
     judged = md_text(verdicts_heading(a))
-    rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id})\n\n{judged}\n\n"
+    state = f", {status_phrase(view.status)}" if status_phrase(view.status) else ""
+    rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id}{state})\n\n"
+                    f"{judged}\n\n"
                     + "\n".join(matrix.table(rows, title).to_markdown()
                                  for title, rows in tables + counter_tables))
     md.write_text(rep.markdown, encoding="utf-8")

@@ -11,7 +11,7 @@ from perflab.reports.export import clean
 
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
               "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
-              "ratio_ci_high", "p_value", "verdict", "label"]
+              "ratio_ci_high", "p_value", "verdict", "label", "status"]
 
 
 def result_to_csv(a: Analysis) -> str:
@@ -28,7 +28,8 @@ def result_to_csv(a: Analysis) -> str:
             row: dict[str, Any] = {
                 "configuration": cfg.name, "cell": cfg.cell, "metric": m, "unit": info.unit,
                 "n": s.n, "median": s.median, "ci_low": s.ci_low, "ci_high": s.ci_high,
-                "cv": s.cv, "min": s.min, "max": s.max, "source": info.source}
+                "cv": s.cv, "min": s.min, "max": s.max, "source": info.source,
+                "status": rs.status}
             c = by_key.get((cfg.cell, cfg.name, m))
             if c is not None:
                 row.update(baseline=c.baseline, ratio=c.ratio, ratio_ci_low=c.ci_low,

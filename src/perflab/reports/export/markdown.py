@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perflab.format import fmt_change, fmt_value, md_text
+from perflab.format import fmt_change, fmt_value, md_text, status_phrase
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import table
 from perflab.reports.terminal import correction_line, metrics_to_show
@@ -47,7 +47,9 @@ def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str
         parts.append(md_text(correction_line(a, rs.settings.primary_metric)) + "\n")
     notes = [f"- warning: {md_text(w)}" for w in a.warnings]
     notes += [f"- note: {md_text(n)}" for n in rs.notes]
-    return "\n".join(parts + notes) + "\n"
+    phrase = status_phrase(rs.status)
+    head = [f"result {rs.id}: **{phrase}**\n"] if phrase else []
+    return "\n".join(head + parts + notes) + "\n"
 
 
 def render(a: Analysis) -> str:
