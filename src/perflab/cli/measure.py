@@ -177,6 +177,7 @@ def stat(
         if not name.strip() or not name.isprintable():
             raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
         cfg.name = cfg.benchmark = name.strip()
+    session.check_metric_name(metric, [cfg.benchmark_key])
     opts = _options(kw, default_primary, rsym)
     cfg.is_baseline = True
     store = session.open_store(kw["db"])
@@ -300,7 +301,9 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     from perflab.runner import known_metrics, measure
 
     configs, default_primary, rsym = session.compare_configs(
-        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"])
+        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"],
+        note=lambda line: err_quiet.print(line, highlight=False, soft_wrap=True, markup=False))
+    session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
     thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
     opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
                     threshold=thr, correction=correction)
