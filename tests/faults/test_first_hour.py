@@ -65,3 +65,31 @@ def test_a_workload_metric_typo_names_its_declared_metrics(perflab: Perflab) -> 
     perflab("stat", "-r", "6", "--metric", "first_call_n", "-W", "stubs/c").fails(
         2, "unknown metric 'first_call_n'", "first_call_ns", fix="--metric first_call_ns")
     assert perflab.counts() == EMPTY
+
+
+def _store_results(db: Path, n: int) -> None:
+    from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+    from perflab.storage import Store
+
+    store = Store(db)
+    for i in range(n):
+        rs = ResultSet(kind="stat", fingerprint={"hostname": "h", "cpu_count": 2},
+                       metrics={"wall_time": BUILTIN_METRICS["wall_time"]}, label=f"r{i}")
+        cfg = Configuration(name="prog", command=["prog"], benchmark="prog", is_baseline=True)
+        cfg.runs = [Run(seq=0, values={"wall_time": 1.0})]
+        rs.configurations.append(cfg)
+        store.save(rs)
+
+
+def test_results_list_says_how_many_it_left_out(perflab: Perflab) -> None:
+    _store_results(perflab.db, 35)
+    listed = perflab("results", "list")
+    listed.succeeds()
+    assert "showing 30 of 35 (use --limit N or --all)" in listed.stdout
+    assert "r34" in listed.stdout and "r4 " not in listed.stdout  # the newest 30
+    every = perflab("results", "list", "--all")
+    every.succeeds()
+    assert "r0 " in every.stdout and "showing" not in every.stdout
+    few = perflab("results", "list", "--limit", "5")
+    assert "showing 5 of 35" in few.stdout
+    assert "showing" not in perflab("results", "list", "--limit", "35").stdout
