@@ -105,15 +105,21 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     return rows
 
 
-def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
-    """The comparison's change in the metric's own unit (KiB, ns): (ratio - 1) x the baseline's
-    median, so it is the same estimate as the ratio, not a second one."""
-    like = base.median if base is not None else c.base_center
-    if math.isfinite(c.diff):  # the comparison's own absolute change (same estimate as ratio)
-        return fmt_signed(c.diff, unit, like=like)
+def delta_value(c: Comparison, base: Summary | None) -> float | None:
+    """The comparison's change in the metric's own unit: its own absolute change, else
+    (ratio - 1) x the baseline's median, so it is the same estimate as the ratio."""
+    if math.isfinite(c.diff):
+        return c.diff
     if base is None or not math.isfinite(c.ratio) or not math.isfinite(base.median):
-        return "-"
-    return fmt_signed((c.ratio - 1.0) * base.median, unit, like=like)
+        return None
+    return (c.ratio - 1.0) * base.median
+
+
+def fmt_delta(c: Comparison, base: Summary | None, unit: str) -> str:
+    """delta_value in the metric's own unit (KiB, ns)."""
+    d = delta_value(c, base)
+    return "-" if d is None else fmt_signed(
+        d, unit, like=base.median if base is not None else c.base_center)
 
 
 def fmt_verdict(c: Comparison) -> str:
@@ -143,6 +149,30 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             "verdict": fmt_verdict(c),
         })
     return rows
+
+
+def comparison_csv_rows(a: Analysis, metric: str) -> list[dict[str, Any]]:
+    """comparison_rows for a CSV reader: each formatted column followed by its numbers (in
+    the metric's unit, named as results.csv names them), so a spreadsheet need not parse
+    "5,426 [4,875, 6,002] ns"."""
+    sums = a.summaries(metric)
+    unit = unit_of(a.rs, metric)
+    out = []
+    for c, text in zip(a.comparisons_of(metric), comparison_rows(a, metric), strict=True):
+        b, d = sums.get((c.cell, c.baseline)), sums.get((c.cell, c.candidate))
+        row: dict[str, Any] = {"cell": text["cell"], "configuration": text["configuration"],
+                               "baseline": c.baseline, "unit": unit}
+        for key, s in (("base", b), ("diff", d)):
+            row.update({key: text[key], f"{key}_median": s.median if s else None,
+                        f"{key}_ci_low": s.ci_low if s else None,
+                        f"{key}_ci_high": s.ci_high if s else None})
+        row.update({"delta": text["delta"], "delta_value": delta_value(c, b),
+                    "ratio": text["ratio"], "ratio_value": c.ratio, "ratio_ci_low": c.ci_low,
+                    "ratio_ci_high": c.ci_high, "change": text["change"],
+                    "change_pct": c.change_pct, "p": text["p"], "p_adjusted": c.p_value,
+                    "verdict": text["verdict"], "decision": c.verdict})
+        out.append(row)
+    return out
 
 
 def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
