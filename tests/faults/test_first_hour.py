@@ -93,3 +93,38 @@ def test_results_list_says_how_many_it_left_out(perflab: Perflab) -> None:
     few = perflab("results", "list", "--limit", "5")
     assert "showing 5 of 35" in few.stdout
     assert "showing" not in perflab("results", "list", "--limit", "35").stdout
+
+
+SUITE_OF_WORKLOADS = """\
+[suite]
+name = "w"
+baseline = "a"
+[measure]
+runs = 2
+warmup = 0
+[benchmark]
+workload = "eh/cpp"
+[configurations.a]
+[configurations.b]
+"""
+
+
+@pytest.mark.parametrize("verb", [("compare", "-W", "eh/cpp", "-W", "eh/rust"),
+                                  ("stat", "-W", "eh/cpp"), ("run", "SUITE", "--no-report"),
+                                  ("workloads", "show", "eh/cpp"), ("workloads", "list"),
+                                  ("workloads", "build", "eh/cpp")])
+def test_no_workloads_directory_is_named_by_every_verb(perflab: Perflab, tmp_path: Path,
+                                                       verb: tuple[str, ...]) -> None:
+    # As a perflab installed from a wheel: no source tree, so no workloads/ beside it.
+    suite = tmp_path / "w.toml"
+    suite.write_text(SUITE_OF_WORKLOADS)
+    args = [str(suite) if a == "SUITE" else a for a in verb]
+    perflab(*args, env={"PERFLAB_WORKLOADS_DIR": str(tmp_path / "nowhere")}).fails(
+        2, "no workloads directory", str(tmp_path / "nowhere"), fix="PERFLAB_WORKLOADS_DIR")
+    assert perflab.counts() == EMPTY
+
+
+def test_an_unknown_workload_says_where_workloads_were_read(perflab: Perflab) -> None:
+    line = perflab("stat", "-W", "eh/cp").fails(2, "unknown workload 'eh/cp'",
+                                                fix="did you mean eh/cpp?")
+    assert "PERFLAB_WORKLOADS_DIR" in line and "eh/rust" in line
