@@ -3,8 +3,8 @@ Markdown."""
 
 from __future__ import annotations
 
-import html
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -14,11 +14,19 @@ if TYPE_CHECKING:
     from perflab.stats import Comparison
 
 
+# What would make a Markdown renderer read text as something else: a backslash (an escape of
+# its own), a pipe (a table's cell ends), and the two characters that begin raw HTML, which
+# GitHub renders: '<' before a tag's first character, and '&' of an entity reference.
+_MD_SPECIAL = re.compile(r"[\\|]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)")
+
+
 def md_text(text: object) -> str:
-    """User-controlled text (names, labels, commands, notes) for a Markdown table or line:
-    HTML is escaped (GitHub renders raw HTML in Markdown), pipes cannot split a cell, a
-    newline cannot end the row, and control characters are shown as \\xNN."""
-    s = printable(html.escape(str(text), quote=False).replace("|", "\\|"), lines=True)
+    """User-controlled text (names, labels, commands, notes) and perflab's own figures
+    ("<1e-16", ">+9,900") for a Markdown table or line, as plain text: a backslash before each
+    character Markdown would read as syntax (a backslash, a pipe, the start of an HTML tag or
+    entity: what renders a name "<script>" as those characters), a newline cannot end the row,
+    and control characters are shown as \\xNN."""
+    s = printable(_MD_SPECIAL.sub(lambda m: "\\" + m.group(), str(text)), lines=True)
     return " ".join(s.splitlines())
 
 

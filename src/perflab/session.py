@@ -86,10 +86,11 @@ def workload_config(spec: str, common: dict[str, str], name: str | None,
 
 
 def compare_configs(commands: list[str], names: list[str] | None, workloads: list[str] | None,
-                    param: list[str] | None, shell: bool,
-                    metric: str | None) -> tuple[list[Configuration], str, str | None]:
+                    param: list[str] | None, shell: bool, metric: str | None,
+                    note: Warn = _stderr) -> tuple[list[Configuration], str, str | None]:
     """The configurations ``compare`` measures, in order (workloads first, then commands), and
-    the default primary metric and region symbol the workloads declare."""
+    the default primary metric and region symbol the workloads declare.  A repeated command
+    is named by its position (``note`` says so)."""
     from perflab.model import Configuration
     from perflab.workloads import parse_assignments
 
@@ -114,15 +115,35 @@ def compare_configs(commands: list[str], names: list[str] | None, workloads: lis
     if len(configs) < 2:
         raise PerflabError(f"compare needs at least two commands or workloads, got {len(configs)}",
                            "give each command as one quoted argument: perflab compare 'a' 'b'")
-    seen: set[str] = set()
+    _name_repeats_by_position(configs, len(names), note)
     for c in configs:
-        if c.name in seen:
-            raise PerflabError(f"two configurations are named {c.name!r}",
-                               "name them with -n/--name")
-        seen.add(c.name)
         c.cell = "{}"  # one comparison: every configuration against the baseline
     configs[0].is_baseline = True
     return configs, primary, rsym
+
+
+def _name_repeats_by_position(configs: list[Configuration], named: int, note: Warn) -> None:
+    """Configurations whose default name (the command, or the workload and its parameters)
+    repeats are named by their position, as hyperfine numbers its benchmarks: 'true #1',
+    'true #2' (an A/A check, with a note saying so).  The first ``named`` were named with
+    -n/--name: two of those with one name are refused."""
+    from collections import Counter
+
+    counts = Counter(c.name for c in configs)
+    for name in (n for n, k in counts.items() if k > 1):
+        twins = [(i, c) for i, c in enumerate(configs) if c.name == name]
+        if any(i < named for i, _ in twins):
+            raise PerflabError(f"two configurations are named {name!r}",
+                               "give each its own name with -n/--name")
+        for i, c in twins:
+            c.name = f"{name} #{i + 1}"
+        if any(counts[c.name] for _, c in twins):
+            raise PerflabError(f"two configurations are named {twins[0][1].name!r}",
+                               "give each its own name with -n/--name")
+        same = len({(tuple(c.command), c.shell) for _, c in twins}) == 1
+        note(f"note: {name!r} is given {len(twins)} times"
+             + (": identical commands make an A/A check" if same else "")
+             + f"; named by position: {', '.join(c.name for _, c in twins)}")
 
 
 def set_baseline(rs: ResultSet, baseline: str | None) -> None:
@@ -145,6 +166,26 @@ def check_can_regress(metric: str | None) -> None:
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
                            "nor higher is better), so it cannot regress",
                            "use --metric with a time, memory or count metric")
+
+
+def check_metric_name(metric: str | None, benchmarks: list[str]) -> None:
+    """--metric, before anything runs: a name that is not one a run can produce (a collector's,
+    a derived one or one the workload declares) but is close to one is a typo, refused with
+    the close names.  A name close to none may still be a key of the JSON object a command or
+    workload prints on its last line: the first runs tell (runner's check)."""
+    import difflib
+
+    from perflab.runner import known_metrics
+
+    if not metric:
+        return
+    known = known_metrics(benchmarks)
+    if metric in known:
+        return
+    close = difflib.get_close_matches(metric, known, n=3, cutoff=0.8)
+    if close:
+        raise PerflabError(f"unknown metric {metric!r} (close: {', '.join(close)})",
+                           f"use --metric {close[0]}")
 
 
 def check_plan(estimator: str | None, correction: str | None, runs: int | None,

@@ -607,7 +607,12 @@ class Store:
         return rs.id
 
     # -- reading ------------------------------------------------------------------------------
-    def list_results(self, limit: int = 50) -> list[dict[str, Any]]:
+    def count_results(self) -> int:
+        return int(self.read(lambda conn: conn.execute(
+            sa.select(sa.func.count()).select_from(results)).scalar_one()))
+
+    def list_results(self, limit: int | None = 50) -> list[dict[str, Any]]:
+        """The newest ``limit`` results (None: all), newest first."""
         def go(conn: sa.Connection) -> list[dict[str, Any]]:
             q = (sa.select(results.c.id, results.c.kind, results.c.label, results.c.created_at,
                            results.c.status, results.c.commit, results.c.machine_id,

@@ -173,3 +173,27 @@ def test_shell_completion_names_verbs_and_options() -> None:
     assert complete("perflab st") == ["stat"]
     assert "--threshold" in complete("perflab compare --thr")
     assert complete("perflab results s") == ["show"]
+
+
+def _help_pages() -> list[list[str]]:
+    """Every verb and sub-verb, as its command line: [], ["stat"], ["results", "list"], ..."""
+    pages: list[list[str]] = [[]]
+    for verb, (module, _) in VERBS.items():
+        cmd = stage_group(module).get_command(None, verb)  # type: ignore[arg-type]
+        pages += [[verb]] + [[verb, sub] for sub in getattr(cmd, "commands", {})]
+    return pages
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("page", _help_pages(), ids=" ".join)
+def test_help_shows_no_placeholder_beside_a_flag(page: list[str]) -> None:
+    from cli_helpers import invoke
+
+    res = invoke(*page, "--help")
+    assert res.exit_code == 0 and "Usage" in res.output, res.output
+    rows = [ln for ln in res.output.splitlines() if ln.lstrip("│ ").startswith("-")]
+    assert rows and "<bool>" not in res.output, res.output
+    help_row = next(ln for ln in rows if "--help" in ln)
+    assert "<" not in help_row and "Show this message" in help_row
+    if page == ["stat"]:  # an option that takes a value keeps its placeholder
+        assert "<int" in next(ln for ln in rows if "--runs" in ln)

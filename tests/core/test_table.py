@@ -22,12 +22,12 @@ def sample() -> Table:
 
 def test_markdown_escapes_every_cell_and_aligns_text_left() -> None:
     assert sample().to_markdown() == (
-        "### a \\| b &lt;title&gt;\n\n"
+        "### a \\| b \\<title>\n\n"
         "| configuration | median | verdict |\n"
         "|---|---:|---|\n"
         "| base\\|line | 1.00 ms | slower (regression) |\n"
         "| fast | 0.50 ms | faster |\n\n"
-        "- 2 of 3 &lt;slower&gt;\n")
+        "- 2 of 3 \\<slower>\n")
     assert Table("", []).to_markdown() == "(no data)\n"
 
 

@@ -98,7 +98,7 @@ def test_one_report_per_regression_with_everything_to_file_it(
     assert len(mds) == 1  # one regression, seen on two machines
     md = mds[0].read_text()
     before, after = commits[9], commits[10]
-    assert md.startswith("# Regression: syn/b (depth=1) [A \\| &lt;i&gt;x&lt;/i&gt;] "
+    assert md.startswith("# Regression: syn/b (depth=1) [A \\| \\<i>x\\</i>] "
                          "wall_time +")
     assert "on 2 machines" in md.splitlines()[0]
     assert "- **Machines:** alpha, beta" in md and "gamma" not in md

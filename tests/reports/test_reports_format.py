@@ -3,6 +3,7 @@ printed through every surface (stat, compare, report tables, Markdown, HTML, his
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 
@@ -103,3 +104,21 @@ def test_a_ratio_ci_end_past_100x_is_not_printed_in_full() -> None:
 
     assert fmt_ci_end(1.123) == "+12.3" and fmt_ci_end(0.5) == "-50.0"
     assert fmt_ci_end(1.2e29) == ">+9,900"
+
+
+@pytest.mark.parametrize("text, source, shown", [
+    ("<1e-16", "<1e-16", "<1e-16"),  # perflab's own figures stay as they are
+    (">+9,900", ">+9,900", ">+9,900"),
+    ("A | B", "A \\| B", "A | B"),
+    ("C:\\dir", "C:\\\\dir", "C:\\dir"),
+    ("<i>x</i> &amp;", "\\<i>x\\</i> \\&amp;", "<i>x</i> &amp;"),  # read as typed, no tag
+])
+def test_markdown_cells_are_plain_text(text: str, source: str, shown: str) -> None:
+    from markdown_it import MarkdownIt
+
+    from perflab.table import Table
+
+    md = Table.from_dicts([{"p": text}]).to_markdown()
+    assert f"| {source} |" in md and "&lt;" not in md and "&gt;" not in md
+    rendered = MarkdownIt("commonmark").enable("table").render(md)  # as GitHub renders it
+    assert f">{html.escape(shown, quote=False)}</td>" in rendered

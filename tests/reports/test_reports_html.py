@@ -4,6 +4,7 @@ and a non-blank screenshot."""
 
 from __future__ import annotations
 
+import csv
 import html
 import re
 import shutil
@@ -137,3 +138,22 @@ def test_markdown_has_the_regression_and_the_abc_tables(report: Report) -> None:
     assert "| metric | base (base) | slow | Δ slow | same | Δ same |" in md
     assert "\n| ns_per_op | " in md and "\n| wall_time | " in md
     assert (report.out_dir / "tables.md").read_text() == md
+
+
+def test_comparisons_csv_has_numbers_beside_the_text(report: Report) -> None:
+    with (report.out_dir / "comparisons.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    with (report.out_dir / "results.csv").open(newline="") as f:
+        medians = {(r["metric"], r["configuration"], r["median"]) for r in csv.DictReader(f)}
+    assert rows
+    for r in rows:
+        assert " [" in r["diff"]  # the formatted column stays, as printed
+        ratio, low, high = (float(r[k]) for k in ("ratio_value", "ratio_ci_low",
+                                                   "ratio_ci_high"))
+        assert low <= ratio <= high
+        assert float(r["diff_ci_low"]) <= float(r["diff_median"]) <= float(r["diff_ci_high"])
+        assert float(r["change_pct"]) == pytest.approx((ratio - 1) * 100)
+        assert r["unit"] and r["decision"] in r["verdict"]
+        # The same numbers results.csv holds for the configuration and its baseline.
+        assert (r["metric"], r["configuration"], r["diff_median"]) in medians
+        assert (r["metric"], r["baseline"], r["base_median"]) in medians

@@ -385,7 +385,7 @@ def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
     write(root, "fam", "sh")
     write(root, "fam", "bad", 'name = "x')
     r = CliRunner().invoke(app, ["workloads", "list"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # a usage error, as every other
     assert "invalid TOML" in r.output and "fam/sh" in r.output
 
 
@@ -503,7 +503,7 @@ def test_no_workloads_directory_says_where_workloads_come_from(
     (issue 25): now one line naming what is missing and how to point at workloads."""
     monkeypatch.setenv("PERFLAB_WORKLOADS_DIR", str(tmp_path / "nowhere"))
     r = CliRunner().invoke(app, ["workloads", "list"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # a usage error, as every other
     text = " ".join(r.output.split())
     assert "workloads in" not in text  # no empty table
     assert "a pip-installed perflab does not have" in text and "PERFLAB_WORKLOADS_DIR" in text

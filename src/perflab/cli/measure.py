@@ -178,6 +178,7 @@ def stat(
         if not name.strip() or not name.isprintable():
             raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
         cfg.name = cfg.benchmark = name.strip()
+    session.check_metric_name(metric, [cfg.benchmark_key])
     opts = _options(kw, default_primary, rsym)
     cfg.is_baseline = True
     store = session.open_store(kw["db"])
@@ -301,7 +302,9 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     from perflab.runner import known_metrics, measure
 
     configs, default_primary, rsym = session.compare_configs(
-        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"])
+        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"],
+        note=lambda line: err_quiet.print(line, highlight=False, soft_wrap=True, markup=False))
+    session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
     thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
     opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
                     threshold=thr, correction=correction)
@@ -384,19 +387,24 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 
 
 @results_app.command("list")
-def results_list(db: o.Db = None, limit: o.Limit = 30) -> None:
-    """List stored results, newest first."""
+def results_list(db: o.Db = None, limit: o.Limit = 30, all_: o.ListAll = False) -> None:
+    """List stored results, newest first (the newest 30 unless --limit or --all)."""
     from perflab.table import Column, Table
 
     store = session.open_store(db, read_only=True)
     t = Table.of("", [Column(h, "left") for h in (
         "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
-    for r in store.list_results(limit):
+    listed = store.list_results(None if all_ else limit)
+    for r in listed:
         t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
                                                          time.localtime(r["created_at"])),
                   r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
                   (r["commit"] or "")[:10], r["label"] or "")
     t.print(console)
+    stored = store.count_results()
+    if len(listed) < stored:
+        aside.print(f"[dim]showing {len(listed)} of {stored} (use --limit N or --all)[/]",
+                    highlight=False)
 
 
 @results_app.command("show")

@@ -117,4 +117,5 @@ Sort = Annotated[str, typer.Option("--sort", help="Order rows by self or total s
 ProfileName = Annotated[str, typer.Option("--name", help="A name for the profile.")]
 CallGraph = Annotated[str, typer.Option("--call-graph", "-g",
                                         help="fp (frame pointers), dwarf, or none.")]
-Limit = Annotated[int, typer.Option("--limit", help="How many to list.")]
+Limit = Annotated[int, typer.Option("--limit", min=1, help="How many to list.")]
+ListAll = Annotated[bool, typer.Option("--all", help="List every one (no --limit).")]

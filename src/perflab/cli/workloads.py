@@ -61,10 +61,16 @@ def list_cmd(as_json: o.AsJson = False) -> None:
             table.add_row(wl.name, wl.runtime, wl.description, _params_text(wl),
                           Cell("yes", "green") if built and ok else Cell("no", "red"), why_not)
         table.print(console)
-    for e in d.errors:
+    _exit_on_errors(d.errors)
+
+
+def _exit_on_errors(errors: list[PerflabError]) -> None:
+    """Each error of discovery (no workloads directory, a malformed manifest) as its one line,
+    then exit 2, as every usage error does."""
+    for e in errors:
         err.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
-    if d.errors:
-        raise typer.Exit(1)
+    if errors:
+        raise typer.Exit(errors[0].exit_code)
 
 
 @group.command("build")
@@ -75,8 +81,11 @@ def build_cmd(
     """Build all workloads or the named ones; a missing runtime is skipped with one line, and
     a workload built from its sources as they are now is left alone (unless --force).
 
-    Exit status 0 when every available workload built, 1 when one failed to build."""
+    Exit status 0 when every available workload built, 1 when one failed to build, 2 when
+    a manifest is malformed or there is no workloads directory."""
     d = discover()
+    if not d.root.is_dir():
+        _exit_on_errors(d.errors)
     for e in d.errors:
         err.print(f"[bold red]perflab:[/] {escape(e.line())}", highlight=False, soft_wrap=True)
     if names:
@@ -118,7 +127,9 @@ def build_cmd(
               f"{len(skipped)} skipped (runtime missing), "
               f"{len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""),
               highlight=False, markup=False)
-    if failed or d.errors:
+    if d.errors:
+        raise typer.Exit(d.errors[0].exit_code)
+    if failed:
         raise typer.Exit(1)
 
 

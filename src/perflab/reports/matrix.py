@@ -105,10 +105,16 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
     return rows
 
 
+def delta_value(c: Comparison) -> float | None:
+    """The comparison's change in the metric's own unit: the candidate's shown value less the
+    baseline's (Comparison.cand_center - base_center), the same estimate as the ratio."""
+    return c.diff if math.isfinite(c.diff) else None
+
+
 def fmt_delta(c: Comparison, unit: str) -> str:
-    """The comparison's change in the metric's own unit (KiB, ns): the candidate's shown value
-    less the baseline's (Comparison.cand_center - base_center), the same estimate as the ratio."""
-    return fmt_signed(c.diff, unit, like=c.base_center) if math.isfinite(c.diff) else "-"
+    """delta_value in the metric's own unit (KiB, ns)."""
+    d = delta_value(c)
+    return "-" if d is None else fmt_signed(d, unit, like=c.base_center)
 
 
 def fmt_verdict(c: Comparison) -> str:
@@ -137,6 +143,32 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             **_status(rs),
         })
     return rows
+
+
+def comparison_csv_rows(a: Analysis, metric: str) -> list[dict[str, Any]]:
+    """comparison_rows for a CSV reader: each formatted column followed by its numbers (in
+    the metric's unit, named as results.csv names them; base_value and diff_value are the
+    values the change is made of), so a spreadsheet need not parse
+    "5,426 [4,875, 6,002] ns"."""
+    sums = a.summaries(metric)
+    unit = unit_of(a.rs, metric)
+    out = []
+    for c, text in zip(a.comparisons_of(metric), comparison_rows(a, metric), strict=True):
+        b, d = sums.get((c.cell, c.baseline)), sums.get((c.cell, c.candidate))
+        row: dict[str, Any] = {"cell": text["cell"], "configuration": text["configuration"],
+                               "baseline": c.baseline, "unit": unit}
+        for key, s, shown in (("base", b, c.base_center), ("diff", d, c.cand_center)):
+            row.update({key: text[key], f"{key}_value": shown,
+                        f"{key}_median": s.median if s else None,
+                        f"{key}_ci_low": s.ci_low if s else None,
+                        f"{key}_ci_high": s.ci_high if s else None})
+        row.update({"delta": text["delta"], "delta_value": delta_value(c),
+                    "ratio": text["ratio"], "ratio_value": c.ratio, "ratio_ci_low": c.ci_low,
+                    "ratio_ci_high": c.ci_high, "change": text["change"],
+                    "change_pct": c.change_pct, "p": text["p"], "p_adjusted": c.p_value,
+                    "verdict": text["verdict"], "decision": c.verdict})
+        out.append(row)
+    return out
 
 
 def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:

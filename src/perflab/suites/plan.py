@@ -10,7 +10,6 @@ Bad suite text, by contrast, is always an error: a suite never runs half-valid.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import math
@@ -252,7 +251,11 @@ def history_key(config: str, cell_key: str) -> str:
 
 # -- the workload registry, through the documented entry point ----------------------------------
 class WorkloadUnavailable(Exception):
-    pass
+    """Why a configuration's workload cannot run here, and (``fix``) what makes it run."""
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        super().__init__(problem)
+        self.fix = fix
 
 
 def resolve_workload(name: str) -> Any:
@@ -261,12 +264,9 @@ def resolve_workload(name: str) -> Any:
 
     try:
         wl = reg.get(name)
-    except (PerflabError, KeyError, LookupError) as e:
-        msg = e.line() if isinstance(e, PerflabError) else str(e)
-        names = _known_workloads(reg)
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise WorkloadUnavailable(f"workload {name} is not registered: {msg}{hint}") from e
+    except PerflabError as e:  # its fix says where workloads come from, and close names
+        raise WorkloadUnavailable(f"workload {name} is not registered: {e.problem}",
+                                  e.fix) from e
     # A manifest declares the tools it needs; the registry knows whether they are here.
     avail = getattr(wl, "available", None)
     if callable(avail):
@@ -276,18 +276,6 @@ def resolve_workload(name: str) -> Any:
             raise WorkloadUnavailable(f"workload {name} is not available here"
                                       + (f": {why}" if why else ""))
     return wl
-
-
-def _known_workloads(reg: Any) -> list[str]:
-    for attr in ("names", "list_names", "all_workloads", "discover"):
-        fn = getattr(reg, attr, None)
-        if callable(fn):
-            try:
-                got = fn()
-            except Exception:  # noqa: BLE001 - only used for a suggestion
-                return []
-            return [getattr(w, "name", w) for w in got if isinstance(getattr(w, "name", w), str)]
-    return []
 
 
 def manifest_values(wl: Any, param: str) -> list[Any] | None:
@@ -417,12 +405,14 @@ def make_plan(suite: Suite, *, build: bool = False) -> SuitePlan:
             usable.append(cfg)
         except WorkloadUnavailable as e:
             if suite.unavailable == "error" or cfg.name == suite.baseline:
-                fix = ("build or register it (perflab workloads list), or drop the configuration"
-                       if cfg.name != suite.baseline else
-                       "make an available configuration the baseline, or make this one available")
+                fix = e.fix or (
+                    "build or register it (perflab workloads list), or drop the configuration"
+                    if cfg.name != suite.baseline else
+                    "make an available configuration the baseline, or make this one available")
                 raise suite.error(f"configuration '{cfg.name}': {e}", fix,
                                   "configurations", cfg.name, "workload") from None
-            skipped.append(f"skipped configuration '{cfg.name}': {e}")
+            skipped.append(f"skipped configuration '{cfg.name}': {e}"
+                           + (f" ({e.fix})" if e.fix else ""))
     _fill_manifest_axes(suite, workloads)
     _check_size(suite, len(usable))
     for name, wl in workloads.items():

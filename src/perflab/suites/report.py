@@ -186,7 +186,7 @@ def _write_files(rep: Report, tables: Tables) -> None:
     cmp_csv = out / "comparisons.csv"
     cmp_rows: list[dict[str, Any]] = []
     for m in mets:
-        cmp_rows += [{"metric": m, **r} for r in matrix.comparison_rows(a, m)]
+        cmp_rows += [{"metric": m, **r} for r in matrix.comparison_csv_rows(a, m)]
     cmp_csv.write_text(matrix.to_csv(cmp_rows), encoding="utf-8")
     rep.files += [md, csv_path, cmp_csv]
     js = out / "result.json"

@@ -363,7 +363,8 @@ def discover(root: Path | str | None = None) -> Discovery:
             f"no workloads directory at {base} (perflab's workloads live in its source tree, "
             "which a pip-installed perflab does not have)",
             f"set {ROOT_ENV} to a workloads/ directory holding <family>/<runtime>/{MANIFEST} "
-            "(e.g. a clone of perflab's repository), or run perflab from that clone"))
+            "(e.g. a clone of perflab's repository), or run perflab from that clone"
+            if root is None else f"check that {base} is a tree with a workloads/ directory"))
         return Discovery(base, found, errors)
     for path in sorted(base.glob(f"*/*/{MANIFEST}")):
         try:
@@ -398,11 +399,17 @@ def get(name: str, root: Path | str | None = None) -> Workload:
             raise e
     import difflib
 
+    # Where the workloads were read from, and (the default root) how to read them elsewhere.
+    where = f"read from {d.root}" + (f", {ROOT_ENV} names another directory"
+                                     if root is None else "")
+    if not d.root.is_dir():  # discover's line: a pip-installed perflab has no workloads/
+        raise PerflabError(f"unknown workload '{name}': {d.errors[0].problem}",
+                           d.errors[0].fix)
     close = difflib.get_close_matches(name, list(d.workloads), n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     raise PerflabError(f"unknown workload '{name}'",
                        f"{hint}see `perflab workloads list` (known: "
-                       f"{', '.join(sorted(d.workloads)) or 'none'})")
+                       f"{', '.join(sorted(d.workloads)) or 'none'}; {where})")
 
 
 def resolve(name: str, params: Mapping[str, Any] | None = None,
