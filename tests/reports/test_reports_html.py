@@ -147,12 +147,14 @@ def test_comparisons_csv_has_numbers_beside_the_text(report: Report) -> None:
         medians = {(r["metric"], r["configuration"], r["median"]) for r in csv.DictReader(f)}
     assert rows
     for r in rows:
-        assert " [" in r["diff"]  # the formatted column stays, as printed
+        assert r["diff"] and r["base"]  # the formatted columns stay, as printed
         ratio, low, high = (float(r[k]) for k in ("ratio_value", "ratio_ci_low",
                                                    "ratio_ci_high"))
         assert low <= ratio <= high
         assert float(r["diff_ci_low"]) <= float(r["diff_median"]) <= float(r["diff_ci_high"])
         assert float(r["change_pct"]) == pytest.approx((ratio - 1) * 100)
+        # The values shown beside the change are what it is made of.
+        assert float(r["diff_value"]) == pytest.approx(float(r["base_value"]) * ratio)
         assert r["unit"] and r["decision"] in r["verdict"]
         # The same numbers results.csv holds for the configuration and its baseline.
         assert (r["metric"], r["configuration"], r["diff_median"]) in medians
