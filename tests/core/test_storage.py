@@ -326,7 +326,8 @@ def test_wrong_credentials_are_one_line_without_the_password(pg_server, pg_url: 
     with pytest.raises(PerflabError) as e:
         Store(url)
     assert "refused the credentials" in e.value.problem and "wrong" not in e.value.line()
-    assert "pw_user:***@" in e.value.problem and "\n" not in e.value.line()
+    assert "postgresql://***@" in e.value.problem and "\n" not in e.value.line()
+    assert "pw_user" not in e.value.problem.split(" (")[0]  # the URL's user is masked too
     with pytest.raises(PerflabError, match="has no perflab schema"):  # past the login
         Store(pg_url.replace("postgres@", "pw_user:right@"))
 
