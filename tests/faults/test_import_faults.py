@@ -49,6 +49,18 @@ def test_deeply_nested_json(perflab: Perflab, tmp_path: Path) -> None:
     assert perflab.counts() == EMPTY
 
 
+def test_perf_stat_line_nested_a_million_deep(perflab: Perflab, tmp_path: Path) -> None:
+    # Before: a RecursionError traceback (perf stat's lines were parsed one by one, outside
+    # the check the other formats had).
+    f = tmp_path / "p.json"
+    f.write_text('{"counter-value": "5", "unit": "", "event": "cycles"}\n'
+                 + '{"a": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}\n")
+    for fmt in (["-f", "perf-stat"], []):  # told or detected
+        perflab("import", *fmt, str(f)).fails(2, "is not a perf stat -j result file",
+                                              "nested too deeply", fix="--format")
+    assert perflab.counts() == EMPTY
+
+
 def test_wrong_format_for_the_file(perflab: Perflab, tmp_path: Path) -> None:
     f = hyperfine(tmp_path / "h.json", [0.1, 0.2, 0.3], [0, 0, 0])
     perflab("import", "-f", "pyperf", str(f)).fails(2, "no 'benchmarks' list", fix="--format")

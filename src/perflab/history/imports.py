@@ -84,9 +84,16 @@ def _read_json(path: Path, fmt: str) -> Any:
     except UnicodeDecodeError as e:
         raise _bad(path, fmt, "binary data") from e
     try:
-        return json.loads(text)
+        return _loads(text, path, fmt)
     except json.JSONDecodeError as e:
         raise _bad(path, fmt, f"invalid JSON at line {e.lineno}") from e
+
+
+def _loads(text: str, path: Path, fmt: str) -> Any:
+    """``json.loads``; JSON nested deeper than Python's recursion limit is one line, in every
+    format (a JSONDecodeError is the caller's to judge)."""
+    try:
+        return json.loads(text)
     except RecursionError:
         raise _bad(path, fmt, "JSON nested too deeply") from None
 
@@ -279,7 +286,7 @@ def import_perf_stat(path: Path, benchmark: str | None = None) -> ResultSet:
         if not line.startswith("{"):
             continue  # the measured program's own stderr is interleaved with perf's
         try:
-            obj = json.loads(line)
+            obj = _loads(line, path, "perf stat -j")
         except json.JSONDecodeError:
             continue
         if not isinstance(obj, dict) or "event" not in obj or "counter-value" not in obj:
