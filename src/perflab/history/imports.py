@@ -102,6 +102,15 @@ def _num(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _not_a_number(v: Any) -> str:
+    """What a value that should be a finite number is, in words: NaN, Infinity, a string..."""
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else "Infinity" if v > 0 else "-Infinity"
+    kind = {str: "a string", bool: "a boolean", type(None): "null", list: "a list",
+            dict: "an object"}.get(type(v), type(v).__name__)
+    return f"{kind} ({json.dumps(v)[:40]})" if v is not None else kind
+
+
 def _negative(values: list[Any]) -> Any:
     """The first negative number among ``values`` (None if none): every value an import stores
     is a time or a count, and a negative one would give nonsense ratios ("-200% faster"), as
@@ -127,9 +136,13 @@ def import_hyperfine(path: Path, benchmark: str | None = None) -> ResultSet:
     seq = 0
     for i, res in enumerate(data["results"]):
         times = res.get("times") if isinstance(res, dict) else None
-        if not isinstance(times, list) or not all(_num(t) for t in times) or not times:
+        if not isinstance(times, list) or not times:
             raise _bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
                        "(hyperfine older than 1.8, or not --export-json)")
+        bad = next(((n, t) for n, t in enumerate(times, 1) if not _num(t)), None)
+        if bad is not None:
+            raise _bad(path, "hyperfine", f"result {i + 1}'s time {bad[0]} is "
+                       f"{_not_a_number(bad[1])}, not a number of seconds")
         if (neg := _negative(times)) is not None:
             raise _bad(path, "hyperfine",
                        f"result {i + 1} has a negative time ({fmt_plain(neg)} s)")
