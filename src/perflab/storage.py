@@ -205,6 +205,14 @@ def _server_url(url: str) -> str:
     return url
 
 
+def url_without_password(url: str) -> str:
+    """A server URL as a user would type it (postgresql://, not the driver's name), without
+    its password."""
+    u = sa.engine.make_url(url)
+    return sa.engine.URL.create(u.get_backend_name(), u.username, None, u.host, u.port,
+                                u.database, u.query).render_as_string(hide_password=False)
+
+
 def _check_host_port(url: str, shown: str) -> None:
     """A server URL's HOST[:PORT] part must parse (SQLAlchemy raises a bare ValueError for a
     port that is not a number): one line naming that part and the fix."""

@@ -279,7 +279,8 @@ def test_unreachable_server_is_one_line() -> None:
     url = f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"
     with pytest.raises(PerflabError) as e:
         Store(url)
-    assert e.value.problem.startswith("cannot reach the database server of " + url)
+    assert e.value.problem.startswith("cannot reach the database server of "
+                                      + url.replace("perflab@", "***@"))  # format.redact_url
     assert "PostgreSQL is running" in e.value.fix and "\n" not in e.value.line()
     assert isinstance(e.value, StoreUnreachable)  # a fault to ride out (storage.ride_out)
 

@@ -318,7 +318,7 @@ def _job_log(cur: dict[str, Any], path: Path) -> Iterator[BinaryIO]:
     finally:
         os.close(dir_fd)
     if note:
-        cur["say"](f"warning: {note}")
+        cur["say"](f"job log {note}")
     with os.fdopen(fd, "ab") as log:
         yield log
 

@@ -282,18 +282,14 @@ def db_arg(store: Any) -> str | None:
     user's file); a server's URL with its password left out (the reader's ~/.pgpass or
     PGPASSWORD gives it), or None when its query holds credentials too (the reader's
     PERFLAB_DB has them)."""
-    from perflab.storage import default_db_path
+    from perflab.storage import default_db_path, url_without_password
 
     loc = str(getattr(store, "location", "") or "")
     if not loc or loc == str(default_db_path()):
         return None
     if "://" not in loc:
         return loc
-    import sqlalchemy as sa
-
-    u = sa.engine.make_url(store.url)
-    plain = sa.engine.URL.create(u.get_backend_name(), u.username, None, u.host, u.port,
-                                 u.database, u.query).render_as_string(hide_password=False)
+    plain = url_without_password(store.url)
     return None if redact_url(plain).partition("?")[2] != plain.partition("?")[2] else plain
 
 
