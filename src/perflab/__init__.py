@@ -16,8 +16,12 @@ def _interrupted_at_start(signum: int, frame: object) -> None:
 
 
 # Only when this import is the perflab command starting (its script, or python -m perflab),
-# never when a program or a test imports perflab as a library.
+# never when a program or a test imports perflab as a library.  An ignored SIGINT is taken
+# too: a shell script starts its background jobs (`perflab stat ... &`) with SIGINT ignored,
+# and Python keeps it so, which left `kill -INT` (or Ctrl-C after `fg`) without effect until
+# the whole run had ended.  perflab.cli then gives it Python's handler: a run stops at once,
+# keeping its runs.
 if (_os.path.basename(_sys.argv[0] if _sys.argv else "") == "perflab"
         or (_sys.argv and _sys.argv[0] == "-m")) \
-        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        and _signal.getsignal(_signal.SIGINT) in (_signal.default_int_handler, _signal.SIG_IGN):
     _signal.signal(_signal.SIGINT, _interrupted_at_start)

@@ -30,6 +30,29 @@ def md_text(text: object) -> str:
     return " ".join(s.splitlines())
 
 
+# Query parameters whose values are credentials: access_token, api_key, X-Amz-Signature,
+# sslpassword, auth, client_secret...
+_SECRET_PARAM = re.compile(r"token|key|secret|pass|pwd|sig|auth|cred|session", re.IGNORECASE)
+_AUTHORITY = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#]*)")
+
+
+def redact_url(url: str) -> str:
+    """A URL fit for printing (a database URL, a webhook): the userinfo (user and password,
+    either of which may be a token) shown as ***, and the values of query parameters whose
+    names look like credentials (token, key, secret, password, sig, auth...) as ***.  The one
+    rule for every URL perflab prints."""
+    m = _AUTHORITY.match(url)
+    if m and "@" in m["authority"]:  # the last '@' ends the userinfo (a password may hold '@')
+        url = m["scheme"] + "***@" + m["authority"].rpartition("@")[2] + url[m.end():]
+    base, q, rest = url.partition("?")
+    if not q:
+        return url
+    query, hash_, fragment = rest.partition("#")
+    params = [re.sub(r"^([^=]*)=.*", lambda p: f"{p[1]}=***" if _SECRET_PARAM.search(p[1])
+                     else p[0], part, flags=re.DOTALL) for part in re.split(r"([&;])", query)]
+    return base + q + "".join(params) + hash_ + fragment
+
+
 # The one number formatter of perflab: compare, stat, report, history, the HTML pages and the
 # exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -48,7 +49,7 @@ from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
-from perflab.errors import PerflabError
+from perflab.errors import PerflabError, printable
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
 from perflab.model import (
     BUILTIN_METRICS,
@@ -750,7 +751,10 @@ class Measurement:
         return self.requests[key]
 
     def _status(self, label: str, name: str) -> None:
-        self.progress.update(self.task, status=label + name + self.eta(len(self.round_times)))
+        # The name is user text: the live line is drawn from markup, not through the console's
+        # render_str, so its control characters and brackets are escaped here.
+        self.progress.update(self.task, status=escape(printable(
+            label + name + self.eta(len(self.round_times)))))
 
     def run_rounds(self, rounds: list[list[Configuration]], warmup: bool,
                    callgrind: bool, warm: int = 0) -> None:

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_fixed, fmt_plain
+from perflab.format import fmt_fixed, fmt_plain, redact_url
 from perflab.model import (
     Configuration,
     Fingerprint,
@@ -203,9 +203,29 @@ def _server_url(url: str) -> str:
     return url
 
 
-def redact(url: str) -> str:
-    """A URL fit for a message: the password replaced by ***."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+def url_without_password(url: str) -> str:
+    """A server URL as a user would type it (postgresql://, not the driver's name), without
+    its password."""
+    u = sa.engine.make_url(url)
+    return sa.engine.URL.create(u.get_backend_name(), u.username, None, u.host, u.port,
+                                u.database, u.query).render_as_string(hide_password=False)
+
+
+def _check_host_port(url: str, shown: str) -> None:
+    """A server URL's HOST[:PORT] part must parse (SQLAlchemy raises a bare ValueError for a
+    port that is not a number): one line naming that part and the fix."""
+    try:
+        sa.engine.make_url(url)
+    except ValueError as e:
+        if isinstance(e, sa.exc.ArgumentError):
+            return  # not a URL at all: said where the engine is made
+        authority = re.sub(r"^[^:]*://", "", url).split("/")[0].split("?")[0].rpartition("@")[2]
+        host, _, port = authority.rpartition(":")
+        part = (f"the port {port!r} is not a number" if host and port and "]" not in port
+                and not port.isdigit() else f"the host and port {authority!r} cannot be read")
+        raise PerflabError(f"{shown}: {part}",
+                           "write the URL as postgresql://USER@HOST:PORT/DB, PORT a number "
+                           "(5432 if left out); an IPv6 host goes in brackets, [::1]") from None
 
 
 class Store:
@@ -244,7 +264,8 @@ class Store:
             # A busy timeout rides out short locks from a concurrent perflab.
             self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
-            self.location = redact(url_s)
+            self.location = redact_url(url_s)
+            _check_host_port(url_s, self.location)
             self.url = _server_url(url_s)
             fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
                              and self.url.startswith("postgresql"))

@@ -162,9 +162,15 @@ class Table:
         """The table as CSV (a header line, then one line per row)."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow([c.header for c in self.columns])
-        w.writerows([c.text for c in row] for row in self.rows)
+        w.writerow([csv_cell(c.header) for c in self.columns])
+        w.writerows([csv_cell(c.text) for c in row] for row in self.rows)
         return buf.getvalue()
+
+
+def csv_cell(v: object) -> object:
+    """A CSV cell: a string's control characters shown as \\xNN (a cell opened in a terminal,
+    `cat results.csv`, must not clear or retitle it); a newline is kept (the writer quotes it)."""
+    return printable(v, lines=True) if isinstance(v, str) else v
 
 
 def _md_cell(c: Cell) -> str:

@@ -96,7 +96,8 @@ def test_the_check_finds_a_circle() -> None:
 # The core that every stage builds on; it never imports a later stage, at module level or inside
 # a function (issue 24: stats -> reports.format and runner -> reports.format pointed upward).
 CORE = ("perflab.model", "perflab.stats", "perflab.runner", "perflab.storage",
-        "perflab.format", "perflab.errors", "perflab.fingerprint", "perflab.collectors")
+        "perflab.format", "perflab.errors", "perflab.fingerprint", "perflab.collectors",
+        "perflab.private")
 LATER = ("perflab.reports", "perflab.suites", "perflab.history", "perflab.imports", "perflab.fleet",
          "perflab.profiles", "perflab.cli", "perflab.session")
 

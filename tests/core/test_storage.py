@@ -279,7 +279,8 @@ def test_unreachable_server_is_one_line() -> None:
     url = f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"
     with pytest.raises(PerflabError) as e:
         Store(url)
-    assert e.value.problem.startswith("cannot reach the database server of " + url)
+    assert e.value.problem.startswith("cannot reach the database server of "
+                                      + url.replace("perflab@", "***@"))  # format.redact_url
     assert "PostgreSQL is running" in e.value.fix and "\n" not in e.value.line()
     assert isinstance(e.value, StoreUnreachable)  # a fault to ride out (storage.ride_out)
 
@@ -326,7 +327,8 @@ def test_wrong_credentials_are_one_line_without_the_password(pg_server, pg_url: 
     with pytest.raises(PerflabError) as e:
         Store(url)
     assert "refused the credentials" in e.value.problem and "wrong" not in e.value.line()
-    assert "pw_user:***@" in e.value.problem and "\n" not in e.value.line()
+    assert "postgresql://***@" in e.value.problem and "\n" not in e.value.line()
+    assert "pw_user" not in e.value.problem.split(" (")[0]  # the URL's user is masked too
     with pytest.raises(PerflabError, match="has no perflab schema"):  # past the login
         Store(pg_url.replace("postgres@", "pw_user:right@"))
 

@@ -17,7 +17,14 @@ pytestmark = pytest.mark.system
 
 
 def run_in_terminal(perflab: Perflab, columns: int, *args: str) -> tuple[int, str]:
-    """perflab on a real pseudo-terminal of ``columns`` columns (rich sees a TTY)."""
+    """perflab on a real pseudo-terminal of ``columns`` columns (rich sees a TTY); its output
+    without rich's own escape sequences."""
+    code, out = raw_terminal_output(perflab, columns, *args)
+    return code, ANSI.sub("", out.decode(errors="replace"))
+
+
+def raw_terminal_output(perflab: Perflab, columns: int, *args: str) -> tuple[int, bytes]:
+    """perflab's exit code and every byte it wrote to a real pseudo-terminal."""
     master, slave = pty.openpty()
     env = {**perflab.env, "COLUMNS": str(columns), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
@@ -34,7 +41,7 @@ def run_in_terminal(perflab: Perflab, columns: int, *args: str) -> tuple[int, st
             break
         out += chunk
     os.close(master)
-    return p.wait(timeout=120), ANSI.sub("", out.decode(errors="replace"))
+    return p.wait(timeout=120), out
 
 
 def test_compare_at_40_columns_keeps_every_figure(perflab: Perflab) -> None:
@@ -89,3 +96,30 @@ def test_control_characters_in_names_are_shown_escaped(perflab: Perflab) -> None
         assert "\x1b" not in o.stdout + o.stderr and "\x07" not in o.stdout + o.stderr, str(o)
     assert "\\x1b[2J" in out.stdout and "a" in out.stdout
     assert perflab.counts().runs == 14  # a warm-up and 6 runs each, every one stored
+
+
+def test_control_characters_never_reach_the_progress_line_or_csv(
+        perflab: Perflab, tmp_path: Path) -> None:
+    """A configuration name with ESC [2J (clear the screen) and BEL, CR: the live progress line
+    (on a real terminal) shows it as \\x1b[2J, as every table does; results.csv, comparisons.csv
+    and --export-csv hold it escaped too (errors.printable, the one sanitizer)."""
+    evil = "n\x1b[2J\x07\rz"
+    code, out = raw_terminal_output(perflab, 200, "compare", "-r", "40", "-n", evil, "-n", "b",
+                                    "--export-csv", str(tmp_path / "x.csv"),
+                                    "sleep 0.02", "sleep 0.02")
+    assert code == 0, out
+    assert b"measuring" in out  # the progress line was drawn, with the name in it
+    assert b"\x1b[2J" not in out and b"\x07" not in out and b"\rz" not in out
+    assert b"n\\x1b[2J\\x07\\x0dz" in out
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        '[suite]\nname = "x"\nbaseline = "a"\n[measure]\nruns = 6\nwarmup = 0\n'
+        '[benchmark]\ncommand = "true"\n[configurations.a]\n'
+        '[configurations."n\\u001b[2J\\u0007\\rz"]\nprefix = ["env"]\n')
+    perflab("run", "--out", str(tmp_path / "rep"), str(suite)).succeeds()
+    for csv in (tmp_path / "x.csv", tmp_path / "rep" / "results.csv",
+                tmp_path / "rep" / "comparisons.csv"):
+        text = csv.read_bytes()
+        lines = text.replace(b"\r\n", b"\n")  # the csv module's own line ends (RFC 4180)
+        assert b"\x1b" not in text and b"\x07" not in text and b"\r" not in lines, csv
+        assert b"n\\x1b[2J\\x07\\x0dz" in text, (csv, text[:300])

@@ -49,16 +49,39 @@ def test_deeply_nested_json(perflab: Perflab, tmp_path: Path) -> None:
     assert perflab.counts() == EMPTY
 
 
+def test_perf_stat_line_nested_a_million_deep(perflab: Perflab, tmp_path: Path) -> None:
+    # Before: a RecursionError traceback (perf stat's lines were parsed one by one, outside
+    # the check the other formats had).
+    f = tmp_path / "p.json"
+    f.write_text('{"counter-value": "5", "unit": "", "event": "cycles"}\n'
+                 + '{"a": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}\n")
+    for fmt in (["-f", "perf-stat"], []):  # told or detected
+        perflab("import", *fmt, str(f)).fails(2, "is not a perf stat -j result file",
+                                              "nested too deeply", fix="--format")
+    assert perflab.counts() == EMPTY
+
+
 def test_wrong_format_for_the_file(perflab: Perflab, tmp_path: Path) -> None:
     f = hyperfine(tmp_path / "h.json", [0.1, 0.2, 0.3], [0, 0, 0])
     perflab("import", "-f", "pyperf", str(f)).fails(2, "no 'benchmarks' list", fix="--format")
     assert perflab.counts() == EMPTY
 
 
-def test_nan_and_strings_in_times(perflab: Perflab, tmp_path: Path) -> None:
+@pytest.mark.parametrize("value, named", [("NaN", "time 2 is NaN"),
+                                          ("Infinity", "time 2 is Infinity"),
+                                          ('"0.3"', 'time 2 is a string ("0.3")'),
+                                          ("null", "time 2 is null")])
+def test_nan_and_strings_in_times(perflab: Perflab, tmp_path: Path, value: str,
+                                  named: str) -> None:
+    # Before: "has no per-run 'times' (hyperfine older than 1.8...)" for any of them.
     f = tmp_path / "h.json"
-    f.write_text('{"results": [{"command": "x", "times": [0.1, NaN, "0.3"]}]}')
-    perflab("import", "-f", "hyperfine", str(f)).fails(2, "has no per-run 'times'")
+    f.write_text('{"results": [{"command": "x", "times": [0.1, ' + value + ', 0.3]}]}')
+    line = perflab("import", "-f", "hyperfine", str(f)).fails(
+        2, f"result 1's {named}, not a number of seconds")
+    assert "older than 1.8" not in line
+    f.write_text('{"results": [{"command": "x", "mean": 0.1}]}')  # really no times
+    perflab("import", "-f", "hyperfine", str(f)).fails(2, "has no per-run 'times'",
+                                                       "hyperfine older than 1.8")
     assert perflab.counts().results == 0
 
 

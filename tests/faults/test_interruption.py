@@ -10,9 +10,11 @@ test knows when a run is in flight and which process must be gone afterwards.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -90,6 +92,29 @@ def test_sigint_during_stat_keeps_runs_and_says_interrupted(perflab: Perflab,
     assert c.statuses == {"interrupted": 1}
     assert 3 <= c.runs < 200
     assert "interrupted" in out
+    assert_nothing_left(read_pids(pids), [])
+
+
+def test_sigint_stops_a_background_job_of_a_shell_script(perflab: Perflab,
+                                                         tmp_path: Path) -> None:
+    """A shell script's background job starts with SIGINT ignored (POSIX, without job
+    control), and Python keeps it so: `kill -INT` did nothing and the fixed count ran to its
+    end.  perflab takes SIGINT back: the run stops, interrupted, its runs kept."""
+    prog, pids = sleeper(tmp_path, SLEEP_RUN)
+    sh = subprocess.Popen(
+        ["sh", "-c", '"$@" & echo $!; wait $!', "sh", sys.executable, "-m", "perflab", "stat",
+         "-r", "200", "-w", "0", "--no-counters", "--", str(prog)],
+        env=perflab.env, cwd=perflab.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True)
+    assert sh.stdout is not None
+    pid = int(sh.stdout.readline())
+    wait_for(lambda: perflab.counts().runs >= 3, what="3 stored runs")
+    os.kill(pid, signal.SIGINT)
+    out, err = sh.communicate(timeout=60)
+    assert "Traceback" not in out.decode() + err.decode()
+    c = perflab.counts()
+    assert c.statuses == {"interrupted": 1}, err.decode()
+    assert 3 <= c.runs < 200
     assert_nothing_left(read_pids(pids), [])
 
 

@@ -759,3 +759,91 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
     for n, err in errs.items():
         assert "Traceback" not in err and "psycopg" not in err, err
         assert err.count("database lost") == 1 and err.count("database back") == 1, (n, err)
+
+
+# -- the worker's own files: private, never written through a link -------------------------------
+def worker_in(url: str, name: str, state: Path) -> subprocess.Popen[str]:
+    """A worker whose perflab state directory (its job logs) is under ``state``."""
+    return subprocess.Popen([*PERFLAB, "worker", "--name", name, "--db", url, *FAST,
+                             "--exit-when-idle"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "XDG_STATE_HOME": str(state)})
+
+
+def queue_one(url: str, machine: str) -> int:
+    from perflab.fleet.queue import submit
+    from perflab.fleet.worker import announce
+
+    store = Store(url)
+    announce(store, machine, [], Fingerprint(hostname="h", cpu_model="c"))
+    _, [(_m, job)] = submit(store, ["stat", "-r", "2", "--", "/bin/echo", "measured"],
+                            [machine], [], False)
+    return job
+
+
+@pytest.mark.parametrize("hostile", ["world-writable", "another-users", "a-symlink"])
+def test_a_hostile_log_directory_is_refused_and_its_victim_untouched(
+        fleet_url: str, tmp_path: Path, hostile: str) -> None:
+    """Someone made the worker's log directory first, shared (777), not the user's, or as a
+    link, with job-N.log linking to a victim file: the worker refuses it in one line naming
+    the directory and the fix, before taking any job; the victim is not touched."""
+    job = queue_one(fleet_url, "hw")
+    state = tmp_path / "state"
+    logs = state / "perflab" / "worker-hw"
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    target = tmp_path / "elsewhere" if hostile == "a-symlink" else logs
+    target.mkdir(parents=True)
+    if hostile == "a-symlink":
+        logs.parent.mkdir(parents=True)
+        logs.symlink_to(target)
+    (target / f"job-{job}.log").symlink_to(victim)
+    target.chmod(0o777 if hostile == "world-writable" else 0o755)
+    if hostile == "another-users":
+        os.chown(target, 65534, 65534)
+    w = worker_in(fleet_url, "hw", state)
+    err = worker_exit(w)
+    line = one_line_error(subprocess.CompletedProcess(w.args, w.returncode, "", err))
+    why = {"world-writable": "is writable by other users (mode 777)",
+           "another-users": "is owned by uid 65534, not by you",
+           "a-symlink": "is a symbolic link"}[hostile]
+    assert f"the worker's job log directory {logs} {why}" in line
+    assert f"-- remove {logs}" in line and "XDG_STATE_HOME" in line
+    assert victim.read_text() == "precious\n"
+    store = Store(fleet_url)
+    state_of = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state)).scalars().all())
+    assert state_of in ([], ["queued"])  # not taken, so not failed
+
+
+def test_a_link_under_a_job_logs_name_is_moved_aside_not_followed(
+        fleet_url: str, tmp_path: Path) -> None:
+    """In the worker's own private log directory, a link standing where the job's log goes is
+    renamed aside (and said); the log is a new file of the worker's, the victim untouched."""
+    job = queue_one(fleet_url, "lw")
+    state = tmp_path / "state"
+    logs = state / "perflab" / "worker-lw"
+    logs.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (logs / f"job-{job}.log").symlink_to(victim)
+    w = worker_in(fleet_url, "lw", state)
+    err = worker_exit(w)
+    assert w.returncode == 0, err
+    assert victim.read_text() == "precious\n"
+    log = logs / f"job-{job}.log"
+    assert not log.is_symlink() and (log.stat().st_mode & 0o777) == 0o600
+    assert "/bin/echo measured: 2 runs" in log.read_text(), log.read_text()
+    [aside] = [p for p in logs.iterdir() if p.name.startswith(f"job-{job}.log.aside-")]
+    assert aside.is_symlink() and f"moved to {aside.name}" in err
+    assert (logs.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_fresh_log_directory_is_private(fleet_url: str, tmp_path: Path) -> None:
+    job = queue_one(fleet_url, "fw")
+    state = tmp_path / "state"
+    w = worker_in(fleet_url, "fw", state)
+    err = worker_exit(w)
+    assert w.returncode == 0, err
+    logs = state / "perflab" / "worker-fw"
+    assert (logs.stat().st_mode & 0o777) == 0o700 and logs.stat().st_uid == os.geteuid()
+    log = logs / f"job-{job}.log"
+    assert (log.stat().st_mode & 0o777) == 0o600 and str(log) in err

@@ -4,6 +4,7 @@ commands to reproduce), and the same JSON POSTed to a real HTTP server on loopba
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -56,6 +57,7 @@ class Hook(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         Hook.received.append({"type": self.headers["Content-Type"],
+                              "auth": self.headers["Authorization"], "path": self.path,
                               "doc": json.loads(body)})
         self.send_response(Hook.status)
         self.end_headers()
@@ -170,6 +172,39 @@ def test_ignored_regressions_are_not_filed_and_webhook_faults_are_one_line(
     res = invoke("detect", "--db", str(db), "--report", str(out), "--webhook",
                  "http://127.0.0.1:9/nothing-listens")
     assert "cannot reach the webhook" in str(res.exception)
+
+
+def test_webhook_credentials_are_sent_not_printed_and_its_faults_say_what_failed(
+        tmp_path: Path, repo: tuple[Path, list[str]], hook: Any) -> None:
+    """A user and password in the webhook URL are sent as basic authentication (they used to be
+    taken for part of the host name: "Name or service not known"); every line that names the
+    URL shows its user, password and token-like query values as ***, and an unreachable host
+    says what failed: the name not resolved, the connection refused."""
+    r, commits = repo
+    db = tmp_path / "r.sqlite"
+    fill(db, commits, "alpha", 10, 1)
+    url, handler = hook
+    secret = url.replace("http://", "http://u:TOKEN1@") + "?token=SECRET2&room=7"
+    res = invoke("detect", "--db", str(db), "--webhook", secret)
+    assert res.exit_code == 0, res.output
+    [got] = handler.received
+    assert got["auth"] == "Basic " + base64.b64encode(b"u:TOKEN1").decode()
+    assert got["path"] == "/hook?token=SECRET2&room=7"
+    handler.status = 403
+    res = invoke("detect", "--db", str(db), "--webhook", secret)
+    port = url.split(":")[2].split("/")[0]
+    assert str(res.exception) == (f"the webhook http://***@127.0.0.1:{port}/hook?token=***&room=7"
+                                  " answered 403 Forbidden")
+    for where, why in [("http://u:TOKEN1@no-such-host.invalid/h?api_key=SECRET2",
+                        "could not resolve host no-such-host.invalid"),
+                       ("https://u:TOKEN1@127.0.0.1:9/h?sig=SECRET2",
+                        "connection refused by 127.0.0.1:9")]:
+        res = invoke("detect", "--db", str(db), "--webhook", where)
+        line = str(res.exception)
+        assert line.startswith("cannot reach the webhook ") and why in line, line
+        assert "TOKEN1" not in res.output + line and "SECRET2" not in res.output + line
+    res = invoke("detect", "--db", str(db), "--webhook", "http://u:TOKEN1@host:port/h")
+    assert "is not a valid URL" in str(res.exception) and "TOKEN1" not in str(res.exception)
 
 
 def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(

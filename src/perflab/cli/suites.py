@@ -40,7 +40,7 @@ def run_cmd(
 ) -> None:
     """Run a suite: plan the matrix, measure cell by cell (configurations interleaved within a
     cell), save every run as it completes, then report."""
-    from perflab.format import fmt_duration
+    from perflab.format import fmt_duration, redact_url
     from perflab.suites.estimate import measure_speed
     from perflab.suites.execute import describe_plan, history_per_run, run_plan
     from perflab.suites.plan import make_plan
@@ -84,7 +84,7 @@ def run_cmd(
         err.print(f"run {rs.id} stopped ({rs.status}) after {len(rs.cells())} of "
                   f"{len(plan.cells)} cells; every finished run is saved. Continue with: "
                   f"perflab run {suite_file} --resume {rs.id}"
-                  + (f" --db {db}" if db else ""), highlight=False, soft_wrap=True)
+                  + (f" --db {redact_url(str(db))}" if db else ""), highlight=False, soft_wrap=True)
     if not no_report and rs.cells():
         _report(rs.id, db, out, console, store=store)
     if outcome.interrupted:
@@ -96,7 +96,7 @@ def run_cmd(
         first = f": {failed[0]['error'].split(' -- ')[0]}" if failed else ""
         raise PerflabError(f"run {rs.id} is {rs.status}: {len(failed)} cell(s) failed{first}",
                            f"fix the failing command, then: perflab run {suite_file} --resume "
-                           f"{rs.id}" + (f" --db {db}" if db else ""), exit_code=1)
+                           f"{rs.id}" + (f" --db {redact_url(str(db))}" if db else ""), exit_code=1)
 
 
 def _confirm_large(summary: str, suite_file: Path) -> None:

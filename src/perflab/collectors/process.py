@@ -24,7 +24,6 @@ import re
 import select
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -50,6 +49,7 @@ from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_plain
+from perflab.private import why_unsafe
 
 
 @dataclass
@@ -225,13 +225,8 @@ def _leftovers(before: set[int], groups: set[int]) -> list[int]:
 
 
 def _check_private(path: Path, what: str) -> str:
-    """'' when ``path`` is owned by us (or root) and not writable by group or others; else why."""
-    st = path.stat()
-    if st.st_uid not in (os.geteuid(), 0):
-        return f"{what} {path} is owned by uid {st.st_uid}, not by you"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{what} {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):o})"
-    return ""
+    """'' when ``path`` (links followed) is owned by us (or root) and writable by no one else."""
+    return why_unsafe(path.stat(), path, what)
 
 
 def _file_sha256(path: Path) -> str:

@@ -37,13 +37,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+import platformdirs
 
 from perflab.errors import PerflabError
 from perflab.fleet import store as fstore
 from perflab.model import Fingerprint
+from perflab.private import append_private, open_private_dir
 from perflab.storage import Outage, Store, StoreUnreachable, backoff, outage_limit
 
 _PR_SET_PDEATHSIG = 1
@@ -290,6 +293,36 @@ def measure_task(context: Any, argv: list[str], machine: str, submission: str,
     return outcome
 
 
+LOG_DIR_WHAT = "the worker's job log directory"
+
+
+def worker_log_dir(name: str) -> Path:
+    """Where the worker named ``name`` writes its job logs: in perflab's state directory
+    ($XDG_STATE_HOME/perflab, by default ~/.local/state/perflab), private to the user."""
+    return Path(platformdirs.user_state_dir("perflab")) / f"worker-{name}"
+
+
+def _log_dir_fix(log_dir: Path) -> str:
+    return (f"remove {log_dir} (perflab makes it again, private), or set XDG_STATE_HOME to a "
+            "directory of yours that no one else can write")
+
+
+@contextlib.contextmanager
+def _job_log(cur: dict[str, Any], path: Path) -> Iterator[BinaryIO]:
+    """The job's log, opened for appending in the worker's private log directory (checked
+    again for each job) without following a link; a link or special file found under its
+    name is moved aside and said."""
+    dir_fd = open_private_dir(path.parent, LOG_DIR_WHAT, _log_dir_fix(path.parent))
+    try:
+        fd, note = append_private(dir_fd, path.name)
+    finally:
+        os.close(dir_fd)
+    if note:
+        cur["say"](f"job log {note}")
+    with os.fdopen(fd, "ab") as log:
+        yield log
+
+
 def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submission: str,
               files: dict[str, str], cur: dict[str, Any], keep: Any) -> dict[str, Any]:
     argv = list(argv)
@@ -315,7 +348,7 @@ def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submissi
                    PERFLAB_FLEET_SUBMISSION=submission, NO_COLOR="1", COLUMNS="160")
         log_path = Path(cur["log_dir"]) / f"job-{job_id}.log"
         cur["say"](f"job {job_id}: perflab {' '.join(argv)} (log {log_path})")
-        with open(log_path, "ab") as log:
+        with _job_log(cur, log_path) as log:
             proc = subprocess.Popen([sys.executable, "-m", "perflab", *argv], env=env,
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     preexec_fn=_set_pdeathsig, cwd=tmp)
@@ -554,8 +587,8 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     os.environ["PERFLAB_MACHINE_NAME"] = name
     os.environ["PERFLAB_MACHINE_TAGS"] = ",".join(tags)
     fp = machine_fingerprint()
-    log_dir = Path(tempfile.gettempdir()) / f"perflab-worker-{name}"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = worker_log_dir(name)
+    os.close(open_private_dir(log_dir, LOG_DIR_WHAT, _log_dir_fix(log_dir)))
     lock = NameLock(store, name)
     app = make_app(store, worker=name, configure=lock.take)
     keep_outcomes(app, say)

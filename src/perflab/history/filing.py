@@ -11,18 +11,23 @@ code fence longer than any backtick run inside it.
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import math
 import re
 import shlex
+import socket
+import ssl
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.format import fmt_change_pct, fmt_pct, fmt_sig, fmt_value, md_text
+from perflab.format import fmt_change_pct, fmt_pct, fmt_sig, fmt_value, md_text, redact_url
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
@@ -274,13 +279,18 @@ def regression_markdown(d: dict[str, Any], unit: str) -> str:
 
 def db_arg(store: Any) -> str | None:
     """The store as a pasted command's --db: None for the default store (PERFLAB_DB or the
-    user's file) and for a URL whose password is hidden (the reader's PERFLAB_DB has it)."""
-    from perflab.storage import default_db_path
+    user's file); a server's URL with its password left out (the reader's ~/.pgpass or
+    PGPASSWORD gives it), or None when its query holds credentials too (the reader's
+    PERFLAB_DB has them)."""
+    from perflab.storage import default_db_path, url_without_password
 
     loc = str(getattr(store, "location", "") or "")
-    if not loc or loc == str(default_db_path()) or "***" in loc:
+    if not loc or loc == str(default_db_path()):
         return None
-    return loc
+    if "://" not in loc:
+        return loc
+    plain = url_without_password(store.url)
+    return None if redact_url(plain).partition("?")[2] != plain.partition("?")[2] else plain
 
 
 def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: Path,
@@ -302,26 +312,70 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
 
 
 def check_webhook(url: str) -> None:
-    """A --webhook must be an http(s) URL (checked before detect does any work)."""
+    """A --webhook must be an http(s) URL with a host and a numeric port, if any (checked
+    before detect does any work)."""
+    shown = redact_url(url)
     if not re.match(r"^https?://[^/\s]+", url):
-        raise PerflabError(f"--webhook {url!r} is not an http(s) URL",
+        raise PerflabError(f"--webhook {shown!r} is not an http(s) URL",
                            "give the full URL, e.g. https://chat.example.org/hooks/perflab")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as e:
+        raise PerflabError(f"--webhook {shown} is not a valid URL ({e})",
+                           "write it as https://HOST[:PORT]/PATH") from None
+    if not parts.hostname:
+        raise PerflabError(f"--webhook {shown} names no host",
+                           "write it as https://HOST[:PORT]/PATH")
+
+
+def _webhook_request(url: str, doc: dict[str, Any]) -> urllib.request.Request:
+    """The POST of ``doc`` to ``url``; a user and password in the URL are sent as HTTP basic
+    authentication (as curl does), not left in the host name."""
+    parts = urllib.parse.urlsplit(url)
+    headers = {"Content-Type": "application/json", "User-Agent": "perflab-detect"}
+    if "@" in parts.netloc:
+        userinfo, _, hostport = parts.netloc.rpartition("@")
+        user, _, password = userinfo.partition(":")
+        token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+        headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
+        url = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
+    return urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
+                                  headers=headers)
+
+
+def _unreachable(e: BaseException, url: str) -> str:
+    """What failed when the webhook could not be reached, in words (no secret of the URL)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or "?"
+    where = f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    reason = getattr(e, "reason", e)
+    if isinstance(reason, socket.gaierror):
+        return f"could not resolve host {host}: {reason.strerror}"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"connection refused by {where}"
+    if isinstance(reason, TimeoutError | socket.timeout):
+        return f"no answer from {where} in time"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS failed with {where}: {reason.reason or reason}"
+    if isinstance(reason, OSError) and reason.strerror:
+        return f"{reason.strerror} ({where})"
+    return f"{type(reason).__name__} ({where})"
 
 
 def post(url: str, doc: dict[str, Any], timeout: float = 10.0) -> None:
-    """POST one regression as JSON; a refusal or an unreachable URL is one line."""
+    """POST one regression as JSON; a refusal or an unreachable URL is one line that names
+    what failed, with the URL's credentials masked (format.redact_url)."""
     check_webhook(url)
-    req = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
-                                 headers={"Content-Type": "application/json",
-                                          "User-Agent": "perflab-detect"})
+    shown = redact_url(url)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - http(s) only
+        with urllib.request.urlopen(_webhook_request(url, doc),  # noqa: S310 - http(s) only
+                                    timeout=timeout) as resp:
             resp.read()
     except urllib.error.HTTPError as e:
-        raise PerflabError(f"the webhook {url} answered {e.code} {e.reason}",
+        raise PerflabError(f"the webhook {shown} answered {e.code} {e.reason}",
                            "check the URL and its token; the reports are written in --report "
-                           "DIR") from e
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise PerflabError(f"cannot reach the webhook {url} ({reason})",
-                           "check the URL; the reports are written in --report DIR") from e
+                           "DIR") from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
+        raise PerflabError(f"cannot reach the webhook {shown} ({_unreachable(e, url)})",
+                           "check the URL; the reports are written in --report DIR") from None

@@ -30,11 +30,27 @@ def read_json(path: Path, fmt: str) -> Any:
     except UnicodeDecodeError as e:
         raise bad(path, fmt, "binary data") from e
     try:
-        return json.loads(text)
+        return loads(text, path, fmt)
     except json.JSONDecodeError as e:
         raise bad(path, fmt, f"invalid JSON at line {e.lineno}") from e
+
+
+def loads(text: str, path: Path, fmt: str) -> Any:
+    """``json.loads``; JSON nested deeper than Python's recursion limit is one line, in every
+    format (a JSONDecodeError is the caller's to judge)."""
+    try:
+        return json.loads(text)
     except RecursionError:
         raise bad(path, fmt, "JSON nested too deeply") from None
+
+
+def not_a_number(v: Any) -> str:
+    """What a value that should be a finite number is, in words: NaN, Infinity, a string..."""
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else "Infinity" if v > 0 else "-Infinity"
+    kind = {str: "a string", bool: "a boolean", type(None): "null", list: "a list",
+            dict: "an object"}.get(type(v), type(v).__name__)
+    return f"{kind} ({json.dumps(v)[:40]})" if v is not None else kind
 
 
 def text_lines(path: Path, fmt: str) -> Iterator[str]:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.format import fmt_plain, fmt_sig
-from perflab.imports.common import bad, first_negative, is_num, mtime, read_json
+from perflab.imports.common import (
+    bad,
+    first_negative,
+    is_num,
+    mtime,
+    not_a_number,
+    read_json,
+)
 from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run, Settings
 
 FORMAT = "hyperfine"
@@ -27,9 +34,13 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     seq = 0
     for i, res in enumerate(data["results"]):
         times = res.get("times") if isinstance(res, dict) else None
-        if not isinstance(times, list) or not all(is_num(t) for t in times) or not times:
+        if not isinstance(times, list) or not times:
             raise bad(path, "hyperfine", f"result {i + 1} has no per-run 'times' "
                       "(hyperfine older than 1.8, or not --export-json)")
+        wrong = next(((n, t) for n, t in enumerate(times, 1) if not is_num(t)), None)
+        if wrong is not None:
+            raise bad(path, "hyperfine", f"result {i + 1}'s time {wrong[0]} is "
+                      f"{not_a_number(wrong[1])}, not a number of seconds")
         if (neg := first_negative(times)) is not None:
             raise bad(path, "hyperfine",
                       f"result {i + 1} has a negative time ({fmt_plain(neg)} s)")

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from perflab.format import fmt_fixed
-from perflab.imports.common import bad, is_num, mtime, text_lines
+from perflab.imports.common import bad, is_num, loads, mtime, text_lines
 from perflab.model import (
     BUILTIN_METRICS,
     HARDWARE_COUNTERS,
@@ -78,7 +78,7 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         if not line.startswith("{"):
             continue  # the measured program's own stderr is interleaved with perf's
         try:
-            obj = json.loads(line)
+            obj = loads(line, path, "perf stat -j")
         except json.JSONDecodeError:
             continue
         if not isinstance(obj, dict) or "event" not in obj or "counter-value" not in obj:

@@ -8,6 +8,7 @@ from typing import Any
 
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean
+from perflab.table import csv_cell
 
 CSV_FIELDS = ["configuration", "cell", "metric", "unit", "n", "median", "ci_low", "ci_high",
               "cv", "min", "max", "source", "baseline", "ratio", "ratio_ci_low",
@@ -35,7 +36,7 @@ def result_to_csv(a: Analysis) -> str:
                 row.update(baseline=c.baseline, ratio=c.ratio, ratio_ci_low=c.ci_low,
                            ratio_ci_high=c.ci_high, p_value=c.p_value, verdict=c.verdict,
                            label=c.label)  # as printed: "(regression, not interleaved)"
-            w.writerow(clean(row))
+            w.writerow({k: csv_cell(v) for k, v in clean(row).items()})
     return buf.getvalue()
 
 
