@@ -319,8 +319,9 @@ Artifact = Annotated[list[str] | None, typer.Option(
     "--artifact", help="Build output to keep from the good commit (repeat; default: a copy "
     "of the whole tree).")]
 StepRuns = Annotated[int, typer.Option("--runs", help="Runs per side per round.")]
-MaxRounds = Annotated[int, typer.Option(
-    "--max-rounds", help="Rounds for an inconclusive step before skipping it.")]
+MaxRounds = Annotated[int | None, typer.Option(
+    "--max-rounds", help="A step's run budget: rounds of --runs each, looked at after each "
+    "round, before an undecided step is skipped (default: 8).")]
 StepThreshold = Annotated[float | None, typer.Option(
     "--threshold", help="Relative change that counts (0.01 = 1%; default: midway to the "
     "good->bad change, at least 1%).")]
@@ -334,7 +335,7 @@ def bisect_cmd(
     good: Good, bad: Bad, build: Build, command: BisectCommand = None,
     workload: RepoWorkload = None, param: o.WorkloadParam = None, metric: BisectMetric = None,
     repo: BisectRepo = Path("."), artifact: Artifact = None, runs: StepRuns = 10,
-    max_rounds: MaxRounds = 3, threshold: StepThreshold = None, timeout: RunTimeout = None,
+    max_rounds: MaxRounds = None, threshold: StepThreshold = None, timeout: RunTimeout = None,
     build_timeout: BuildTimeout = 900.0, check: CheckRange = True, db: o.Db = None,
 ) -> None:
     """Find the commit that made a benchmark slower: git bisect with A/B verdicts.
@@ -364,9 +365,10 @@ def bisect_cmd(
     positive(build_timeout, "--build-timeout", "900")
     spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
                       workload=workload, params=parse_params(param), metric=metric,
-                      artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
-                      threshold=threshold, timeout=timeout, build_timeout=build_timeout,
-                      check=check)
+                      artifacts=list(artifact or []), runs=runs, threshold=threshold,
+                      timeout=timeout, build_timeout=build_timeout, check=check)
+    if max_rounds is not None:
+        spec.max_rounds = max_rounds
     store = session.open_store(db)
     try:
         res = run_bisect(spec, store)
