@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from perflab.history.bisect import BisectSpec, StepRule
+from perflab.history.detect import ChangePoint, DetectSettings, across_machines, detect_series
+from perflab.history.series import Point, Series, SeriesKey
 from perflab.model import MetricInfo
 
 TIME = MetricInfo("task_clock", "ms", "perf")
@@ -80,3 +82,29 @@ def bisect_trial(rng: np.random.Generator, commits: int, step: float, cv: float,
             skipped.add(mid)
     trial.named = bad == first and not any(good < s < bad for s in skipped)
     return trial
+
+
+def _series(values: list[float], machine: int, commits: list[str]) -> Series:
+    key = SeriesKey("sim/b", "{}", "A", machine, "task_clock", machine=f"m{machine}")
+    pts = [Point(i + 1, float(i), "stat", c, False, [], median=v)
+           for i, (c, v) in enumerate(zip(commits, values, strict=True))]
+    return Series(key, unit="ms", points=pts)
+
+
+def detect_fleet(rng: np.random.Generator, shape: list[float], cv: float, machines: int = 3,
+                 settings: DetectSettings | None = None) -> list[list[ChangePoint]]:
+    """``machines`` series of the same commits, each point ``shape[i]`` times 1 with normal
+    noise of sd ``cv`` (relative), through detect as ``perflab detect`` runs it: the search on
+    each series, then the other machines tested at each range found (across_machines).  The
+    change points reported on each machine (unchanged entries left out)."""
+    sets = settings or DetectSettings()
+    commits = [f"{i:040x}" for i in range(len(shape))]
+    series = [_series(list(np.asarray(shape) * (1 + rng.normal(0, cv, len(shape)))), m,
+                      commits) for m in range(machines)]
+    items = [(s, detect_series(s, sets)) for s in series]
+    extra = across_machines(items, sets)
+    out = [list(cps) for _, cps in items]
+    for s, cp in extra:
+        if cp.kind != "unchanged":
+            out[s.key.machine_id or 0].append(cp)
+    return out
