@@ -61,6 +61,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/study_axes.py
 	$(BIN)/python benchmarks/estimate.py
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/sim_verdicts.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

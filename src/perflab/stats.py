@@ -1315,40 +1315,62 @@ def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, pa
 
 def bisect_band(step_ratio: float) -> float:
     """bisect's band when none is given: the geometric midpoint of the step the check measured
-    (good -> bad, its point estimate), at least DEFAULT_THRESHOLD, so each commit is judged by
-    which end it resembles.  Simulated with the defaults (--runs 10 --max-rounds 3, a true 8%
-    step at 5% noise a run, 566 bisects; tests/history/test_bisect_band.py): unchanged
-    commits are judged good in 85% (the CI's lower end, the band before: 18%, skipped 81%),
-    wrongly bad in 0%; real steps bad in 67%, wrongly good in 0.4%.  What protects these
-    decisions is the midpoint's distance from both ends (2.5 standard errors at the defaults),
-    so the steps after the check are judged at alpha alone (BISECT_STEP_LOOKS), not split over
-    their rounds: split, unchanged commits were good in 68% and steps bad in 50%."""
+    (good -> bad, its point estimate, as a ratio above 1 in the metric's worse direction), at
+    least DEFAULT_THRESHOLD, so each commit is judged by which end it resembles: at the
+    midpoint, a commit is as far from "unchanged" as from the measured step (+8% gives
+    +/-3.9%)."""
     if not math.isfinite(step_ratio) or step_ratio <= 1:
         return DEFAULT_THRESHOLD
     return max(DEFAULT_THRESHOLD, math.sqrt(step_ratio) - 1.0)
 
 
-BISECT_STEP_LOOKS = 1
+# One-sided, per direction, spent over a step's rounds: the steps after the check ask which end
+# a commit resembles, and at either end the error is far below this (the edge is midway);
+# the check, which claims that bad is slower at all, is held to compare's 2.5% a direction.
+BISECT_ALPHA = 0.1
+BISECT_CHECK_ALPHA = ALPHA / 2
+BISECT_ROUNDS = 8  # the default run budget of a step: --max-rounds of --runs each
+BISECT_GAMMA = -4.0  # the spending function's shape: negative spends little at early looks
 
 
-def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, looks: int,
-                info: MetricInfo, paired: bool, estimator: Estimator | None = None,
-                alpha: float = ALPHA) -> tuple[str, Comparison]:
-    """bisect's rule for one step, judged at alpha / looks (its rounds are looks):
-    'bad' when the metric is worse beyond the band; 'good' when better, equivalent, or the whole
-    CI lies on the good side of the band's far edge (one-sided: "not worse by more than the
-    band" answers bisect's question even when the CI is too wide for "equivalent");
-    'inconclusive' otherwise.  Exact counts within the band are 'good' ("equivalent")."""
+def bisect_levels(rounds: int, alpha: float = BISECT_ALPHA) -> list[float]:
+    """The one-sided level of each round's look at a bisect step: alpha spent over the rounds by
+    the Hwang-Shih-DeCani function alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / rounds,
+    g = BISECT_GAMMA, each look getting its increment (8 rounds: 0.0006, 0.001, ..., 0.02;
+    they add up to alpha, so over all rounds a step is wrong about its side of the band's edge
+    with probability at most alpha, whatever the correlation between looks).  Early looks are
+    strict: a step decided on its first 10 runs is a clear one, and most of alpha is kept for
+    the budget's end, where a step that needed many runs is decided instead of skipped."""
+    k = np.arange(rounds + 1) / max(1, rounds)
+    spent = alpha * -np.expm1(-BISECT_GAMMA * k) / -math.expm1(-BISECT_GAMMA)
+    return [float(x) for x in np.diff(spent)]
+
+
+def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, level: float,
+                info: MetricInfo, paired: bool,
+                estimator: Estimator | None = None) -> tuple[str, Comparison]:
+    """bisect's rule for one look at a step: one question, "which side of the band's edge
+    toward worse (1 + T for times) is this commit on?", answered by one-sided bounds at the
+    same ``level`` for both answers: 'bad' when the bound on the good side (the CI's lower end
+    for times) lies beyond the edge, 'good' when the bound on the bad side (its upper end) lies
+    short of it, 'inconclusive' otherwise.  The Comparison returned holds the two-sided
+    interval at 1 - 2 level, whose ends are those two bounds.  Exact counts: beyond the edge is
+    'bad', anything else 'good'.  Ties that give a zero-width interval of runs that differ
+    certify nothing on the good side (as for equivalence)."""
     c = compare_samples(base, cand, threshold=threshold, paired=paired, estimator=estimator,
-                        alpha=alpha / max(1, looks), info=info, metric=info.name)
-    if c.verdict == "inconclusive" and c.loc is not None and c.note != TOO_FEW and not c.coarse:
-        lo, hi = c.loc.interval(alpha / max(1, looks) * 2)  # one-sided at the same level
-        b_lo, b_hi = _band(c.scale, threshold, c.base_center)
-        not_worse = hi <= b_hi if info.direction != "higher" else lo >= b_lo
-        if not_worse:
-            return "good", c
-    if c.verdict == "inconclusive":
+                        alpha=2 * level, info=info, metric=info.name)
+    if c.loc is None or c.coarse:  # too few runs, or runs below the metric's resolution
         return "inconclusive", c
-    if c.regression:
+    if c.scale == "exact":
+        return ("bad" if c.regression else "good"), c
+    lo, hi = c.loc.interval(2 * level)
+    b_lo, b_hi = _band(c.scale, threshold, c.base_center)
+    if info.direction == "higher":  # worse is lower: the edge is the band's lower end
+        bad, good = hi < b_lo, lo > b_lo
+    else:
+        bad, good = lo > b_hi, hi < b_hi
+    if bad:
         return "bad", c
-    return "good", c
+    if good and not c.loc.no_equivalence:
+        return "good", c
+    return "inconclusive", c

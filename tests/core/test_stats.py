@@ -12,9 +12,11 @@ from scipy import stats as sps
 from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
 from perflab.stats import (
     ALPHA,
+    BISECT_ALPHA,
     MIN_RUNS,
     Plan,
     adjust,
+    bisect_levels,
     bisect_step,
     check_estimator_runs,
     compare_result,
@@ -511,40 +513,69 @@ def test_stop_check_uses_the_final_level() -> None:
     assert MIN_RUNS == 6
 
 
-def test_bisect_step_is_one_sided_and_counts_its_rounds() -> None:
+def test_bisect_step_uses_one_kind_of_bound_for_both_answers() -> None:
     rng = np.random.default_rng(6)
     a = rng.lognormal(0, 0.05, 10)
     worse = a * 1.3 * rng.lognormal(0, 0.01, 10)
     wide_but_better = a * 0.97 * rng.lognormal(0, 0.06, 10)
-    assert bisect_step(a, worse, threshold=0.01, looks=3, info=TIME, paired=True)[0] == "bad"
-    verdict, c = bisect_step(a, wide_but_better, threshold=0.01, looks=3, info=TIME, paired=True)
+    assert bisect_step(a, worse, threshold=0.01, level=0.01, info=TIME, paired=True)[0] == "bad"
+    verdict, c = bisect_step(a, wide_but_better, threshold=0.01, level=0.025, info=TIME,
+                             paired=True)
     assert c.verdict in ("inconclusive", "faster") and verdict == "good"
-    few, _ = bisect_step(a[:3], worse[:3], threshold=0.01, looks=3, info=TIME, paired=True)
+    assert c.ci_level == pytest.approx(0.95)  # the interval whose ends are the two bounds
+    few, _ = bisect_step(a[:3], worse[:3], threshold=0.01, level=0.01, info=TIME, paired=True)
     assert few == "inconclusive"
 
 
+def test_bisect_step_is_symmetric_about_the_band_edge() -> None:
+    """Log-ratios mirrored about the edge (1 + T) get the mirrored answer at every level:
+    "bad" and "good" use the same kind of bound at the same level."""
+    rng = np.random.default_rng(12)
+    edge = math.log1p(0.04)
+    answers = set()
+    for _ in range(200):
+        base = rng.lognormal(0, 0.03, 20)
+        d = rng.normal(edge + rng.normal(0, 0.03), 0.05, 20)
+        level = float(rng.choice([0.001, 0.01, 0.05]))
+        one, _ = bisect_step(base, base * np.exp(d), threshold=0.04, level=level, info=TIME,
+                             paired=True)
+        other, _ = bisect_step(base, base * np.exp(2 * edge - d), threshold=0.04, level=level,
+                               info=TIME, paired=True)
+        swap = {"bad": "good", "good": "bad", "inconclusive": "inconclusive"}
+        assert other == swap[one], (one, other, level)
+        answers.add(one)
+    assert answers == {"bad", "good", "inconclusive"}
+
+
+def test_bisect_levels_spend_alpha_over_the_rounds_strict_early() -> None:
+    levels = bisect_levels(8)
+    assert sum(levels) == pytest.approx(BISECT_ALPHA)
+    assert all(x < y for x, y in zip(levels, levels[1:], strict=False))
+    assert levels[0] < BISECT_ALPHA / 50
+    assert bisect_levels(1) == [pytest.approx(BISECT_ALPHA)]
+
+
 def test_bisect_rounds_are_looks_so_a_band_edge_change_is_rarely_called_bad() -> None:
-    """Issue 9, defect 8: three uncorrected rounds called a true +1% (the band's edge) 'bad'
-    in 4.75% of steps.  With each round a look (alpha / rounds), three rounds of 10 runs stay
-    at about one look's rate (the one-sided nominal 2.5%, plus the trimmed t's known small-n
-    excess), while judging every round at 0.05 does not."""
-    def bad_rate(looks: int, trials: int = 3000) -> float:
+    """A true +1% on the band's edge: over three rounds of 10 runs at the spent levels, 'bad'
+    stays within the one-sided alpha (plus the trimmed t's known small-n excess); judging every
+    round at the whole alpha does not."""
+    def bad_rate(levels: list[float], trials: int = 2000) -> float:
         rng = np.random.default_rng(88)
         bad = 0
         for _ in range(trials):
             base = rng.lognormal(0, 0.01, 30)
             cand = base * np.exp(rng.normal(math.log1p(0.01), 0.02, 30))
-            for n in (10, 20, 30):  # --runs 10 --max-rounds 3
-                decision, _ = bisect_step(base[:n], cand[:n], threshold=0.01, looks=looks,
-                                          info=TIME, paired=True)
+            for rnd, n in enumerate((10, 20, 30)):
+                decision, _ = bisect_step(base[:n], cand[:n], threshold=0.01,
+                                          level=levels[rnd], info=TIME, paired=True)
                 if decision != "inconclusive":
                     bad += decision == "bad"
                     break
         return bad / trials
 
-    counted, uncounted = bad_rate(looks=3), bad_rate(looks=1)
-    assert counted <= ALPHA / 2 * 1.3, counted
-    assert uncounted >= 1.6 * counted, (counted, uncounted)
+    spent, unspent = bad_rate(bisect_levels(3)), bad_rate([BISECT_ALPHA] * 3)
+    assert spent <= BISECT_ALPHA * 1.3, spent
+    assert unspent >= 1.4 * spent, (spent, unspent)
 
 
 def test_interleaved_runs_pair_by_round_around_failures() -> None:

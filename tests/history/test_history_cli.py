@@ -116,6 +116,7 @@ def test_detect_fail_on_regression_and_json(tmp_path: Path) -> None:
     doc = json.loads(res.output)
     (cp,) = doc["change_points"]
     assert cp["commit_after"] == f"{10:040x}" and cp["regression"] and cp["metric"] == "wall_time"
+    assert cp["kind"] == "step" and cp["found_by"] == "search"
     assert 20 < cp["change_pct"] < 30
     # a flat store passes the CI gate
     flat = tmp_path / "flat.sqlite"

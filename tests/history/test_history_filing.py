@@ -102,8 +102,11 @@ def test_one_report_per_regression_with_everything_to_file_it(
     before, after = commits[9], commits[10]
     assert md.startswith("# Regression: syn/b (depth=1) [A \\| \\<i>x\\</i>] "
                          "wall_time +")
-    assert "on 2 machines" in md.splitlines()[0]
-    assert "- **Machines:** alpha, beta" in md and "gamma" not in md
+    assert "on 2 of 3 machines" in md.splitlines()[0]
+    # gamma measured the same two commits and shows no change: the page names it too
+    machines_line = next(ln for ln in md.splitlines() if ln.startswith("- **Machines:**"))
+    assert machines_line.startswith("- **Machines:** alpha, beta; measured the range, no "
+                                    "change found: gamma ("), machines_line
     assert f"`{before[:10]}..{after[:10]}`" in md
     # git log of the range, the subject kept verbatim inside a code fence
     assert f"{after[:7]} make it <b>slow</b> | oops" in md
@@ -138,6 +141,7 @@ def test_one_report_per_regression_with_everything_to_file_it(
     assert got["type"] == "application/json"
     doc = got["doc"]
     assert doc["machines"] == ["alpha", "beta"] and doc["benchmark"] == "syn/b"
+    assert [m["machine"] for m in doc["machines_unchanged"]] == ["gamma"]
     assert doc["commit_before"] == before and doc["commit_after"] == after
     assert doc["git_log"] == [f"{after[:7]} make it <b>slow</b> | oops"]
     assert doc["markdown"] == md

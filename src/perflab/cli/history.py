@@ -123,7 +123,7 @@ def detect_cmd(
     webhook: Webhook = None, db: o.Db = None,
 ) -> None:
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
-    from perflab.history.detect import detect_series, load_settings
+    from perflab.history.detect import across_machines, detect_series, load_settings
     from perflab.history.filing import check_webhook
     from perflab.history.series import deciding_series, load_series, parse_since
     from perflab.validate import output_dir
@@ -141,7 +141,11 @@ def detect_cmd(
     series = load_series(store, benchmark, None, metric, None, machine, repo, after)
     if not metric and not all_metrics:
         series = deciding_series(store, series)
-    found = [(s, cp) for s in series for cp in detect_series(s, sets)]
+    items = [(s, detect_series(s, sets)) for s in series]
+    # The other machines that measured each change's range, tested there (or "unchanged").
+    ranges = across_machines(items, sets)
+    found = [(s, cp) for s, cps in items for cp in cps]
+    found += [(s, cp) for s, cp in ranges if cp.kind != "unchanged"]
     cps = [cp for _, cp in found]
     shown = [cp for cp in cps if show_ignored or not cp.ignored]
     regressions = [cp for cp in cps if cp.regression and not cp.ignored]
@@ -157,7 +161,8 @@ def detect_cmd(
                       f"improvement(s), {ignored} ignored"
                       + (f" (settings: {sets.source})" if sets.source else ""))
     if report is not None or webhook:
-        _file_regressions(store, found, report, webhook, repo)
+        _file_regressions(store, found + [(s, cp) for s, cp in ranges if cp.kind == "unchanged"],
+                          report, webhook, repo)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
 
@@ -176,6 +181,11 @@ def _print_change_points(store: Store, series: list[Series], shown: list[ChangeP
                 else Cell("regression", "red") if cp.regression
                 else Cell("changed (no direction)", "magenta") if cp.direction == "none"
                 else Cell("improvement", "green"))
+        if cp.kind == "drift" or cp.found_by == "range":
+            why = [w for w, on in (("drift", cp.kind == "drift"),
+                                   ("at a range found on another machine",
+                                    cp.found_by == "range")) if on]
+            what = Cell(f"{what.text} ({', '.join(why)})", what.style)
         t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
                   names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
                   f"{short(cp.commit_before)}..{short(cp.commit_after)}",
@@ -320,8 +330,9 @@ Artifact = Annotated[list[str] | None, typer.Option(
     "--artifact", help="Build output to keep from the good commit (repeat; default: a copy "
     "of the whole tree).")]
 StepRuns = Annotated[int, typer.Option("--runs", help="Runs per side per round.")]
-MaxRounds = Annotated[int, typer.Option(
-    "--max-rounds", help="Rounds for an inconclusive step before skipping it.")]
+MaxRounds = Annotated[int | None, typer.Option(
+    "--max-rounds", help="A step's run budget: rounds of --runs each, looked at after each "
+    "round, before an undecided step is skipped (default: 8).")]
 StepThreshold = Annotated[float | None, typer.Option(
     "--threshold", help="Relative change that counts (0.01 = 1%; default: midway to the "
     "good->bad change, at least 1%).")]
@@ -335,7 +346,7 @@ def bisect_cmd(
     good: Good, bad: Bad, build: Build, command: BisectCommand = None,
     workload: RepoWorkload = None, param: o.WorkloadParam = None, metric: BisectMetric = None,
     repo: BisectRepo = Path("."), artifact: Artifact = None, runs: StepRuns = 10,
-    max_rounds: MaxRounds = 3, threshold: StepThreshold = None, timeout: RunTimeout = None,
+    max_rounds: MaxRounds = None, threshold: StepThreshold = None, timeout: RunTimeout = None,
     build_timeout: BuildTimeout = 900.0, check: CheckRange = True, db: o.Db = None,
 ) -> None:
     """Find the commit that made a benchmark slower: git bisect with A/B verdicts.
@@ -365,9 +376,10 @@ def bisect_cmd(
     positive(build_timeout, "--build-timeout", "900")
     spec = BisectSpec(repo=repo, good=good, bad=bad, build=build, command=list(command or []),
                       workload=workload, params=parse_params(param), metric=metric,
-                      artifacts=list(artifact or []), runs=runs, max_rounds=max_rounds,
-                      threshold=threshold, timeout=timeout, build_timeout=build_timeout,
-                      check=check)
+                      artifacts=list(artifact or []), runs=runs, threshold=threshold,
+                      timeout=timeout, build_timeout=build_timeout, check=check)
+    if max_rounds is not None:
+        spec.max_rounds = max_rounds
     store = session.open_store(db)
     try:
         res = run_bisect(spec, store)

@@ -1,11 +1,13 @@
 """Noise-aware bisect: ``git bisect`` driven by A/B comparisons against the good commit.
 
 Each step builds the commit git proposes and measures it interleaved with the good commit's
-build (built once and copied to a temporary directory), then asks the core for a verdict:
-"slower" -> bad; "faster" or "equivalent" -> good; "inconclusive" -> good if the whole CI of
-the ratio lies on the good side of the band ("not slower"), else measure more, up to
---max-rounds, then ``git bisect skip`` rather than guess.  A build or run that fails is a skip.
-Every step's runs are stored (one result set of kind "bisect"; one configuration per commit).
+build (built once and copied to a temporary directory), round by round, and asks the core's
+step rule (stats.bisect_step) at each round's look: "bad" when a one-sided bound puts the
+commit beyond the band's edge toward worse, "good" when the other bound, at the same level,
+puts it short of that edge; the levels spend alpha over the rounds (stats.bisect_levels).
+Still undecided after --max-rounds: ``git bisect skip`` rather than a guess.  A build or run
+that fails is a skip.  Every step's runs are stored (one result set of kind "bisect"; one
+configuration per commit).
 """
 
 from __future__ import annotations
@@ -26,8 +28,19 @@ from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
-from perflab.model import Configuration, ResultSet, Settings
-from perflab.stats import BISECT_STEP_LOOKS, bisect_band, round_pairs
+from perflab.model import Configuration, MetricInfo, ResultSet, Settings
+from perflab.stats import (
+    BISECT_ALPHA,
+    BISECT_CHECK_ALPHA,
+    BISECT_ROUNDS,
+    Comparison,
+    Estimator,
+    bisect_band,
+    bisect_levels,
+    bisect_step,
+    parse_estimator,
+    round_pairs,
+)
 from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 from perflab.workloads import Resolved, resolve
 
@@ -47,7 +60,7 @@ class BisectSpec:
     metric: str | None = None  # default: the workload's primary or wall_time; CPU time if CPU-bound
     artifacts: list[str] = field(default_factory=list)  # what to keep of the good build
     runs: int = 10
-    max_rounds: int = 3
+    max_rounds: int = BISECT_ROUNDS  # the run budget of a step: rounds of --runs each
     # None: derived from the good->bad change the check measured (stats.bisect_band: the
     # geometric midpoint of the measured step, at least 1%), so a step is judged by which end
     # it resembles; a 1% band (or the check CI's lower end) skipped most unchanged commits.
@@ -69,6 +82,43 @@ class Step:
     base_value: float = math.nan
     cand_value: float = math.nan
     runs: int = 0
+
+
+@dataclass
+class StepRule:
+    """How every step of a bisect is judged (pure; the Bisector and the seeded simulations of
+    perflab.history.simulate both judge through it): the band, the one-sided level of each
+    round's look, and the estimator."""
+
+    threshold: float
+    levels: list[float]
+    estimator: Estimator
+
+    @classmethod
+    def for_spec(cls, spec: BisectSpec) -> StepRule:
+        # Runs per round can be few (--runs 3): the median needs no trimming headroom.
+        est = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8 else "median")
+        return cls(spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD,
+                   bisect_levels(spec.max_rounds,
+                                 BISECT_CHECK_ALPHA if spec.check else BISECT_ALPHA), est)
+
+    def decide(self, rnd: int, base: list[float], cand: list[float],
+               info: MetricInfo) -> tuple[str, Comparison]:
+        """The look after round ``rnd`` (0-based): "bad", "good" or "inconclusive"."""
+        return bisect_step(base, cand, threshold=self.threshold, level=self.levels[rnd],
+                           info=info, paired=True, estimator=self.estimator)
+
+    def after_check(self, change_pct: float | None, info: MetricInfo) -> StepRule:
+        """The rule for the steps after the check measured good -> bad: the steps' levels
+        (the check's are stricter), and without --threshold (``change_pct`` given) the band
+        midway (geometrically) to the measured step, in the metric's worse direction."""
+        levels = bisect_levels(len(self.levels), BISECT_ALPHA)
+        if change_pct is None:
+            return replace(self, levels=levels)
+        ratio = 1.0 + change_pct / 100.0
+        if info.direction == "higher" and ratio > 0:
+            ratio = 1.0 / ratio
+        return replace(self, threshold=bisect_band(ratio), levels=levels)
 
 
 @dataclass
@@ -205,13 +255,11 @@ class Bisector:
         self.started = False
         self.step_no = 0
         self.said_choice = False
-        self.looks = spec.max_rounds  # the check's rounds are looks; see stats.bisect_band
-        self.threshold = spec.threshold if spec.threshold is not None else DEFAULT_THRESHOLD
+        self.rule = StepRule.for_spec(spec)
         # set by _prepare, once the good commit is checked out and built
         self.target: _Target
         self.opts: Any = None
         self.base_argv: list[str] = []
-        self.estimator: Any = None
 
     def run(self) -> BisectOutcome:
         try:
@@ -219,7 +267,7 @@ class Bisector:
             if self.spec.check:
                 self._check_range()
             self.rs.settings.comparison = replace(self.rs.settings.plan(),
-                                                  threshold=self.threshold)
+                                                  threshold=self.rule.threshold)
             first, cands = self._narrow()
             return self._report(first, cands, self._size(first))
         except KeyboardInterrupt:
@@ -255,7 +303,7 @@ class Bisector:
 
     def _prepare(self) -> None:
         """Start git's bisect, build the good commit once and copy it aside, set the options."""
-        from perflab.stats import Plan, parse_estimator
+        from perflab.stats import Plan
 
         spec, top, good = self.spec, self.top, self.good
         git.bisect(top, "start", check=True)
@@ -273,11 +321,8 @@ class Bisector:
         _copy_good(spec, top, self.target, self.tmp)
         self.opts = self._options(auto_primary)
         self.base_argv = self.target.argv(self.tmp)
-        # Runs per round can be few (--runs 3): the median needs no trimming headroom.
-        self.estimator = parse_estimator("trim" if spec.runs * spec.max_rounds >= 8
-                                         else "median")
-        self.rs.settings.comparison = Plan(threshold=self.threshold,
-                                           estimator=str(self.estimator),
+        self.rs.settings.comparison = Plan(threshold=self.rule.threshold,
+                                           estimator=str(self.rule.estimator),
                                            looks=spec.max_rounds)
 
     def _options(self, auto_primary: bool) -> Any:
@@ -314,7 +359,7 @@ class Bisector:
             failed = self._measure_round(commit, rnd, base_s, cand_s)
             if failed is not None:
                 return failed
-            st, cmp = self._decide(commit, base_s, cand_s)
+            st, cmp = self._decide(commit, rnd, base_s, cand_s)
             if st.decision:
                 return st
             self.say(f"  {git.short(commit)}: inconclusive after {len(cand_s)} runs "
@@ -363,17 +408,16 @@ class Bisector:
         cand_s += b
         return None
 
-    def _decide(self, commit: str, base_s: list[float], cand_s: list[float]) -> tuple[Step, Any]:
+    def _decide(self, commit: str, rnd: int, base_s: list[float],
+                cand_s: list[float]) -> tuple[Step, Any]:
         """The step so far: decision "bad", "good", or "" (measure again), and the comparison."""
-        from perflab.stats import bisect_step, verdict_word
+        from perflab.stats import verdict_word
 
         info = self.rs.metrics[self.metric]
-        # The core's step rule (stats.bisect_step): judged at alpha / max_rounds, since
-        # every round is a look; one-sided "not worse by more than the band" is good.
-        # Exact counts within the band are equivalent (they move by a few instructions
-        # with the binary's path: argv and auxv on the stack).
-        decision, cmp = bisect_step(base_s, cand_s, threshold=self.threshold, looks=self.looks,
-                                    info=info, paired=True, estimator=self.estimator)
+        # The core's step rule at this round's level (StepRule, stats.bisect_step).  Exact
+        # counts within the band are good (they move by a few instructions with the binary's
+        # path: argv and auxv on the stack).
+        decision, cmp = self.rule.decide(rnd, base_s, cand_s, info)
         st = Step(commit, "", "", cmp.change_pct, (cmp.ci_low, cmp.ci_high),
                   cmp.base_center, cmp.cand_center, len(cand_s))
         if decision == "bad":
@@ -410,11 +454,11 @@ class Bisector:
                 f"--bad {spec.bad} is not measurably slower than --good {spec.good} "
                 f"({st.reason}{pct})",
                 "check the range and the metric, or raise --runs / --max-rounds")
+        self.rule = self.rule.after_check(st.change_pct if spec.threshold is None else None,
+                                          self.rs.metrics[self.metric or ""])
         if spec.threshold is None:
-            self.threshold = bisect_band(1.0 + st.change_pct / 100.0)
-            self.looks = BISECT_STEP_LOOKS
-            self.say(f"judging steps against a ±{fmt_share(self.threshold)} band, midway to the "
-                     f"measured step ({fmt_change_pct(st.change_pct, 1)})")
+            self.say(f"judging steps against a ±{fmt_share(self.rule.threshold)} band, midway to "
+                     f"the measured step ({fmt_change_pct(st.change_pct, 1)})")
 
     def _narrow(self) -> tuple[str | None, list[str]]:
         """Let git propose commits until it names the first bad one (or only skips are left):

@@ -11,7 +11,9 @@ spread on both sides, direction (regression or improvement) and the ignore list.
 Settings come from a TOML file (``.perflab/detect.toml`` by default)::
 
     [detect]
-    max_pvalue = 0.0001    # t-test significance of a change point
+    max_pvalue = 0.0001    # t-test significance of a change point in a long series
+    series_alpha = 0.01    # a short series: max(max_pvalue, series_alpha / places a change fits)
+    confirm_pvalue = 0.05  # the same commit range on another machine: t-test at that place
     min_change = 0.02      # ignore changes smaller than 2% (relative)
     window = 50            # sliding window, in points (as Otava's)
     min_points = 4         # shorter series are not analysed
@@ -34,7 +36,7 @@ import fnmatch
 import math
 import tomllib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,8 @@ from perflab.errors import PerflabError
 from perflab.history.series import Series, SeriesKey
 
 DEFAULT_CONFIG = Path(".perflab/detect.toml")
-_KNOWN = {"max_pvalue", "min_change", "window", "min_points", "min_segment", "algorithm"}
+_KNOWN = {"max_pvalue", "min_change", "window", "min_points", "min_segment", "algorithm",
+          "series_alpha", "confirm_pvalue"}
 _ALGORITHMS = ("ruptures", "otava")
 
 
@@ -53,6 +56,14 @@ class Thresholds:
     # Otava uses 0.001; on 100-point flat noise that flagged 6 of 30 series here, 1e-4 none
     # of 60 while still finding 5% steps in 2% noise.
     max_pvalue: float = 0.0001
+    # A series of n points has n - 2 min_segment + 1 places a change could be; its t-test is
+    # judged at series_alpha split over them (Bonferroni), or max_pvalue if that is looser:
+    # 1e-4 from about 100 points on, 0.0033 at 6 (3 + 3 points: a week of nightly runs).
+    series_alpha: float = 0.01
+    # A change found on one machine is tested on every other machine that measured both
+    # commits of its range, at that place alone (no search): one t-test at this level, in the
+    # same direction.
+    confirm_pvalue: float = 0.05
     min_change: float = 0.0
     window: int = 50
     min_points: int = 4
@@ -152,6 +163,12 @@ def load_settings(path: Path | None) -> DetectSettings:
     return s
 
 
+def series_level(n: int, t: Thresholds) -> float:
+    """The t-test's level for a series of ``n`` points (Thresholds.series_alpha)."""
+    places = max(1, n - 2 * max(1, t.min_segment) + 1)
+    return max(t.max_pvalue, t.series_alpha / places)
+
+
 @dataclass
 class ChangePoint:
     key: SeriesKey
@@ -169,6 +186,11 @@ class ChangePoint:
     regression: bool
     ignored: str | None = None  # reason, when an ignore rule matched
     direction: str = "lower"  # of the metric; "none": a change, never a regression
+    # step: a new level; drift: the points between the neighbouring change points follow a
+    # line better than two levels (classify); unchanged: a machine that measured the range
+    # of a change found elsewhere and shows none (across_machines)
+    kind: str = "step"
+    found_by: str = "search"  # or "range": tested at a range found on another machine
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,7 +203,7 @@ class ChangePoint:
             "std_before": self.std_before, "mean_after": self.mean_after,
             "std_after": self.std_after, "p_value": self.p_value,
             "regression": self.regression, "ignored": self.ignored,
-            "direction": self.direction,
+            "direction": self.direction, "kind": self.kind, "found_by": self.found_by,
         }
 
 
@@ -279,6 +301,7 @@ def change_points_of(values: list[float], t: Thresholds) -> list[tuple[int, TTes
     if len(values) < max(t.min_points, 3):
         return []
     data = np.asarray([float(v) for v in values], dtype=float)
+    t = replace(t, max_pvalue=series_level(len(data), t))
     if t.algorithm == "otava":
         return _otava_change_points(values, t)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -331,11 +354,56 @@ def _otava_change_points(values: list[float], t: Thresholds) -> list[tuple[int, 
             for c in cps]
 
 
+DRIFT_STEP_PVALUE = 0.003  # steps beyond a trend at least this significant are steps
+DRIFT_MIN_LEVEL = 5  # points each level needs before a change can be judged a drift
+
+
+def _steps_beyond_trend(data: np.ndarray, indices: list[int]) -> float:
+    """The p-value of the level shifts at ``indices`` once a straight line through the points
+    is allowed for (partial F-test of line + shifts against the line alone, least squares)."""
+    from scipy.stats import f as fisher
+
+    n, k = len(data), len(indices)
+    x = np.arange(n, dtype=float)
+    line = np.column_stack([np.ones(n), x])
+    full = np.column_stack([line] + [(x >= i).astype(float) for i in indices])
+    df = n - 2 - k
+    if df < 1:
+        return 0.0
+    rss_line = float(np.sum((data - line @ np.linalg.lstsq(line, data, rcond=None)[0]) ** 2))
+    rss_full = float(np.sum((data - full @ np.linalg.lstsq(full, data, rcond=None)[0]) ** 2))
+    if rss_full <= 0:
+        return 0.0 if rss_line > 0 else 1.0
+    return float(fisher.sf(max(rss_line - rss_full, 0.0) / k / (rss_full / df), k, df))
+
+
+def classify(values: list[float], indices: list[int]) -> list[str]:
+    """"step" or "drift" for each change point (sorted indices).  A drift is a change that a
+    straight line explains: the level shifts add nothing significant to a line through the
+    points (p > DRIFT_STEP_PVALUE).  Judged first for all change points together over the
+    whole series (a slow drift that the search cut into stairs), then for each over the points
+    between its neighbouring change points; a level of fewer than DRIFT_MIN_LEVEL points is
+    too short to tell a trend from a step, and is a step."""
+    data = np.asarray(values, dtype=float)
+    bounds = [0, *indices, len(data)]
+    levels = [b - a for a, b in zip(bounds, bounds[1:], strict=False)]
+    if not indices or min(levels) < DRIFT_MIN_LEVEL:
+        return ["step"] * len(indices)
+    with np.errstate(all="ignore"):
+        if _steps_beyond_trend(data, indices) > DRIFT_STEP_PVALUE:
+            return ["drift"] * len(indices)
+        return ["drift" if _steps_beyond_trend(data[bounds[j]:bounds[j + 2]],
+                                               [i - bounds[j]]) > DRIFT_STEP_PVALUE
+                else "step" for j, i in enumerate(indices)]
+
+
 def detect_series(series: Series, settings: DetectSettings) -> list[ChangePoint]:
     t = settings.for_benchmark(series.key.benchmark)
     values = series.medians()
     out: list[ChangePoint] = []
-    for idx, st in change_points_of(values, t):
+    found = change_points_of(values, t)
+    kinds = classify(values, [i for i, _ in found])
+    for (idx, st), kind in zip(found, kinds, strict=True):
         before, after = series.points[idx - 1], series.points[idx]
         m1, m2 = float(st.mean_1), float(st.mean_2)
         pct = (m2 / m1 - 1.0) * 100.0 if m1 != 0 else math.inf
@@ -346,10 +414,85 @@ def detect_series(series: Series, settings: DetectSettings) -> list[ChangePoint]
         p = float(st.pvalue) if st.pvalue is not None and math.isfinite(st.pvalue) else 0.0
         cp = ChangePoint(series.key, idx, before.commit, after.commit, before.result_id,
                          after.result_id, pct, m1, float(st.std_1), m2, float(st.std_2), p, worse,
-                         direction=series.direction)
-        for rule in settings.ignore:
-            if rule.matches(series.key, after.commit):
-                cp.ignored = rule.reason or "ignore list"
-                break
+                         direction=series.direction, kind=kind)
+        _ignore(cp, series.key, settings)
         out.append(cp)
     return out
+
+
+def _ignore(cp: ChangePoint, key: SeriesKey, settings: DetectSettings) -> None:
+    for rule in settings.ignore:
+        if rule.matches(key, cp.commit_after):
+            cp.ignored = rule.reason or "ignore list"
+            return
+
+
+def _range_test(s: Series, before: str, after: str, found_at: list[int],
+                t: Thresholds) -> tuple[int, TTestStats] | None:
+    """The t-test of ``s`` split after its last point at commit ``before``, when its next
+    point is at commit ``after`` (it measured the range): its own change points bound the two
+    sides."""
+    commits = [p.commit for p in s.points]
+    if before not in commits or after not in commits:
+        return None
+    split = len(commits) - commits[::-1].index(before)
+    if split >= len(commits) or commits[split] != after:
+        return None
+    lo = max([i for i in found_at if i < split], default=0)
+    hi = min([i for i in found_at if i > split], default=len(commits))
+    data = np.asarray(s.medians(), dtype=float)
+    left, right = data[lo:split], data[split:hi]
+    if len(left) < max(2, t.min_segment) or len(right) < max(2, t.min_segment):
+        return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return split, _ttest(left, right)
+
+
+def across_machines(items: list[tuple[Series, list[ChangePoint]]],
+                    settings: DetectSettings) -> list[tuple[Series, ChangePoint]]:
+    """Every other machine that measured both commits of a change's range (same benchmark,
+    cell, configuration, metric and tool), tested at that place alone: a change in the same
+    direction at p <= confirm_pvalue (one-sided) and at least min_change is reported for that
+    machine too (found_by "range"); otherwise an "unchanged" entry, so a report names every
+    machine that measured the range.  Each range is tested once per machine."""
+    def family(s: Series) -> tuple[Any, ...]:
+        k = s.key
+        return (k.benchmark, k.cell, k.config, k.metric, k.source)
+
+    out: list[tuple[Series, ChangePoint]] = []
+    seen = {(s.key, cp.commit_before, cp.commit_after) for s, cps in items for cp in cps}
+    for s, cps in items:
+        for cp in cps:
+            if cp.ignored or cp.kind == "unchanged" or not cp.commit_before \
+                    or not cp.commit_after:
+                continue
+            for other, other_cps in items:
+                key = (other.key, cp.commit_before, cp.commit_after)
+                if family(other) != family(s) or key in seen:
+                    continue
+                seen.add(key)
+                t = settings.for_benchmark(other.key.benchmark)
+                tested = _range_test(other, cp.commit_before, cp.commit_after,
+                                     [c.index for c in other_cps], t)
+                if tested is not None:
+                    found = _range_point(other, cp, *tested, t)
+                    _ignore(found, other.key, settings)
+                    out.append((other, found))
+    return out
+
+
+def _range_point(s: Series, found: ChangePoint, idx: int, st: TTestStats,
+                 t: Thresholds) -> ChangePoint:
+    m1, m2 = st.mean_1, st.mean_2
+    pct = (m2 / m1 - 1.0) * 100.0 if m1 != 0 else math.inf
+    same = (pct > 0) == (found.change_pct > 0) and pct != 0
+    one_sided = st.pvalue / 2 if same else 1 - st.pvalue / 2
+    confirmed = one_sided <= t.confirm_pvalue and _magnitude(st) >= t.min_change
+    worse = confirmed and s.direction != "none" and (m2 < m1 if s.direction == "higher"
+                                                     else m2 > m1)
+    before, after = s.points[idx - 1], s.points[idx]
+    return ChangePoint(s.key, idx, before.commit, after.commit, before.result_id,
+                       after.result_id, pct, m1, st.std_1, m2, st.std_2, one_sided, worse,
+                       direction=s.direction, kind=found.kind if confirmed else "unchanged",
+                       found_by="range")

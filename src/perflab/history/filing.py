@@ -52,6 +52,9 @@ class Regression:
     shell: bool
     workload: bool
     items: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)  # + machine
+    # the machines that measured the same range and show no change there (detect's
+    # across_machines), so the report names every machine that measured it
+    unchanged: list[tuple[Series, ChangePoint, str]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # the configuration's own variables
     build: str | None = None  # the shell command that built what was measured, if stored
     repo: str | None = None  # the repository the results were measured in, if stored
@@ -67,9 +70,13 @@ class Regression:
         lo, hi = min(changes), max(changes)
         pct = (fmt_change_pct(lo, 1) if abs(hi - lo) < 0.05 else
                f"{fmt_change_pct(lo, 1)} to {fmt_change_pct(hi, 1)}")
-        return (f"Regression: {self.benchmark}{where} [{self.config}] {self.metric} {pct} "
+        kind = "Regression (drift)" if all(cp.kind == "drift" for _, cp, _ in self.items) \
+            else "Regression"
+        measured = len(self.items) + len(self.unchanged)
+        on = f"{len(self.items)} of {measured}" if self.unchanged else str(len(self.items))
+        return (f"{kind}: {self.benchmark}{where} [{self.config}] {self.metric} {pct} "
                 f"between {short(self.commit_before)} and {short(self.commit_after)} on "
-                f"{len(self.items)} machine{'s' if len(self.items) != 1 else ''}")
+                f"{on} machine{'s' if measured != 1 else ''}")
 
     def slug(self) -> str:
         return self.items[0][0].key.slug() + f"-{short(self.commit_after)[:10]}"
@@ -87,7 +94,7 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         workloads = set()
     out: dict[tuple[Any, ...], Regression] = {}
     for s, cp in found:
-        if not cp.regression or cp.ignored:
+        if not cp.regression or cp.ignored or cp.kind == "unchanged":
             continue
         k = s.key
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
@@ -102,6 +109,12 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
                 build=build_command(settings, k.config, repo), repo=repo)
         machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
         out[key].items.append((s, cp, machine))
+    for s, cp in found:
+        k = s.key
+        key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
+        if cp.kind == "unchanged" and key in out:
+            machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
+            out[key].unchanged.append((s, cp, machine))
     return list(out.values())
 
 
@@ -238,9 +251,13 @@ def to_dict(r: Regression, repo: Path | None, plot: str | None,
             "after": {"median": a.median, "ci_low": a.ci_low, "ci_high": a.ci_high,
                       "runs": a.n, "segment_mean": cp.mean_after},
         })
+    unchanged = [{"machine": m, "machine_id": s.key.machine_id, "change_pct": cp.change_pct,
+                  "p_value": cp.p_value, "result_before": cp.result_before,
+                  "result_after": cp.result_after} for s, cp, m in r.unchanged]
     return {"title": r.title, "benchmark": r.benchmark, "params": r.params, "cell": r.cell,
             "configuration": r.config, "metric": r.metric, "unit": r.unit,
-            "machines": r.machines, "commit_before": r.commit_before,
+            "machines": r.machines, "machines_unchanged": unchanged,
+            "commit_before": r.commit_before,
             "commit_after": r.commit_after, "git_log": git_log(repo, r.commit_before,
                                                                r.commit_after),
             "per_machine": per, "plot": plot, "commands": commands(r, repo, db)}
@@ -252,7 +269,10 @@ def regression_markdown(d: dict[str, Any], unit: str) -> str:
               f"- **Cell:** {md_text(d['params'] or '(no parameters)')}",
               f"- **Configuration:** {md_text(d['configuration'])}",
               f"- **Metric:** {md_text(d['metric'])}",
-              f"- **Machines:** {md_text(', '.join(d['machines']))}",
+              f"- **Machines:** {md_text(', '.join(d['machines']))}"
+              + "".join(f"; measured the range, no change found: {md_text(m['machine'])} "
+                        f"({fmt_change_pct(m['change_pct'], 1)}, one-sided p "
+                        f"{fmt_sig(m['p_value'], 2)})" for m in d["machines_unchanged"]),
               f"- **Commit range:** `{md_text(short(d['commit_before']))}.."
               f"{md_text(short(d['commit_after']))}` (the change lies after the first, up to "
               "and including the second)", ""]
