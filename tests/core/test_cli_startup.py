@@ -41,6 +41,24 @@ def test_cli_start_loads_no_heavy_module(code: str) -> None:
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
+def test_version_loads_no_command_line_library() -> None:
+    """`perflab --version` is answered before typer, click, rich and pydantic load (they cost
+    6-10 times Python's own start-up); the version printed is the package's."""
+    from perflab import __version__
+
+    probe = "from perflab.cli import main\nmain(['--version'])"
+    out = subprocess.run([sys.executable, "-c", PROBE.format(code=probe)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out[0] == f"perflab {__version__}"
+    loaded = set(json.loads(out[-1]))
+    assert "perflab.cli" in loaded  # the probe did run the entry point
+    assert not {m.split(".")[0] for m in loaded} & {"typer", "click", "rich", "pydantic"}
+    # anything beside --version is the typer application's (it loads typer)
+    assert "typer" in _modules_after(
+        "from perflab.cli import main\ntry:\n    main(['--version', '--help'])\n"
+        "except SystemExit:\n    pass")
+
+
 VERB_HELP = """
 import contextlib, io
 from perflab.cli import main, stage_group, VERBS
