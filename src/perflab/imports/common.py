@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from perflab.collectors.harness import is_num as is_num  # one home: the harness readers
 from perflab.errors import PerflabError
 
 
@@ -63,10 +64,6 @@ def text_lines(path: Path, fmt: str) -> Iterator[str]:
         raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
     except UnicodeDecodeError as e:
         raise bad(path, fmt, "binary data") from e
-
-
-def is_num(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def first_negative(values: list[Any]) -> Any:
