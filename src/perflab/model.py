@@ -108,6 +108,18 @@ def metric_direction(name: str) -> str:
     return workload_direction(name)
 
 
+def metric_family(name: str) -> str:
+    """The family a metric is judged in: a harness run's per-benchmark metric ``"BENCHMARK
+    METRIC"`` (collectors/harness.py: ``Sum-8 ns_per_op``) belongs to METRIC's family, with
+    every other benchmark's; any other metric (no space in its name) is its own family."""
+    return name.rpartition(" ")[2]
+
+
+def in_family(name: str, family: str | None) -> bool:
+    """``name`` is ``family`` or one benchmark's metric of it (``Sum-8 ns_per_op``)."""
+    return family is not None and (name == family or metric_family(name) == family)
+
+
 def workload_direction(name: str) -> str:
     """A workload key's direction by its name (a workload may declare it instead, see
     collectors/workload_json.py): *_per_s higher, bookkeeping keys none, else lower."""
@@ -253,6 +265,9 @@ class Configuration:
     # compared with each other.  Defaults to its parameters; `compare` puts all its commands in
     # one cell even when their parameters differ (depth=0 vs depth=10 as A and B).
     cell: str = ""
+    # A benchmark harness whose output the runner reads (collectors/harness.py: "gobench",
+    # "gbench"); empty: the workload JSON line.  The measurement's, not stored.
+    harness: str = ""
 
     def __post_init__(self) -> None:
         if not self.cell:

@@ -59,6 +59,7 @@ from perflab.model import (
     ResultSet,
     Run,
     StopInfo,
+    in_family,
     named_metric,
 )
 from perflab.stats import (
@@ -413,6 +414,12 @@ def _make_progress(console: Console) -> Progress:
         console=console, transient=True, disable=not console.is_terminal)
 
 
+def family_members(rs: ResultSet, family: str) -> list[str]:
+    """The metrics of ``rs`` in ``family``: the metric itself, or a harness run's
+    per-benchmark metrics of it (model.in_family)."""
+    return [m for m in rs.metrics if in_family(m, family)]
+
+
 def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             store: Store | None = None, progress: Progress | None = None,
             console: Console | None = None,
@@ -639,7 +646,7 @@ class Measurement:
     def _check_metric(self) -> None:
         """The primary metric must be one the runs produced."""
         opts, rs = self.opts, self.rs
-        if opts.primary_metric not in rs.metrics and not self.count_only:
+        if not family_members(rs, opts.primary_metric) and not self.count_only:
             raise PerflabError(
                 f"unknown metric {opts.primary_metric!r}: the runs produced "
                 f"{', '.join(sorted(rs.metrics))}",
@@ -684,12 +691,16 @@ class Measurement:
         """The stop rule: every primary comparison decided at the level its verdict will use."""
         if not self.pairs:
             return False
-        m = self.opts.primary_metric
-        # The pairs the final verdict will judge (stats.compare_result): by round.
+        # The pairs the final verdict will judge (stats.compare_result): by round.  A harness
+        # run's primary family holds every benchmark's metric of it (Sum-8 ns_per_op, ...):
+        # each is decided at the level of the whole family.
         paired = bool(self.rs.settings.interleaved)
-        return stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
-                           for b, c in self.pairs], paired=paired, plan=self.plan,
-                          family_size=self.family, info=self.rs.metrics.get(m))
+        members = family_members(self.rs, self.opts.primary_metric)
+        return all(stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
+                               for b, c in self.pairs], paired=paired, plan=self.plan,
+                              family_size=self.family * max(1, len(members)),
+                              info=self.rs.metrics.get(m))
+                   for m in members)
 
     def precise_enough(self) -> bool:
         if self.precision is None:
@@ -747,7 +758,7 @@ class Measurement:
             self.requests[key] = RunRequest(
                 argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
                 counters=[] if callgrind else self.counters, backend=self.backend,
-                region=opts.region and not callgrind)
+                region=opts.region and not callgrind, harness=cfg.harness)
         return self.requests[key]
 
     def _status(self, label: str, name: str) -> None:
@@ -861,7 +872,8 @@ class Measurement:
                 rs.fingerprint.runtimes = {**(rs.fingerprint.runtimes or {}), cfg.name: label}
         for name in outcome.values:
             if name not in rs.metrics:
-                info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)
+                info = outcome.infos.get(name) or _metric_info(name, cfg.benchmark or cfg.name,
+                                                               outcome.region_used)
                 if self.valgrind_mode and name in ("instructions", "instructions_per_op"):
                     info = MetricInfo(name, "count", CALLGRIND_SOURCE + (
                         ", timed region only" if opts.region_symbol or opts.client_region

@@ -122,6 +122,47 @@ def compare_configs(commands: list[str], names: list[str] | None, workloads: lis
     return configs, primary, rsym
 
 
+def harness_configs(harness: str, words: list[str], names: list[str] | None,
+                    workloads: list[str] | None, shell: bool, note: Warn = _stderr
+                    ) -> tuple[list[Configuration], str, None]:
+    """``compare --harness``: the builds (the words before the first that starts with "-")
+    as configurations of one cell, each run with the harness arguments (the words from there
+    on, given after --) and what perflab adds to read its output (collectors.harness.
+    harness_argv); the default primary metric is the harness's (collectors.harness.PRIMARY),
+    a family across its benchmarks."""
+    import shlex
+
+    from perflab.collectors.harness import HARNESSES, PRIMARY, harness_argv, refused_arg
+    from perflab.model import Configuration
+
+    if harness not in HARNESSES:
+        raise PerflabError(f"--harness {harness!r} is not a harness perflab runs",
+                           f"use one of {', '.join(HARNESSES)}")
+    if workloads or shell:
+        raise PerflabError("--harness runs builds of a harness, not workloads or shell commands",
+                           "leave out -W/--shell: perflab compare --harness gobench ./old.test "
+                           "./new.test -- ARGS")
+    cut = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+    builds, args = words[:cut], words[cut:]
+    why = refused_arg(harness, args)
+    if why:
+        raise PerflabError(f"--harness {harness}: {why}", "leave that argument out")
+    names = list(names or [])
+    configs = [Configuration(name=names[i] if i < len(names) else build,
+                             command=harness_argv(harness, build, args),
+                             benchmark=shlex.join([build, *args]), harness=harness)
+               for i, build in enumerate(builds)]
+    if len(configs) < 2:
+        raise PerflabError(f"--harness compares two or more builds, got {len(configs)}",
+                           f"e.g. perflab compare --harness {harness} ./old ./new -- ARGS "
+                           "(the harness arguments after --)")
+    _name_repeats_by_position(configs, len(names), note)
+    for c in configs:
+        c.cell = "{}"
+    configs[0].is_baseline = True
+    return configs, PRIMARY[harness], None
+
+
 def _name_repeats_by_position(configs: list[Configuration], named: int, note: Warn) -> None:
     """Configurations whose default name (the command, or the workload and its parameters)
     repeats are named by their position, as hyperfine numbers its benchmarks: 'true #1',

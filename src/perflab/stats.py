@@ -69,6 +69,7 @@ from perflab.model import (
     ResultSet,
     canonical_params,
     is_result_key,
+    metric_family,
 )
 
 ALPHA = 0.05
@@ -1022,7 +1023,8 @@ class Plan:
     def band_for(self, metric: str, info: MetricInfo | None) -> Band:
         """The band ``metric`` is judged against: its own, its kind's, or the default."""
         unit = info.unit if info is not None else "s"
-        spec = self.bands.get(metric) or self.bands.get(metric_kind(unit))
+        spec = (self.bands.get(metric) or self.bands.get(metric_family(metric))
+                or self.bands.get(metric_kind(unit)))
         if spec is not None:
             return parse_band(spec, unit)
         if not self.kind_bands:
@@ -1101,11 +1103,13 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                 c.cell = cell
                 c.same_program = not _two_workloads(base, cfg)
                 out.append(c)
-    for m in dict.fromkeys(c.metric for c in out):
-        fam = [c for c in out if c.metric == m]
+    # A harness run's per-benchmark metrics (Sum-8 ns_per_op, Hash-8 ns_per_op) are one family.
+    for m in dict.fromkeys(metric_family(c.metric) for c in out):
+        fam = [c for c in out if metric_family(c.metric) == m]
         corr = plan.correction if m == primary or primary is None else plan.secondary
-        adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
+        adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(fam[0].metric))
         for c in fam:
+            c.family = m
             c.correction = corr
             c.exploratory = primary is not None and m != primary
             if c.p_value is not None:

@@ -25,7 +25,7 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, in_family
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
@@ -217,6 +217,10 @@ ForceMachines = Annotated[bool, typer.Option(
     "--force", help="Compare stored results measured on different machines anyway.")]
 ProfileToo = Annotated[bool, typer.Option(
     "--profile", help="Also record a perf profile of each configuration and diff them.")]
+HarnessOpt = Annotated[str | None, typer.Option(
+    "--harness", help="The commands are builds of a benchmark harness (gobench: a go test "
+    "binary; gbench: a Google Benchmark binary), run alternately; every benchmark's figures "
+    "are judged: --harness gobench ./old.test ./new.test -- -test.benchtime 20ms.")]
 
 
 @_with(MEASURE, EXPORT)
@@ -224,7 +228,8 @@ def compare(
     commands: Commands = None, name: Names = None, baseline: BaselineName = None,
     threshold: o.Threshold = None, correction: o.Correction = None,
     fail_on_regression: o.FailOnRegression = False, from_db: FromDb = None,
-    force: ForceMachines = False, profile: ProfileToo = False, **kw: Any,
+    force: ForceMachines = False, profile: ProfileToo = False, harness: HarnessOpt = None,
+    **kw: Any,
 ) -> None:
     """Compare commands or workloads side by side: % change with CI and a verdict per metric.
 
@@ -233,6 +238,8 @@ def compare(
       perflab compare './old/prog --size 10' './new/prog --size 10'
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
+    Two builds of a harness, its arguments after -- (docs/imports.md):
+      perflab compare --harness gobench ./old.test ./new.test -- -test.benchtime 20ms
     """
     from perflab.stats import Plan
 
@@ -253,7 +260,7 @@ def compare(
         rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
                                          estimator=estimator)
     else:
-        rs = _measure_compare(commands or [], name, threshold, correction, kw, store)
+        rs = _measure_compare(commands or [], name, threshold, correction, kw, store, harness)
     session.set_baseline(rs, baseline)
     if from_db is None:
         _header(rs, store)
@@ -297,17 +304,25 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
 
 
 def _measure_compare(commands: list[str], name: list[str] | None, threshold: list[str] | None,
-                     correction: str | None, kw: dict[str, Any], store: Store) -> ResultSet:
+                     correction: str | None, kw: dict[str, Any], store: Store,
+                     harness: str | None = None) -> ResultSet:
     """Measure the commands or workloads interleaved: a new result of kind compare."""
     from perflab.runner import known_metrics, measure
 
-    configs, default_primary, rsym = session.compare_configs(
-        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"],
-        note=lambda line: err_quiet.print(line, highlight=False, soft_wrap=True, markup=False))
-    session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
+    note = lambda line: err_quiet.print(  # noqa: E731
+        line, highlight=False, soft_wrap=True, markup=False)
+    if harness is not None:
+        configs, default_primary, rsym = session.harness_configs(
+            harness, commands, name, kw["workload"], kw["shell"], note=note)
+    else:
+        configs, default_primary, rsym = session.compare_configs(
+            commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"], note=note)
+        session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
     thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
     opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
                     threshold=thr, correction=correction)
+    if harness is not None:
+        opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
     opts.bands = bands
     rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
@@ -353,7 +368,7 @@ def _regression_gate(rs: ResultSet, comps: Sequence[Comparison]) -> None:
         raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
                            "direction, so it cannot regress",
                            "use --metric with a time, memory or count metric")
-    bad = [c for c in comps if c.metric == primary and c.regression]
+    bad = [c for c in comps if in_family(c.metric, primary) and c.regression]
     if bad:
         unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
         err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "

@@ -36,7 +36,7 @@ class HarnessOutputError(ValueError):
     saying where (the importer adds the file and line, the runner the run)."""
 
     def __init__(self, name: str, what: str) -> None:
-        super().__init__(f"{name}: {what}")
+        super().__init__(f"{name} {what}")
         self.name, self.what = name, what
 
 

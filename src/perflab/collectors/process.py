@@ -36,6 +36,8 @@ from typing import Any
 
 import platformdirs
 
+from perflab.collectors.harness import HarnessOutputError
+from perflab.collectors.harness import figures as harness_figures
 from perflab.collectors.perf_events import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
@@ -49,6 +51,7 @@ from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_plain
+from perflab.model import MetricInfo
 from perflab.private import why_unsafe
 
 
@@ -62,6 +65,7 @@ class RunRequest:
     counters: list[str] = field(default_factory=list)
     backend: CounterBackend | None = None
     region: bool = True
+    harness: str = ""  # whose figures the output holds (collectors/harness.py); "": JSON line
 
 
 @dataclass
@@ -77,6 +81,8 @@ class RunOutcome:
     running_fraction: dict[str, float] = field(default_factory=dict)  # multiplexing per counter
     leftover: list[int] = field(default_factory=list)  # detached processes still running
     started_at: float | None = None  # unix time the command was released
+    # What a harness run's per-benchmark metrics are (collectors/harness.figures)
+    infos: dict[str, MetricInfo] = field(default_factory=dict)
 
 
 def resolve_executable(argv0: str, env: dict[str, str]) -> str:
@@ -907,8 +913,8 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         outcome.status = "failed"
         outcome.error = region_error
     try:
-        own = parse_last_json(stdout, cut=raw.stdout_cut)
-    except WorkloadJSONError as e:
+        own = _own_figures(req, raw, outcome)
+    except (WorkloadJSONError, HarnessOutputError) as e:
         own = None
         if outcome.status == "ok":
             outcome.status = "failed"
@@ -917,6 +923,21 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         for k, v in own.items():
             values.setdefault(k, v)  # perflab's own measurement wins a name clash
     return outcome
+
+
+def _own_figures(req: RunRequest, raw: _RawRun, outcome: RunOutcome) -> dict[str, float] | None:
+    """The command's own figures: a harness's per-benchmark ones (their MetricInfo kept in
+    the outcome), else the workload JSON line.  A failed harness run is not read."""
+    if not req.harness:
+        return parse_last_json(raw.stdout, cut=raw.stdout_cut)
+    if outcome.status != "ok":
+        return None
+    if raw.stdout_cut:
+        raise HarnessOutputError("the output", f"is longer than the {TAIL_BYTES >> 20} MiB "
+                                 "perflab keeps of a run's: run fewer benchmarks a run "
+                                 "(-test.bench / --benchmark_filter)")
+    values, outcome.infos = harness_figures(req.harness, raw.stdout)
+    return values
 
 
 def execute(req: RunRequest, server: LaunchServer | None = None) -> RunOutcome:
