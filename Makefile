@@ -68,6 +68,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/soak.py
 	$(BIN)/python benchmarks/study_axes.py
 	$(BIN)/python benchmarks/estimate.py
+	$(BIN)/python benchmarks/harness_interleaved.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/sim_verdicts.py
 

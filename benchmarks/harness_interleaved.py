@@ -70,7 +70,8 @@ def build(tmp: Path) -> dict[str, tuple[Path, Path]]:
     if shutil.which("go"):
         for name, tags in (("old.test", []), ("new.test", ["-tags", "slow"])):
             subprocess.run(["go", "test", "-c", *tags, "-o", str(tmp / name), "."], cwd=go,
-                           check=True, env={**os.environ, "GOFLAGS": "-mod=mod"})
+                           check=True, env={**os.environ, "GOTOOLCHAIN": "local",
+                                                    "GOFLAGS": "-mod=mod", "GOPROXY": "off"})
         out["gobench"] = (tmp / "old.test", tmp / "new.test")
     if shutil.which("g++") and Path("/usr/include/benchmark/benchmark.h").exists():
         for name, define in (("gb_old", "0"), ("gb_new", "1")):
