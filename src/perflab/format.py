@@ -36,14 +36,18 @@ _SECRET_PARAM = re.compile(r"token|key|secret|pass|pwd|sig|auth|cred|session", r
 _AUTHORITY = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#]*)")
 
 
-def redact_url(url: str) -> str:
+def redact_url(url: str, keep_user: bool = False) -> str:
     """A URL fit for printing (a database URL, a webhook): the userinfo (user and password,
     either of which may be a token) shown as ***, and the values of query parameters whose
     names look like credentials (token, key, secret, password, sig, auth...) as ***.  The one
-    rule for every URL perflab prints."""
+    rule for every URL perflab prints.  ``keep_user``: a URL to paste into a command (a fix
+    line's --db), whose user name is needed and not a secret: the user kept, the password
+    left out (the server asks for it, or takes it from PGPASSWORD / ~/.pgpass)."""
     m = _AUTHORITY.match(url)
     if m and "@" in m["authority"]:  # the last '@' ends the userinfo (a password may hold '@')
-        url = m["scheme"] + "***@" + m["authority"].rpartition("@")[2] + url[m.end():]
+        userinfo, _, host = m["authority"].rpartition("@")
+        user = userinfo.partition(":")[0] if keep_user else "***"
+        url = m["scheme"] + (user + "@" if user else "") + host + url[m.end():]
     base, q, rest = url.partition("?")
     if not q:
         return url

@@ -253,7 +253,7 @@ class Store:
         fleet_job = False
         if "://" not in url_s:
             path = Path(url_s)
-            self.location = str(path)
+            self.location = self.pasteable = str(path)
             # none yet: made, as by any verb; an older one this user may write: upgraded
             read_only = read_only and path.is_file() and not _older_writable_sqlite(path)
             if read_only:
@@ -265,6 +265,7 @@ class Store:
             self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
             self.location = redact_url(url_s)
+            self.pasteable = redact_url(url_s, keep_user=True)
             _check_host_port(url_s, self.location)
             self.url = _server_url(url_s)
             fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
@@ -346,11 +347,11 @@ class Store:
             if version is None:
                 raise PerflabError(
                     f"the database {self.location} has no perflab schema",
-                    f"run 'perflab fleet init --db {self.location}' once to create it")
+                    f"run 'perflab fleet init --db {self.pasteable}' once to create it")
             raise PerflabError(
                 f"the database {self.location} has perflab schema {version}, this perflab "
                 f"needs {SCHEMA_VERSION}",
-                f"run 'perflab fleet init --db {self.location}' once to upgrade it")
+                f"run 'perflab fleet init --db {self.pasteable}' once to upgrade it")
         for attempt in range(20):
             try:
                 self.write(self._create_schema)
@@ -397,7 +398,7 @@ class Store:
         if lacking and not self.is_sqlite:
             raise PerflabError(f"the database {self.location} lacks perflab's table(s) "
                                f"{', '.join(lacking)}",
-                               f"run 'perflab fleet init --db {self.location}' once")
+                               f"run 'perflab fleet init --db {self.pasteable}' once")
         if lacking:
             # A table dropped by hand, or added in this version: make it (data stays).
             self.write(lambda conn: metadata.create_all(conn, checkfirst=True))

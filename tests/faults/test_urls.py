@@ -26,6 +26,15 @@ def test_the_one_masking_rule(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
 
+@pytest.mark.parametrize("url, pasted", [
+    ("postgresql://bench:S3CRET@db.lab:5432/perflab", "postgresql://bench@db.lab:5432/perflab"),
+    ("postgresql://bench@db/x?sslpassword=P", "postgresql://bench@db/x?sslpassword=***"),
+    ("postgresql://db/x", "postgresql://db/x"),
+])
+def test_a_url_to_paste_keeps_its_user_and_drops_the_password(url: str, pasted: str) -> None:
+    assert redact_url(url, keep_user=True) == pasted
+
+
 def test_database_url_credentials_are_never_printed(perflab: Perflab) -> None:
     url = "postgresql://dbuser:SECRET1@127.0.0.1:1/perflab?sslpassword=SECRET2&connect_timeout=2"
     for args in (["results", "list", "--db", url], ["stat", "-r", "2", "--", "/bin/true"]):
