@@ -263,10 +263,14 @@ def test_the_grid_gives_its_commit_range_by_build() -> None:
     md = render_markdown(build(results))
     assert md.count("- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b\n") == 1
     # reproduce: each commit's worktree, built, and the (commit, command) pairs compared
-    assert ('perflab compare -m wall_time -n main/wx-off -n pr/wx-on --shell '
-            '"cd ${TMPDIR:-/tmp}/perflab-1a2b3c4d5e && prog main wx-off" '
-            '"cd ${TMPDIR:-/tmp}/perflab-9f8e7d6c5b && prog pr wx-on"') in md
-    assert f"worktree add --detach \"${{TMPDIR:-/tmp}}/perflab-9f8e7d6c5b\" {PR}" in md
+    # with the plan the machines were judged with; each worktree in a new private directory
+    assert ('perflab compare -m wall_time --threshold 0.01 --correction holm --estimator trim '
+            '-n main/wx-off -n pr/wx-on --shell '
+            '"cd \\"$tree_1a2b3c4d5e\\" && prog main wx-off" '
+            '"cd \\"$tree_9f8e7d6c5b\\" && prog pr wx-on"') in md
+    assert ('{ tree_9f8e7d6c5b=$(mktemp -d) && git -C REPO worktree add --detach '
+            f'"$tree_9f8e7d6c5b" {PR}; }}') in md
+    assert "perflab-" not in md
 
 
 def test_configurations_not_named_build_slash_configuration_stay_one_table_each() -> None:

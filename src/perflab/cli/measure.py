@@ -291,7 +291,8 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                            "export each machine's result (results show ID --export-*), "
                            "or read the per-machine HTML page without --export-*")
     ids = "-".join(str(r.id) for r in loaded)
-    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", **judge)
+    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", store=store,
+              **judge)
     if fail_on_regression:
         # The CI gate holds per machine: a regression on any one of them fails it.
         bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks

@@ -186,7 +186,16 @@ class PerMachine:
     results: dict[str, ResultSet] = field(default_factory=dict, repr=False)  # by machine
     # by machine: its result judged once, by its own plan (stored, or the command line's)
     analyses: dict[str, Analysis] = field(default_factory=dict, repr=False)
-    db: str | None = None  # the store as the reproduce commands' --db (None: the default)
+    # the store as the reproduce commands' --db (history.reproduce.db_arg; None: one that
+    # cannot be printed, the lines then ask for PERFLAB_DB) and as it is shown
+    db: str | None = None
+    db_shown: str = ""
+
+    def name_store(self, store: object) -> None:
+        """The store the results were read from, as the reproduce lines' --db."""
+        from perflab.history.reproduce import db_arg
+
+        self.db, self.db_shown = db_arg(store), str(getattr(store, "location", "") or "")
 
     def grids(self) -> list[list[Block]]:
         """The blocks in tables: the blocks of one cell and baseline form one build x
@@ -469,44 +478,68 @@ def _footer(pm: PerMachine) -> str:
 
 def reproduce(pm: PerMachine) -> list[str]:
     """Lines that work when pasted into sh, for every machine: its stored result judged again
-    (perflab report ID), then per comparison a fresh one to run on that machine: where the
-    builds are commits, a worktree of each built with the suite's build step and compared
-    (history.filing.fresh_compare); else the two stored commands compared.  Machines that
-    would run the same lines share them."""
-    from perflab.history.filing import build_command, command_text, fresh_compare
+    (perflab report ID, in the store pm.db names), then per comparison a fresh one to run on
+    that machine, with the machine's settings (metric, plan, the suite's [measure]): where the
+    builds are commits, a worktree of each built with the suite's build step, each side's own
+    command run in its own worktree (history.reproduce.fresh_compare); else the two stored
+    commands compared.  Machines that would run the same lines share them."""
+    from perflab.history.reproduce import db_flag
 
-    at = f" --db {shlex.quote(pm.db)}" if pm.db else ""
+    at = db_flag(pm.db, pm.db_shown)
     out = ["# every machine's stored result judged again"]
     out += [f"perflab report {' '.join(map(str, pm.result_ids[m]))}{at}  # {_plain(m)}"
             for m in pm.machines if pm.result_ids.get(m)]
     fresh: dict[tuple[str, ...], list[str]] = {}
+    trees: dict[str, list[str]] = {}
     for b in pm.blocks:
         for r in b.rows:
-            rs = pm.results.get(r.machine)
-            by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
-            base, cand = by.get(b.baseline), by.get(b.candidate)
-            if rs is None or base is None or cand is None or not r.comparisons:
-                continue
-            texts = (command_text(base.command, base.shell, base.env),
-                     command_text(cand.command, cand.shell, cand.env))
-            head = f"{b.candidate} vs {b.baseline}{b.where}"
-            if r.machine in b.commits:
-                (ca, cb), repo = b.commits[r.machine], rs.repo
-                lines = fresh_compare(shlex.quote(repo) if repo else "REPO", (ca, texts[0]),
-                                      (cb, texts[1]), b.metric,
-                                      build_command(rs.settings, b.candidate, repo),
-                                      names=(b.baseline, b.candidate))
-                lines[0] = f"# {head}: {lines[0][2:]}"
-            else:
-                shell = " --shell" if base.shell or cand.shell else ""  # both, as stored
-                lines = [f"# {head}: the two commands compared afresh",
-                         f"perflab compare -m {shlex.quote(b.metric)} -n "
-                         f"{shlex.quote(b.baseline)} -n {shlex.quote(b.candidate)}{shell} "
-                         + " ".join(map(shlex.quote, texts))]
-            fresh.setdefault(tuple(lines), []).append(r.machine)
+            lines = _fresh_lines(pm, b, r, trees)
+            if lines:
+                fresh.setdefault(tuple(lines), []).append(r.machine)
     for lines, machines in fresh.items():
         out += [f"{lines[0]}; on {', '.join(map(_plain, machines))}", *lines[1:]]
+    if trees:
+        from perflab.history.reproduce import cleanup_line
+
+        out += [cleanup_line(repo, v) for repo, v in trees.items()]
     return out
+
+
+def _fresh_lines(pm: PerMachine, b: Block, r: Row, trees: dict[str, list[str]]) -> list[str]:
+    """One machine's fresh comparison of a block's two configurations ([] when it has none);
+    the worktrees it makes are added to ``trees`` (by repository)."""
+    from perflab.history.reproduce import (
+        Side,
+        build_command,
+        command_text,
+        compare_flags,
+        fresh_compare,
+        tree_var,
+    )
+
+    rs = pm.results.get(r.machine)
+    by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
+    base, cand = by.get(b.baseline), by.get(b.candidate)
+    if rs is None or base is None or cand is None or not r.comparisons:
+        return []
+    analysis = pm.analyses.get(r.machine)
+    flags = compare_flags(rs.settings, b.metric, analysis.plan if analysis else None)
+    head = f"{b.candidate} vs {b.baseline}{b.where}"
+    if r.machine not in b.commits:
+        texts = [command_text(c.command, c.shell, c.env) for c in (base, cand)]
+        shell = " --shell" if base.shell or cand.shell else ""  # both, as stored
+        return [f"# {head}: the two commands compared afresh",
+                f"perflab compare {flags} -n {shlex.quote(b.baseline)} "
+                f"-n {shlex.quote(b.candidate)}{shell} " + " ".join(map(shlex.quote, texts))]
+    (ca, cb), repo = b.commits[r.machine], rs.repo
+    sides = [Side(commit, c.command, c.shell, c.env, repo)
+             for commit, c in ((ca, base), (cb, cand))]
+    repo_s = shlex.quote(repo) if repo else "REPO"
+    lines = fresh_compare(repo_s, (ca, sides[0].text()), (cb, sides[1].text()), flags,
+                          build_command(rs.settings, b.candidate, repo),
+                          names=(b.baseline, b.candidate))
+    trees.setdefault(repo_s, []).extend([tree_var(ca), tree_var(cb)])
+    return [f"# {head}: {lines[0][2:]}", *lines[1:]]
 
 
 def _plain(name: str) -> str:
@@ -570,11 +603,14 @@ def machines_differ(results: list[ResultSet]) -> bool:
 def show(results: list[ResultSet], console: Console, *, out: Path,
          metric: str | None = None, metrics: list[str] | None = None,
          threshold: float | None = None, correction: str | None = None,
-         baseline: str | None = None, bands: dict[str, str] | None = None) -> PerMachine:
+         baseline: str | None = None, bands: dict[str, str] | None = None,
+         store: object = None) -> PerMachine:
     """Terminal tables, then the HTML page in ``out`` (the verb's default: the store's
-    reports_dir()/machines-IDS)."""
+    reports_dir()/machines-IDS); the reproduce lines read from ``store``."""
     pm = build(results, metric=metric, metrics=metrics, threshold=threshold,
                correction=correction, baseline=baseline, bands=bands)
+    if store is not None:
+        pm.name_store(store)
     print_terminal(pm, console)
     page = render_html(pm, out)
     console.print(f"report: {page}", highlight=False, soft_wrap=True)
