@@ -45,22 +45,21 @@ from perflab.collectors.process import (
     execute,
     resolve_executable,
 )
-from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
-from perflab.model import (
+from perflab.metrics import (
     BUILTIN_METRICS,
-    Configuration,
+    CALLGRIND_EXACT,
+    DERIVED_METRICS,
     MetricInfo,
-    PrimaryChoice,
-    ResultSet,
-    Run,
-    StopInfo,
+    declared_metric,
     named_metric,
+    perflab_defines,
 )
+from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
 from perflab.stats import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
@@ -334,15 +333,11 @@ def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
 
 
 def _metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
-    if name == "instructions_per_op":
-        return MetricInfo(name, "count", CALLGRIND_SOURCE, deterministic=True)
-    # what perflab collects or derives itself is never a workload's declared key
-    decl = None if name in BUILTIN_METRICS or name in ("cpu_time", "region_time",
-                                                        "cpu_ns_per_op") else \
-        _declared_metric(benchmark, name)
+    """What the registry knows of ``name`` (named_metric), or what the workload declares of a
+    key of its own ([metrics.NAME] of its manifest)."""
+    decl = None if perflab_defines(name) else _declared_metric(benchmark, name)
     if decl is not None:
-        return MetricInfo(name, decl.unit, f"workload JSON ({benchmark})",
-                          direction=decl.direction, description=decl.help)
+        return declared_metric(name, benchmark, decl.unit, decl.direction, decl.help)
     return named_metric(name, benchmark, region_used)
 
 
@@ -372,12 +367,6 @@ def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
     if opts.runs is not None:
         return None
     return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
-
-
-# Metrics perflab derives beside the collectors' own (collectors/process._derive, the
-# workload JSON line).
-DERIVED_METRICS = ("cpu_time", "cpu_ns_per_op", "region_time", "instructions_per_op",
-                   "ns_per_op")
 
 
 def known_metrics(benchmarks: list[str]) -> dict[str, MetricInfo]:
@@ -863,7 +852,7 @@ class Measurement:
             if name not in rs.metrics:
                 info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)
                 if self.valgrind_mode and name in ("instructions", "instructions_per_op"):
-                    info = MetricInfo(name, "count", CALLGRIND_SOURCE + (
+                    info = MetricInfo(name, "count", CALLGRIND_EXACT + (
                         ", timed region only" if opts.region_symbol or opts.client_region
                         else ", whole program"), deterministic=True)
                 rs.metrics[name] = info

@@ -160,7 +160,7 @@ def set_baseline(rs: ResultSet, baseline: str | None) -> None:
 # -- how to measure and judge -------------------------------------------------------------------
 def check_can_regress(metric: str | None) -> None:
     """--fail-on-regression with --metric: a metric without a direction cannot regress."""
-    from perflab.model import metric_direction
+    from perflab.metrics import metric_direction
 
     if metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "

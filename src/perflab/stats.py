@@ -62,14 +62,19 @@ from typing import Any
 import numpy as np
 
 from perflab.format import fmt_count, fmt_plain, fmt_share, fmt_value
-from perflab.model import (
+from perflab.metrics import (
+    BAND_KINDS,
+    COUNT_FLOOR,
+    MEMORY_BAND,
     WORK_KEYS,
-    Configuration,
     MetricInfo,
-    ResultSet,
-    canonical_params,
+    in_base_unit,
     is_result_key,
+    metric_kind,
+    unit_kind,
+    verdict_word,
 )
+from perflab.model import Configuration, ResultSet, canonical_params
 
 ALPHA = 0.05
 
@@ -538,55 +543,13 @@ def summarize(samples: Sequence[float], deterministic: bool = False,
 
 # --- metric words -------------------------------------------------------------------------------
 
-TIME_UNITS = ("s", "ms", "us", "µs", "ns", "1/s")
-
-
-def is_time_like(info: MetricInfo | None) -> bool:
-    return info is not None and info.unit in TIME_UNITS
-
-
-def verdict_word(info: MetricInfo | None, up: bool) -> str:
-    """The words a metric is read in: times (and throughputs) slower/faster; memory, counts and
-    everything else larger/smaller; a metric with no direction is just 'different'."""
-    direction = info.direction if info is not None else "lower"
-    if direction == "none":
-        return "different"
-    if is_time_like(info):
-        if info is not None and info.unit == "1/s":
-            return "faster" if up else "slower"
-        return "slower" if up else "faster"
-    return "larger" if up else "smaller"
-
-
 MOVED = ("slower", "faster", "larger", "smaller", "different")
 
 
 # --- bands ------------------------------------------------------------------------------------
 # A metric's equivalence band: the wider of a relative part (a fraction of the baseline's
-# centre) and an absolute part (in the metric's own unit).  One table of defaults per kind of
-# metric (issue 19): times +-threshold (1%); memory +-0.2%, which calls a +0.5% change
-# measured with a CV of 0.1% over 16 interleaved runs in 97-98.5% of simulated trials
-# (docs/statistics.md), where +-1% read "equivalent" for call counting's +209 KB on 21 MB;
-# counts +-threshold or half an event a run, whichever is wider, so a count that is 0 in most
-# runs has a band (it had +-0).
-MEMORY_BAND = 0.002
-COUNT_FLOOR = 0.5  # events a run
-BAND_KINDS = ("time", "memory", "count")
-# Units a band may be given in, each to the kind's base unit (seconds, KiB, events).
-_BAND_UNITS: dict[str, dict[str, float]] = {
-    "time": {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0},
-    "memory": {"B": 1 / 1024, "KiB": 1.0, "KB": 1000 / 1024, "MiB": 1024.0, "MB": 1e6 / 1024,
-               "GiB": 1024.0 ** 2},
-    "count": {"events": 1.0, "event": 1.0, "count": 1.0},
-}
-
-
-def metric_kind(unit: str) -> str:
-    """time | memory | count | other, from a metric's unit."""
-    for kind, units in _BAND_UNITS.items():
-        if unit in units:
-            return kind
-    return "count" if unit == "" else "other"
+# centre) and an absolute part (in the metric's own unit).  Each kind of metric has a default
+# (metrics.MEMORY_BAND, metrics.COUNT_FLOOR: default_band).
 
 
 @dataclass(frozen=True)
@@ -626,14 +589,14 @@ def parse_band(text: str, unit: str) -> Band:
                 raise ValueError(f"a relative band is a fraction below 1 ('{text}': 0.02 or "
                                  "2% means +-2%)")
             continue
-        given = next((k for k, units in _BAND_UNITS.items() if u in units), None)
+        given = unit_kind(u)
         if given is None:
             raise ValueError(f"unknown unit '{u}' in '{text}' (time: ns, us, ms, s; memory: B, "
                              "KiB, MiB, GiB; counts: events)")
         if given != kind:
             raise ValueError(f"'{text}' is {given}, but the metric is measured in "
                              f"{unit or 'counts'} ({kind})")
-        absolute = value * _BAND_UNITS[kind][u] / _BAND_UNITS[kind].get(unit, 1.0)
+        absolute = value * in_base_unit(u) / in_base_unit(unit)
     return Band(rel, absolute)
 
 

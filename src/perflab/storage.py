@@ -32,10 +32,10 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
+from perflab.metrics import MetricInfo
 from perflab.model import (
     Configuration,
     Fingerprint,
-    MetricInfo,
     Owner,
     PrimaryChoice,
     ResultSet,

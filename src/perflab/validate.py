@@ -50,7 +50,8 @@ def thresholds(values: list[str] | None, known: dict[str, Any],
     0.01 = 1%) and METRIC=BAND or KIND=BAND (a band of its own: 64KiB, 0.5%, 3events; see
     stats.parse_band), each checked against ``known`` (metric name -> MetricInfo) for its name
     and units.  Returns (threshold or None, bands)."""
-    from perflab.stats import BAND_KINDS, parse_band
+    from perflab.metrics import BAND_KINDS
+    from perflab.stats import parse_band
 
     kind_unit = {"time": "s", "memory": "KiB", "count": "count"}
     threshold: float | None = None

@@ -9,15 +9,8 @@ import numpy as np
 import pytest
 
 from perflab.errors import PerflabError
-from perflab.model import BUILTIN_METRICS, MetricInfo
-from perflab.stats import (
-    COUNT_FLOOR,
-    MEMORY_BAND,
-    Band,
-    Plan,
-    compare_samples,
-    parse_band,
-)
+from perflab.metrics import BUILTIN_METRICS, COUNT_FLOOR, MEMORY_BAND, MetricInfo
+from perflab.stats import Band, Plan, compare_samples, parse_band
 from perflab.validate import thresholds
 
 pytestmark = pytest.mark.unit

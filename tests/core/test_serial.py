@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import MetricInfo
+from perflab.metrics import MetricInfo
 from perflab.stats import (
     DEFAULT_ESTIMATOR,
     SERIAL_CAP,

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.stats import (
     ALPHA,
     BISECT_ALPHA,

@@ -38,7 +38,7 @@ def test_after_the_check_the_band_is_in_the_worse_direction_and_the_levels_relax
     from pathlib import Path
 
     from perflab.history.bisect import BisectSpec, StepRule
-    from perflab.model import MetricInfo
+    from perflab.metrics import MetricInfo
     from perflab.stats import BISECT_ALPHA, BISECT_CHECK_ALPHA
 
     rule = StepRule.for_spec(BisectSpec(repo=Path("."), good="a", bad="b", build="true"))

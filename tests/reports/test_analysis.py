@@ -16,7 +16,8 @@ import pytest
 from rich.console import Console
 
 from perflab import stats
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix, terminal
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import EXPORTERS

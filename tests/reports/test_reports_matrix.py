@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from perflab.format import fmt_interval, fmt_seconds, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.warnings import suite_warnings

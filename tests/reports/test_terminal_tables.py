@@ -10,7 +10,8 @@ from rich.console import Console
 
 from cli_helpers import verdicts_of
 from perflab.format import fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import (
     compare_table,

@@ -25,7 +25,8 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 

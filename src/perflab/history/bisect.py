@@ -28,7 +28,8 @@ from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
-from perflab.model import Configuration, MetricInfo, ResultSet, Settings
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import (
     BISECT_ALPHA,
     BISECT_CHECK_ALPHA,
@@ -411,7 +412,7 @@ class Bisector:
     def _decide(self, commit: str, rnd: int, base_s: list[float],
                 cand_s: list[float]) -> tuple[Step, Any]:
         """The step so far: decision "bad", "good", or "" (measure again), and the comparison."""
-        from perflab.stats import verdict_word
+        from perflab.metrics import verdict_word
 
         info = self.rs.metrics[self.metric]
         # The core's step rule at this round's level (StepRule, stats.bisect_step).  Exact

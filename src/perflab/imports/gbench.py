@@ -16,15 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from perflab.imports.common import bad, is_num, iso_date, json_members, mtime
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    workload_direction,
-)
+from perflab.metrics import MetricInfo, workload_direction
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "gbench"
 SOURCE = "Google Benchmark"

@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 
 from perflab.imports.common import bad, mtime, text_lines
-from perflab.model import Configuration, Fingerprint, MetricInfo, ResultSet, Run, Settings
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "gobench"
 SOURCE = "go test -bench"

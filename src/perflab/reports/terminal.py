@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet
 from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,

@@ -10,7 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.format import md_text, seconds_per, status_phrase
+from perflab.format import md_text, status_phrase
+from perflab.metrics import seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
