@@ -13,12 +13,10 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
+from perflab.judging import Plan
 from perflab.metrics import MetricInfo, named_metric
-
-if TYPE_CHECKING:
-    from perflab.stats import Plan
 
 
 def canonical_params(params: dict[str, Any]) -> str:
@@ -303,7 +301,7 @@ class Settings:
     primary_choice: PrimaryChoice | None = None  # why primary_metric (runner.choose_primary)
     interleaved: bool | None = None  # configurations measured in alternation (paired runs)
     counters: str | None = None  # how counters were collected (perf, rusage, none)
-    comparison: Plan | None = None  # how verdicts are judged (stats.Plan: threshold, ...)
+    comparison: Plan | None = None  # how verdicts are judged (judging.Plan: threshold, ...)
     stop: StopInfo | None = None  # why the measurement stopped
     # A suite run's plan and progress (suites.execute); empty for other results
     suite: SuiteRecord = field(default_factory=SuiteRecord)
@@ -343,10 +341,8 @@ class Settings:
         return cls(**given, extra=extra, stored_keys=order)
 
     def plan(self) -> Plan:
-        """How the result is judged (stats.Plan.of reads only this): ``comparison``; for a
+        """How the result is judged (judging.Plan.of reads only this): ``comparison``; for a
         result stored without one, what earlier versions kept elsewhere (_stored_plan)."""
-        from perflab.stats import Plan
-
         if self.comparison is not None:
             return self.comparison
         return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False)
@@ -367,8 +363,6 @@ def _stored_plan(comparison: dict[str, Any], suite: SuiteRecord | None,
     suite's threshold, correction and estimator in its ``suite`` entry and a bisect's band in
     ``threshold``; results before per-kind bands were judged with +-threshold for every metric
     (``kind_bands`` False).  Read here, once, from the stored object."""
-    from perflab.stats import Plan
-
     comp = dict(comparison)
     suite = suite or SuiteRecord()
     judged = {"threshold": suite.threshold, "correction": suite.correction,

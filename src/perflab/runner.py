@@ -50,6 +50,13 @@ from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
+from perflab.judging import (
+    DEFAULT_CORRECTION,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_THRESHOLD,
+    Plan,
+    parse_estimator,
+)
 from perflab.metrics import (
     BUILTIN_METRICS,
     CALLGRIND_EXACT,
@@ -60,18 +67,7 @@ from perflab.metrics import (
     perflab_defines,
 )
 from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
-from perflab.stats import (
-    DEFAULT_CORRECTION,
-    DEFAULT_ESTIMATOR,
-    DEFAULT_THRESHOLD,
-    Plan,
-    look_schedule,
-    parse_estimator,
-    planned_looks,
-    round_pairs,
-    stop_check,
-    summarize,
-)
+from perflab.stats import look_schedule, planned_looks, round_pairs, stop_check, summarize
 from perflab.storage import Outage, Store, StoreUnreachable, ride_out
 from perflab.workloads import registry as workload_registry
 from perflab.workloads.manifest import MetricDecl

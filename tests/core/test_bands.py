@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from perflab.errors import PerflabError
+from perflab.judging import Band, Plan, parse_band
 from perflab.metrics import BUILTIN_METRICS, COUNT_FLOOR, MEMORY_BAND, MetricInfo
-from perflab.stats import Band, Plan, compare_samples, parse_band
+from perflab.stats import compare_samples
 from perflab.validate import thresholds
 
 pytestmark = pytest.mark.unit

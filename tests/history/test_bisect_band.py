@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from perflab.history.simulate import bisect_trial
-from perflab.stats import DEFAULT_THRESHOLD, bisect_band
+from perflab.judging import DEFAULT_THRESHOLD
+from perflab.stats import bisect_band
 
 pytestmark = pytest.mark.unit
 

@@ -16,13 +16,14 @@ import pytest
 from rich.console import Console
 
 from perflab import stats
+from perflab.judging import Plan, parse_estimator
 from perflab.metrics import BUILTIN_METRICS
 from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix, terminal
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import EXPORTERS
 from perflab.reports.warnings import suite_warnings
-from perflab.stats import Plan, compare_result
+from perflab.stats import compare_result
 
 pytestmark = pytest.mark.unit
 
@@ -104,7 +105,7 @@ def test_a_summary_is_the_stats_summary_of_the_configurations_samples() -> None:
     cfg = rs.configurations[1]
     assert a.summary(cfg, "wall_time") == stats.summarize(cfg.samples("wall_time"))
     assert a.summaries("wall_time")[(cfg.cell, "b")] is a.summary(cfg, "wall_time")
-    est = stats.parse_estimator("mean")
+    est = parse_estimator("mean")
     assert a.summary(cfg, "wall_time", est).center == pytest.approx(
         sum(cfg.samples("wall_time")) / 10)
     assert a.comparisons == () and a.plan == Plan.of(rs)

@@ -192,8 +192,8 @@ def test_value_formatting() -> None:
 
 def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> None:
     """Issue 9 defect 5: `results show` used a ±1% band while `report` used the suite's.  Both
-    now read stats.Plan.of(rs): the suite's threshold (±5% here) and correction."""
-    from perflab.stats import Plan
+    now read judging.Plan.of(rs): the suite's threshold (±5% here) and correction."""
+    from perflab.judging import Plan
     from perflab.suites.report import build_report
 
     rs = make_result()

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from cli_helpers import verdicts_of
 from perflab.format import fmt_value
+from perflab.judging import Plan
 from perflab.metrics import BUILTIN_METRICS, MetricInfo
 from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
@@ -19,7 +20,7 @@ from perflab.reports.terminal import (
     metrics_to_show,
     stat_table,
 )
-from perflab.stats import Plan, compare_result
+from perflab.stats import compare_result
 from perflab.table import fit
 
 pytestmark = pytest.mark.unit

@@ -235,7 +235,7 @@ def compare(
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
     """
-    from perflab.stats import Plan
+    from perflab.judging import Plan
 
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
@@ -417,6 +417,7 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
@@ -424,7 +425,6 @@ def results_show(
         metrics_to_show,
         stat_table,
     )
-    from perflab.stats import Plan
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)

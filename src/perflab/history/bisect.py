@@ -28,6 +28,8 @@ from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
+from perflab.judging import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
+from perflab.judging import Estimator, parse_estimator
 from perflab.metrics import MetricInfo
 from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import (
@@ -35,14 +37,11 @@ from perflab.stats import (
     BISECT_CHECK_ALPHA,
     BISECT_ROUNDS,
     Comparison,
-    Estimator,
     bisect_band,
     bisect_levels,
     bisect_step,
-    parse_estimator,
     round_pairs,
 )
-from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 from perflab.workloads import Resolved, resolve
 
 console = stderr_console()
@@ -304,7 +303,7 @@ class Bisector:
 
     def _prepare(self) -> None:
         """Start git's bisect, build the good commit once and copy it aside, set the options."""
-        from perflab.stats import Plan
+        from perflab.judging import Plan
 
         spec, top, good = self.spec, self.top, self.good
         git.bisect(top, "start", check=True)
@@ -327,8 +326,8 @@ class Bisector:
                                            looks=spec.max_rounds)
 
     def _options(self, auto_primary: bool) -> Any:
+        from perflab.judging import MIN_RUNS
         from perflab.runner import MeasureOptions
-        from perflab.stats import MIN_RUNS
 
         spec, metric = self.spec, self.metric
         valgrind = metric in ("instructions", "instructions_per_op")

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from perflab import stats
+from perflab.judging import Estimator, Plan
 from perflab.model import Configuration, ResultSet
-from perflab.stats import Comparison, Estimator, Plan, Summary
+from perflab.stats import Comparison, Summary
 
 
 @dataclass(frozen=True)

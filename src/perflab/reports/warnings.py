@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from perflab.format import fmt_fixed, fmt_ratio, fmt_share
+from perflab.judging import MIN_RUNS, parse_estimator
 from perflab.model import ResultSet
 from perflab.reports.matrix import cell_label
-from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
+from perflab.stats import Summary, differing_results
 
 if TYPE_CHECKING:
     from perflab.reports.analysis import Analysis
