@@ -99,9 +99,11 @@ def _warn(line: str) -> None:
 
 
 def _print_notes(a: Analysis) -> None:
+    from perflab.reports.warnings import result_warnings
+
     for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in a.warnings:
+    for w in result_warnings(a):
         aside.print(warning(w), highlight=False)
 
 
