@@ -6,12 +6,24 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from perflab.errors import printable
+from perflab.metrics import seconds_per
 
-if TYPE_CHECKING:
-    from perflab.stats import Comparison
+
+class Change(Protocol):
+    """What fmt_change and fmt_ratio read of a comparison (stats.Comparison)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    diff: float
+    diff_low: float
+    diff_high: float
+    base_center: float
+    scale: str
+    deterministic: bool
 
 
 # What would make a Markdown renderer read text as something else: a backslash (an escape of
@@ -58,8 +70,8 @@ def redact_url(url: str, keep_user: bool = False) -> str:
 
 
 # The one number formatter of perflab: compare, stat, report, history, the HTML pages and the
-# exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+# exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.  A
+# unit's size in seconds is the metric registry's (metrics.seconds_per).
 
 
 def status_phrase(status: str) -> str:
@@ -68,11 +80,6 @@ def status_phrase(status: str) -> str:
     before are all there), else the status ("failed")."""
     return "" if status == "complete" else (
         "interrupted: partial" if status == "interrupted" else status)
-
-
-def seconds_per(unit: str) -> float | None:
-    """Seconds in one ``unit`` (s, ms, us/µs, ns); None when the unit is not a time."""
-    return _TIME_UNITS.get(unit)
 
 
 def _missing(v: object) -> bool:
@@ -111,8 +118,8 @@ def fmt_value(value: float | None, unit: str) -> str:
     then MiB, rates with "/s", counts bare, any other unit appended."""
     if value is None or _missing(value):
         return "-"
-    if unit in _TIME_UNITS:
-        secs = value * _TIME_UNITS[unit]
+    if (f := seconds_per(unit)) is not None:
+        secs = value * f
         per, u = time_scale(secs)
         return f"{fmt_number(secs / per)} {u}"
     if unit == "KiB":
@@ -133,8 +140,7 @@ def fmt_interval(median: float, low: float, high: float, unit: str, *,
         return "-"
     if exact and (_missing(low) or low == high == median):
         return f"{fmt_value(median, unit)} (exact)"
-    if unit in _TIME_UNITS:
-        f = _TIME_UNITS[unit]
+    if (f := seconds_per(unit)) is not None:
         per, u = time_scale(median * f)
 
         def num(x: float) -> str:
@@ -197,9 +203,10 @@ def fmt_signed(value: float, unit: str, like: float | None = None) -> str:
         return "-"
     sign = "+" if value > 0 else "-" if value < 0 else "±"
     a = abs(value)
-    if unit in _TIME_UNITS and like is not None and not _missing(like) and like != 0:
-        per, u = time_scale(like * _TIME_UNITS[unit])
-        return f"{sign}{fmt_number(a * _TIME_UNITS[unit] / per)} {u}"
+    f = seconds_per(unit)
+    if f is not None and like is not None and not _missing(like) and like != 0:
+        per, u = time_scale(like * f)
+        return f"{sign}{fmt_number(a * f / per)} {u}"
     if unit in ("", "count") and not float(a).is_integer() and a < 1e3:
         return sign + fmt_number(round(a, 2))
     return sign + fmt_value(a, unit)
@@ -216,7 +223,7 @@ def fmt_cv(center: float, cv: float, stdev: float, unit: str) -> str:
     return f" ±{cv:.1%}"
 
 
-def fmt_change(c: Comparison, unit: str) -> str:
+def fmt_change(c: Change, unit: str) -> str:
     """A comparison's change: the % with the absolute change in the metric's unit, and the CI
     (in %; at the comparison's adjusted level).  A baseline of 0 has no %: the absolute change
     and its CI are shown instead ('+1 from 0')."""
@@ -308,7 +315,7 @@ def fmt_per_op(v: float, signed: bool = False) -> str:
     return s if signed else s.lstrip("+")
 
 
-def fmt_ratio(c: Comparison, suffix: str = "") -> str:
+def fmt_ratio(c: Change, suffix: str = "") -> str:
     """A comparison's ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix``
     after the ratio: "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
     ratio, low, high = c.ratio, c.ci_low, c.ci_high

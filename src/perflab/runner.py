@@ -45,35 +45,30 @@ from perflab.collectors.process import (
     execute,
     resolve_executable,
 )
-from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
-from perflab.model import (
-    BUILTIN_METRICS,
-    Configuration,
-    MetricInfo,
-    PrimaryChoice,
-    ResultSet,
-    Run,
-    StopInfo,
-    in_family,
-    named_metric,
-)
-from perflab.stats import (
+from perflab.judging import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
     Plan,
-    look_schedule,
     parse_estimator,
-    planned_looks,
-    round_pairs,
-    stop_check,
-    summarize,
 )
+from perflab.metrics import (
+    BUILTIN_METRICS,
+    CALLGRIND_EXACT,
+    DERIVED_METRICS,
+    MetricInfo,
+    declared_metric,
+    in_family,
+    named_metric,
+    perflab_defines,
+)
+from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
+from perflab.stats import look_schedule, planned_looks, round_pairs, stop_check, summarize
 from perflab.storage import Outage, Store, StoreUnreachable, ride_out
 from perflab.workloads import registry as workload_registry
 from perflab.workloads.manifest import MetricDecl
@@ -335,15 +330,11 @@ def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
 
 
 def _metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
-    if name == "instructions_per_op":
-        return MetricInfo(name, "count", CALLGRIND_SOURCE, deterministic=True)
-    # what perflab collects or derives itself is never a workload's declared key
-    decl = None if name in BUILTIN_METRICS or name in ("cpu_time", "region_time",
-                                                        "cpu_ns_per_op") else \
-        _declared_metric(benchmark, name)
+    """What the registry knows of ``name`` (named_metric), or what the workload declares of a
+    key of its own ([metrics.NAME] of its manifest)."""
+    decl = None if perflab_defines(name) else _declared_metric(benchmark, name)
     if decl is not None:
-        return MetricInfo(name, decl.unit, f"workload JSON ({benchmark})",
-                          direction=decl.direction, description=decl.help)
+        return declared_metric(name, benchmark, decl.unit, decl.direction, decl.help)
     return named_metric(name, benchmark, region_used)
 
 
@@ -373,12 +364,6 @@ def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
     if opts.runs is not None:
         return None
     return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
-
-
-# Metrics perflab derives beside the collectors' own (collectors/process._derive, the
-# workload JSON line).
-DERIVED_METRICS = ("cpu_time", "cpu_ns_per_op", "region_time", "instructions_per_op",
-                   "ns_per_op")
 
 
 def known_metrics(benchmarks: list[str]) -> dict[str, MetricInfo]:
@@ -416,7 +401,7 @@ def _make_progress(console: Console) -> Progress:
 
 def family_members(rs: ResultSet, family: str) -> list[str]:
     """The metrics of ``rs`` in ``family``: the metric itself, or a harness run's
-    per-benchmark metrics of it (model.in_family)."""
+    per-benchmark metrics of it (metrics.in_family)."""
     return [m for m in rs.metrics if in_family(m, family)]
 
 
@@ -875,7 +860,7 @@ class Measurement:
                 info = outcome.infos.get(name) or _metric_info(name, cfg.benchmark or cfg.name,
                                                                outcome.region_used)
                 if self.valgrind_mode and name in ("instructions", "instructions_per_op"):
-                    info = MetricInfo(name, "count", CALLGRIND_SOURCE + (
+                    info = MetricInfo(name, "count", CALLGRIND_EXACT + (
                         ", timed region only" if opts.region_symbol or opts.client_region
                         else ", whole program"), deterministic=True)
                 rs.metrics[name] = info

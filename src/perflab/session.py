@@ -22,10 +22,10 @@ from perflab.errors import PerflabError
 from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
 
 if TYPE_CHECKING:
+    from perflab.judging import Estimator
     from perflab.model import Configuration, ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
-    from perflab.stats import Estimator
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -201,7 +201,7 @@ def set_baseline(rs: ResultSet, baseline: str | None) -> None:
 # -- how to measure and judge -------------------------------------------------------------------
 def check_can_regress(metric: str | None) -> None:
     """--fail-on-regression with --metric: a metric without a direction cannot regress."""
-    from perflab.model import metric_direction
+    from perflab.metrics import metric_direction
 
     if metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
@@ -233,7 +233,7 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
                verdict: bool, warn: Warn = _stderr) -> Estimator:
     """Validate --estimator / --correction / --runs before anything runs: one clear line each."""
     from perflab.console import warning
-    from perflab.stats import (
+    from perflab.judging import (
         CORRECTIONS,
         ESTIMATOR_CHOICES,
         MIN_RUNS,
@@ -270,8 +270,8 @@ def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_ru
                   estimator: str | None = None, threshold: float | None = None,
                   correction: str | None = None) -> MeasureOptions:
     """MeasureOptions from the command line's values, each checked (one line per mistake)."""
+    from perflab.judging import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
     from perflab.runner import MeasureOptions
-    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
 
     primary = metric or default_primary
     positive(budget, "--budget", "60")
@@ -334,8 +334,8 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
     from perflab.console import warning
+    from perflab.judging import Plan
     from perflab.model import ResultSet
-    from perflab.stats import Plan
 
     if len(ids) < 2:
         raise PerflabError("--from-db needs at least two result ids",

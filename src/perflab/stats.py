@@ -54,25 +54,35 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from perflab.format import fmt_count, fmt_plain, fmt_share, fmt_value
-from perflab.model import (
+from perflab.format import fmt_count, fmt_share, fmt_value
+from perflab.judging import (
+    ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_THRESHOLD,
+    MIN_RUNS,
+    Band,
+    Estimator,
+    Plan,
+    parse_estimator,
+    trim_counts,
+)
+from perflab.metrics import (
+    BAND_KINDS,
     WORK_KEYS,
-    Configuration,
     MetricInfo,
-    ResultSet,
-    canonical_params,
     is_result_key,
     metric_family,
+    metric_kind,
+    verdict_word,
 )
-
-ALPHA = 0.05
+from perflab.model import Configuration, ResultSet, canonical_params
 
 
 @functools.cache
@@ -86,105 +96,12 @@ def _special() -> Any:
     return special
 
 CONFIDENCE = 0.95
-DEFAULT_THRESHOLD = 0.01  # the one default band (+-1%), stored with every result
-DEFAULT_CORRECTION = "holm"  # the primary metric's family
-SECONDARY_CORRECTION = "bh"  # every other metric's family
-MIN_RUNS = 6  # per configuration, for any statistical verdict
 MIN_RUNS_FOR_CI = 6  # order-statistic 95% CI of a median needs n >= 6
 BOOT_RESAMPLES = 10_000
 TOO_FEW = "too few runs"
 # The mark of a claim on a metric other than the primary one (Comparison.label).
 EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
-CORRECTIONS = ("holm", "bh", "none")
-
-
-# --- estimators -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Estimator:
-    """The location estimator: ``median``, ``mean`` or ``trim`` with LOW/HIGH proportions."""
-
-    kind: str  # median | mean | trim
-    low: float = 0.2
-    high: float = 0.2
-    # The default ("trim"): trim at most LOW/HIGH, but always keep MIN_RUNS runs (6 or 7 runs
-    # are not trimmed: the mean), so the 6-run rule holds for it too.  An explicit
-    # trim:LOW:HIGH trims exactly, and trimming below MIN_RUNS is refused.
-    keep_min: bool = False
-
-    def __str__(self) -> str:
-        if self.kind == "trim":
-            return "trim" if self.keep_min else f"trim:{fmt_plain(self.low)}:{fmt_plain(self.high)}"
-        return self.kind
-
-    @property
-    def label(self) -> str:
-        if self.kind == "trim":
-            if self.low == self.high:
-                return f"{fmt_share(self.low, 0)} trimmed mean"
-            return (f"trimmed mean (lowest {fmt_share(self.low, 0)}, highest "
-                    f"{fmt_share(self.high, 0)} left out)")
-        return self.kind
-
-    def kept(self, n: int) -> int:
-        """Runs left after trimming ``n``."""
-        kl, kh = _trim_counts(n, self)
-        return n - kl - kh
-
-    def min_runs(self) -> int:
-        """The fewest runs that leave MIN_RUNS after trimming."""
-        n = MIN_RUNS
-        while self.kept(n) < MIN_RUNS:
-            n += 1
-        return n
-
-
-DEFAULT_ESTIMATOR = Estimator("trim", 0.2, 0.2, keep_min=True)
-ESTIMATOR_CHOICES = "median, mean, trim (20% each side) or trim:LOW:HIGH (e.g. trim:0:0.25)"
-
-
-def parse_estimator(text: str | None) -> Estimator:
-    """'median' | 'mean' | 'trim' | 'trim:LOW:HIGH' (proportions: 'trim:0:0.125' leaves out the
-    slowest of 8 runs).  Raises ValueError with a message naming the valid choices."""
-    if text is None or text == "":
-        return DEFAULT_ESTIMATOR
-    t = text.strip().lower()
-    if t in ("median", "mean"):
-        return Estimator(t, 0.0, 0.0)
-    if t == "trim":
-        return DEFAULT_ESTIMATOR
-    m = re.fullmatch(r"trim:([0-9.]+):([0-9.]+)", t)
-    if m:
-        try:
-            lo, hi = float(m.group(1)), float(m.group(2))
-        except ValueError:
-            lo = hi = -1.0
-        if 0 <= lo < 0.5 and 0 <= hi < 0.5 and lo + hi < 0.8:
-            return Estimator("trim", lo, hi)
-        raise ValueError(f"estimator {text!r}: LOW and HIGH are proportions in [0, 0.5) "
-                         f"(trim:0.2:0.2 leaves out 20% each side); valid: {ESTIMATOR_CHOICES}")
-    raise ValueError(f"unknown estimator {text!r}; valid: {ESTIMATOR_CHOICES}")
-
-
-def check_estimator_runs(est: Estimator, runs: int) -> str | None:
-    """None when ``runs`` per configuration leave at least MIN_RUNS after trimming, else why."""
-    if est.kept(runs) >= MIN_RUNS:
-        return None
-    return (f"{est} leaves {est.kept(runs)} of {runs} runs, fewer than the {MIN_RUNS} a verdict "
-            f"needs; use at least {est.min_runs()} runs, or a lighter trim (trim:0.1:0.1, "
-            "median, mean)")
-
-
-def _trim_counts(n: int, est: Estimator) -> tuple[int, int]:
-    if est.kind != "trim":
-        return 0, 0
-    # The epsilon keeps 0.29 x 100 (28.999999999999996 in floating point) at 29 runs.
-    kl, kh = math.floor(est.low * n + 1e-9), math.floor(est.high * n + 1e-9)
-    while est.keep_min and n - kl - kh < MIN_RUNS and (kl or kh):
-        # Symmetric trimming stays symmetric: one fewer from each side.
-        kl, kh = max(0, kl - 1), max(0, kh - 1)
-    return kl, kh
 
 
 def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:
@@ -195,7 +112,7 @@ def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, in
     one-sample one, nor asymmetric trimming.
     """
     n = x.shape[-1]
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     h = n - kl - kh
     s = np.sort(x, axis=-1)
     tm = s[..., kl:n - kh].mean(axis=-1)
@@ -208,7 +125,7 @@ def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, in
 def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
     """Trimmed mean, Yuen's d_j = (n-1) s_w^2 / (h (h-1)), and h for one sample."""
     n = len(x)
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     h = n - kl - kh
     s = np.sort(x)
     w = np.clip(s, s[kl], s[n - kh - 1])
@@ -237,7 +154,7 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     n = len(x)
     if n < SERIAL_MIN_RUNS:
         return 0.0
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     s = np.sort(x)
     w = np.clip(x, s[kl], s[n - kh - 1])
     w = w - w.mean()
@@ -425,7 +342,7 @@ def center(x: np.ndarray, est: Estimator) -> float:
     if est.kind == "median":
         return float(np.median(x))
     n = len(x)
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     return float(np.sort(x)[kl:n - kh].mean())
 
 
@@ -539,114 +456,10 @@ def summarize(samples: Sequence[float], deterministic: bool = False,
 
 # --- metric words -------------------------------------------------------------------------------
 
-TIME_UNITS = ("s", "ms", "us", "µs", "ns", "1/s")
-
-
-def is_time_like(info: MetricInfo | None) -> bool:
-    return info is not None and info.unit in TIME_UNITS
-
-
-def verdict_word(info: MetricInfo | None, up: bool) -> str:
-    """The words a metric is read in: times (and throughputs) slower/faster; memory, counts and
-    everything else larger/smaller; a metric with no direction is just 'different'."""
-    direction = info.direction if info is not None else "lower"
-    if direction == "none":
-        return "different"
-    if is_time_like(info):
-        if info is not None and info.unit == "1/s":
-            return "faster" if up else "slower"
-        return "slower" if up else "faster"
-    return "larger" if up else "smaller"
-
-
 MOVED = ("slower", "faster", "larger", "smaller", "different")
 
 
-# --- bands ------------------------------------------------------------------------------------
-# A metric's equivalence band: the wider of a relative part (a fraction of the baseline's
-# centre) and an absolute part (in the metric's own unit).  One table of defaults per kind of
-# metric (issue 19): times +-threshold (1%); memory +-0.2%, which calls a +0.5% change
-# measured with a CV of 0.1% over 16 interleaved runs in 97-98.5% of simulated trials
-# (docs/statistics.md), where +-1% read "equivalent" for call counting's +209 KB on 21 MB;
-# counts +-threshold or half an event a run, whichever is wider, so a count that is 0 in most
-# runs has a band (it had +-0).
-MEMORY_BAND = 0.002
-COUNT_FLOOR = 0.5  # events a run
-BAND_KINDS = ("time", "memory", "count")
-# Units a band may be given in, each to the kind's base unit (seconds, KiB, events).
-_BAND_UNITS: dict[str, dict[str, float]] = {
-    "time": {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0},
-    "memory": {"B": 1 / 1024, "KiB": 1.0, "KB": 1000 / 1024, "MiB": 1024.0, "MB": 1e6 / 1024,
-               "GiB": 1024.0 ** 2},
-    "count": {"events": 1.0, "event": 1.0, "count": 1.0},
-}
-
-
-def metric_kind(unit: str) -> str:
-    """time | memory | count | other, from a metric's unit."""
-    for kind, units in _BAND_UNITS.items():
-        if unit in units:
-            return kind
-    return "count" if unit == "" else "other"
-
-
-@dataclass(frozen=True)
-class Band:
-    """+-max(rel x |baseline centre|, absolute); absolute in the metric's unit."""
-
-    rel: float
-    absolute: float = 0.0
-
-    def edges(self, scale: str, base_loc: float) -> tuple[float, float]:
-        """The band on a comparison's scale: log-ratio, or difference (diff, exact)."""
-        if scale == "log":
-            r = max(self.rel, self.absolute / abs(base_loc) if base_loc else math.inf)
-            # bisect derives bands beyond 100% from large regressions: no lower edge then.
-            return (math.log1p(-r) if r < 1 else -math.inf), math.log1p(r)
-        w = max(self.rel * abs(base_loc), self.absolute)
-        return -w, w
-
-
-def parse_band(text: str, unit: str) -> Band:
-    """A band as given on the command line or in a suite, for a metric of ``unit``: '2%',
-    '0.02' (relative), '64KiB' / '5ms' / '3events' (absolute, converted to ``unit``), or both
-    joined by '+' ('1%+0.5events': the wider of the two).  ValueError names the mistake."""
-    kind = metric_kind(unit)
-    rel, absolute = 0.0, 0.0
-    for part in text.replace(" ", "").split("+"):
-        m = re.fullmatch(r"(-?[0-9]*\.?[0-9]+(?:e-?[0-9]+)?)(%|[A-Za-zµ]*)", part)
-        if not m:
-            raise ValueError(f"'{text}' is not a band (a fraction 0.02, a percentage 2%, or an "
-                             "amount with its unit: 64KiB, 5ms, 3events)")
-        value, u = float(m.group(1)), m.group(2)
-        if value <= 0:
-            raise ValueError(f"a band must be positive ('{text}')")
-        if u in ("", "%"):
-            rel = value / 100 if u == "%" else value
-            if rel >= 1 and u == "":
-                raise ValueError(f"a relative band is a fraction below 1 ('{text}': 0.02 or "
-                                 "2% means +-2%)")
-            continue
-        given = next((k for k, units in _BAND_UNITS.items() if u in units), None)
-        if given is None:
-            raise ValueError(f"unknown unit '{u}' in '{text}' (time: ns, us, ms, s; memory: B, "
-                             "KiB, MiB, GiB; counts: events)")
-        if given != kind:
-            raise ValueError(f"'{text}' is {given}, but the metric is measured in "
-                             f"{unit or 'counts'} ({kind})")
-        absolute = value * _BAND_UNITS[kind][u] / _BAND_UNITS[kind].get(unit, 1.0)
-    return Band(rel, absolute)
-
-
-def default_band(metric: str, info: MetricInfo | None, threshold: float) -> Band:
-    """The per-kind default (the table above) for a metric without a band of its own."""
-    kind = metric_kind(info.unit) if info is not None else "time"
-    if kind == "memory":
-        return Band(MEMORY_BAND)
-    if kind == "count" and not metric.endswith("_per_op") and not (info and info.deterministic):
-        return Band(threshold, COUNT_FLOOR)
-    return Band(threshold)
-
+# --- bands (judging.Band: the band of one metric) ---------------------------------------------
 
 @dataclass(frozen=True)
 class BandUsed:
@@ -998,58 +811,6 @@ def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = A
 def is_paired(rs: ResultSet, cell: str) -> bool:
     """Runs were interleaved in rounds within a cell when its configurations alternate."""
     return bool(rs.settings.interleaved) and len(rs.configurations_in(cell)) > 1
-
-
-@dataclass
-class Plan:
-    """How a result's comparisons are judged: stored in rs.settings.comparison."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    correction: str = DEFAULT_CORRECTION  # the primary metric's family
-    secondary: str = SECONDARY_CORRECTION  # every other metric's family
-    estimator: str = str(DEFAULT_ESTIMATOR)
-    alpha: float = ALPHA
-    looks: int = 1  # planned looks at the data (adaptive measuring); alpha is split over them
-    # Bands of their own (--threshold METRIC=VALUE, a suite's [bands]): metric or kind -> text.
-    bands: dict[str, str] = field(default_factory=dict)
-    # Memory and counts get their kinds' default bands (default_band); False for results
-    # stored before those existed, which are judged as they were: +-threshold for every metric.
-    kind_bands: bool = True
-
-    @property
-    def alpha_look(self) -> float:
-        return self.alpha / max(1, self.looks)
-
-    def band_for(self, metric: str, info: MetricInfo | None) -> Band:
-        """The band ``metric`` is judged against: its own, its kind's, or the default."""
-        unit = info.unit if info is not None else "s"
-        spec = (self.bands.get(metric) or self.bands.get(metric_family(metric))
-                or self.bands.get(metric_kind(unit)))
-        if spec is not None:
-            return parse_band(spec, unit)
-        if not self.kind_bands:
-            return Band(self.threshold)
-        return default_band(metric, info, self.threshold)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Plan:
-        """From a stored object (Settings.from_dict); keys it does not have keep their defaults."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__
-                      if k in data and data[k] is not None})
-
-    @classmethod
-    def of(cls, rs: ResultSet, **override: Any) -> Plan:
-        """The plan stored with the result (Settings.plan: its ``comparison``, earlier versions'
-        keys folded in), with non-None overrides from the command line.  A result without one
-        is judged with the defaults of earlier versions (``kind_bands`` False: +-threshold for
-        every metric)."""
-        stored = rs.settings.plan()
-        # --threshold METRIC=BAND adds to the stored bands (a copy: the stored plan stays)
-        override = {**override, "bands": {**stored.bands, **(override.get("bands") or {})}}
-        return replace(stored, **{k: v for k, v in override.items() if v is not None})
 
 
 def round_pairs(base: Configuration, cfg: Configuration,

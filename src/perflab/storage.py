@@ -32,10 +32,10 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
+from perflab.metrics import MetricInfo
 from perflab.model import (
     Configuration,
     Fingerprint,
-    MetricInfo,
     Owner,
     PrimaryChoice,
     ResultSet,
@@ -253,7 +253,7 @@ class Store:
         fleet_job = False
         if "://" not in url_s:
             path = Path(url_s)
-            self.location = self.pasteable = str(path)
+            self.location = str(path)
             # none yet: made, as by any verb; an older one this user may write: upgraded
             read_only = read_only and path.is_file() and not _older_writable_sqlite(path)
             if read_only:
@@ -265,7 +265,6 @@ class Store:
             self.engine = sa.create_engine(url_s, connect_args={"timeout": lock_timeout})
         else:
             self.location = redact_url(url_s)
-            self.pasteable = redact_url(url_s, keep_user=True)
             _check_host_port(url_s, self.location)
             self.url = _server_url(url_s)
             fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
@@ -312,6 +311,14 @@ class Store:
         except DatabaseError as e:
             raise self._db_error(e) from e
         self._reached = not self.is_sqlite
+
+    @property
+    def pasteable(self) -> str:
+        """The store as a fix line's --db names it: the file, or the server URL a user types
+        (postgresql://) with its user and without its password."""
+        if self.is_sqlite:
+            return self.location
+        return redact_url(url_without_password(self.url), keep_user=True)
 
     @property
     def is_sqlite(self) -> bool:

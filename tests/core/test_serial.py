@@ -10,14 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import MetricInfo
-from perflab.stats import (
-    DEFAULT_ESTIMATOR,
-    SERIAL_CAP,
-    compare_samples,
-    serial_correlation,
-    trimmed_t,
-)
+from perflab.judging import DEFAULT_ESTIMATOR
+from perflab.metrics import MetricInfo
+from perflab.stats import SERIAL_CAP, compare_samples, serial_correlation, trimmed_t
 
 pytestmark = pytest.mark.unit
 
@@ -90,8 +85,9 @@ def test_p_and_ci_agree_when_widened() -> None:
 def test_p_is_on_the_verdicts_scale_over_looks() -> None:
     """Adaptive results are judged at alpha / looks: the p shown is scaled to match, so a
     claim is made iff p < 0.05 (it read "p=0.0063 ... inconclusive")."""
+    from perflab.judging import Plan
     from perflab.model import Configuration, ResultSet, Run
-    from perflab.stats import Plan, compare_result
+    from perflab.stats import compare_result
 
     rng = np.random.default_rng(5)
     seen = set()

@@ -13,7 +13,8 @@ import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.format import redact_url
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import (
     SCHEMA_VERSION,
     Outage,
@@ -369,7 +370,7 @@ def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> Non
     # region task_clock against whole-process task_clock: labelled once, kept in the notes;
     # two workloads' own JSON figures are measured alike and merge silently
     from perflab import session
-    from perflab.model import MetricInfo
+    from perflab.metrics import MetricInfo
 
     store = Store(tmp_path / "r.sqlite")
     ids = []

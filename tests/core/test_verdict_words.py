@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from perflab.cli import app
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.stats import compare_result, kernel_share
 from perflab.storage import Store
 

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit

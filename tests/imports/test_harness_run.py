@@ -15,9 +15,11 @@ import pytest
 from cli_helpers import run_cli
 from perflab.collectors.harness import HarnessOutputError, figures, harness_argv
 from perflab.errors import PerflabError
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, metric_family
+from perflab.judging import Plan
+from perflab.metrics import MetricInfo, metric_family
+from perflab.model import Configuration, ResultSet, Run
 from perflab.session import harness_configs
-from perflab.stats import Plan, compare_result
+from perflab.stats import compare_result
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit

@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from perflab.format import fmt_interval, fmt_seconds, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.warnings import suite_warnings
@@ -191,8 +192,8 @@ def test_value_formatting() -> None:
 
 def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> None:
     """Issue 9 defect 5: `results show` used a ±1% band while `report` used the suite's.  Both
-    now read stats.Plan.of(rs): the suite's threshold (±5% here) and correction."""
-    from perflab.stats import Plan
+    now read judging.Plan.of(rs): the suite's threshold (±5% here) and correction."""
+    from perflab.judging import Plan
     from perflab.suites.report import build_report
 
     rs = make_result()

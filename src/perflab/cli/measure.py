@@ -25,7 +25,8 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, in_family
+from perflab.metrics import BUILTIN_METRICS, in_family
+from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
@@ -98,9 +99,11 @@ def _warn(line: str) -> None:
 
 
 def _print_notes(a: Analysis) -> None:
+    from perflab.reports.warnings import result_warnings
+
     for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in a.warnings:
+    for w in result_warnings(a):
         aside.print(warning(w), highlight=False)
 
 
@@ -241,7 +244,7 @@ def compare(
     Two builds of a harness, its arguments after -- (docs/imports.md):
       perflab compare --harness gobench ./old.test ./new.test -- -test.benchtime 20ms
     """
-    from perflab.stats import Plan
+    from perflab.judging import Plan
 
     metric, estimator = kw["metric"], kw["estimator"]
     session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
@@ -432,6 +435,7 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
@@ -439,7 +443,6 @@ def results_show(
         metrics_to_show,
         stat_table,
     )
-    from perflab.stats import Plan
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)

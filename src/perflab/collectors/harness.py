@@ -7,7 +7,7 @@ A harness run is one run of a command whose output holds a figure per benchmark.
 per-benchmark figures become metrics named ``"BENCHMARK METRIC"`` (``Sum-8 ns_per_op``,
 ``BM_sum/512 cpu_ns_per_op``): the benchmark as the importer names it (benchstat's name for Go,
 ``run_name`` for Google Benchmark), a space, and the metric the importer gives its unit.  The
-part after the last space is the metric's family (model.metric_family): every benchmark's
+part after the last space is the metric's family (metrics.metric_family): every benchmark's
 ``ns_per_op`` is one family, judged together.
 """
 
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from perflab.model import MetricInfo, workload_direction
+from perflab.metrics import MetricInfo, workload_direction
 
 GOBENCH, GBENCH = "gobench", "gbench"
 HARNESSES = (GOBENCH, GBENCH)
@@ -184,7 +184,7 @@ def gbench_row(row: dict[str, Any]) -> dict[str, float]:
 
 # -- a harness run's output -------------------------------------------------------------------
 def harness_metric(benchmark: str, metric: str) -> str:
-    """The name of one benchmark's metric in a harness run (model.metric_family reads it)."""
+    """The name of one benchmark's metric in a harness run (metrics.metric_family reads it)."""
     return f"{benchmark} {metric}"
 
 

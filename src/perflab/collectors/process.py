@@ -51,7 +51,7 @@ from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_plain
-from perflab.model import MetricInfo
+from perflab.metrics import MetricInfo
 from perflab.private import why_unsafe
 
 
@@ -845,7 +845,7 @@ def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
 
 
 def _derive(v: dict[str, float], region_used: bool) -> None:
-    """Metrics derived from a run's others (runner.DERIVED_METRICS lists them)."""
+    """Metrics derived from a run's others (metrics.DERIVED_METRICS lists them)."""
     if "task_clock" not in v and "user_time" in v and "sys_time" in v:
         v["cpu_time"] = v["user_time"] + v["sys_time"]  # no perf events: rusage's CPU time
     if region_used and "task_clock" in v and v.get("ops", 0) > 0:

@@ -15,8 +15,6 @@ import tempfile
 from perflab.collectors.process import RunOutcome, RunRequest, execute
 from perflab.errors import PerflabError
 
-SOURCE = "valgrind callgrind (exact)"
-
 
 def require_valgrind() -> str:
     path = shutil.which("valgrind")

@@ -33,10 +33,12 @@ from rich.markup import escape
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_value, md_text
-from perflab.model import Fingerprint, MetricInfo, ResultSet
+from perflab.judging import Plan
+from perflab.metrics import MetricInfo, verdict_word
+from perflab.model import Fingerprint, ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import bands_text, verdict_style
-from perflab.stats import Comparison, Plan, verdict_word
+from perflab.stats import Comparison
 from perflab.table import Column, Table
 from perflab.validate import output_dir
 

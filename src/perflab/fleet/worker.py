@@ -592,8 +592,8 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     lock = NameLock(store, name)
     app = make_app(store, worker=name, configure=lock.take)
     keep_outcomes(app, say)
-    app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
-        max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
+    app.task(name=TASK_NAME, pass_context=True, retry=RetryStrategy(
+        max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError]))(measure_task)
     outage = Outage(say)
     store.outage = outage  # one line per outage, whoever notices it (job, heartbeat, loop)
     _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),

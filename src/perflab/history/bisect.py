@@ -28,20 +28,20 @@ from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
-from perflab.model import Configuration, MetricInfo, ResultSet, Settings
+from perflab.judging import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
+from perflab.judging import Estimator, parse_estimator
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import (
     BISECT_ALPHA,
     BISECT_CHECK_ALPHA,
     BISECT_ROUNDS,
     Comparison,
-    Estimator,
     bisect_band,
     bisect_levels,
     bisect_step,
-    parse_estimator,
     round_pairs,
 )
-from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 from perflab.workloads import Resolved, resolve
 
 console = stderr_console()
@@ -303,7 +303,7 @@ class Bisector:
 
     def _prepare(self) -> None:
         """Start git's bisect, build the good commit once and copy it aside, set the options."""
-        from perflab.stats import Plan
+        from perflab.judging import Plan
 
         spec, top, good = self.spec, self.top, self.good
         git.bisect(top, "start", check=True)
@@ -326,8 +326,8 @@ class Bisector:
                                            looks=spec.max_rounds)
 
     def _options(self, auto_primary: bool) -> Any:
+        from perflab.judging import MIN_RUNS
         from perflab.runner import MeasureOptions
-        from perflab.stats import MIN_RUNS
 
         spec, metric = self.spec, self.metric
         valgrind = metric in ("instructions", "instructions_per_op")
@@ -411,7 +411,7 @@ class Bisector:
     def _decide(self, commit: str, rnd: int, base_s: list[float],
                 cand_s: list[float]) -> tuple[Step, Any]:
         """The step so far: decision "bad", "good", or "" (measure again), and the comparison."""
-        from perflab.stats import verdict_word
+        from perflab.metrics import verdict_word
 
         info = self.rs.metrics[self.metric]
         # The core's step rule at this round's level (StepRule, stats.bisect_step).  Exact

@@ -24,8 +24,8 @@ from typing import Any
 
 from perflab.format import fmt_plain, redact_url
 from perflab.history.git import short
+from perflab.judging import Plan
 from perflab.model import Settings
-from perflab.stats import Plan
 
 
 @dataclass

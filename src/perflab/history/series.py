@@ -23,7 +23,7 @@ from perflab.format import fmt_params, status_phrase
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.store import EXCLUDED_KINDS, glob_like
-from perflab.model import metric_direction, named_metric
+from perflab.metrics import metric_direction, named_metric
 from perflab.storage import Store
 
 __all__ = ["EXCLUDED_KINDS", "glob_like"]  # kept importable from here (tests, other verbs)

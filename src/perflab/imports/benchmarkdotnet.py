@@ -19,15 +19,8 @@ from typing import Any
 
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, is_num, mtime, need, read_json
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "benchmarkdotnet"
 SOURCE = "BenchmarkDotNet"

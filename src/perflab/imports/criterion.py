@@ -15,7 +15,8 @@ from typing import Any
 
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, is_num, mtime, need, read_json
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, Settings, metric_direction
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, ResultSet, Run, Settings
 
 FORMAT = "criterion"
 NS_PER_OP = MetricInfo("ns_per_op", "ns", "criterion", direction=metric_direction("ns_per_op"),

@@ -14,7 +14,8 @@ from perflab.imports.common import (
     not_a_number,
     read_json,
 )
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run, Settings
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run, Settings
 
 FORMAT = "hyperfine"
 

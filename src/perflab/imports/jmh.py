@@ -14,15 +14,8 @@ from typing import Any
 
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, first_negative, is_num, mtime, need, read_json
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "jmh"
 SOURCE = "JMH"

@@ -7,18 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from perflab.imports.common import bad, is_num, mtime, read_json
-from perflab.model import (
+from perflab.metrics import (
     BUILTIN_METRICS,
-    Configuration,
-    Fingerprint,
     MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
     former_unit_divisor,
     in_today_unit,
     metric_direction,
 )
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "perflab"
 

@@ -11,17 +11,8 @@ from pathlib import Path
 
 from perflab.format import fmt_fixed
 from perflab.imports.common import bad, is_num, loads, mtime, text_lines
-from perflab.model import (
-    BUILTIN_METRICS,
-    HARDWARE_COUNTERS,
-    PERF_HW,
-    PERF_SW,
-    Configuration,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-)
+from perflab.metrics import BUILTIN_METRICS, HARDWARE_COUNTERS, PERF_HW, PERF_SW, MetricInfo
+from perflab.model import Configuration, ResultSet, Run, Settings
 
 FORMAT = "perf-stat"
 

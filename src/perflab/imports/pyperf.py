@@ -11,18 +11,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from perflab.format import seconds_per
 from perflab.imports.common import bad, is_num, iso_date, mtime, read_json
-from perflab.model import (
-    BUILTIN_METRICS,
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+from perflab.metrics import BUILTIN_METRICS, MetricInfo, metric_direction, seconds_per
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "pyperf"
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
 from perflab.format import fmt_share
+from perflab.judging import Plan
 from perflab.model import ResultSet
 from perflab.reports.matrix import (
     cell_params,
@@ -29,7 +30,7 @@ from perflab.reports.matrix import (
     interval_words,
     unit_of,
 )
-from perflab.stats import Comparison, Plan, axis_comparisons
+from perflab.stats import Comparison, axis_comparisons
 
 # matplotlib is imported where a plot is drawn: a report without plots, and the study axes
 # (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).

@@ -7,15 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, in_family
-from perflab.stats import (
-    CORRECTION_NAMES,
-    Comparison,
-    Estimator,
-    Summary,
-    bands_used,
-    parse_estimator,
-)
+from perflab.judging import Estimator, parse_estimator
+from perflab.metrics import BUILTIN_METRICS, MetricInfo, in_family
+from perflab.model import Configuration, ResultSet
+from perflab.stats import CORRECTION_NAMES, Comparison, Summary, bands_used
 from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:

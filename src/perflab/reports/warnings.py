@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perflab.format import fmt_fixed, fmt_ratio, fmt_share
+from perflab.judging import MIN_RUNS, parse_estimator
 from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import cell_label
-from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
-
-if TYPE_CHECKING:
-    from perflab.reports.analysis import Analysis
+from perflab.stats import Summary, differing_results
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
 
@@ -27,8 +25,8 @@ def is_noisy(s: Summary) -> bool:
 
 
 def result_warnings(a: Analysis) -> list[str]:
-    """What makes these numbers less trustworthy (hyperfine-style warnings, and more); read
-    through Analysis.warnings, which computes them once per result."""
+    """What makes these numbers less trustworthy (hyperfine-style warnings, and more), the
+    busy-machine warning included."""
     rs = a.rs
     out: list[str] = []
     primary = rs.settings.primary_metric or "wall_time"
@@ -75,7 +73,7 @@ def result_warnings(a: Analysis) -> list[str]:
                 out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
-    out += a.busy
+    out += busy_machine(a.rs)
     return out
 
 
@@ -106,7 +104,7 @@ class Warning_:
 
 def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
     rs = a.rs
-    out: list[Warning_] = [Warning_("machine", w) for w in a.busy]
+    out: list[Warning_] = [Warning_("machine", w) for w in busy_machine(a.rs)]
     for msg in rs.settings.suite.skipped or []:
         out.append(Warning_("skipped", msg))
     for n in dict.fromkeys(rs.notes):

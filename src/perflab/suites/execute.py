@@ -87,8 +87,8 @@ def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: flo
 
 
 def measure_options(plan: SuitePlan) -> Any:
+    from perflab.judging import Plan
     from perflab.runner import MeasureOptions
-    from perflab.stats import Plan
 
     suite = plan.suite
     m = dict(suite.measure)

@@ -10,7 +10,9 @@ from typing import Any
 
 from rich.console import Console
 
-from perflab.format import md_text, seconds_per, status_phrase
+from perflab.format import md_text, status_phrase
+from perflab.judging import Plan, parse_estimator
+from perflab.metrics import seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
@@ -18,7 +20,7 @@ from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.terminal import verdict_style, verdicts_heading
 from perflab.reports.warnings import Warning_, suite_warnings
-from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
+from perflab.stats import Comparison, axis_comparisons
 from perflab.validate import output_dir
 
 

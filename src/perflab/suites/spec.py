@@ -21,7 +21,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_count, fmt_plain
-from perflab.stats import (
+from perflab.judging import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
@@ -154,7 +154,7 @@ class Suite:
     metrics: list[str] = field(default_factory=list)
     primary: str | None = None
     threshold: float = DEFAULT_THRESHOLD
-    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (stats.Plan)
+    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (judging.Plan)
     correction: str = DEFAULT_CORRECTION  # the primary metric's family across the matrix
     estimator: str = str(DEFAULT_ESTIMATOR)
     unavailable: str = "skip"
