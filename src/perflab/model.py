@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Self
 
+from perflab.notes import Notes
+
 if TYPE_CHECKING:
     from perflab.stats import Plan
 
@@ -593,7 +595,7 @@ class ResultSet:
     label: str = ""
     status: str = "running"  # running | complete | interrupted | failed
     created_at: float = 0.0
-    notes: list[str] = field(default_factory=list)  # what the collectors said once (no PMU, ...)
+    notes: Notes = field(default_factory=Notes)  # what was said once (no PMU, ...): perflab.notes
     id: int | None = None
 
     @property
@@ -605,6 +607,8 @@ class ResultSet:
         return self.settings.import_format or "perflab"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.notes, Notes):  # stored notes: their text (kind TEXT)
+            self.notes = Notes(self.notes)
         if isinstance(self.settings, dict):  # a hand-made result: ResultSet(settings={...})
             self.settings = Settings.from_dict(self.settings)
         if isinstance(self.fingerprint, dict):  # ResultSet(fingerprint={...})
