@@ -85,8 +85,8 @@ def _spread(comps: Sequence[Comparison]) -> str:
         return "-"
     lo = min(c.ci_low for c in comps)
     hi = max(c.ci_high for c in comps)
-    centre = (fmt_sig(rs_[0], 3) if len(rs_) == 1
-              else f"{fmt_sig(min(rs_), 3)}-{fmt_sig(max(rs_), 3)}")
+    low, high = fmt_sig(min(rs_), 3), fmt_sig(max(rs_), 3)
+    centre = low if low == high else f"{low}-{high}"
     return f"{centre} [{fmt_sig(lo, 3)}, {fmt_sig(hi, 3)}]"
 
 

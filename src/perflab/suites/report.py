@@ -151,7 +151,7 @@ def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_]
         console.print(f"[yellow]{escape(line.split(':', 1)[0])}[/]:"
                       f"{escape(line.split(':', 1)[1])}", highlight=False)
     console.print(f"tables: {tables_md} (medians, comparisons and axes of every metric, and "
-                  "every metric per cell)", highlight=False, soft_wrap=True)
+                  "every metric per cell)", highlight=False)
 
 
 def _write_files(rep: Report, tables: Tables) -> None:
