@@ -17,6 +17,7 @@ from typing import Any, Self
 
 from perflab.judging import Plan
 from perflab.metrics import MetricInfo, named_metric
+from perflab.notes import Notes
 
 
 def canonical_params(params: dict[str, Any]) -> str:
@@ -396,7 +397,7 @@ class ResultSet:
     label: str = ""
     status: str = "running"  # running | complete | interrupted | failed
     created_at: float = 0.0
-    notes: list[str] = field(default_factory=list)  # what the collectors said once (no PMU, ...)
+    notes: Notes = field(default_factory=Notes)  # what was said once (no PMU, ...): perflab.notes
     id: int | None = None
 
     @property
@@ -408,6 +409,8 @@ class ResultSet:
         return self.settings.import_format or "perflab"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.notes, Notes):  # stored notes: their text (kind TEXT)
+            self.notes = Notes(self.notes)
         if isinstance(self.settings, dict):  # a hand-made result: ResultSet(settings={...})
             self.settings = Settings.from_dict(self.settings)
         if isinstance(self.fingerprint, dict):  # ResultSet(fingerprint={...})

@@ -30,6 +30,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from perflab import notes as said
 from perflab.collectors.perf_events import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
@@ -68,6 +69,7 @@ from perflab.metrics import (
     perflab_defines,
 )
 from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
+from perflab.notes import Notes
 from perflab.stats import look_schedule, planned_looks, round_pairs, stop_check, summarize
 from perflab.storage import Outage, Store, StoreUnreachable, ride_out
 from perflab.workloads import registry as workload_registry
@@ -310,22 +312,20 @@ def _beside(other: str) -> str:
 
 
 def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
-                  notes: list[str]) -> list[str]:
+                  notes: Notes) -> list[str]:
     if opts.counters == "none":
         return []
     probe = backend.probe(list(SOFTWARE_EVENTS) + list(HARDWARE_EVENTS))
     names = [n for n, why in probe.items() if why is None]
     sw_why = next((probe[n] for n in SOFTWARE_EVENTS if probe[n]), None)
     hw_why = next((probe[n] for n in HARDWARE_EVENTS if probe[n]), None)
-    said: list[str] = []
-    if sw_why:
-        said.append(f"software counters unavailable: {sw_why}")
+    if sw_why:  # each said once, however many cells measured (Notes.add)
+        notes.add(said.counters_unavailable("software", sw_why))
     if hw_why and not any(n in names for n in HARDWARE_EVENTS):
         alt = ("instructions are counted by valgrind (--metric instructions)"
                if opts.instructions == "valgrind"
                else "use --metric instructions to count them with valgrind")
-        said.append(f"hardware counters unavailable: {hw_why}; {alt}")
-    notes += [n for n in said if n not in notes]  # said once, however many cells measured
+        notes.add(said.counters_unavailable("hardware", hw_why, alt))
     return names
 
 
@@ -662,8 +662,7 @@ class Measurement:
         if budget is not None and self.per_round is not None:
             if time.monotonic() - self.started + self.per_round > budget:
                 if rounds < self.min_runs:
-                    self.rs.notes.append(f"the {fmt_plain(budget)} s budget allowed only "
-                                         f"{rounds} runs per configuration")
+                    self.rs.notes.add(said.budget(fmt_plain(budget), rounds))
                 return f"the {fmt_plain(budget)} s budget was spent"
         if rounds in self.looks_at:
             if self.verdicts_decided():
@@ -713,7 +712,7 @@ class Measurement:
     def _interrupted(self) -> ResultSet:
         rs, store = self.rs, self.store
         rs.status = "interrupted"
-        rs.notes.append("interrupted by the user: the runs finished so far are kept")
+        rs.notes.add(said.interrupted())
         self.flush(wait=False)  # the user is leaving: a lost database is not waited for
         if store is not None and rs.id is not None:
             store.update_result(rs, wait=False)
@@ -725,7 +724,7 @@ class Measurement:
         rs, store = self.rs, self.store
         rs.status = "failed"
         why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
-        rs.notes.append(f"stopped by an error: {why}")
+        rs.notes.add(said.stopped_by(why))
         if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
             with contextlib.suppress(PerflabError):
                 self.flush(wait=False)
@@ -866,17 +865,11 @@ class Measurement:
                 rs.metrics[name] = info
         for name, frac in outcome.running_fraction.items():
             if frac < 0.999:
-                note = (f"{name} was multiplexed (counted {fmt_share(frac, 0)} of the time) and "
-                        "scaled, as perf stat does")
-                if note not in rs.notes:
-                    rs.notes.append(note)
-        if outcome.leftover and not any("left processes running" in n for n in rs.notes):
-            rs.notes.append(
-                f"{cfg.name} left processes running outside its process group (pids "
-                f"{', '.join(map(str, outcome.leftover))}, detached with setsid or daemonized): "
-                "perflab cannot stop them, and they may disturb later runs")
-        if outcome.counter_error and not any("counters could not" in n for n in rs.notes):
-            rs.notes.append(f"counters could not be opened: {outcome.counter_error}")
+                rs.notes.add(said.multiplexed(name, fmt_share(frac, 0)))
+        if outcome.leftover:  # the first command that left processes is named (NoteKind ONCE)
+            rs.notes.add(said.leftover(cfg.name, outcome.leftover))
+        if outcome.counter_error:
+            rs.notes.add(said.counter_error(outcome.counter_error))
 
     def _end_round(self) -> None:
         if self.pending:
@@ -938,9 +931,7 @@ def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOp
     opts.primary_metric, opts.auto_primary = choice.metric, False
     rs.settings.primary_metric = choice.metric
     rs.settings.primary_choice = choice
-    note = f"primary metric: {choice.reason}"
-    if note not in rs.notes:
-        rs.notes.append(note)
+    rs.notes.add(said.primary(choice.reason))
 
 
 def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
@@ -948,10 +939,8 @@ def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
         counts = set(cfg.samples("instructions"))
         if len(counts) > 1:
             lo, hi = min(counts), max(counts)
-            rs.notes.append(
-                f"instruction counts of {cfg.name} differ between runs "
-                f"({fmt_fixed(lo)}..{fmt_fixed(hi)}, {fmt_share((hi - lo) / lo, 3)}): threads or "
-                "timing-dependent work; compared statistically, not exactly")
+            rs.notes.add(said.nondeterministic(cfg.name, fmt_fixed(lo), fmt_fixed(hi),
+                                               fmt_share((hi - lo) / lo, 3)))
             for m in ("instructions", "instructions_per_op"):
                 if m in rs.metrics:
                     i = rs.metrics[m]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab import notes as said
 from perflab.errors import PerflabError
 from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
 
@@ -380,19 +381,17 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
             have = rs.metrics.setdefault(m, info)
             if _how_measured(have.source) != _how_measured(info.source):
                 mixed.setdefault(m, (have.source, info.source))
-        rs.notes += [n for n in src.notes if n not in rs.notes]
+        rs.notes.extend(src.notes)  # each said once
     for m, (a, b) in mixed.items():
         # One metric measured two ways (a timed region against the whole process, a
         # workload's own figure against perflab's): said once, and kept with the result.
-        line = (f"{m} was measured differently in these results ({a} vs {b}): its change "
-                "includes the difference between the two measurements")
+        line = said.measured_differently(m, a, b)
         warn(warning(line))
-        rs.notes.append(line)
+        rs.notes.add(line)
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.
     rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded))
-    rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
-                    "different times, so drift between them is not controlled")
+    rs.notes.add(said.from_store(ids))
     for cell in rs.cells():
         rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
     return rs

@@ -30,6 +30,7 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
+from perflab import notes as said
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
 from perflab.metrics import MetricInfo
@@ -702,9 +703,7 @@ class Store:
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
                 pid = rs.settings.owner.pid if rs.settings.owner else None
-                rs.notes.append(f"the perflab process that measured it (pid {pid}) "
-                                "ended without finishing (killed, or the machine restarted): "
-                                "interrupted; the runs it finished are kept")
+                rs.notes.add(said.ended_unfinished(pid))
             cfg_rows = conn.execute(sa.select(configurations).where(
                 configurations.c.result_id == result_id).order_by(configurations.c.id)).mappings()
             by_id: dict[int, Configuration] = {}

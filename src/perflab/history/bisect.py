@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
+from perflab import notes as said
 from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
@@ -272,8 +273,7 @@ class Bisector:
             return self._report(first, cands, self._size(first))
         except KeyboardInterrupt:
             self.rs.status = "interrupted"
-            if not any(n.startswith("interrupted") for n in self.rs.notes):
-                self.rs.notes.append("interrupted by the user: the runs finished so far are kept")
+            self.rs.notes.add(said.interrupted())  # said once (NoteKind.INTERRUPTED)
             raise
         finally:
             self._close()
@@ -492,12 +492,12 @@ class Bisector:
     def _report(self, first: str | None, cands: list[str], size: Step | None) -> BisectOutcome:
         rs, steps = self.rs, self.steps
         rs.status = "complete"
-        rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
+        rs.notes.add(said.bisect("first bad commit: " + (first or "one of " + ", ".join(cands))))
         judged = [s for s in steps if s is not steps[0] or not self.spec.check]
         skipped = sum(s.decision == "skip" for s in judged)
         if judged:
-            rs.notes.append(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
-                            "failed)")
+            rs.notes.add(said.bisect(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
+                                     "failed)"))
             self.say(f"{skipped} of {len(judged)} step(s) skipped", highlight=False)
         rs.settings.extra["first_bad"] = first
         rs.settings.extra["steps"] = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.collectors.harness import (
     HarnessOutputError,
     gbench_kind,
@@ -125,20 +126,24 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
 def _notes(rs: ResultSet, aggregates: int, skipped: int, failed: int) -> None:
     fp = rs.fingerprint.extra
     most = max(len(c.runs) for c in rs.configurations)
-    rs.notes.append("imported from Google Benchmark: ns_per_op and cpu_ns_per_op per iteration "
-                    f"of each benchmark's loop, one run per repetition ({most} at most)")
+    rs.notes.add(said.imported(
+        "imported from Google Benchmark: ns_per_op and cpu_ns_per_op per iteration "
+        f"of each benchmark's loop, one run per repetition ({most} at most)"))
     if most < 2:
-        rs.notes.append("one repetition per benchmark: no spread to judge a change by (run "
-                        "with --benchmark_repetitions=10)")
+        rs.notes.add(said.imported(
+            "one repetition per benchmark: no spread to judge a change by (run "
+            "with --benchmark_repetitions=10)"))
     if aggregates:
-        rs.notes.append(f"{aggregates} aggregate rows (mean, median, stddev, cv...) are "
-                        "summaries of the repetitions, not samples: not imported")
+        rs.notes.add(said.imported(f"{aggregates} aggregate rows (mean, median, stddev, cv...) are "
+                                   "summaries of the repetitions, not samples: not imported"))
     if skipped:
-        rs.notes.append(f"{skipped} benchmark rows were skipped (SkipWithMessage)")
+        rs.notes.add(said.imported(f"{skipped} benchmark rows were skipped (SkipWithMessage)"))
     if failed:
-        rs.notes.append(f"{failed} benchmark rows are errors (SkipWithError): failed runs")
+        rs.notes.add(said.imported(
+            f"{failed} benchmark rows are errors (SkipWithError): failed runs"))
     if fp.get("gbench_library_build_type") == "debug":
-        rs.notes.append("the Google Benchmark library was built as debug (it warns that timings "
-                        "may be affected)")
+        rs.notes.add(said.imported(
+            "the Google Benchmark library was built as debug (it warns that timings "
+            "may be affected)"))
     if fp.get("cpu_scaling_enabled") is True:
-        rs.notes.append("CPU frequency scaling was enabled when the file was made")
+        rs.notes.add(said.imported("CPU frequency scaling was enabled when the file was made"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from perflab import notes as said
 from perflab.collectors.harness import GO_RESULT_LINE as RESULT_LINE
 from perflab.collectors.harness import HarnessOutputError, go_result
 from perflab.imports.common import bad, mtime, text_lines
@@ -87,14 +88,17 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     rs.configurations = list(configs.values())
     rs.fingerprint = Fingerprint.from_json(fingerprint)
     most = max(len(c.runs) for c in rs.configurations)
-    rs.notes.append(f"imported from go test -bench: one run per result line ({most} at most "
-                    "per benchmark: -count)")
+    rs.notes.add(said.imported(
+        f"imported from go test -bench: one run per result line ({most} at most "
+        "per benchmark: -count)"))
     if most < 2:
-        rs.notes.append("one result per benchmark: no spread to judge a change by (run with "
-                        "-count 10)")
+        rs.notes.add(said.imported(
+            "one result per benchmark: no spread to judge a change by (run with "
+            "-count 10)"))
     if unparsed:
-        rs.notes.append(f"{unparsed} 'Benchmark...' lines without results were ignored (a "
-                        "benchmark's own output, or a failed benchmark)")
+        rs.notes.add(said.imported(
+            f"{unparsed} 'Benchmark...' lines without results were ignored (a "
+            "benchmark's own output, or a failed benchmark)"))
     return rs
 
 

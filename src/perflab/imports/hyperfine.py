@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perflab import notes as said
 from perflab.format import fmt_plain, fmt_sig
 from perflab.imports.common import (
     bad,
@@ -55,11 +56,11 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         codes = [c if isinstance(c, int) and not isinstance(c, bool) else None for c in codes]
         if codes and len(codes) != len(times):
             # hyperfine writes one exit code per time; a file cut or edited by hand may not.
-            rs.notes.append(
+            rs.notes.add(said.imported(
                 f"'{command}' has {len(times)} times but {len(codes)} exit codes: "
                 + (f"the last {len(times) - len(codes)} runs are kept with an unknown exit code"
                    if len(codes) < len(times) else
-                   f"the {len(codes) - len(times)} exit codes without a time are ignored"))
+                   f"the {len(codes) - len(times)} exit codes without a time are ignored")))
         codes = codes + [None] * (len(times) - len(codes))
         params = res.get("parameters") or {}
         cfg = Configuration(name=command, command=[command], shell=True,
@@ -73,8 +74,9 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
             seq += 1
         rs.configurations.append(cfg)
         if is_num(res.get("user")) and is_num(res.get("system")):
-            rs.notes.append(f"hyperfine mean CPU time of '{command}': user "
-                            f"{fmt_sig(res['user'], 6)} s, system {fmt_sig(res['system'], 6)} s "
-                            "(per-run values not exported)")
-    rs.notes.append("imported from hyperfine: per-run wall time only; no machine fingerprint")
+            rs.notes.add(said.imported(
+                f"hyperfine mean CPU time of '{command}': user {fmt_sig(res['user'], 6)} s, "
+                f"system {fmt_sig(res['system'], 6)} s (per-run values not exported)"))
+    rs.notes.add(said.imported(
+        "imported from hyperfine: per-run wall time only; no machine fingerprint"))
     return rs

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, first_negative, is_num, mtime, need, read_json
 from perflab.metrics import MetricInfo, metric_direction
@@ -177,7 +178,7 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     rs.fingerprint = Fingerprint.from_json(fp)
     if "jmh_version" in first:
         rs.settings.extra["jmh_version"] = first["jmh_version"]
-    rs.notes.append("imported from JMH: one sample per fork and measurement iteration; "
-                    + ", ".join(f"{m} ({i.unit}, {i.direction} is better)"
-                                for m, i in sorted(rs.metrics.items())))
+    rs.notes.add(said.imported("imported from JMH: one sample per fork and measurement iteration; "
+                               + ", ".join(f"{m} ({i.unit}, {i.direction} is better)"
+                                           for m, i in sorted(rs.metrics.items()))))
     return rs

@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.imports.common import bad, is_num, iso_date, mtime, read_json
 from perflab.metrics import BUILTIN_METRICS, MetricInfo, metric_direction, seconds_per
 from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
@@ -118,6 +119,6 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         rs.configurations.append(cfg)
     if first_date:
         rs.created_at = first_date
-    rs.notes.append("imported from pyperf: " + ", ".join(sorted(
-        f"{m} ({PYPERF_MEANING.get(m, _other_meaning(m))})" for m in rs.metrics)))
+    rs.notes.add(said.imported("imported from pyperf: " + ", ".join(sorted(
+        f"{m} ({PYPERF_MEANING.get(m, _other_meaning(m))})" for m in rs.metrics))))
     return rs

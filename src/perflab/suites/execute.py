@@ -29,6 +29,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from perflab import notes as said
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_duration, fmt_fixed, fmt_params, fmt_plain, fmt_share
@@ -239,11 +240,8 @@ class SuiteRun:
                 continue
             # Superseded, not reused: the partial runs come from an earlier session (another
             # load, another round order), and mixing sessions in one cell would unpair them.
-            note = (f"resumed: the {n} runs of unfinished cell {cell_key} from the interrupted "
-                    "session are superseded (kept in the store, left out of the analysis); the "
-                    "cell is measured again from the start")
-            if note not in rs.notes:
-                rs.notes.append(note)
+            note = said.resumed(n, cell_key)
+            rs.notes.add(note)
             self.console.print(note, highlight=False, soft_wrap=True)
         rs.configurations = [c for c in rs.configurations if c.cell in done]
         self.progress.failed = []  # failed cells are not done: they are measured again now
