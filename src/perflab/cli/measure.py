@@ -271,6 +271,10 @@ def compare(
         rs = _merged(loaded, store, from_db, name, force, match)
         rs.settings.comparison = _plan(rs, threshold=thr, bands=bands, correction=correction,
                                        estimator=estimator)
+        if correction is None and _many(rs):
+            # Many benchmarks: false discoveries controlled (BH) per metric, as simulated in
+            # docs/statistics.md ("Many benchmarks"); Holm's power falls as benchmarks grow.
+            rs.settings.comparison.correction = "bh"
     else:
         rs = _measure_compare(commands or [], name, threshold, correction, kw, store)
     session.set_baseline(rs, baseline)
@@ -342,6 +346,12 @@ def _merged(loaded: list[ResultSet], store: Store, from_db: list[int] | None,
     return rs
 
 
+def _many(rs: ResultSet) -> bool:
+    from perflab.reports.benchmarks import is_many
+
+    return is_many(rs)
+
+
 def _plan(rs: ResultSet, **override: Any) -> Any:
     from perflab.stats import Plan
 
@@ -382,8 +392,10 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
     many = benchmarks.is_many(rs)
-    if many and metric is None and benchmarks.ALLOC_METRIC in rs.metrics:
-        shown += [benchmarks.ALLOC_METRIC] if benchmarks.ALLOC_METRIC not in shown else []
+    if many and metric in rs.metrics:
+        shown = [metric]  # one metric's table (its alloc/op column still beside it)
+    if many and benchmarks.ALLOC_METRIC in rs.metrics and benchmarks.ALLOC_METRIC not in shown:
+        shown.append(benchmarks.ALLOC_METRIC)
     a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
     if many:  # two results of many benchmarks: a row per benchmark
         for m in dict.fromkeys(c.metric for c in a.comparisons):

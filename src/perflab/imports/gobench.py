@@ -46,12 +46,32 @@ def sniff(head: str) -> bool:
         or any(re.match(r"Benchmark\S*\s+\d+\s+\S+ ns/op", line) for line in lines))
 
 
+# A time of its own per op (b.ReportMetric(v, "cpu-ns/op")): a time in ns, as benchstat reads
+# it (cpu-sec/op).
+PREFIXED_TIME = re.compile(r"([A-Za-z0-9_.]+)-(ns|sec)/op")
+
+
+def unit_entry(unit: str) -> tuple[str, float, str, str] | None:
+    """(metric, factor, unit, description) of a unit perflab knows: ns/op, sec/op, B/op,
+    allocs/op, and a prefixed time (cpu-ns/op -> cpu_ns_per_op in ns)."""
+    if unit in UNITS:
+        return UNITS[unit]
+    m = PREFIXED_TIME.fullmatch(unit)
+    if m is None:
+        return None
+    prefix = re.sub(r"[^a-z0-9]+", "_", m.group(1).lower())
+    return (f"{prefix}_ns_per_op", 1e9 if m.group(2) == "sec" else 1.0, "ns",
+            f"{m.group(1)} time per operation (reported in {unit})")
+
+
 @functools.lru_cache(maxsize=1024)
 def metric_of(unit: str) -> MetricInfo:
-    """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op; else the unit's
-    own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better for a rate."""
-    if unit in UNITS:
-        name, _, u, desc = UNITS[unit]
+    """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op (and X-ns/op);
+    else the unit's own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better
+    for a rate."""
+    known = unit_entry(unit)
+    if known is not None:
+        name, _, u, desc = known
         return MetricInfo(name, u, SOURCE, description=desc)
     name = re.sub(r"[^a-z0-9]+", "_", unit.lower().replace("/", "_per_")).strip("_") or "value"
     rate = unit.endswith("/s")
@@ -77,7 +97,8 @@ def _result(path: Path, lineno: int, m: re.Match[str]) -> dict[str, tuple[float,
         if not math.isfinite(v) or v < 0:
             raise bad(path, FORMAT, f"{where} has the value {value} for {unit}")
         info = metric_of(unit)
-        values[info.name] = (v * (UNITS[unit][1] if unit in UNITS else 1.0), info)
+        known = unit_entry(unit)
+        values[info.name] = (v * (known[1] if known is not None else 1.0), info)
     return values
 
 
