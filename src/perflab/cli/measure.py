@@ -271,9 +271,9 @@ def compare(
         rs = _merged(loaded, store, from_db, name, force, match)
         rs.settings.comparison = _plan(rs, threshold=thr, bands=bands, correction=correction,
                                        estimator=estimator)
-        if correction is None and _many(rs):
-            # Many benchmarks: false discoveries controlled (BH) per metric, as simulated in
-            # docs/statistics.md ("Many benchmarks"); Holm's power falls as benchmarks grow.
+        if correction is None and _many(rs) and all(r.kind == "import" for r in loaded):
+            # Harness files of many benchmarks: false discoveries controlled (BH) per metric,
+            # as simulated in docs/imports.md; Holm's power falls as benchmarks grow.
             rs.settings.comparison.correction = "bh"
     else:
         rs = _measure_compare(commands or [], name, threshold, correction, kw, store)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from perflab.format import fmt_ratio, fmt_value
+from perflab.format import fmt_fixed, fmt_ratio, fmt_value
 from perflab.model import ResultSet
 from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, geomean_ratio, modality
@@ -118,8 +118,8 @@ def summary_line(a: Analysis, metric: str) -> str:
     counts = ", ".join(f"{words[w]} {w}" for w in SUMMARY_WORDS if words[w])
     gm = geomean_ratio(comps)
     mean = ("" if gm is None else
-            f"; geometric mean of the ratios {gm.ratio:.3f}x [{gm.ci_low:.3f}, "
-            f"{gm.ci_high:.3f}] (95%, over {gm.n})")
+            f"; geometric mean of the ratios {fmt_fixed(gm.ratio, 3)}x "
+            f"[{fmt_fixed(gm.ci_low, 3)}, {fmt_fixed(gm.ci_high, 3)}] (95%, over {gm.n})")
     n = len(comps)
     return (f"{metric} over {n} benchmark{'s' if n != 1 else ''}: {counts or 'none judged'}"
             f"{mean}")
