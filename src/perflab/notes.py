@@ -162,10 +162,10 @@ def measured_differently(metric: str, a: str, b: str) -> Note:
                 f"{b}): its change includes the difference between the two measurements")
 
 
-def from_store(ids: Iterable[int]) -> Note:
-    return Note(NoteKind.FROM_STORE,
-                f"compared from the store (results {', '.join(map(str, ids))}); measured at "
-                "different times, so drift between them is not controlled")
+def measured_apart(origin: str) -> Note:
+    """Results compared from the store or from files (``origin`` says which): not paired."""
+    return Note(NoteKind.FROM_STORE, f"{origin}; measured at different times, so drift "
+                "between them is not controlled")
 
 
 def imported(text: str) -> Note:

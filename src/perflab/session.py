@@ -334,14 +334,39 @@ def _how_measured(source: str) -> str:
 def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
-    from perflab.console import warning
-    from perflab.judging import Plan
-    from perflab.model import ResultSet
-
     if len(ids) < 2:
         raise PerflabError("--from-db needs at least two result ids",
                            "e.g. --from-db 3 --from-db 7")
     loaded = [store.load(i) for i in ids]
+    return merge_results(loaded, names, force, warn,
+                         f"compared from the store (results {', '.join(map(str, ids))})")
+
+
+def import_files(paths: list[Path], fmt: str | None) -> list[ResultSet]:
+    """``compare --import``: each file read by its importer (perflab.imports), in memory
+    (nothing stored); ids 1, 2... name them in the merged result."""
+    from perflab.imports import import_file
+
+    if len(paths) < 2:
+        raise PerflabError("--import compares two or more files",
+                           "e.g. perflab compare --import old.txt new.txt")
+    out = []
+    for i, path in enumerate(paths, start=1):
+        rs = import_file(Path(path), fmt)
+        rs.id = i
+        rs.settings.file = str(path)
+        out.append(rs)
+    return out
+
+
+def merge_results(loaded: list[ResultSet], names: list[str] | None, force: bool,
+                  warn: Warn = _stderr, origin: str = "") -> ResultSet:
+    """A new in-memory comparison of the configurations of ``loaded`` (stored results, or
+    files imported in memory): by configuration name when they hold several."""
+    from perflab.console import warning
+    from perflab.judging import Plan
+    from perflab.model import ResultSet
+
     first = loaded[0]
     for other in loaded[1:]:
         diff = first.fingerprint.differences(other.fingerprint)
@@ -391,7 +416,7 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.
     rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded))
-    rs.notes.add(said.from_store(ids))
+    rs.notes.add(said.measured_apart(origin))
     for cell in rs.cells():
         rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
     return rs

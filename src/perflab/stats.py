@@ -1139,3 +1139,138 @@ def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: floa
     if good and not c.loc.no_equivalence:
         return "good", c
     return "inconclusive", c
+
+
+# --- many benchmarks: modality and the geometric mean of their ratios ---------------------------
+
+# Modality (BenchmarkDotNet's mvalue, after Brendan Gregg's "Frequency Trails: Modes"): the
+# runs without Tukey's outliers (1.5 IQR fences) are put in histograms of bin size Scott's
+# rule / 2, doubled until one bin spans them; for each, the sum of the absolute steps between
+# neighbouring bin counts (with an empty bin at each end) over the largest count; the mvalue is
+# the largest of these.  One mode gives 2, two separate modes about 4.  ResultsComparer's
+# reading: below 12 runs nothing is said; above 4.2 "multimodal", above 3.2 "bimodal", above
+# 2.8 "several?".  perflab flags from 3.2 (bimodal or more; "several?" is shown, not warned):
+# docs/statistics.md reports its false-flag rate on unimodal samples.
+MVALUE_MIN_RUNS = 12
+MVALUE_BIMODAL = 3.2
+MVALUE_MULTIMODAL = 4.2
+MVALUE_SEVERAL = 2.8
+
+
+@dataclass(frozen=True)
+class Modality:
+    """A sample's mvalue and the locations of its histogram's two highest peaks."""
+
+    mvalue: float
+    modes: tuple[float, ...] = ()  # the peaks' medians, ascending (two when flagged)
+
+    @property
+    def label(self) -> str:
+        """bimodal | multimodal | several? | "" (one mode), as ResultsComparer's column."""
+        if self.mvalue > MVALUE_MULTIMODAL:
+            return "multimodal"
+        if self.mvalue > MVALUE_BIMODAL:
+            return "bimodal"
+        if self.mvalue > MVALUE_SEVERAL:
+            return "several?"
+        return ""
+
+    @property
+    def flagged(self) -> bool:
+        return self.mvalue > MVALUE_BIMODAL
+
+
+def _tukey_inliers(x: np.ndarray) -> np.ndarray:
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    iqr = q3 - q1
+    return x[(x >= q1 - 1.5 * iqr) & (x <= q3 + 1.5 * iqr)]
+
+
+def _histogram(x: np.ndarray, bin_size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of bins [k*size, (k+1)*size) from the bin of min(x) to the bin of max(x), and
+    each value's bin index (from 0)."""
+    first = math.floor(x.min() / bin_size)
+    idx = np.clip(np.floor(x / bin_size).astype(np.int64) - first, 0, None)
+    return np.bincount(idx), idx
+
+
+def modality(samples: Sequence[float]) -> Modality | None:
+    """The mvalue of ``samples`` (None below MVALUE_MIN_RUNS runs: not enough to tell) and,
+    when it is above MVALUE_BIMODAL, the two highest peaks of the histogram that gave it."""
+    x = np.asarray(samples, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) < MVALUE_MIN_RUNS:
+        return None
+    x = np.sort(_tukey_inliers(x))
+    span = float(x[-1] - x[0])
+    if span <= 0:
+        return Modality(2.0)
+    size = 3.5 * float(np.std(x, ddof=1)) / len(x) ** (1 / 3) / 2
+    best, best_size = 0.0, size
+    while True:
+        counts, _ = _histogram(x, size)
+        padded = np.concatenate(([0], counts, [0]))
+        m = float(np.abs(np.diff(padded)).sum() / counts.max())
+        if m > best:
+            best, best_size = m, size
+        if size > span:
+            break
+        size *= 2
+    if best <= MVALUE_BIMODAL:
+        return Modality(best)
+    counts, idx = _histogram(x, best_size)
+    padded = np.concatenate(([-1], counts, [-1]))
+    # A peak: a run of equal counts higher than the bins on each side of it.
+    peaks: list[tuple[int, int]] = []
+    i = 1
+    while i < len(padded) - 1:
+        j = i
+        while j + 1 < len(padded) - 1 and padded[j + 1] == padded[i]:
+            j += 1
+        if padded[i] > 0 and padded[i] > padded[i - 1] and padded[i] > padded[j + 1]:
+            peaks.append((int(padded[i]), i - 1))
+        i = j + 1
+    top = sorted(sorted(peaks, reverse=True)[:2], key=lambda p: p[1])
+    modes = tuple(float(np.median(x[idx == b])) for _, b in top)
+    return Modality(best, modes)
+
+
+@dataclass(frozen=True)
+class GeoMean:
+    """The geometric mean of many comparisons' ratios and its CI (fixed effects: the mean of
+    these benchmarks' log-ratios, each known with its own standard error)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    n: int  # comparisons in it
+    confidence: float = CONFIDENCE
+
+
+def geomean_ratio(comps: Sequence[Comparison], confidence: float = CONFIDENCE) -> GeoMean | None:
+    """Geometric mean of the ratios of the judged log-scale comparisons (benchstat's geomean
+    row, with an interval): exp(mean of the log-ratios), its standard error the root of the
+    summed variances over the count; each comparison's variance from its t interval, or read
+    off its 95% interval for the order-statistic methods.  None when no comparison has one."""
+    logs: list[float] = []
+    var: list[float] = []
+    for c in comps:
+        loc = c.loc
+        if c.scale != "log" or loc is None or c.note == TOO_FEW:
+            continue
+        if loc.method in _T_METHODS:
+            se = loc.se
+        else:
+            lo, hi = loc.interval(0.05)
+            se = (hi - lo) / (2 * 1.959964)
+        if not math.isfinite(se):
+            continue
+        logs.append(loc.est)
+        var.append(se * se)
+    if not logs:
+        return None
+    k = len(logs)
+    est = float(np.mean(logs))
+    se = math.sqrt(float(np.sum(var))) / k
+    z = float(-_special().ndtri((1 - confidence) / 2))
+    return GeoMean(math.exp(est), math.exp(est - z * se), math.exp(est + z * se), k, confidence)

@@ -143,7 +143,7 @@ def _check(verdicts: dict[str, str], slowed: str, benchmarks: int) -> None:
     assert set(verdicts.values()) <= {"equivalent", "inconclusive"}, verdicts
 
 
-@pytest.mark.system
+@pytest.mark.measure  # verdicts of real runs: one at a time (tests/tiers.py)
 def test_two_go_builds_interleaved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     go = _go()
     env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GOPROXY": "off"}
@@ -160,7 +160,7 @@ def test_two_go_builds_interleaved(tmp_path: Path, capsys: pytest.CaptureFixture
     _check(_verdicts(db), "Sum", 3)
 
 
-@pytest.mark.system
+@pytest.mark.measure  # verdicts of real runs: one at a time (tests/tiers.py)
 def test_two_gbench_builds_interleaved(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     cxx = shutil.which("g++")

@@ -12,6 +12,7 @@ a refused option do not need (tests/core/test_cli_startup.py).
 from __future__ import annotations
 
 import inspect
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -224,6 +225,19 @@ HarnessOpt = Annotated[str | None, typer.Option(
     "--harness", help="The commands are builds of a benchmark harness (gobench: a go test "
     "binary; gbench: a Google Benchmark binary), run alternately; every benchmark's figures "
     "are judged: --harness gobench ./old.test ./new.test -- -test.benchtime 20ms.")]
+ImportFiles = Annotated[bool, typer.Option(
+    "--import", help="Compare files other tools wrote (go test -bench, Google Benchmark, JMH, "
+    "criterion, BenchmarkDotNet, ...): the arguments are files, OLD then NEW; every benchmark "
+    "in both is judged (docs/imports.md).")]
+ImportFormat = Annotated[str | None, typer.Option(
+    "--format", "-f", help="With --import: the tool that wrote the files (default: told from "
+    "each file's content).")]
+Match = Annotated[str | None, typer.Option(
+    "--match", help="Judge only the benchmarks whose name this regular expression matches "
+    "(--import, --from-db of many benchmarks).")]
+Top = Annotated[int | None, typer.Option(
+    "--top", min=1, help="Show the N largest changes of each metric (the summary line still "
+    "counts every benchmark).")]
 
 
 @_with(MEASURE, EXPORT)
@@ -232,7 +246,8 @@ def compare(
     threshold: o.Threshold = None, correction: o.Correction = None,
     fail_on_regression: o.FailOnRegression = False, from_db: FromDb = None,
     force: ForceMachines = False, profile: ProfileToo = False, harness: HarnessOpt = None,
-    **kw: Any,
+    import_: ImportFiles = False, import_format: ImportFormat = None, match: Match = None,
+    top: Top = None, **kw: Any,
 ) -> None:
     """Compare commands or workloads side by side: % change with CI and a verdict per metric.
 
@@ -241,41 +256,49 @@ def compare(
       perflab compare './old/prog --size 10' './new/prog --size 10'
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
+      perflab compare --import old.txt new.txt   two harness files, every benchmark judged
     Two builds of a harness, its arguments after -- (docs/imports.md):
       perflab compare --harness gobench ./old.test ./new.test -- -test.benchtime 20ms
     """
-    from perflab.judging import Plan
-
     metric, estimator = kw["metric"], kw["estimator"]
-    session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
+    apart = bool(from_db) or import_  # results measured apart: nothing is run
+    session.check_plan(estimator, correction, kw["runs"], verdict=not apart, warn=_warn)
     exports = _outputs(kw)
     if fail_on_regression:
         session.check_can_regress(metric)
     store = session.open_store(kw["db"])
-    if from_db:
-        loaded = [store.load(i) for i in from_db]
+    if apart:
+        loaded = (session.import_files([Path(c) for c in commands or []], import_format)
+                  if import_ else [store.load(i) for i in from_db or []])
+        if import_ and from_db:
+            raise PerflabError("--import and --from-db both name what to compare",
+                               "give files with --import, or result ids with --from-db")
         thr, bands = thresholds(threshold, {m: i for r in loaded for m, i in r.metrics.items()})
         if not force and _per_machine(loaded, exports, store, fail_on_regression, metric=metric,
                                       threshold=thr, bands=bands, correction=correction,
                                       baseline=baseline):
             return
-        rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
-        rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
-                                         estimator=estimator)
+        rs = _merged(loaded, store, from_db, name, force, match)
+        rs.settings.comparison = _plan(rs, threshold=thr, bands=bands, correction=correction,
+                                       estimator=estimator)
+        if correction is None and _many(rs) and all(r.kind == "import" for r in loaded):
+            # Harness files of many benchmarks: false discoveries controlled (BH) per metric,
+            # as simulated in docs/imports.md; Holm's power falls as benchmarks grow.
+            rs.settings.comparison.correction = "bh"
     else:
         rs = _measure_compare(commands or [], name, threshold, correction, kw, store, harness)
     session.set_baseline(rs, baseline)
-    if from_db is None:
+    if not apart:
         _header(rs, store)
-    a = _show_comparisons(rs, metric, measured=from_db is None)
-    if rs.id is not None and from_db is None:
+    a = _show_comparisons(rs, metric, measured=not apart, top=top)
+    if rs.id is not None and not apart:
         store.update_result(rs)
     _export(a, exports)
     if profile:
         _profiles(rs, store)
     if rs.status == "interrupted":
         raise typer.Exit(130)
-    session.require_successful_runs(rs, store if from_db is None else None)
+    session.require_successful_runs(rs, None if apart else store)
     if fail_on_regression:
         _regression_gate(rs, a.comparisons)
 
@@ -307,6 +330,45 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
     return True
 
 
+def _merged(loaded: list[ResultSet], store: Store, from_db: list[int] | None,
+            name: list[str] | None, force: bool, match: str | None) -> ResultSet:
+    """The results to compare, merged by benchmark (session.merge_results); --match keeps the
+    benchmarks it matches, and the ones in only one result are said in a note."""
+    from perflab.reports.benchmarks import keep_matching
+
+    if from_db:
+        rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
+    else:
+        files = ", ".join(str(r.settings.file) for r in loaded)
+        rs = session.merge_results(loaded, name, force, _warn, f"compared from files {files}")
+    try:
+        alone = keep_matching(rs, match)
+    except re.error as e:
+        raise PerflabError(f"--match {match!r} is not a regular expression ({e})",
+                           "e.g. --match 'Kernel/(sum|fnv)'") from None
+    if not rs.configurations:
+        raise PerflabError(f"--match {match!r} matches no benchmark", "check the names")
+    both = sum(len(rs.configurations_in(cell)) > 1 for cell in rs.cells())
+    if alone and both > 1:  # many benchmarks, judged together: the rest is said, not shown
+        rs.notes.add(f"{len(alone)} benchmark(s) in one result only, not compared: "
+                     + ", ".join(alone[:10]) + (" ..." if len(alone) > 10 else ""))
+        rs.configurations = [c for c in rs.configurations
+                             if len(rs.configurations_in(c.cell)) > 1]
+    return rs
+
+
+def _many(rs: ResultSet) -> bool:
+    from perflab.reports.benchmarks import is_many
+
+    return is_many(rs)
+
+
+def _plan(rs: ResultSet, **override: Any) -> Any:
+    from perflab.judging import Plan
+
+    return Plan.of(rs, **override)
+
+
 def _measure_compare(commands: list[str], name: list[str] | None, threshold: list[str] | None,
                      correction: str | None, kw: dict[str, Any], store: Store,
                      harness: str | None = None) -> ResultSet:
@@ -334,9 +396,11 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     return rs
 
 
-def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Analysis:
+def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
+                      top: int | None = None) -> Analysis:
     """Judge the result (its one Analysis) and print its tables, how the measurement stopped
     (``measured``: a new result), the correction line, the counters' stories and the notes."""
+    from perflab.reports import benchmarks
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
@@ -346,7 +410,19 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
     )
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
+    many = benchmarks.is_many(rs)
+    if many and metric in rs.metrics:
+        shown = [metric]  # one metric's table (its alloc/op column still beside it)
+    if many and benchmarks.ALLOC_METRIC in rs.metrics and benchmarks.ALLOC_METRIC not in shown:
+        shown.append(benchmarks.ALLOC_METRIC)
     a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
+    if many:  # two results of many benchmarks: a row per benchmark
+        for m in dict.fromkeys(c.metric for c in a.comparisons):
+            benchmarks.table(a, m, top).print(console)
+            aside.print(benchmarks.summary_line(a, m), highlight=False)
+        aside.print(f"[dim]{benchmarks.verdicts_line(a)}[/]", highlight=False)
+        _print_notes(a)
+        return a
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
             compare_table(a, shown, cell).print(console)

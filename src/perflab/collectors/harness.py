@@ -49,14 +49,32 @@ GO_UNITS: dict[str, tuple[str, float, str, str]] = {
     "allocs/op": ("allocs_per_op", 1.0, "count", "heap allocations per operation (-benchmem)"),
 }
 GO_RESULT_LINE = re.compile(r"Benchmark(\S*)\s+(\S+)\s+(.*)")
+# A time of its own per op (b.ReportMetric(v, "cpu-ns/op")): a time in ns, as benchstat reads
+# it (cpu-sec/op).
+GO_PREFIXED_TIME = re.compile(r"([A-Za-z0-9_.]+)-(ns|sec)/op")
+
+
+def go_unit(unit: str) -> tuple[str, float, str, str] | None:
+    """(metric, factor, unit, description) of a unit perflab knows: ns/op, sec/op, B/op,
+    allocs/op, and a prefixed time (cpu-ns/op -> cpu_ns_per_op in ns)."""
+    if unit in GO_UNITS:
+        return GO_UNITS[unit]
+    m = GO_PREFIXED_TIME.fullmatch(unit)
+    if m is None:
+        return None
+    prefix = re.sub(r"[^a-z0-9]+", "_", m.group(1).lower())
+    return (f"{prefix}_ns_per_op", 1e9 if m.group(2) == "sec" else 1.0, "ns",
+            f"{m.group(1)} time per operation (reported in {unit})")
 
 
 @functools.lru_cache(maxsize=1024)
 def go_metric(unit: str, source: str = SOURCES[GOBENCH]) -> MetricInfo:
-    """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op; else the unit's
-    own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better for a rate."""
-    if unit in GO_UNITS:
-        name, _, u, desc = GO_UNITS[unit]
+    """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op (and X-ns/op);
+    else the unit's own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better
+    for a rate."""
+    known = go_unit(unit)
+    if known is not None:
+        name, _, u, desc = known
         return MetricInfo(name, u, source, description=desc)
     name = re.sub(r"[^a-z0-9]+", "_", unit.lower().replace("/", "_per_")).strip("_") or "value"
     rate = unit.endswith("/s")
@@ -85,8 +103,8 @@ def go_result(line: str) -> tuple[str, dict[str, tuple[float, MetricInfo]]] | No
                                      "number") from None
         if not math.isfinite(v) or v < 0:
             raise HarnessOutputError(name, f"has the value {value} for {unit}")
-        info = go_metric(unit)
-        values[info.name] = (v * (GO_UNITS[unit][1] if unit in GO_UNITS else 1.0), info)
+        info, known = go_metric(unit), go_unit(unit)
+        values[info.name] = (v * (known[1] if known is not None else 1.0), info)
     return name, values
 
 
