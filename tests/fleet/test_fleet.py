@@ -602,6 +602,35 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
                       .scalar()) == 0  # nothing half-queued
 
 
+def queued_args(store: Store) -> list[dict[str, object]]:
+    return list(store.read(lambda c: c.execute(sa.text(
+        "SELECT args FROM procrastinate_jobs ORDER BY id")).scalars().all()))
+
+
+def test_submit_checks_workloads_and_reads_the_suite_path_with_runs_parser(
+        fleet_url: str, tmp_path: Path) -> None:
+    """An unknown workload (or a parameter it lacks) is refused at submit, nothing queued;
+    options with values before the suite file (--out DIR, --resume N) are not taken for it:
+    the suite travels in the job under the argument that named it."""
+    announce(fleet_url, "known")
+    store = Store(fleet_url)
+    for argv in (("stat", "-W", "eh/cobol"), ("compare", "-W", "eh/c", "-W", "eh/cobol"),
+                 ("profile", "record", "-w", "eh/cobol"), ("profile", "-w", "eh/cobol")):
+        line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", *argv))
+        assert "unknown workload 'eh/cobol'" in line and "did you mean eh/c" in line, argv
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "stat", "-W",
+                              "eh/c", "-p", "nosuch=1"))
+    assert "eh/c has no parameter 'nosuch'" in line
+    assert queued_args(store) == []
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    for extra in (("--out", str(tmp_path / "out")), ("--resume", "3")):
+        p = cli("fleet", "submit", "--all", "--db", fleet_url, "--", "run", *extra, str(suite),
+                "--no-report")
+        assert p.returncode == 0, p.stderr
+        assert queued_args(store)[-1]["files"] == {str(suite): suite.read_text()}
+
+
 def test_database_without_schema_hints_fleet_init(pg_url: str) -> None:
     for argv in (("fleet", "status", "--db", pg_url), ("worker", "--name", "x", "--db", pg_url),
                  ("fleet", "submit", "--all", "--db", pg_url, "--", "stat", "true")):
