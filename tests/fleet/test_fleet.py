@@ -538,17 +538,27 @@ def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_conne
 
 
 def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url: str) -> None:
-    """`perflab prune --older-than` also removes the fleet's job rows finished before then;
-    queued and running ones stay, and so does a job the queue still has to do, whatever its
-    row says."""
+    """`perflab prune --older-than` also removes the fleet's jobs finished before then, their
+    rows and the queue's own (procrastinate_jobs, with their events), and the queue's finished
+    jobs that lost their row before; queued and running ones stay, and so does a job the queue
+    still has to do, whatever its row says."""
     from perflab.fleet import store as fstore
     from perflab.fleet.queue import submit
-    from perflab.fleet.worker import announce
 
     store = Store(fleet_url)
-    announce(store, "pruned", [], Fingerprint(hostname="h", cpu_model="c"))
+    announce(fleet_url, "pruned")
+    _, [(_m, ran)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [], False)
+    _, [(_m, orphan)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [],
+                               False)
+    w = start_worker(fleet_url, "pruned", "--exit-when-idle")
+    assert worker_exit(w) and w.returncode == 0
     _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
     old, new = time.time() - 10 * 86400, time.time()
+    fstore.update_job(store, ran, finished_at=old)
+    store.write(lambda c: c.execute(sa.text(
+        "UPDATE procrastinate_events SET at = now() - interval '10 days' WHERE job_id = :j"),
+        {"j": orphan}))
+    store.write(lambda c: c.execute(fleet_jobs.delete().where(fleet_jobs.c.job_id == orphan)))
     rows = {1001: ("done", old), 1002: ("failed", old), 1003: ("cancelled", old),
             1004: ("running", old), 1005: ("queued", old), 1006: ("done", new)}
     for job, (state, at) in rows.items():
@@ -559,12 +569,20 @@ def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url
     def left() -> set[int]:
         return set(store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalars()))
 
+    def queued() -> set[int]:
+        return set(store.read(lambda c: c.execute(sa.text(
+            "SELECT id FROM procrastinate_jobs")).scalars()))
+
+    assert queued() == {ran, orphan, todo}
     p = cli("prune", "--older-than", "5", "--db", fleet_url)
     assert p.returncode == 0 and "would remove 0 result set(s)" in p.stdout, p.stderr
-    assert "and 3 fleet job(s) finished before then" in p.stdout and len(left()) == 7
+    assert "and 5 fleet job(s) finished before then" in p.stdout and len(left()) == 8
     p = cli("prune", "--older-than", "5", "--yes", "--db", fleet_url)
     assert p.returncode == 0 and "removed 0 result set(s)" in p.stdout, p.stderr
-    assert left() == {1004, 1005, 1006, todo}
+    assert left() == {1004, 1005, 1006, todo} and queued() == {todo}
+    assert store.read(lambda c: c.execute(sa.text(
+        "SELECT count(*) FROM procrastinate_events WHERE job_id IN (:a, :b)"),
+        {"a": ran, "b": orphan}).scalar()) == 0
     p = cli("prune", "--older-than", "5", "--db", fleet_url)
     assert p.returncode == 0 and "nothing to remove" in p.stdout, p.stdout
 
