@@ -379,6 +379,28 @@ def test_status_lists_submissions_one_row_each(fleet_url: str) -> None:
     assert "no submission nope" in line
 
 
+def test_status_counts_the_running_try(fleet_url: str) -> None:
+    """The queue counts the tries that ended: a job running its second try (the first lost
+    with its worker) is at try 2, and stays at 2 once done."""
+    job = queue_one(fleet_url, "t1")
+    store = Store(fleet_url)
+
+    def tries(status: str, ended: int) -> str:
+        store.write(lambda c: c.execute(sa.text(
+            "UPDATE procrastinate_jobs SET status = :s, attempts = :n WHERE id = :j"),
+            {"s": status, "n": ended, "j": job}))
+        p = cli("fleet", "status", "--db", fleet_url, "--submission",
+                store.read(lambda c: c.execute(sa.select(fleet_jobs.c.submission)).scalar()))
+        assert p.returncode == 0, p.stderr
+        return table_row(p.stdout, str(job))[4]
+
+    assert tries("todo", 0) == "0"
+    assert tries("doing", 0) == "1"
+    assert tries("todo", 1) == "1"  # the first try lost, queued again
+    assert tries("doing", 1) == "2"
+    assert tries("succeeded", 2) == "2"
+
+
 def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:
     announce(fleet_url, "arm1", "x86a", tags={"arm1": ["arm"], "x86a": ["x86"]})
     sub = cli("fleet", "submit", "--tag", "arm", "--db", fleet_url, "--", "stat", "-r", "6",

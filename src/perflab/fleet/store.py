@@ -175,7 +175,10 @@ def complete_result_ids(store: Store, submission: str) -> list[int]:
 _JOB_SELECT = (
     "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
     "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
-    "p.status::text AS status, p.attempts "
+    # Tries: the queue counts the attempts that ended (retried, failed or done); one running
+    # is a try too.  Ours (the attempt the worker last started) when the queue lost the job.
+    "p.status::text AS status, COALESCE(p.attempts + CASE WHEN p.status::text IN "
+    "('doing', 'aborting') THEN 1 ELSE 0 END, f.attempts) AS attempts "
     "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
 # The queue's state when it still has the job, else ours: a job is failed when either says so.
 _FAILED = ("(p.status::text IN ('failed', 'aborted') "
