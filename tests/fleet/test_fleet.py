@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
+from perflab.errors import EXIT_STORE_UNREACHABLE
 from perflab.model import Fingerprint
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
 
@@ -35,8 +36,8 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           env=env)
 
 
-def one_line_error(p: subprocess.CompletedProcess[str]) -> str:
-    assert p.returncode == 2, p.stderr
+def one_line_error(p: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    assert p.returncode == code, p.stderr
     assert "Traceback" not in p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("perflab: "), p.stderr
@@ -614,7 +615,8 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
     from perflab.fleet.localpg import free_port
 
     line = one_line_error(cli("fleet", "status", "--db",
-                              f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"))
+                              f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"),
+                          EXIT_STORE_UNREACHABLE)
     assert "cannot reach the database server" in line
     announce(fleet_url, "known")
     line = one_line_error(cli("fleet", "submit", "--machine", "nosuch", "--db", fleet_url, "--",

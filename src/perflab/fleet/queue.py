@@ -83,8 +83,10 @@ NEVER = 10 * 365 * 86400.0
 
 
 def make_app(store: Store, worker: str | None = None,
-             configure: Callable[[Any], Awaitable[None]] | None = None) -> Any:
-    """A procrastinate App on the store's database with perflab's one task registered.
+             configure: Callable[[Any], Awaitable[None]] | None = None,
+             task: Callable[..., Any] | None = None) -> Any:
+    """A procrastinate App on the store's database; ``task``: perflab's one task (TASK_NAME),
+    registered by a worker, which runs it (a submitter defers it by name).
 
     ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
     = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
@@ -98,8 +100,6 @@ def make_app(store: Store, worker: str | None = None,
     (psycopg_pool's default opens 4): its defers run one after another."""
     import procrastinate
 
-    from perflab.fleet import worker as worker_mod
-
     pool: dict[str, Any] = {"min_size": 1, "max_size": 1}
     if worker is not None:
         pool = {"timeout": POOL_TIMEOUT, "min_size": 1, "max_size": 1, "max_lifetime": NEVER,
@@ -108,7 +108,8 @@ def make_app(store: Store, worker: str | None = None,
             pool["configure"] = configure
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
                                                                       **pool))
-    app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)
+    if task is not None:
+        app.task(name=TASK_NAME, pass_context=True)(task)
     return app
 
 
@@ -283,10 +284,9 @@ def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all
     out: list[tuple[str, int]] = []
     now = time.time()
     with app.open():
-        task = app.tasks[TASK_NAME]
         for m in chosen:
-            job_id = task.configure(queue=queue_name(m), lock=LOCK_PREFIX + m,
-                                    priority=priority).defer(
+            job_id = app.configure_task(TASK_NAME, queue=queue_name(m), lock=LOCK_PREFIX + m,
+                                        priority=priority).defer(
                 argv=list(argv), machine=m, submission=submission, files=files,
                 submitted_at=now)
             out.append((m, int(job_id)))
