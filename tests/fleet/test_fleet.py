@@ -737,6 +737,47 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)
 
 
+def test_sigterm_interrupts_a_busy_workers_job_which_resumes_on_the_next(
+        fleet_url: str, tmp_path: Path) -> None:
+    """SIGTERM to a worker mid-job: the job's verb is interrupted (not waited for), every run
+    it stored is kept, the job is queued again (not failed, not done) and the worker exits 0;
+    the machine's next worker resumes the same result, each cell ending with exactly its
+    runs."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    announce(fleet_url, "t1")
+    sub = cli("fleet", "submit", "--machine", "t1", "--db", fleet_url, "--", "run", str(suite),
+              "--no-report")
+    assert sub.returncode == 0, sub.stderr
+    store = Store(fleet_url)
+    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
+    w = start_worker(fleet_url, "t1")
+    wait_for("the job's first cells", lambda: sum(n for _, n in job_runs(store, job).values())
+             >= 20)
+    before = sum(n for _, n in job_runs(store, job).values())
+    w.send_signal(signal.SIGTERM)
+    err = worker_exit(w, timeout=60)
+    assert w.returncode == 0, err
+    assert f"job {job}: attempt 1 stopped" in err and "queued again" in err, err
+    (rid, (status, stopped_at)), = job_runs(store, job).items()
+    assert status == "interrupted" and before <= stopped_at < 5 * 2 * 6, err
+    assert store.read(lambda c: c.execute(sa.text(
+        "SELECT status::text FROM procrastinate_jobs WHERE id = :j"), {"j": job}).scalar()
+                      ) == "todo"
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state).where(
+        fleet_jobs.c.job_id == job)).scalar()) == "queued"
+    w = start_worker(fleet_url, "t1", "--exit-when-idle")
+    err = worker_exit(w, timeout=240)
+    assert w.returncode == 0, err
+    after = job_runs(store, job)
+    assert list(after) == [rid] and after[rid][0] == "complete", err  # the same, resumed
+    rs = store.load(rid)
+    superseded = set(rs.settings.suite.superseded or [])
+    live = [c for c in rs.configurations if c.id not in superseded]
+    assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
+    assert sum(len(c.runs) for c in rs.configurations) >= stopped_at  # none lost
+
+
 # -- the database goes away: a server restart ----------------------------------------------------
 def wait_for(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
