@@ -390,20 +390,18 @@ class JobRunner:
                 code = self.run_child([sys.executable, "-m", "perflab", JOB_OPTION, str(ctx),
                                        *argv], log, Path(tmp))
         done = keep(lambda: fstore.complete_results(store, job_id))
-        if self.activity.stopping.is_set() and not (code == 0 and done):
-            raise JobStopped(f"the worker was asked to stop; perflab {argv[0]} ended with "
-                             f"{code}, every run it stored is kept")
-        if code == 0 or (code == 1 and argv[0] == "compare" and done):
-            # compare --fail-on-regression exits 1 after a complete measurement: a finding, not
-            # a failure of the job.
+        ending = judge_exit(argv[0], code, bool(done), self.activity.stopping.is_set())
+        if ending is None:
             say(f"job {job_id}: done, results {done}")
             return {"exit_code": code, "result_ids": done}
+        if ending is JobStopped:
+            raise JobStopped(f"the worker was asked to stop; perflab {argv[0]} ended with "
+                             f"{code}, every run it stored is kept")
         tail = _error_line(log_path)
         if code < 0:
-            raise TransientJobError(f"perflab {argv[0]} was killed by signal {-code}: {tail}")
-        if code == EXIT_STORE_UNREACHABLE:
-            raise TransientJobError(tail)
-        raise JobFailed(f"perflab {argv[0]} exited with {code}: {tail}")
+            raise ending(f"perflab {argv[0]} was killed by signal {-code}: {tail}")
+        raise ending(tail if ending is TransientJobError else
+                     f"perflab {argv[0]} exited with {code}: {tail}")
 
     def run_child(self, argv: list[str], log: BinaryIO, cwd: Path) -> int:
         """Run the verb's process to its end and return its exit code; when the worker is asked
@@ -421,6 +419,22 @@ class JobRunner:
                     return _interrupt(proc)
         finally:
             self.activity.set_child(None)
+
+
+def judge_exit(verb: str, code: int, complete: bool,
+               stopping: bool) -> type[Exception] | None:
+    """How a job's verb ended, from its exit code: None done (0; or 1 from ``compare`` after
+    a complete measurement: --fail-on-regression's finding, not a failure of the job);
+    JobStopped when the worker was asked to stop and it did not end done; TransientJobError
+    for a signal or errors.EXIT_STORE_UNREACHABLE (the database lost for longer than the verb
+    waits: tried again); JobFailed for any other code."""
+    if code == 0 or (code == 1 and verb == "compare" and complete):
+        return None
+    if stopping:
+        return JobStopped
+    if code < 0 or code == EXIT_STORE_UNREACHABLE:
+        return TransientJobError
+    return JobFailed
 
 
 def keep(op: Callable[[], Any]) -> Any:
