@@ -294,13 +294,15 @@ def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_ur
     store = Store(fleet_url)
     lock = wmod.NameLock(store, "hb")
     app = make_app(store, worker="hb", configure=lock.take)
-    cur = {"store": store, "name": "hb", "state": ("idle", None)}
+    settings = wmod.WorkerSettings(store=store, name="hb", tags=(), url=fleet_url,
+                                   log_dir=Path("/nonexistent"), say=print)
 
     async def scene() -> tuple[bool, bool]:
         async with app.open_async():
             pool = app.connector.pool
             conn = await pool.getconn()  # the one connection, busy elsewhere
-            beating = asyncio.create_task(wmod.heartbeat_loop(app, cur, 0.01, Outage(), lock))
+            beating = asyncio.create_task(wmod.heartbeat_loop(app, settings, wmod.Activity(),
+                                                              0.01, Outage(), lock))
             await asyncio.sleep(0.3)  # the heartbeat waits for the connection
             await pool.putconn(conn)  # handed to it...
             beating.cancel()  # ...as it is cancelled
