@@ -159,7 +159,7 @@ class Fingerprint(StoredRecord):
     load_at_start: list[float] | None = None  # 1, 5 and 15-minute load averages
     python: str | None = None
     perflab_version: str | None = None
-    machine_name: str | None = None  # a fleet worker's --name (fingerprint.fleet_identity)
+    machine_name: str | None = None  # a fleet worker's --name (jobcontext.JobContext)
     machine_tags: list[str] | None = None
     fleet_job: int | None = None  # the fleet job measuring this result
     fleet_submission: str | None = None

@@ -30,8 +30,9 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
+from perflab import jobcontext
 from perflab import notes as said
-from perflab.errors import PerflabError
+from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
 from perflab.metrics import MetricInfo
 from perflab.model import (
@@ -243,7 +244,7 @@ class Store:
         ``client``: a long-lived client of a server (a fleet worker): its connections carry
         this application_name (pg_stat_activity) and none is kept open between uses (NullPool),
         so the connections it holds are only its queue's.  A fleet job's measuring process
-        (PERFLAB_FLEET_JOB set by the worker) is such a client too, as ``perflab-job:NAME``:
+        (jobcontext.current() a job's) is such a client too, as ``perflab-job:NAME``:
         it holds a connection only while it reads or writes, not through its measuring, so 50
         workers fit PostgreSQL's default max_connections (docs/fleet.md)."""
         if url is None:
@@ -268,10 +269,10 @@ class Store:
             self.location = redact_url(url_s)
             _check_host_port(url_s, self.location)
             self.url = _server_url(url_s)
-            fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
-                             and self.url.startswith("postgresql"))
+            job = jobcontext.current()
+            fleet_job = bool(job is not None and job.client and self.url.startswith("postgresql"))
             if client is None and fleet_job:
-                client = "perflab-job:" + os.environ.get("PERFLAB_MACHINE_NAME", "")
+                client = job.client if job is not None else None
             try:
                 connect_args: dict[str, Any] = (
                     {"connect_timeout": max(1, int(lock_timeout))}
@@ -874,7 +875,12 @@ def _is_create_race(e: BaseException | None) -> bool:
 
 class StoreUnreachable(PerflabError):
     """The database server cannot be reached or dropped the connection (down, restarting,
-    unreachable): a transient fault that a writer may ride out (``ride_out``)."""
+    unreachable): a transient fault that a writer may ride out (``ride_out``).  A verb it ends
+    exits with errors.EXIT_STORE_UNREACHABLE (a fleet job is retried on it)."""
+
+    def __init__(self, problem: str, fix: str = "",
+                 exit_code: int = EXIT_STORE_UNREACHABLE) -> None:
+        super().__init__(problem, fix, exit_code)
 
 
 # What libpq and the server say when the connection is lost or cannot be made: the server down

@@ -113,7 +113,7 @@ def test_the_check_finds_a_circle() -> None:
 # a function (issue 24: stats -> reports.format and runner -> reports.format pointed upward).
 CORE = ("perflab.model", "perflab.stats", "perflab.runner", "perflab.storage",
         "perflab.format", "perflab.errors", "perflab.fingerprint", "perflab.collectors",
-        "perflab.private")
+        "perflab.private", "perflab.jobcontext")
 LATER = ("perflab.reports", "perflab.suites", "perflab.history", "perflab.imports", "perflab.fleet",
          "perflab.profiles", "perflab.cli", "perflab.session")
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import html
 import math
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -453,16 +453,21 @@ def _build(config: str) -> str:
     return config.split(GRID_SEP, 1)[0]
 
 
-def views(pm: PerMachine) -> list[View]:
-    """Every table of the report, in order: a grid where the blocks form one, else a block."""
+def views(pm: PerMachine, per_metric: bool = False) -> list[View]:
+    """Every table of the report, in order: a grid where the blocks form one, else a block.
+    ``per_metric``: a table per metric of each (Markdown: several metrics side by side make a
+    table too wide to read on GitHub), one after another."""
     out = []
     for blocks in pm.grids():
-        if len(blocks) > 1:
-            out.append(_grid_view(pm, blocks))
-        else:
-            b = blocks[0]
-            out.append(View(b.title, headers(b), [_block_row(pm, b, r) for r in b.rows],
-                            b.summaries()))
+        metrics = blocks[0].metrics
+        for group in ([[replace(b, metrics=[m]) for b in blocks] for m in metrics]
+                      if per_metric and len(metrics) > 1 else [blocks]):
+            if len(group) > 1:
+                out.append(_grid_view(pm, group))
+            else:
+                b = group[0]
+                out.append(View(b.title, headers(b), [_block_row(pm, b, r) for r in b.rows],
+                                b.summaries()))
     return out
 
 
@@ -563,12 +568,12 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
 
 
 def render_markdown(pm: PerMachine) -> str:
-    """GitHub Markdown to paste into an issue: one table per block (or grid), one row per
-    machine (its OS, architecture and CPU beside its name), every metric side by side."""
+    """GitHub Markdown to paste into an issue: one table per block (or grid) and metric, one
+    row per machine (its OS, architecture and CPU beside its name)."""
     from perflab.history.filing import fence
 
     parts = [f"**{len(pm.machines)} machines**: {md_text(_machines_line(pm))}", ""]
-    parts += [v.table().to_markdown() for v in views(pm)]
+    parts += [v.table().to_markdown() for v in views(pm, per_metric=True)]
     parts.append(md_text(_footer(pm)))
     parts += [f"- note: {md_text(n)}" for n in pm.notes]
     parts += ["", "**Reproduce** (paste into sh):", "", fence(reproduce(pm))]

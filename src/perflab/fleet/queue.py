@@ -83,9 +83,10 @@ NEVER = 10 * 365 * 86400.0
 
 
 def make_app(store: Store, worker: str | None = None,
-             configure: Callable[[Any], Awaitable[None]] | None = None) -> Any:
-    """A procrastinate App on the store's database.  Its one task (TASK_NAME) is deferred by
-    name (submit); the worker registers the function that runs it (worker.measure_task).
+             configure: Callable[[Any], Awaitable[None]] | None = None,
+             task: Callable[..., Any] | None = None) -> Any:
+    """A procrastinate App on the store's database; ``task``: perflab's one task (TASK_NAME),
+    registered by a worker, which runs it (a submitter defers it by name).
 
     ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
     = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
@@ -107,6 +108,8 @@ def make_app(store: Store, worker: str | None = None,
             pool["configure"] = configure
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
                                                                       **pool))
+    if task is not None:
+        app.task(name=TASK_NAME, pass_context=True)(task)
     return app
 
 
@@ -185,12 +188,15 @@ def select_machines(store: Store, names: list[str], tags: list[str], all_: bool)
 
 # -- submit ---------------------------------------------------------------------------------------
 def validate_verb(argv: list[str],
-                  check_args: Callable[[list[str]], None] | None = None) -> dict[str, str]:
+                  check_args: Callable[[list[str]], dict[str, Any]] | None = None,
+                  ) -> dict[str, str]:
     """Check the verb and its arguments here, before anything is queued: a mistake is found at
     the submitter's desk, not hours later on a benchmark host.  ``check_args`` parses the
-    arguments with the command line's own parser (perflab.cli.fleet.check_args): the queue
-    knows which verbs measure, the CLI knows their options.  Returns the files that travel
-    with the job (a suite file, checked by loading and planning it)."""
+    arguments with the command line's own parser (perflab.cli.fleet.check_args) and returns
+    the verb's parameters by name: the queue knows which verbs measure, the CLI knows their
+    options.  The workloads named are checked (name and parameters; each host builds its own);
+    a suite file is checked by loading and planning it.  Returns the files that travel with the
+    job (the suite file, under the argument that named it)."""
     if not argv:
         raise PerflabError("nothing to submit", "give the verb after --: "
                            "perflab fleet submit --all -- compare 'a' 'b'")
@@ -204,22 +210,39 @@ def validate_verb(argv: list[str],
     if any(a == "--db" or a.startswith("--db=") for a in argv):
         raise PerflabError("the submitted verb names its own --db",
                            "leave --db out after --: the workers write to the fleet's store")
-    if check_args is not None:
-        check_args(argv)
+    params = check_args(argv) if check_args is not None else {}
     _refuse_relative_programs(argv)
-    files: dict[str, str] = {}
-    if verb == "run":
-        suite = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if suite is None:
-            raise PerflabError("the submitted 'run' names no suite file", "perflab run SUITE.toml")
-        path = Path(suite)
-        from perflab.suites.plan import make_plan
-        from perflab.suites.spec import load_suite
+    if verb != "bisect":  # bisect's workload is the one of each commit's checkout
+        _check_workloads(params)
+    if verb != "run":
+        return {}
+    suite = params.get("suite_file")
+    if suite is None:
+        raise PerflabError("the submitted 'run' names no suite file", "perflab run SUITE.toml")
+    from perflab.suites.plan import make_plan
+    from perflab.suites.spec import load_suite
 
-        spec = load_suite(path)  # a bad suite file is refused here, at its line
-        make_plan(spec, build=False)
-        files[suite] = path.read_text()
-    return files
+    path = Path(suite)
+    spec = load_suite(path)  # a bad suite file is refused here, at its line
+    make_plan(spec, build=False)
+    # The argument that named it (the worker puts its own copy's path there).
+    arg = next(a for a in reversed(argv[1:]) if not a.startswith("-") and Path(a) == path)
+    return {arg: path.read_text()}
+
+
+def _check_workloads(params: dict[str, Any]) -> None:
+    """Every workload a submitted verb names (``-W 'eh/cpp depth=10'``, ``-w eh/cpp``) exists
+    and takes the parameters given, as it will on the hosts.  Whether its runtime is installed
+    and it is built is each host's to know (a worker's job says so in its error)."""
+    from perflab.validate import split_command
+    from perflab.workloads.registry import get, parse_assignments
+
+    given = params.get("workload")
+    specs = [given] if isinstance(given, str) else list(given or [])
+    common = parse_assignments(list(params.get("param") or []))
+    for spec in specs:
+        parts = split_command(spec, "--workload")
+        get(parts[0]).typed_params({**common, **parse_assignments(parts[1:])})
 
 
 def _refuse_relative_programs(argv: list[str]) -> None:
@@ -249,7 +272,7 @@ def _refuse_relative_programs(argv: list[str]) -> None:
 
 
 def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
-           priority: int = 0, check_args: Callable[[list[str]], None] | None = None,
+           priority: int = 0, check_args: Callable[[list[str]], dict[str, Any]] | None = None,
            ) -> tuple[str, list[tuple[str, int]]]:
     """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id).
     ``check_args``: see validate_verb."""

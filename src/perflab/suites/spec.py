@@ -314,15 +314,27 @@ def load_suite(path: str | Path) -> Suite:
     return parse_suite(text, p)
 
 
+def toml_error_line(e: tomllib.TOMLDecodeError, text: str) -> tuple[int, bool]:
+    """The line a TOML error is at, and whether tomllib found it at the end of the file (an
+    array, string or table left open: the last line with text).  tomllib says where in its
+    message, "(at line N, column M)" or "(at end of document)"."""
+    lineno = getattr(e, "lineno", None)  # Python 3.14 gives it as an attribute
+    if isinstance(lineno, int) and lineno > 0:
+        return lineno, False
+    m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+    if m:
+        return int(m.group(1)), False
+    return max(1, len(text.rstrip().splitlines())), True
+
+
 def parse_suite(text: str, path: Path) -> Suite:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        m = re.search(r"line (\d+)", str(e))
-        line = m.group(1) if m else "1"
-        raise PerflabError(f"{path}:{line}: not valid TOML ({e})",
-                           "fix the syntax at that line (strings need quotes, tables [name])"
-                           ) from None
+        line, at_end = toml_error_line(e, text)
+        fix = ("close what is left open above it (an array's ], a string's quote, a table's })"
+               if at_end else "fix the syntax at that line (strings need quotes, tables [name])")
+        raise PerflabError(f"{path}:{line}: not valid TOML ({e})", fix) from None
     ck = _Checker(path, text)
     suite = _build(data, ck, path, text)
     if ck.problems:
