@@ -873,11 +873,12 @@ class Measurement:
                         "scaled, as perf stat does")
                 if note not in rs.notes:
                     rs.notes.append(note)
-        if outcome.leftover and not any("left processes running" in n for n in rs.notes):
-            rs.notes.append(
-                f"{cfg.name} left processes running outside its process group (pids "
-                f"{', '.join(map(str, outcome.leftover))}, detached with setsid or daemonized): "
-                "perflab cannot stop them, and they may disturb later runs")
+        said = f"{cfg.name} left processes running when its run ended"
+        if outcome.killed and not any(n.startswith(said) for n in rs.notes):
+            shown = "; ".join(s.describe() for s in outcome.killed[:5])
+            more = len(outcome.killed) - 5
+            rs.notes.append(f"{said} ({shown}{f'; and {more} more' if more > 0 else ''}): "
+                            "perflab killed them, as it kills whatever a run leaves")
         if outcome.counter_error and not any("counters could not" in n for n in rs.notes):
             rs.notes.append(f"counters could not be opened: {outcome.counter_error}")
 
