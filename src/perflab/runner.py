@@ -844,8 +844,8 @@ class Measurement:
             self.flush()
             if self.store is not None:
                 self.store.update_result(self.rs)
-            fix = ("raise --timeout" if run.status == "timeout"
-                   else "fix the command, or pass --ignore-failure to keep measuring")
+            fix = outcome.fix or ("raise --timeout" if run.status == "timeout" else
+                                  "fix the command, or pass --ignore-failure to keep measuring")
             raise RunFailed(f"{cfg.name}: {run.error}", fix)
         return run
 

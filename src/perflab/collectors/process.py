@@ -76,6 +76,7 @@ class RunOutcome:
     running_fraction: dict[str, float] = field(default_factory=dict)  # multiplexing per counter
     killed: list[Stray] = field(default_factory=list)  # left running, killed after the run
     started_at: float | None = None  # unix time the command was released
+    fix: str = ""  # what to do when the failure is not the command's (e.g. valgrind's limit)
 
 
 def resolve_executable(argv0: str, env: dict[str, str]) -> str:
