@@ -39,13 +39,13 @@ def _times(rng: random.Random, n: int) -> Iterator[float]:
         yield rng.lognormvariate(-6, 0.2)
 
 
-def _runs_for(size_mb: float, bytes_per_run: int) -> int:
+def _runs_for(size_mb: float, bytes_per_run: float) -> int:
     return max(1, int(size_mb * 1e6 / bytes_per_run / CONFIGS))
 
 
 def write_hyperfine(f: TextIO, size_mb: float, rng: random.Random) -> None:
     """hyperfine --export-json: serde's pretty layout, one time (and exit code) a line."""
-    n = _runs_for(size_mb, 34)
+    n = _runs_for(size_mb, 41.5)
     f.write('{\n  "results": [\n')
     for c in range(CONFIGS):
         f.write(f'    {{\n      "command": "prog {c}",\n      "mean": 0.0025,\n'

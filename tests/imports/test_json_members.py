@@ -102,3 +102,20 @@ def test_a_value_cut_short_is_refused(tmp_path: Path) -> None:
     f.write_text('{"results": [{"times": [1, 2,')
     with pytest.raises(PerflabError, match="not a x result file"):
         list(common.json_events(f, "x", ("results[]/times[]",)))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 65536])
+def test_streamed_numbers_are_json_loads_numbers(tmp_path: Path, chunk: int,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed array of numbers, whatever the buffer cuts: each element the value and type
+    json.loads gives (ints stay ints), with null, NaN and strings among them."""
+    monkeypatch.setattr(common, "_CHUNK", chunk)
+    text = ('{"t": [1, 2.5e-7 ,-0,null, NaN,3,"x", 12345678901234567890, 1E5, -1.25,\n'
+            '  0.000123456789012345678, [], 7]}')
+    f = tmp_path / "f.json"
+    f.write_text(text)
+    got = [v for w, v, _ in common.json_events(f, "x", ("t[]",)) if w == "t[]"]
+    want = json.loads(text)["t"]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w) and (g == w or (g != g and w != w)), (g, w)

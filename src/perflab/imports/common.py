@@ -96,6 +96,10 @@ def iso_date(text: Any) -> float | None:
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\r\n]*")
+# One element of an array of numbers and what follows it (both whole in the buffer).
+_NUMBER_ITEM = re.compile(r"[ \t\r\n]*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+                          r"[ \t\r\n]*([,\]])")
+_FLOATY = re.compile(r"[.eE]")
 _CHUNK = 1 << 16
 
 
@@ -216,9 +220,26 @@ def _events(text: _JsonText, where: str, names: tuple[str, ...], paths: _Paths
     if text.peek() == close:
         text.pos += 1
     else:
+        inner = f"{where}[]"
         while True:
+            if c == "[" and inner in paths.streamed:
+                # An array of numbers (hyperfine's times): as many as the buffer holds whole,
+                # by one pattern each; anything else (null, NaN, a number the buffer cuts)
+                # goes the common way.
+                while m := _NUMBER_ITEM.match(text.buf, text.pos):
+                    number, after = m.groups()
+                    yield inner, float(number) if _FLOATY.search(number) else int(number), names
+                    text.pos = m.end()
+                    if after == "]":
+                        break
+                else:
+                    yield from _events(text, inner, names, paths)
+                    if text.expect(",]") == "]":
+                        break
+                    continue
+                break
             if c == "[":
-                yield from _events(text, f"{where}[]", names, paths)
+                yield from _events(text, inner, names, paths)
             else:
                 key = text.value()
                 if not isinstance(key, str):
