@@ -396,8 +396,10 @@ static void buf_num(struct buf *b, long long v) {
  * way out of the process group; a descendant escapes it only by being started by another
  * process (a service manager), which a per-run cgroup would not hold either.
  *
- * Only system calls (open, read, kill, waitpid, nanosleep, getdents64), so that parent_gone
- * may sweep from its signal handler (with desc NULL). */
+ * A run that leaves nothing costs one read of /proc/thread-self/children (about 9 us on this
+ * project's VM at load 5, beside about 1 ms a run of `true`).  Only system calls (open, read,
+ * kill, waitpid, nanosleep, getdents64), so that parent_gone may sweep from its signal handler
+ * (with desc NULL). */
 #define SWEEP_ROUNDS 64 /* a process that does not die (uninterruptible) is reaped later */
 #define SWEEP_SEEN 256  /* processes remembered, so a slow dier is reported once */
 
