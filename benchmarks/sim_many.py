@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from perflab.console import stdout_console
-from perflab.model import MetricInfo
+from perflab.metrics import MetricInfo
 from perflab.stats import adjust_family, compare_samples, modality
 from perflab.table import Column, Table
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import math
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self
 
@@ -40,6 +42,88 @@ class Run:
     id: int | None = None
 
 
+class RunColumns(Sequence[Run]):
+    """Many runs kept as columns of numbers, not as Run objects: about 50 bytes a run with one
+    metric where a Run with its values dict takes about 400, so an import of millions of runs
+    fits in memory.  It reads as a sequence of Run (each made when it is read: a store writes
+    them a batch at a time) and is appended to as a list of Run is; a Run's status and error
+    are kept as indices into the few distinct ones."""
+
+    _NONE = -(2**63)  # an exit code that is None
+
+    def __init__(self) -> None:
+        self.metrics: dict[str, array[float]] = {}  # name -> values, NaN where a run has none
+        self.seq, self.exit_code = array("q"), array("q")
+        self.started_at, self.load1 = array("d"), array("d")  # load1 NaN: None
+        self.warmup, self.kind = array("b"), array("l")  # kind: index into self.kinds
+        self.kinds: list[tuple[str, str]] = []  # (status, error)
+        self._kind_index: dict[tuple[str, str], int] = {}
+
+    @classmethod
+    def of_samples(cls, columns: dict[str, array[float]], seq: int) -> RunColumns:
+        """Successful measured runs, run k holding each column's k-th value (NaN: none; a
+        shorter column has none past its end), numbered from ``seq``."""
+        out = cls()
+        n = max((len(c) for c in columns.values()), default=0)
+        for name, col in columns.items():
+            out.metrics[name] = col + array("d", [math.nan]) * (n - len(col))
+        out.seq = array("q", range(seq, seq + n))
+        out.exit_code = array("q", [0]) * n
+        out.started_at = array("d", [0.0]) * n
+        out.load1 = array("d", [math.nan]) * n
+        out.warmup = array("b", [0]) * n
+        out.kind = array("l", [out._kind(("ok", ""))]) * n
+        return out
+
+    def _kind(self, kind: tuple[str, str]) -> int:
+        if kind not in self._kind_index:
+            self._kind_index[kind] = len(self.kinds)
+            self.kinds.append(kind)
+        return self._kind_index[kind]
+
+    def append(self, run: Run) -> None:
+        n = len(self.seq)
+        for name in run.values.keys() - self.metrics.keys():
+            self.metrics[name] = array("d", [math.nan]) * n
+        for name, col in self.metrics.items():
+            col.append(run.values.get(name, math.nan))
+        self.seq.append(run.seq)
+        self.exit_code.append(self._NONE if run.exit_code is None else run.exit_code)
+        self.started_at.append(run.started_at)
+        self.load1.append(math.nan if run.load1 is None else run.load1)
+        self.warmup.append(run.warmup)
+        self.kind.append(self._kind((run.status, run.error)))
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def measured_count(self) -> int:
+        """The runs that are neither warm-up nor failed."""
+        ok = {i for i, (status, _) in enumerate(self.kinds) if status == "ok"}
+        return sum(1 for w, k in zip(self.warmup, self.kind, strict=True) if not w and k in ok)
+
+    def _run(self, i: int) -> Run:
+        load1, code = self.load1[i], self.exit_code[i]
+        status, error = self.kinds[self.kind[i]]
+        values = {name: v for name, col in self.metrics.items() if not math.isnan(v := col[i])}
+        return Run(seq=self.seq[i], values=values, status=status,
+                   exit_code=None if code == self._NONE else code,
+                   warmup=bool(self.warmup[i]), started_at=self.started_at[i],
+                   load1=None if math.isnan(load1) else load1, error=error)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._run(k) for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("run index out of range")
+        return self._run(i)
+
+    def __iter__(self) -> Iterator[Run]:
+        return (self._run(i) for i in range(len(self)))
+
+
 @dataclass
 class Configuration:
     """A command measured under one name, in one cell of a parameter matrix."""
@@ -52,7 +136,7 @@ class Configuration:
     commit: str | None = None  # overrides the result set's commit (bisect measures several)
     shell: bool = False
     env: dict[str, str] = field(default_factory=dict)
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run] | RunColumns = field(default_factory=list)  # RunColumns: large imports
     id: int | None = None
     # The cell of the matrix this configuration belongs to: configurations in one cell are
     # compared with each other.  Defaults to its parameters; `compare` puts all its commands in
@@ -74,6 +158,12 @@ class Configuration:
 
     def measured_runs(self) -> list[Run]:
         return [r for r in self.runs if not r.warmup and r.status == "ok"]
+
+    def measured_count(self) -> int:
+        """len(measured_runs()), without making a Run of each of a RunColumns."""
+        if isinstance(self.runs, RunColumns):
+            return self.runs.measured_count()
+        return len(self.measured_runs())
 
     def samples(self, metric: str) -> list[float]:
         return [r.values[metric] for r in self.measured_runs() if metric in r.values]

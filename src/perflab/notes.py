@@ -10,7 +10,7 @@ warning an enum variant rendered by one ``Display``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any, SupportsIndex
 
@@ -116,11 +116,15 @@ def multiplexed(counter: str, share: str) -> Note:
                 "and scaled, as perf stat does")
 
 
-def leftover(configuration: str, pids: Iterable[int]) -> Note:
+def leftover(configuration: str, killed: Sequence[str]) -> Note:
+    """What a run left running when it ended (each process as collectors.process.Stray
+    describes it: pid, name, where it ran), which the launcher then killed."""
+    shown = "; ".join(killed[:5])
+    more = len(killed) - 5
     return Note(NoteKind.LEFTOVER,
-                f"{configuration} left processes running outside its process group (pids "
-                f"{', '.join(map(str, pids))}, detached with setsid or daemonized): perflab "
-                "cannot stop them, and they may disturb later runs")
+                f"{configuration} left processes running when its run ended ({shown}"
+                f"{f'; and {more} more' if more > 0 else ''}): perflab killed them, as it "
+                "kills whatever a run leaves")
 
 
 def budget(seconds: str, rounds: int) -> Note:

@@ -839,8 +839,8 @@ class Measurement:
             self.flush()
             if self.store is not None:
                 self.store.update_result(self.rs)
-            fix = ("raise --timeout" if run.status == "timeout"
-                   else "fix the command, or pass --ignore-failure to keep measuring")
+            fix = outcome.fix or ("raise --timeout" if run.status == "timeout" else
+                                  "fix the command, or pass --ignore-failure to keep measuring")
             raise RunFailed(f"{cfg.name}: {run.error}", fix)
         return run
 
@@ -866,8 +866,8 @@ class Measurement:
         for name, frac in outcome.running_fraction.items():
             if frac < 0.999:
                 rs.notes.add(said.multiplexed(name, fmt_share(frac, 0)))
-        if outcome.leftover:  # the first command that left processes is named (NoteKind ONCE)
-            rs.notes.add(said.leftover(cfg.name, outcome.leftover))
+        if outcome.killed:  # the first command that left processes is named (NoteKind ONCE)
+            rs.notes.add(said.leftover(cfg.name, [k.describe() for k in outcome.killed]))
         if outcome.counter_error:
             rs.notes.add(said.counter_error(outcome.counter_error))
 

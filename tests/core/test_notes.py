@@ -31,8 +31,9 @@ def test_each_note_is_said_once_and_once_kinds_once_per_result() -> None:
     assert notes.add(said.multiplexed("cycles", "50%"))
     assert not notes.add(said.multiplexed("cycles", "50%"))  # the same words again
     assert notes.add(said.multiplexed("instructions", "50%"))  # another counter
-    assert notes.add(said.leftover("a", [11]))
-    assert not notes.add(said.leftover("b", [12]))  # a second leftover says nothing new
+    assert notes.add(said.leftover("a", ["pid 11 sleep (in another session)"]))
+    # A second leftover says nothing new.
+    assert not notes.add(said.leftover("b", ["pid 12 sleep (in another process group)"]))
     notes += [said.interrupted(), said.ended_unfinished(7)]
     assert notes.of(NoteKind.INTERRUPTED) == [said.interrupted()]
     assert [kind_of(n) for n in notes] == [NoteKind.MULTIPLEXED, NoteKind.MULTIPLEXED,
