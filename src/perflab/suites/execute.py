@@ -32,7 +32,15 @@ from rich.text import Text
 from perflab import notes as said
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
-from perflab.format import fmt_duration, fmt_fixed, fmt_params, fmt_plain, fmt_share
+from perflab.format import (
+    env_differences,
+    fmt_duration,
+    fmt_env,
+    fmt_fixed,
+    fmt_params,
+    fmt_plain,
+    fmt_share,
+)
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
@@ -427,9 +435,11 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
         lines.append(f"  note: {msg}")
     for cell in plan.cells:
         lines.append(f"  cell {fmt_params(cell.params) or '(single)'}")
-        for p in cell.configs:
+        envs = env_differences([p.env for p in cell.configs])
+        for p, env in zip(cell.configs, envs, strict=True):
             mark = " (baseline)" if p.is_baseline else ""
-            lines.append(f"    {p.name}{mark}: {shlex.join(p.argv)}")
+            cmd = " ".join(filter(None, (fmt_env(env), shlex.join(p.argv))))
+            lines.append(f"    {p.name}{mark}: {cmd}")
     m = s.measure
     per = (f"{m['runs']} runs" if "runs" in m else
            f"adaptive {m.get('min_runs', 6)}..{m.get('max_runs', 1000)} runs until the "
