@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab import notes as said
 from perflab.format import fmt_count, fmt_share, fmt_value
 from perflab.judging import (
     ALPHA,
@@ -78,6 +79,7 @@ from perflab.metrics import (
     WORK_KEYS,
     MetricInfo,
     is_result_key,
+    measures_elapsed,
     metric_family,
     metric_kind,
     verdict_word,
@@ -960,9 +962,43 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
             c.same_program = True
             out.append(c)
     adjust_family(out, plan.correction, plan.alpha, info)
+    share = cpu_share_caveat(rs, metric, param, a, b)
     for c in out:
         c.correction = plan.correction
+        if share is not None and c.verdict != "inconclusive":
+            # Wall time over threads that cannot each have a CPU: up or down is the CPU share
+            # the threads got, never a regression or an improvement of the code.
+            c.same_program = False
+            c.note = c.note or said.CPU_SHARE_LABEL
     return out
+
+
+def busy_load(rs: ResultSet) -> float | None:
+    """The highest load average during the runs when the machine was more than half busy
+    (above 1 and above half its CPUs); None otherwise."""
+    cpus = rs.fingerprint.cpu_count or 1
+    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
+    return max(loads) if loads and max(loads) > max(1.0, 0.5 * cpus) else None
+
+
+def cpu_share_caveat(rs: ResultSet, metric: str, param: str, a: Any, b: Any,
+                     ) -> said.Note | None:
+    """What a ratio of ``metric`` at ``param`` = a over ``param`` = b measures when it is wall
+    time across thread counts that cannot each have a CPU of their own: more threads than the
+    machine has CPUs, or several threads on a busy machine.  None when it measures the code."""
+    info = rs.metrics.get(metric)
+    cpus = rs.fingerprint.cpu_count
+    if info is None or not cpus or not measures_elapsed(info):
+        return None
+    ends = [{c.threads for c in rs.configurations if str(c.params.get(param)) == str(v)}
+            for v in (a, b)]
+    if any(len(t) != 1 or None in t for t in ends) or ends[0] == ends[1]:
+        return None  # the axis does not change the thread count
+    most = max(t for e in ends for t in e if t is not None)
+    busy = busy_load(rs) is not None
+    if most > cpus or (busy and most > 1):
+        return said.cpu_share(metric, param, most, cpus, busy)
+    return None
 
 
 def _comparable(base: Configuration, cfg: Configuration, metric: str) -> bool:

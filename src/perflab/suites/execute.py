@@ -10,6 +10,7 @@ is lost.  The resume says so, in its output and in the result's notes.
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from collections.abc import Iterable
@@ -433,6 +434,11 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
              f"configuration series, baseline {s.baseline}"]
     for msg in plan.skipped:
         lines.append(f"  note: {msg}")
+    cpus = len(os.sched_getaffinity(0))
+    over = [t for c in plan.cells if isinstance(t := c.params.get("threads"), int) and t > cpus]
+    if over:
+        note = said.more_threads_than_cpus(max(over), cpus, len(over), len(plan.cells))
+        lines.append(f"  note: {note}")
     for cell in plan.cells:
         lines.append(f"  cell {fmt_params(cell.params) or '(single)'}")
         envs = env_differences([p.env for p in cell.configs])
