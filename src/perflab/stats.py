@@ -901,18 +901,31 @@ def kernel_share(cfgs: Sequence[Configuration]) -> float | None:
     return sys_t / (user + sys_t) if user + sys_t > 0 else None
 
 
+def kernel_blind_note(rs: ResultSet, metric: str, cfgs: Sequence[Configuration],
+                      ) -> said.Note | None:
+    """Beside a callgrind count of ``metric`` for ``cfgs``: the kernel's share of their CPU
+    time where it is at least KERNEL_INVISIBLE_SHARE (none otherwise)."""
+    info = rs.metrics.get(metric)
+    if info is None or "callgrind" not in info.source:
+        return None
+    share = kernel_share(cfgs)
+    if share is None or share < KERNEL_INVISIBLE_SHARE:
+        return None
+    return said.kernel_share(fmt_share(share, 0))
+
+
 def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
-    """No "equivalent" from a callgrind count where the kernel does most of the work."""
+    """Every callgrind count of a kernel-heavy workload says so; none reads "equivalent"."""
     for c in comps:
-        info = rs.metrics.get(c.metric)
-        if c.verdict != "equivalent" or info is None or "callgrind" not in info.source:
+        note = kernel_blind_note(rs, c.metric, [x for x in rs.configurations_in(c.cell)
+                                                if x.name in (c.baseline, c.candidate)])
+        if note is None:
             continue
-        share = kernel_share([x for x in rs.configurations_in(c.cell)
-                              if x.name in (c.baseline, c.candidate)])
-        if share is not None and share >= KERNEL_INVISIBLE_SHARE:
+        if c.verdict == "equivalent":
             c.verdict = "inconclusive"
-            c.note = (f"{fmt_share(share, 0)} of the CPU time is the kernel's, which callgrind "
-                      "does not count")
+            c.note = note
+        elif not c.note:
+            c.note = note
 
 
 def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,

@@ -23,6 +23,7 @@ from perflab.reports.study import LEGEND, axis_answers, ratio_matrix
 from perflab.reports.terminal import verdicts_heading
 from perflab.reports.warnings import (
     Warning_,
+    kernel_heavy,
     suite_warnings,
     threads_over_cpus,
     warning_lines,
@@ -178,7 +179,7 @@ def _write_files(rep: Report, tables: Tables) -> None:
     md = out / "tables.md"
     # How the verdicts were reached, as the HTML page says it (the bands that decided).
     judged = md_text(verdicts_heading(a)) + "".join(
-        f"\n\nwarning: {md_text(w)}" for w in threads_over_cpus(view))
+        f"\n\nwarning: {md_text(w)}" for w in threads_over_cpus(view) + kernel_heavy(view))
     state = f", {status_phrase(view.status)}" if status_phrase(view.status) else ""
     rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id}{state})\n\n"
                     f"{judged}\n\n"
