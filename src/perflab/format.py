@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from perflab.errors import printable
@@ -89,6 +90,21 @@ def _missing(v: object) -> bool:
 def fmt_params(params: Mapping[str, object]) -> str:
     """A cell's parameters as people type them: "depth=10 threads=2" ("" for none)."""
     return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def env_differences(envs: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """Each environment's variables that are not the same in all of ``envs`` (set in some and
+    not in others, or set to other values), in the order given: what tells apart configurations
+    that run one command under different runtime knobs (DOTNET_TieredCompilation=0)."""
+    keys = dict.fromkeys(k for e in envs for k in e)
+    differ = [k for k in keys if len({e.get(k) for e in envs}) > 1]
+    return [{k: e[k] for k in differ if k in e} for e in envs]
+
+
+def fmt_env(env: Mapping[str, str]) -> str:
+    """Environment variables as a shell sets them before a command: "A=1 B='x y'" ("" for
+    none)."""
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
 
 
 def fmt_number(v: float) -> str:

@@ -204,6 +204,17 @@ _DERIVED: dict[str, MetricInfo] = {
 }
 
 
+# Times that count CPU time (of every thread, or of the process) rather than elapsed time.
+CPU_TIMES = frozenset({"task_clock", "cpu_time", "cpu_ns_per_op", "user_time", "sys_time"})
+
+
+def measures_elapsed(info: MetricInfo) -> bool:
+    """A time read off a clock on the wall (wall_time, region_time, a workload's ns_per_op):
+    not a CPU time, nor the time spent waiting for a CPU (run_delay)."""
+    return (seconds_per(info.unit) is not None and info.name not in CPU_TIMES
+            and info.name != "run_delay" and not info.deterministic)
+
+
 def perflab_defines(name: str) -> bool:
     """A metric perflab collects or derives itself: never a workload's declared key."""
     return name in BUILTIN_METRICS or name in _DERIVED or name == "cpu_ns_per_op"

@@ -156,6 +156,12 @@ class Configuration:
         workload's name, or the command's text."""
         return self.benchmark or " ".join(self.command)
 
+    @property
+    def threads(self) -> int | None:
+        """The thread count its parameters ask for (``threads``); None without one."""
+        v = self.params.get("threads")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
     def measured_runs(self) -> list[Run]:
         return [r for r in self.runs if not r.warmup and r.status == "ok"]
 

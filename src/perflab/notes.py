@@ -31,6 +31,9 @@ class NoteKind(StrEnum):
     MIXED = "measured differently"  # one metric measured two ways in the compared results
     FROM_STORE = "from the store"  # results of different sessions compared
     BISECT = "bisect"  # what a bisect found
+    THREADS = "more threads than CPUs"  # a cell asks for more threads than the machine has CPUs
+    CPU_SHARE = "CPU share"  # wall time over threads on too few (or busy) CPUs
+    KERNEL = "kernel share"  # an instruction count blind to the kernel's share of the CPU time
 
 
 # Kinds said at most once per result: the first one stays (a second counter error, a second
@@ -179,3 +182,35 @@ def imported(text: str) -> Note:
 
 def bisect(text: str) -> Note:
     return Note(NoteKind.BISECT, text)
+
+
+def more_threads_than_cpus(threads: int, cpus: int, cells: int, total: int) -> Note:
+    """A study that asks for more threads than the machine has CPUs (``cells`` of ``total``)."""
+    return Note(NoteKind.THREADS,
+                f"more threads than CPUs: up to {threads} threads on a machine with {cpus} "
+                f"CPUs ({cells} of {total} cells ask for more than {cpus}): threads beyond "
+                f"{cpus} take turns on a CPU instead of running at once, so contention between "
+                f"them cannot show there; measure those cells on a machine with at least "
+                f"{threads} CPUs")
+
+
+def cpu_share(metric: str, param: str, threads: int, cpus: int, busy: bool) -> Note:
+    """What a wall-clock ratio over a threads axis measures where the threads cannot each
+    have a CPU of their own (more threads than CPUs, or CPUs others were using)."""
+    where = (f"{threads} threads on {cpus} CPUs" if threads > cpus else
+             f"{threads} threads on {cpus} busy CPUs")
+    return Note(NoteKind.CPU_SHARE,
+                f"{metric} over {param} is wall time: at {where} it measures the share of a "
+                f"CPU each thread got{' beside other work' if busy else ''}, not what the code "
+                "costs; its up or down is no regression or improvement (a CPU-time metric, "
+                "cpu_ns_per_op or task_clock, says what the code costs)")
+
+
+CPU_SHARE_LABEL = "CPU share, not cost"  # a verdict's reason beside such a ratio
+
+
+def kernel_share(share: str) -> Note:
+    """Beside an instruction count (valgrind) of a workload whose CPU time is mostly the
+    kernel's (``share``: "73%")."""
+    return Note(NoteKind.KERNEL, f"valgrind does not count the kernel: {share} of this "
+                "workload's CPU time is in the kernel")

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab import notes as said
 from perflab.format import fmt_count, fmt_share, fmt_value
 from perflab.judging import (
     ALPHA,
@@ -78,6 +79,7 @@ from perflab.metrics import (
     WORK_KEYS,
     MetricInfo,
     is_result_key,
+    measures_elapsed,
     metric_family,
     metric_kind,
     verdict_word,
@@ -899,18 +901,31 @@ def kernel_share(cfgs: Sequence[Configuration]) -> float | None:
     return sys_t / (user + sys_t) if user + sys_t > 0 else None
 
 
+def kernel_blind_note(rs: ResultSet, metric: str, cfgs: Sequence[Configuration],
+                      ) -> said.Note | None:
+    """Beside a callgrind count of ``metric`` for ``cfgs``: the kernel's share of their CPU
+    time where it is at least KERNEL_INVISIBLE_SHARE (none otherwise)."""
+    info = rs.metrics.get(metric)
+    if info is None or "callgrind" not in info.source:
+        return None
+    share = kernel_share(cfgs)
+    if share is None or share < KERNEL_INVISIBLE_SHARE:
+        return None
+    return said.kernel_share(fmt_share(share, 0))
+
+
 def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
-    """No "equivalent" from a callgrind count where the kernel does most of the work."""
+    """Every callgrind count of a kernel-heavy workload says so; none reads "equivalent"."""
     for c in comps:
-        info = rs.metrics.get(c.metric)
-        if c.verdict != "equivalent" or info is None or "callgrind" not in info.source:
+        note = kernel_blind_note(rs, c.metric, [x for x in rs.configurations_in(c.cell)
+                                                if x.name in (c.baseline, c.candidate)])
+        if note is None:
             continue
-        share = kernel_share([x for x in rs.configurations_in(c.cell)
-                              if x.name in (c.baseline, c.candidate)])
-        if share is not None and share >= KERNEL_INVISIBLE_SHARE:
+        if c.verdict == "equivalent":
             c.verdict = "inconclusive"
-            c.note = (f"{fmt_share(share, 0)} of the CPU time is the kernel's, which callgrind "
-                      "does not count")
+            c.note = note
+        elif not c.note:
+            c.note = note
 
 
 def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
@@ -960,9 +975,43 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
             c.same_program = True
             out.append(c)
     adjust_family(out, plan.correction, plan.alpha, info)
+    share = cpu_share_caveat(rs, metric, param, a, b)
     for c in out:
         c.correction = plan.correction
+        if share is not None and c.verdict != "inconclusive":
+            # Wall time over threads that cannot each have a CPU: up or down is the CPU share
+            # the threads got, never a regression or an improvement of the code.
+            c.same_program = False
+            c.note = c.note or said.CPU_SHARE_LABEL
     return out
+
+
+def busy_load(rs: ResultSet) -> float | None:
+    """The highest load average during the runs when the machine was more than half busy
+    (above 1 and above half its CPUs); None otherwise."""
+    cpus = rs.fingerprint.cpu_count or 1
+    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
+    return max(loads) if loads and max(loads) > max(1.0, 0.5 * cpus) else None
+
+
+def cpu_share_caveat(rs: ResultSet, metric: str, param: str, a: Any, b: Any,
+                     ) -> said.Note | None:
+    """What a ratio of ``metric`` at ``param`` = a over ``param`` = b measures when it is wall
+    time across thread counts that cannot each have a CPU of their own: more threads than the
+    machine has CPUs, or several threads on a busy machine.  None when it measures the code."""
+    info = rs.metrics.get(metric)
+    cpus = rs.fingerprint.cpu_count
+    if info is None or not cpus or not measures_elapsed(info):
+        return None
+    ends = [{c.threads for c in rs.configurations if str(c.params.get(param)) == str(v)}
+            for v in (a, b)]
+    if any(len(t) != 1 or None in t for t in ends) or ends[0] == ends[1]:
+        return None  # the axis does not change the thread count
+    most = max(t for e in ends for t in e if t is not None)
+    busy = busy_load(rs) is not None
+    if most > cpus or (busy and most > 1):
+        return said.cpu_share(metric, param, most, cpus, busy)
+    return None
 
 
 def _comparable(base: Configuration, cfg: Configuration, metric: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from perflab.reports.matrix import (
     interval_words,
     unit_of,
 )
-from perflab.stats import Comparison, axis_comparisons
+from perflab.stats import Comparison, axis_comparisons, cpu_share_caveat
 
 # matplotlib is imported where a plot is drawn: a report without plots, and the study axes
 # (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).
@@ -269,11 +270,12 @@ def plot_metric(analysis: Analysis, metric: str, x: str, out: Path, *, log_x: An
 
 def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, float, float,
                 float]]]], x: str, ylabel: str, title: str, out: Path, name: str,
-                log_x: Any) -> PlotFile | None:
-    """series: panel label -> line label -> [(x, ratio, lo, hi)]."""
+                log_x: Any, caveat: str = "") -> PlotFile | None:
+    """series: panel label -> line label -> [(x, ratio, lo, hi)]; ``caveat``: what the ratios
+    measure, under the caption."""
     if not any(series.values()):
         return None
-    cap = caption_for(rs)
+    cap = caption_for(rs) + (f"\n{textwrap.fill(caveat, 110)}" if caveat else "")
     panels = [k for k, v in series.items() if v]
     fig, axes = _figure(len(panels), title, cap, sharey=True)
     xvals = _params_of(rs)[x]
@@ -355,9 +357,11 @@ def plot_scaling(analysis: Analysis, metric: str, x: str, out: Path, *,
         return None
     lo, hi = min(vals), max(vals)
     series, words = _cross_ratio(rs, metric, x, param, hi, lo, analysis.plan)
+    share = cpu_share_caveat(rs, metric, param, hi, lo)
     return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
                        f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
-                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x)
+                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x,
+                       caveat=str(share or ""))
 
 
 def plot_kinds(analysis: Analysis, metric: str, x: str, out: Path,

@@ -22,6 +22,7 @@ from perflab.stats import (
     adjust_family,
     axis_comparisons,
     compare_samples,
+    cpu_share_caveat,
     parse_estimator,
     round_pairs,
 )
@@ -112,8 +113,10 @@ def axis_answers(a: Analysis, metric: str) -> list[str]:
     for param, hi, lo in study_axes(rs, rs.settings.suite.report or {}):
         ac = axis_comparisons(rs, metric, param, hi, lo, plan=a.plan)
         if ac:
+            share = cpu_share_caveat(rs, metric, param, hi, lo)
             out.append(f"{param}={hi} / {param}={lo}: {_by_name(ac)} ({len(ac)} comparisons: "
-                       f"{_verdict_counts(ac)}; {interval_words(ac)})")
+                       f"{_verdict_counts(ac)}; {interval_words(ac)})"
+                       + (f"; {share}" if share else ""))
     pairs = sibling_comparisons(a, metric)
     for suffix, comps in pairs.items():
         out.append(f"{suffix} / its sibling: {_by_name(comps)} ({len(comps)} comparisons: "

@@ -10,12 +10,13 @@ from enum import StrEnum
 
 import numpy as np
 
+from perflab import notes as said
 from perflab.format import fmt_fixed, fmt_ratio, fmt_share
 from perflab.judging import MIN_RUNS, parse_estimator
 from perflab.model import ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import cell_label
-from perflab.stats import Summary, differing_results
+from perflab.stats import Summary, busy_load, differing_results, kernel_blind_note
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
 # Across a suite's series, noise is judged against the run's own: a series is unusually noisy
@@ -80,17 +81,42 @@ def result_warnings(a: Analysis) -> list[str]:
                 out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
-    out += busy_machine(a.rs)
+    out += busy_machine(a.rs) + threads_over_cpus(a.rs) + kernel_heavy(a.rs)
     return out
+
+
+def kernel_heavy(rs: ResultSet) -> list[str]:
+    """Per configuration with a valgrind count: the kernel's share of its CPU time, where the
+    kernel does most of the work (stats.kernel_blind_note)."""
+    out = []
+    counted = [m for m, info in rs.metrics.items() if "callgrind" in info.source]
+    for name in dict.fromkeys(c.name for c in rs.configurations):
+        cfgs = [c for c in rs.configurations if c.name == name]
+        if not any(c.samples(m) for c in cfgs for m in counted):
+            continue
+        note = next(filter(None, (kernel_blind_note(rs, m, cfgs) for m in counted)), None)
+        if note is not None:
+            out.append(f"{name}: {note}")
+    return out
+
+
+def threads_over_cpus(rs: ResultSet) -> list[str]:
+    """Cells that ask for more threads than the machine that measured them has CPUs."""
+    cpus = rs.fingerprint.cpu_count
+    over = [c for c in rs.configurations if cpus and c.threads and c.threads > cpus]
+    if not cpus or not over:
+        return []
+    return [said.more_threads_than_cpus(max(c.threads or 0 for c in over), cpus,
+                                        len({c.cell for c in over}), len(rs.cells()))]
 
 
 def busy_machine(rs: ResultSet) -> list[str]:
     """The machine's load during the runs, when it was more than half busy: in the terminal's
     warnings and in every report's (the HTML page had it only as load_at_start)."""
     cpus = rs.fingerprint.cpu_count or 1
-    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
-    if loads and max(loads) > max(1.0, 0.5 * cpus):
-        return [f"the machine was busy: load average up to {fmt_fixed(max(loads), 2)} on {cpus} "
+    load = busy_load(rs)
+    if load is not None:
+        return [f"the machine was busy: load average up to {fmt_fixed(load, 2)} on {cpus} "
                 "CPUs during the runs"]
     return []
 
@@ -105,6 +131,8 @@ def _robust(a: Analysis) -> str:
 
 class WarningKind(StrEnum):
     MACHINE = "machine"
+    CPUS = "cpus"
+    KERNEL = "kernel"
     SKIPPED = "skipped"
     NOTE = "note"
     NOISY = "noisy"
@@ -143,6 +171,8 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
     rs = a.rs
     W = WarningKind
     out: list[Warning_] = [Warning_(W.MACHINE, w) for w in busy_machine(a.rs)]
+    out += [Warning_(W.CPUS, w) for w in threads_over_cpus(a.rs)]
+    out += [Warning_(W.KERNEL, w) for w in kernel_heavy(a.rs)]
     for msg in rs.settings.suite.skipped or []:
         out.append(Warning_(W.SKIPPED, msg))
     for n in dict.fromkeys(rs.notes):
@@ -182,6 +212,13 @@ def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -
     for w in by.get(W.MACHINE, []):
         out.append(f"machine: 1 warning: {w.text}; confirm on a quieter machine what a "
                    "verdict hangs on")
+    for w in by.get(W.CPUS, []):
+        out.append(f"cpus: 1 warning: {w.text}")
+    if by.get(W.KERNEL):
+        ws = by[W.KERNEL]
+        out.append(f"kernel: {len(ws)} configuration(s) whose valgrind counts miss most of "
+                   f"their CPU time (first: {ws[0].text}); judge them on task_clock or "
+                   "cpu_time")
     if by.get(W.SKIPPED):
         ws = by[W.SKIPPED]
         out.append(f"skipped: {len(ws)} (first: {ws[0].text}); install what is missing and "

@@ -10,6 +10,7 @@ is lost.  The resume says so, in its output and in the result's notes.
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from collections.abc import Iterable
@@ -32,7 +33,15 @@ from rich.text import Text
 from perflab import notes as said
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
-from perflab.format import fmt_duration, fmt_fixed, fmt_params, fmt_plain, fmt_share
+from perflab.format import (
+    env_differences,
+    fmt_duration,
+    fmt_env,
+    fmt_fixed,
+    fmt_params,
+    fmt_plain,
+    fmt_share,
+)
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
@@ -425,11 +434,18 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
              f"configuration series, baseline {s.baseline}"]
     for msg in plan.skipped:
         lines.append(f"  note: {msg}")
+    cpus = len(os.sched_getaffinity(0))
+    over = [t for c in plan.cells if isinstance(t := c.params.get("threads"), int) and t > cpus]
+    if over:
+        note = said.more_threads_than_cpus(max(over), cpus, len(over), len(plan.cells))
+        lines.append(f"  note: {note}")
     for cell in plan.cells:
         lines.append(f"  cell {fmt_params(cell.params) or '(single)'}")
-        for p in cell.configs:
+        envs = env_differences([p.env for p in cell.configs])
+        for p, env in zip(cell.configs, envs, strict=True):
             mark = " (baseline)" if p.is_baseline else ""
-            lines.append(f"    {p.name}{mark}: {shlex.join(p.argv)}")
+            cmd = " ".join(filter(None, (fmt_env(env), shlex.join(p.argv))))
+            lines.append(f"    {p.name}{mark}: {cmd}")
     m = s.measure
     per = (f"{m['runs']} runs" if "runs" in m else
            f"adaptive {m.get('min_runs', 6)}..{m.get('max_runs', 1000)} runs until the "

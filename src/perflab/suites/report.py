@@ -21,8 +21,14 @@ from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.study import LEGEND, axis_answers, ratio_matrix
 from perflab.reports.terminal import verdicts_heading
-from perflab.reports.warnings import Warning_, suite_warnings, warning_lines
-from perflab.stats import axis_comparisons
+from perflab.reports.warnings import (
+    Warning_,
+    kernel_heavy,
+    suite_warnings,
+    threads_over_cpus,
+    warning_lines,
+)
+from perflab.stats import axis_comparisons, cpu_share_caveat
 from perflab.validate import output_dir
 
 
@@ -132,8 +138,10 @@ def _axis_tables(a: Analysis, mets: list[str]) -> Tables:
         for param, a, b in study_axes(view, view.settings.suite.report or {}):
             ac = axis_comparisons(view, m, param, a, b, plan=plan)
             if ac:
+                share = cpu_share_caveat(view, m, param, a, b)
                 title = (f"{m}: {param}={a} over {param}={b} per configuration "
-                         f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)")
+                         f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)"
+                         + (f"; {share}" if share else ""))
                 tables.append((title, matrix.axis_rows(view, ac)))
     return tables
 
@@ -170,7 +178,8 @@ def _write_files(rep: Report, tables: Tables) -> None:
         for cell in view.cells()]
     md = out / "tables.md"
     # How the verdicts were reached, as the HTML page says it (the bands that decided).
-    judged = md_text(verdicts_heading(a))
+    judged = md_text(verdicts_heading(a)) + "".join(
+        f"\n\nwarning: {md_text(w)}" for w in threads_over_cpus(view) + kernel_heavy(view))
     state = f", {status_phrase(view.status)}" if status_phrase(view.status) else ""
     rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id}{state})\n\n"
                     f"{judged}\n\n"
