@@ -33,7 +33,7 @@ from perflab.reports.matrix import (
 from perflab.stats import Comparison, axis_comparisons
 
 # matplotlib is imported where a plot is drawn: a report without plots, and the study axes
-# (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).
+# (reports/report.py), load none of it (0.3 s of import, more on a busy machine).
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
