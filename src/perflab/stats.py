@@ -1,5 +1,6 @@
 """Statistics: summaries with confidence intervals, A/B comparisons with verdicts, families of
-comparisons, the adaptive stop rule's levels, and bisect's step rule.  Pure functions of numbers.
+comparisons, the adaptive stop rule's levels, and bisect's step rule.  They read samples and the
+result sets that hold them (perflab.model) and write nothing: no store, no files, no printing.
 
 Choices (see docs/statistics.md, where the simulations behind them are reported):
 
@@ -1055,11 +1056,6 @@ def look_schedule(min_runs: int, max_runs: int, growth: float = 1.5) -> list[int
 def planned_looks(min_runs: int, max_runs: int) -> int:
     """Looks to split alpha over: the schedule, plus one for a budget ending between looks."""
     return len(look_schedule(min_runs, max_runs)) + 1
-
-
-def decided(comps: Sequence[Comparison]) -> bool:
-    """Every comparison has a verdict (not inconclusive)."""
-    return all(c.verdict != "inconclusive" for c in comps)
 
 
 def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, paired: bool,

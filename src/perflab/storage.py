@@ -3,8 +3,10 @@
 SQLAlchemy Core gives one schema for SQLite (the embedded default, one file under the user's
 data directory) and PostgreSQL (a fleet's shared store: pass a ``postgresql://`` URL).
 
-Writes happen run by run, each in its own transaction, so an interrupted measurement keeps
-every run finished before the interruption.
+Runs are written while they are measured: the runner hands ``add_rounds`` the runs of each
+chunk of a launcher batch (about a quarter of a second of runs), stored in one transaction and
+acknowledged once committed, so an interrupted measurement keeps every chunk committed before
+the interruption.
 
 The schema carries a version (table ``perflab_meta``).  Creating it is idempotent and safe when
 several processes open a new database at once: on PostgreSQL under a transaction-scoped advisory
@@ -539,11 +541,6 @@ class Store:
     def add_run(self, configuration_id: int, run: Run) -> int:
         run.id = self._insert_row(runs, run_row(configuration_id, run))
         return run.id
-
-    def add_runs(self, items: list[tuple[int, Run]]) -> None:
-        """Store several runs ((configuration id, run) pairs) in one transaction: the runner
-        stores a round at a time, so a run costs no commit of its own."""
-        self.add_rounds([items])
 
     def add_rounds(self, rounds: list[list[tuple[int, Run]]],
                    committed: Callable[[list[Run]], None] | None = None,
