@@ -306,8 +306,7 @@ def new_result(kind: str, *, repo: Path | None, commit: str | None,
 
     c, dirty, r = git_state(repo, commit)
     # How it is judged (threshold, bands, correction, estimator) is stored once, as the plan
-    # (Settings.comparison), by the runner; the options themselves were stored until issue 24
-    # (Settings ``options``), read by nothing.
+    # (Settings.comparison), by the runner.
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
                      repo=r, label=label, created_at=time.time())
 

@@ -555,8 +555,8 @@ class Store:
 
         Why the driver's cursor: a round is often one run (stat), and SQLAlchemy Core's
         execution of one INSERT cost 0.11 ms of a round's 0.24 ms on this 2-vCPU guest
-        (2026-11-25, 600 rounds of one run), a tenth of a run of `true`, which issue #14 counts
-        against hyperfine.  The statement is still SQLAlchemy's (compiled once for the
+        (600 rounds of one run), a tenth of a run of `true`, which counts in a comparison with
+        hyperfine.  The statement is still SQLAlchemy's (compiled once for the
         store's dialect, with its paramstyle) and so is the transaction; only the binding is
         done here: the JSON column serialised with json.dumps, as SQLAlchemy's JSON type
         does by default."""
