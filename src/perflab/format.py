@@ -309,7 +309,7 @@ def fmt_fixed(x: float, digits: int = 0) -> str:
 def fmt_p(p: float) -> str:
     """Three significant figures, but never rounded up onto the 0.05 line it is judged by; a p
     below double precision's resolution (or 0: runs that all differ by the same amount) reads
-    "<1e-16", never "0" (issue 19)."""
+    "<1e-16", never "0"."""
     if p < 1e-16:
         return "<1e-16"
     for digits in range(3, 17):  # 0.0499999 needs 6 digits to stay below 0.05

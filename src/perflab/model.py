@@ -410,9 +410,9 @@ class Settings:
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
     owner: Owner | None = None  # the process writing a running result (storage)
-    # What only one kind of result keeps (a bisect's steps), and keys of earlier versions
-    # (``options``: the
-    # MeasureOptions of a stat or compare, written until issue 24 and read by nothing).
+    # What only one kind of result keeps (a bisect's steps), and keys of earlier schema
+    # versions kept as read (``options``: the MeasureOptions of a stat or compare, read by
+    # nothing).
     extra: dict[str, Any] = field(default_factory=dict)
     stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
 

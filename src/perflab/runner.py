@@ -161,7 +161,7 @@ PREEMPTED_SHARE = 0.1
 LAUNCH_VOLUNTARY = 2
 # The runs a configuration has before the primary metric is chosen (warm-up runs first, then
 # the first measured rounds): one warm-up run chose wall_time for a 1 ms CPU loop 2 times in 5
-# at load 2-5 (issue 19), when a busy neighbour held the CPU for most of it.
+# at load 2-5, when a busy neighbour held the CPU for most of it.
 PRIMARY_MIN_RUNS = 3
 # Timed rounds beside callgrind's counts (--metric instructions without a PMU): enough to see
 # the kernel's share of CPU time, which a user-space count cannot (stats.kernel_share).
@@ -732,8 +732,8 @@ class Measurement:
 
     # -- running ----------------------------------------------------------------------------
     def request(self, cfg: Configuration, callgrind: bool) -> RunRequest:
-        """The configuration's request, made once a measurement (the server is given the same
-        environment every run; it used to be rebuilt from os.environ each time)."""
+        """The configuration's request, made once a measurement: the server is given the same
+        environment every run, built once from os.environ."""
         key = (id(cfg), callgrind)
         if key not in self.requests:
             opts = self.opts

@@ -23,10 +23,14 @@ from perflab.errors import PerflabError
 from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from perflab.fleet.permachine import PerMachine
     from perflab.judging import Estimator
     from perflab.model import Configuration, ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
+    from perflab.stats import Comparison
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -302,8 +306,7 @@ def new_result(kind: str, *, repo: Path | None, commit: str | None,
 
     c, dirty, r = git_state(repo, commit)
     # How it is judged (threshold, bands, correction, estimator) is stored once, as the plan
-    # (Settings.comparison), by the runner; the options themselves were stored until issue 24
-    # (Settings ``options``), read by nothing.
+    # (Settings.comparison), by the runner.
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
                      repo=r, label=label, created_at=time.time())
 
@@ -322,6 +325,33 @@ def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
     raise PerflabError(f"{', '.join(empty)}: no successful run, so nothing to compare{why}",
                        "fix the command; --ignore-failure only leaves failed runs out",
                        exit_code=1)
+
+
+# -- the CI gate (--fail-on-regression) -----------------------------------------------------------
+def regression(rs: ResultSet, comps: Sequence[Comparison]) -> str | None:
+    """What regressed on the primary metric (its family) of any candidate, as the gate says
+    it; None when nothing did.  A primary metric without a direction is refused."""
+    from perflab.metrics import in_family
+
+    primary = rs.settings.primary_metric or "wall_time"
+    info = rs.metrics.get(primary)
+    if info is not None and info.direction == "none":
+        raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
+                           "direction, so it cannot regress",
+                           "use --metric with a time, memory or count metric")
+    bad = [c for c in comps if in_family(c.metric, primary) and c.regression]
+    if not bad:
+        return None
+    unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
+    return f"{primary} is {bad[0].verdict} ({', '.join(c.candidate for c in bad)}{unpaired})"
+
+
+def machine_regression(pm: PerMachine) -> str | None:
+    """Results of several machines, each judged on its own: a regression of any machine's
+    first metric fails the gate; None when none regressed."""
+    bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
+           for r in b.rows if r.comparison is not None and r.comparison.regression]
+    return f"on {len(bad)} machine(s): {', '.join(bad)}" if bad else None
 
 
 # -- results from the store -----------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Statistics: summaries with confidence intervals, A/B comparisons with verdicts, families of
-comparisons, the adaptive stop rule's levels, and bisect's step rule.  Pure functions of numbers.
+comparisons, the adaptive stop rule's levels, and bisect's step rule.  They read samples and the
+result sets that hold them (perflab.model) and write nothing: no store, no files, no printing.
 
 Choices (see docs/statistics.md, where the simulations behind them are reported):
 
@@ -89,10 +90,11 @@ from perflab.model import Configuration, ResultSet, canonical_params
 
 @functools.cache
 def _special() -> Any:
-    """scipy.special, imported on first use (0.2 s, of the 0.56 s perflab.stats took with
-    scipy.stats): `perflab stat -r 1` and a report that only reads figures compute no interval
-    (issue 25).  Nothing here imports scipy.stats (0.35 s more): the binomial ranks of the
-    median's CI are exact integers and Benjamini-Hochberg a few lines of numpy."""
+    """scipy.special, imported on first use (0.2 s, of the 0.56 s perflab.stats would take
+    with scipy.stats): `perflab stat -r 1` and a report that only reads figures compute no
+    interval, so they do not load it.  Nothing here imports scipy.stats (0.35 s more): the
+    binomial ranks of the median's CI are exact integers and Benjamini-Hochberg a few lines
+    of numpy."""
     from scipy import special
 
     return special
@@ -331,8 +333,8 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
 def _tied(loc: Location) -> Location:
     """Runs that differ, yet whose order-statistic interval has zero width at the nominal
     level (a count that is 0, or 1, in most rounds): it may still show a change beyond the
-    band, but it cannot certify "equivalent" (issue 19: a baseline of all 1s against 2 in 3
-    of 20 rounds read "equivalent CI [1.000, 1.000]"; a mostly-zero count's 5x drop, too).
+    band, but it cannot certify "equivalent" (a baseline of all 1s against 2 in 3 of 20
+    rounds would read "equivalent CI [1.000, 1.000]"; a mostly-zero count's 5x drop, too).
     Intervals at a stricter level are wider, so the nominal one decides."""
     lo, hi = loc.interval(ALPHA)
     loc.no_equivalence = lo == hi
@@ -398,7 +400,7 @@ def _median_ci_ranks(n: int, confidence: float) -> tuple[int | float, int | floa
     Hand-written in exact integers (cdf(k) = sum of C(n, i), i <= k, over 2^n; the float tail
     is an exact fraction) rather than through scipy.stats.binom or scipy.special.bdtr, whose
     imports (0.35 s, 0.2 s) `perflab stat` would otherwise pay for this one pair of integers
-    (issue 25).  Equal to quantile_test's ranks for every n and level tested
+    alone.  Equal to quantile_test's ranks for every n and level tested
     (tests/core/test_median_ci.py).  About 30 ms at n = 10,000, 1 s at 100,000 runs; cached,
     since detect summarises every point of every series."""
     if not 0 < confidence < 1:
@@ -763,7 +765,7 @@ def holm(p: Sequence[float]) -> np.ndarray:
 def benjamini_hochberg(p: Sequence[float]) -> np.ndarray:
     """scipy.stats.false_discovery_control(p, method="bh"), step for step (so equal to the
     last bit; tests/core/test_median_ci.py), without importing scipy.stats (0.35 s) for
-    these few lines of numpy (issue 25)."""
+    these few lines of numpy."""
     arr = np.asarray(p, dtype=float)
     if not np.all((arr >= 0) & (arr <= 1)):
         raise ValueError("p-values must be between 0 and 1")
@@ -885,7 +887,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
 
 # A user-space count (callgrind) certifies nothing about a command that spends this much of
 # its CPU time in the kernel: an ext4 -> tmpfs mmap change moved CPU time -19.9% and read
-# "29,280 / 29,280 +0.00% (exact) equivalent" (issue 19).
+# "29,280 / 29,280 +0.00% (exact) equivalent".
 KERNEL_INVISIBLE_SHARE = 0.5
 
 
@@ -1017,7 +1019,7 @@ def cpu_share_caveat(rs: ResultSet, metric: str, param: str, a: Any, b: Any,
 def _comparable(base: Configuration, cfg: Configuration, metric: str) -> bool:
     """The size of the work (ops, iterations: model.WORK_KEYS) and what was computed (a
     checksum) are compared only between configurations that declared the same work: calibrated
-    separately, they differ by design, and read "ops +567.83% different" (issue 19)."""
+    separately, they differ by design, and would read "ops +567.83% different"."""
     if metric not in WORK_KEYS and not is_result_key(metric):
         return True
     return bool(_results_by_work(base, metric).keys() & _results_by_work(cfg, metric).keys())
@@ -1104,11 +1106,6 @@ def look_schedule(min_runs: int, max_runs: int, growth: float = 1.5) -> list[int
 def planned_looks(min_runs: int, max_runs: int) -> int:
     """Looks to split alpha over: the schedule, plus one for a budget ending between looks."""
     return len(look_schedule(min_runs, max_runs)) + 1
-
-
-def decided(comps: Sequence[Comparison]) -> bool:
-    """Every comparison has a verdict (not inconclusive)."""
-    return all(c.verdict != "inconclusive" for c in comps)
 
 
 def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, paired: bool,

@@ -3,8 +3,10 @@
 SQLAlchemy Core gives one schema for SQLite (the embedded default, one file under the user's
 data directory) and PostgreSQL (a fleet's shared store: pass a ``postgresql://`` URL).
 
-Writes happen run by run, each in its own transaction, so an interrupted measurement keeps
-every run finished before the interruption.
+Runs are written while they are measured: the runner hands ``add_rounds`` the runs of each
+chunk of a launcher batch (about a quarter of a second of runs), stored in one transaction and
+acknowledged once committed, so an interrupted measurement keeps every chunk committed before
+the interruption.
 
 The schema carries a version (table ``perflab_meta``).  Creating it is idempotent and safe when
 several processes open a new database at once: on PostgreSQL under a transaction-scoped advisory
@@ -540,11 +542,6 @@ class Store:
         run.id = self._insert_row(runs, run_row(configuration_id, run))
         return run.id
 
-    def add_runs(self, items: list[tuple[int, Run]]) -> None:
-        """Store several runs ((configuration id, run) pairs) in one transaction: the runner
-        stores a round at a time, so a run costs no commit of its own."""
-        self.add_rounds([items])
-
     def add_rounds(self, rounds: list[list[tuple[int, Run]]],
                    committed: Callable[[list[Run]], None] | None = None,
                    again: bool = False) -> None:
@@ -558,8 +555,8 @@ class Store:
 
         Why the driver's cursor: a round is often one run (stat), and SQLAlchemy Core's
         execution of one INSERT cost 0.11 ms of a round's 0.24 ms on this 2-vCPU guest
-        (2026-11-25, 600 rounds of one run), a tenth of a run of `true`, which issue #14 counts
-        against hyperfine.  The statement is still SQLAlchemy's (compiled once for the
+        (600 rounds of one run), a tenth of a run of `true`, which counts in a comparison with
+        hyperfine.  The statement is still SQLAlchemy's (compiled once for the
         store's dialect, with its paramstyle) and so is the transaction; only the binding is
         done here: the JSON column serialised with json.dumps, as SQLAlchemy's JSON type
         does by default."""

@@ -194,7 +194,7 @@ def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> N
     """Issue 9 defect 5: `results show` used a ±1% band while `report` used the suite's.  Both
     now read judging.Plan.of(rs): the suite's threshold (±5% here) and correction."""
     from perflab.judging import Plan
-    from perflab.suites.report import build_report
+    from perflab.reports.report import build_report
 
     rs = make_result()
     plan = Plan.of(rs)
@@ -211,7 +211,7 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
         tmp_path: Path) -> None:
     # The verdicts were decided on wall_time (stored primary) while the suite lists ns_per_op
     # first: wall_time is the Holm family and is always reported, ns_per_op is secondary (BH).
-    from perflab.suites.report import build_report
+    from perflab.reports.report import build_report
 
     rs = make_result()
     rs.settings.primary_metric = "wall_time"

@@ -19,6 +19,7 @@ from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.plots import plot_scaling
+from perflab.reports.report import build_report
 from perflab.reports.study import axis_answers
 from perflab.reports.warnings import (
     WarningKind,
@@ -30,7 +31,6 @@ from perflab.reports.warnings import (
 from perflab.stats import axis_comparisons, cpu_share_caveat
 from perflab.suites.execute import describe_plan
 from perflab.suites.plan import make_plan
-from perflab.suites.report import build_report
 from perflab.suites.spec import load_suite
 
 pytestmark = pytest.mark.unit

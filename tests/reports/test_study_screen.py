@@ -13,9 +13,9 @@ from rich.console import Console
 from test_reports_matrix import make_result
 
 from perflab.model import ResultSet
+from perflab.reports.report import build_report
 from perflab.reports.warnings import WarningKind
 from perflab.storage import Store
-from perflab.suites.report import build_report
 
 pytestmark = pytest.mark.unit
 

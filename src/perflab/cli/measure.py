@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,7 +26,7 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
-from perflab.metrics import BUILTIN_METRICS, in_family
+from perflab.metrics import BUILTIN_METRICS
 from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
@@ -300,7 +300,7 @@ def compare(
         raise typer.Exit(130)
     session.require_successful_runs(rs, None if apart else store)
     if fail_on_regression:
-        _regression_gate(rs, a.comparisons)
+        _gate(session.regression(rs, a.comparisons))
 
 
 def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store: Store,
@@ -320,13 +320,7 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
     pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", store=store,
               **judge)
     if fail_on_regression:
-        # The CI gate holds per machine: a regression on any one of them fails it.
-        bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
-               for r in b.rows if r.comparison is not None and r.comparison.regression]
-        if bad:
-            err.print(f"[red]regression:[/] on {len(bad)} machine(s): "
-                      f"{', '.join(bad)}", highlight=False)
-            raise typer.Exit(1)
+        _gate(session.machine_regression(pm))
     return True
 
 
@@ -440,19 +434,10 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
     return a
 
 
-def _regression_gate(rs: ResultSet, comps: Sequence[Comparison]) -> None:
-    """--fail-on-regression: exit 1 when the primary metric of any candidate regressed."""
-    primary = rs.settings.primary_metric or "wall_time"
-    info = rs.metrics.get(primary)
-    if info is not None and info.direction == "none":
-        raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
-                           "direction, so it cannot regress",
-                           "use --metric with a time, memory or count metric")
-    bad = [c for c in comps if in_family(c.metric, primary) and c.regression]
-    if bad:
-        unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
-        err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
-                  f"({', '.join(c.candidate for c in bad)}{unpaired})", highlight=False)
+def _gate(regressed: str | None) -> None:
+    """--fail-on-regression: exit 1 saying what regressed (session.regression)."""
+    if regressed:
+        err.print(f"[red]regression:[/] {regressed}", highlight=False)
         raise typer.Exit(1)
 
 
@@ -464,18 +449,19 @@ def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
 
 
 def _profiles(rs: ResultSet, store: Store) -> None:
-    from perflab.cli.profile import diff_cmd
-    from perflab.profiles import record_profile
+    """--profile: a profile of each configuration, each diffed against the first's."""
+    from perflab.profiles.api import profile_configurations
+    from perflab.reports.profiles import diff_note, diff_table
 
-    ids = []
-    for cfg in rs.configurations:
-        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else cfg.command
-        pid = record_profile(argv, env=cfg.env or None, name=cfg.name, store=store,
-                             result_id=rs.id, configuration_id=cfg.id)
-        err.print(f"profile {pid}: {cfg.name}")
-        ids.append(pid)
-    for other in ids[1:]:
-        diff_cmd(ids[0], other, store, 15, None)
+    diffs = profile_configurations(
+        rs, store, recorded=lambda pid, name: err.print(f"profile {pid}: {name}"))
+    for d in diffs:
+        diff_table(d, 15).print(console)
+        console.print(diff_note(d))
+        for line in d.warnings:
+            err.print(warning(line), highlight=False, soft_wrap=True)
+        if d.svg is not None:
+            console.print(f"differential flame graph: {d.svg}")
 
 
 results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help=True)

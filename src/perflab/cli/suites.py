@@ -177,7 +177,7 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
 def _report(run_id: int | None, db: str | None, out: Path | None, console: Console, *,
             store: object | None = None, metrics: list[str] | None = None,
             plots: bool = True, single_file: bool = False, markdown: bool = False) -> None:
-    from perflab.suites.report import build_report
+    from perflab.reports.report import build_report
 
     if run_id is None:
         raise PerflabError("no run to report", "pass a result id")

@@ -936,10 +936,3 @@ def _write_all(fd: int, data: bytes) -> None:
 def _last_output_line(text: str) -> str:
     lines = [ln for ln in text.split("\n") if ln.strip()]  # a CR is shown, not a line break
     return f": {printable(lines[-1].strip()[:200])}" if lines else ""
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -371,11 +371,6 @@ def _identity(pm: PerMachine, machine: str) -> list[Cell]:
     return [(x, "", "") for x in (who.name, who.os, who.arch, who.cpu)]
 
 
-def row_cells(pm: PerMachine, b: Block, r: Row) -> list[str]:
-    """One row as plain text, in the order of ``headers``."""
-    return [c[0] for c in _block_row(pm, b, r)]
-
-
 def _block_row(pm: PerMachine, b: Block, r: Row) -> list[Cell]:
     out = _identity(pm, r.machine)
     for m in b.metrics:

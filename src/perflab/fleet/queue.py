@@ -247,7 +247,7 @@ def _check_workloads(params: dict[str, Any]) -> None:
 
 def _refuse_relative_programs(argv: list[str]) -> None:
     """A worker runs a job in a fresh temporary directory, so './prog' or '../prog' would be
-    'command not found' on every machine, after the submission was accepted (issue 20): such
+    'command not found' on every machine, after the submission was accepted: such
     a path is refused here, naming the absolute one.  Each argument's first word is checked
     (a quoted command './a --n 5' is split as compare splits it; a shell script's words after
     'sh -c' are not programs here).  A suite file travels with the job: 'run' is exempt."""

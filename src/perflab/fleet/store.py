@@ -1,6 +1,6 @@
 """The fleet's queries: every SQL statement of the queue (queue.py), the worker (worker.py) and
 the fleet's verbs, on perflab's fleet tables (storage.workers, storage.fleet_jobs) and
-procrastinate's.  The others call these functions and hold no SQL of their own (issue 24)."""
+procrastinate's.  The others call these functions and hold no SQL of their own."""
 
 from __future__ import annotations
 

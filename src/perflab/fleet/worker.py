@@ -24,9 +24,10 @@
   comparison's configurations must be measured in one session to be interleaved.
 - A database outage (a server restart, a network blip) is ridden out, never a reason to fail or
   forget a job: the worker waits for the server and serves again (procrastinate's own advice
-  for a worker that loses its database is a loop around it: procrastinate issues #1108,
-  #1116); the job's writes wait for the server (the store rides out a lost server:
-  storage.ride_out) instead of failing, and the measuring child does the same with its runs.
+  for a worker that loses its database is a loop around it: procrastinate/procrastinate#1108
+  and procrastinate/procrastinate#1116); the job's writes wait for the server (the store
+  rides out a lost server: storage.ride_out) instead of failing, and the measuring child
+  does the same with its runs.
   The worker row's state is written by every heartbeat from what the worker is doing, so a
   write lost in an outage is put right by the next beat.  One line when the database is
   lost, one when it is back (storage.Outage).

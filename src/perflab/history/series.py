@@ -116,7 +116,7 @@ class Point:
 def _summarize_point(p: Point, deterministic: bool) -> None:
     """Median with its 95% CI from the core's statistics (one place to change if it moves).
 
-    Not through reports.analysis.Analysis (issue 24): a point is one configuration's samples
+    Not through reports.analysis.Analysis: a point is one configuration's samples
     at one commit, read from the store's rows across many results, not a ResultSet with a
     plan and comparisons; each point is summarized once, here, when the series is read."""
     from perflab.stats import summarize

@@ -1,6 +1,6 @@
-"""One Analysis per result: what every view of it shows, computed once (issue 24).
+"""One Analysis per result: what every view of it shows, computed once.
 
-The use-case layer (session, cli/measure, suites/report) judges a result once, with the plan it
+The use-case layer (session, cli/measure, reports/report) judges a result once, with the plan it
 is judged by, and hands the Analysis to every view: terminal tables, exports (JSON, CSV,
 Markdown, hyperfine, pyperf), a suite's tables, plots and HTML.  A view reads the summaries,
 comparisons, plan and warnings here; it neither summarizes samples itself nor keeps defaults

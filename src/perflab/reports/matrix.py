@@ -175,8 +175,8 @@ def comparison_csv_rows(a: Analysis, metric: str) -> list[dict[str, Any]]:
 
 def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
     """What each configuration ran: its command (the first cell's, with the number of cells
-    whose parameters vary it) and its benchmark; a report named neither (issue 25: grep for
-    the program found nothing in the HTML, the Markdown or the CSV)."""
+    whose parameters vary it) and its benchmark, so a grep for the program finds it in the HTML, the
+    Markdown and the CSV."""
     rows: dict[str, dict[str, str]] = {}
     cells: dict[str, int] = {}
     firsts: dict[str, Configuration] = {}

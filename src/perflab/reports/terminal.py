@@ -143,7 +143,7 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     exact = primary is not None and n_primary == 0 and any(
         in_family(c.metric, primary) and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
-    # false slower/faster on some secondary one in about a third of A/A compares (issue 19).
+    # false slower/faster on some secondary one in about a third of A/A compares.
     others = (f"other metrics: exploratory (their claims so marked), "
               f"{CORRECTION_NAMES[plan.secondary]} per metric")
     # A harness run: the primary family is every benchmark's metric of it

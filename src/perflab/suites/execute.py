@@ -83,7 +83,7 @@ def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: flo
     the group in flight and the report included.  The pace (actual over estimated seconds) is
     the finished groups'; before the first ends, the plan's (1), and never less than the group
     in flight shows once it outlasts its estimate: a busy machine read "1/3 cells, about 1s
-    left" with 15 s left (issue 25).  Nor is the group in flight done while ``runs_done`` (the
+    left" with 15 s left.  Nor is the group in flight done while ``runs_done`` (the
     share of its runs made) is below 1: what it has left is at least that share of its
     estimate, at the pace."""
     pace = elapsed_done / done_est if done_est > 0 else 1.0

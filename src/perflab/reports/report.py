@@ -135,11 +135,11 @@ def _axis_tables(a: Analysis, mets: list[str]) -> Tables:
     view, plan = a.rs, a.plan
     tables: Tables = []
     for m in mets:
-        for param, a, b in study_axes(view, view.settings.suite.report or {}):
-            ac = axis_comparisons(view, m, param, a, b, plan=plan)
+        for param, numer, denom in study_axes(view, view.settings.suite.report or {}):
+            ac = axis_comparisons(view, m, param, numer, denom, plan=plan)
             if ac:
-                share = cpu_share_caveat(view, m, param, a, b)
-                title = (f"{m}: {param}={a} over {param}={b} per configuration "
+                share = cpu_share_caveat(view, m, param, numer, denom)
+                title = (f"{m}: {param}={numer} over {param}={denom} per configuration "
                          f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)"
                          + (f"; {share}" if share else ""))
                 tables.append((title, matrix.axis_rows(view, ac)))
