@@ -85,9 +85,11 @@ def test_markdown_has_one_row_per_machine_with_what_it_is() -> None:
     assert "┃" not in md and "│" not in md  # GitHub Markdown, not rich boxes
     # one table per metric, each as narrow as a table of one
     heads = [ln for ln in md.splitlines() if ln.startswith("| machine ")]
-    assert heads == ["| machine | OS | arch | CPU | base (main) | diff (pr) | ratio [95% CI] "
-                     "| verdict |"] * 2
-    assert md.count("|---|---|---|---|---:|---:|---:|---|\n") == 2
+    # the modality of the table's runs (ResultsComparer's column) beside the first metric
+    heads_of = "| machine | OS | arch | CPU | base (main) | diff (pr) | ratio [95% CI] | verdict |"
+    assert heads == [heads_of + " modality (wall_time) |", heads_of]
+    assert md.count("|---|---|---|---|---:|---:|---:|---|---|\n") == 1
+    assert md.count("|---|---|---|---|---:|---:|---:|---|\n") == 1
     by_table = tables(md)
     assert list(by_table) == ["pr vs main (wall_time)", "pr vs main (max_rss)"]
     rows = by_table["pr vs main (wall_time)"]
@@ -141,7 +143,7 @@ def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
     assert fenced.endswith("```\n") and fenced.count("```") == 1
     rows = {r[0]: r for r in table_rows(md)}
     assert rows["arm64-linux"][4] == "missing"
-    assert len(rows["evil\\|\\<b>x\\</b>"]) == 8  # the pipe did not split the cell
+    assert len(rows["evil\\|\\<b>x\\</b>"]) == 9  # the pipe did not split the cell
 
 
 def test_terminal_and_html_show_the_same_columns(tmp_path: Path) -> None:

@@ -35,10 +35,11 @@ from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_value, md_text
 from perflab.judging import Plan
 from perflab.metrics import MetricInfo, verdict_word
-from perflab.model import Fingerprint, ResultSet
+from perflab.model import MACHINE_IDENTITY_KEYS, Configuration, Fingerprint, ResultSet
 from perflab.reports.analysis import Analysis
-from perflab.reports.terminal import bands_text, verdict_style
-from perflab.stats import Comparison
+from perflab.reports.benchmarks import ALLOC_METRIC, alloc_text, modality_text
+from perflab.reports.terminal import bands_text, metrics_to_show, verdict_style
+from perflab.stats import Comparison, modality
 from perflab.table import Column, Table
 from perflab.validate import output_dir
 
@@ -74,6 +75,8 @@ class Row:
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
     first: str = ""  # the block's first metric (the one a CI gate reads)
+    alloc: Comparison | None = None  # bytes per op, base and diff (the Alloc Delta column)
+    modality: str | None = None  # "bimodal (diff)"; "" one mode; None too few runs to tell
 
     @property
     def comparison(self) -> Comparison | None:
@@ -91,6 +94,18 @@ class Block:
     infos: dict[str, MetricInfo] = field(default_factory=dict)
     # machine -> (baseline's commit, candidate's) where both builds are commits
     commits: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def has_alloc(self) -> bool:
+        """The Alloc Delta column: some machine's source has bytes per op."""
+        return ALLOC_METRIC not in self.metrics and any(r.alloc for r in self.rows)
+
+    @property
+    def has_modality(self) -> bool:
+        """The Modality column (of the rows' first metric): some machine has the runs to
+        tell."""
+        return (bool(self.rows) and self.metric == self.rows[0].first
+                and any(r.modality is not None for r in self.rows))
 
     @property
     def commit_range(self) -> str:
@@ -192,6 +207,7 @@ class PerMachine:
     # cannot be printed, the lines then ask for PERFLAB_DB) and as it is shown
     db: str | None = None
     db_shown: str = ""
+    files: dict[str, list[str]] = field(default_factory=dict)  # imported: each machine's files
 
     def name_store(self, store: object) -> None:
         """The store the results were read from, as the reproduce lines' --db."""
@@ -220,6 +236,8 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
     """Several results of one machine become one (as compare --from-db does on one machine)."""
     if len(results) == 1:
         return results[0]
+    if all(r.kind == "import" and len(r.configurations) > 1 for r in results):
+        return _pair_benchmarks(results)
     first = results[0]
     rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=first.settings.copy(),
                    status="complete", id=first.id)
@@ -235,8 +253,35 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
     return rs
 
 
+def _pair_benchmarks(results: list[ResultSet]) -> ResultSet:
+    """Imported files of many benchmarks from one machine (ResultsComparer's base and diff
+    directories): each benchmark is a cell, in the order given the first result its "base",
+    the second its "diff" (a third "diff2"...), so every machine's blocks line up by
+    benchmark."""
+    first = results[0]
+    rs = ResultSet(kind="import", fingerprint=first.fingerprint, settings=first.settings.copy(),
+                   status="complete", id=first.id)
+    for i, src in enumerate(results):
+        side = "base" if i == 0 else "diff" if i == 1 else f"diff{i}"
+        for cfg in src.configurations:
+            cfg.cell, cfg.name, cfg.is_baseline = cfg.name, side, i == 0
+            rs.configurations.append(cfg)
+        for m, info in src.metrics.items():
+            rs.metrics.setdefault(m, info)
+        rs.notes.extend(src.notes)
+    rs.settings.interleaved = False
+    return rs
+
+
 def _machine_key(rs: ResultSet) -> tuple[str, object]:
-    return rs.fingerprint.label(rs.fingerprint.machine_id), rs.fingerprint.machine_id
+    """The machine's name and identity: its store row; for a result not stored (files
+    compared in memory) what its fingerprint says it is, named by its CPU where the file
+    names no host."""
+    fp = rs.fingerprint
+    if fp.machine_id is not None:
+        return fp.label(fp.machine_id), fp.machine_id
+    ident = tuple(str(getattr(fp, k)) for k in MACHINE_IDENTITY_KEYS)
+    return str(fp.machine_name or fp.hostname or fp.cpu_model or "?"), ident
 
 
 def build(results: list[ResultSet], *, metric: str | None = None,
@@ -256,14 +301,18 @@ def build(results: list[ResultSet], *, metric: str | None = None,
     dup = {lb for lb in labels if labels.count(lb) > 1}
     per: dict[str, ResultSet] = {}
     ids: dict[str, list[int]] = {}
+    files: dict[str, list[str]] = {}
     for (label, mid), rss in sorted(groups.items(), key=lambda kv: (kv[0][0].casefold(),
                                                                      kv[0][0], str(kv[0][1]))):
-        name = f"{label} (machine {mid})" if label in dup else label
+        name = (label if label not in dup else f"{label} (machine {mid})"
+                if not isinstance(mid, tuple) else f"{label} ({len(per) + 1})")
         per[name] = _merge_same_machine(rss)
         ids[name] = [int(r.id) for r in rss if r.id is not None]
+        if all(r.kind == "import" and r.settings.file for r in rss):
+            files[name] = [str(r.settings.file) for r in rss]
     wanted = list(dict.fromkeys(metrics or ([metric] if metric else [])))
     if not wanted:
-        wanted = [next(iter(per.values())).settings.primary_metric or "wall_time"]
+        wanted = metrics_to_show(next(iter(per.values())))[:1] or ["wall_time"]
     notes = []
     primaries = {m: r.settings.primary_metric for m, r in per.items()}
     if len(set(primaries.values()) - {None}) > 1:
@@ -283,7 +332,7 @@ def build(results: list[ResultSet], *, metric: str | None = None,
         notes += [f"{name} has no {m} figures" for m in wanted if m not in rs.metrics]
         have = [m for m in wanted if m in rs.metrics]
         plan = Plan.of(rs, threshold=threshold, correction=correction, bands=bands)
-        analyses[name] = Analysis.judge(rs, have, plan)
+        analyses[name] = Analysis.judge(rs, _with_alloc(rs, have), plan)
         comps = analyses[name].comparisons
         comps_of[name] = {(c.cell, c.baseline, c.candidate, c.metric): c for c in comps}
         keys += [(c.cell, c.baseline, c.candidate) for c in comps]
@@ -296,14 +345,14 @@ def build(results: list[ResultSet], *, metric: str | None = None,
               for k in dict.fromkeys(keys)]
     for block in blocks:
         for name, rs in per.items():
-            found = {m: comps_of[name][(block.cell, block.baseline, block.candidate, m)]
-                     for m in wanted
-                     if (block.cell, block.baseline, block.candidate, m) in comps_of[name]}
+            key = (block.cell, block.baseline, block.candidate)
+            found = {m: comps_of[name][(*key, m)] for m in wanted if (*key, m) in comps_of[name]}
             units = {m: rs.metrics[m].unit for m in wanted if m in rs.metrics}
-            block.rows.append(Row(name, ids[name][0] if ids[name] else None, found, units,
-                                  first=wanted[0]))
             by = {c.name: c for c in rs.configurations_in(block.cell)}
             a, b = by.get(block.baseline), by.get(block.candidate)
+            block.rows.append(Row(name, ids[name][0] if ids[name] else None, found, units,
+                                  first=wanted[0], alloc=comps_of[name].get((*key, ALLOC_METRIC)),
+                                  modality=_modality(a, b, wanted[0])))
             if found and a is not None and b is not None and a.commit and b.commit:
                 block.commits[name] = (a.commit, b.commit)
     every = [c for d in comps_of.values() for c in d.values()]
@@ -313,7 +362,23 @@ def build(results: list[ResultSet], *, metric: str | None = None,
                       correction=every[0].correction if every else first.correction,
                       notes=notes,
                       identity={n: Machine.of(n, rs.fingerprint) for n, rs in per.items()},
-                      metrics=wanted, results=per, analyses=analyses)
+                      metrics=wanted, results=per, analyses=analyses, files=files)
+
+
+def _with_alloc(rs: ResultSet, metrics: list[str]) -> list[str]:
+    """The metrics to judge: bytes per op beside (its own family) for the Alloc Delta column,
+    where the source has it."""
+    return metrics + ([ALLOC_METRIC] if ALLOC_METRIC in rs.metrics
+                      and ALLOC_METRIC not in metrics else [])
+
+
+def _modality(a: Configuration | None, b: Configuration | None, metric: str) -> str | None:
+    """The Modality column of a row: "bimodal (diff)", "" for one mode each, None when neither
+    side has the runs to tell (stats.MVALUE_MIN_RUNS)."""
+    sides = [c for c in (a, b) if c is not None]
+    if all(modality(c.samples(metric)) is None for c in sides):
+        return None
+    return modality_text([a, b] if a is not None and b is not None else sides, metric)
 
 
 def _set_baseline(rs: ResultSet, baseline: str | None) -> None:
@@ -335,6 +400,19 @@ def headers(b: Block) -> list[str]:
         pre = f"{m} " if len(b.metrics) > 1 else ""
         out += [f"{pre}base ({b.baseline})", f"{pre}diff ({b.candidate})",
                 f"{pre}ratio [95% CI]", f"{pre}verdict"]
+    return out + _extra_headers(b)
+
+
+def _extra_headers(b: Block) -> list[str]:
+    """ResultsComparer's last two columns, where a machine has them."""
+    return (["alloc delta"] if b.has_alloc else []) + (
+        [f"modality ({b.metric})"] if b.has_modality else [])
+
+
+def _extra_cells(b: Block, r: Row) -> list[Cell]:
+    out: list[Cell] = [(alloc_text(r.alloc), "", "")] if b.has_alloc else []
+    if b.has_modality:
+        out.append((r.modality or "", "yellow" if r.modality else "", ""))
     return out
 
 
@@ -375,7 +453,7 @@ def _block_row(pm: PerMachine, b: Block, r: Row) -> list[Cell]:
     out = _identity(pm, r.machine)
     for m in b.metrics:
         out += _metric_cells(r.comparisons.get(m), r.units.get(m, ""))
-    return out
+    return out + _extra_cells(b, r)
 
 
 @dataclass
@@ -387,8 +465,9 @@ class View:
     summaries: list[str]
 
     def left(self, i: int) -> bool:
-        """Text columns (identity, verdicts) align left, figures right."""
-        return i < len(IDENTITY) or self.headers[i].endswith("verdict")
+        """Text columns (identity, verdicts, modality) align left, figures right."""
+        return (i < len(IDENTITY) or self.headers[i].endswith("verdict")
+                or self.headers[i].startswith("modality"))
 
     def table(self) -> Table:
         """The one table model of this view: the terminal, Markdown and HTML draw it."""
@@ -488,9 +567,11 @@ def reproduce(pm: PerMachine) -> list[str]:
     from perflab.history.reproduce import db_flag
 
     at = db_flag(pm.db, pm.db_shown)
-    out = ["# every machine's stored result judged again"]
+    out = ["# every machine's result judged again"]
     out += [f"perflab report {' '.join(map(str, pm.result_ids[m]))}{at}  # {_plain(m)}"
-            for m in pm.machines if pm.result_ids.get(m)]
+            for m in pm.machines if pm.result_ids.get(m) and m not in pm.files]
+    out += [f"perflab compare --import {' '.join(map(shlex.quote, pm.files[m]))}  # "
+            f"{_plain(m)}" for m in pm.machines if m in pm.files]
     fresh: dict[tuple[str, ...], list[str]] = {}
     trees: dict[str, list[str]] = {}
     for b in pm.blocks:
@@ -522,7 +603,8 @@ def _fresh_lines(pm: PerMachine, b: Block, r: Row, trees: dict[str, list[str]]) 
     rs = pm.results.get(r.machine)
     by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
     base, cand = by.get(b.baseline), by.get(b.candidate)
-    if rs is None or base is None or cand is None or not r.comparisons:
+    if rs is None or base is None or cand is None or not r.comparisons or rs.kind == "import":
+        # files measured apart by a harness: compared again from the files, not run
         return []
     analysis = pm.analyses.get(r.machine)
     flags = compare_flags(rs.settings, b.metric, analysis.plan if analysis else None)

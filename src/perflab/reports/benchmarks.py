@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from perflab.format import fmt_fixed, fmt_ratio, fmt_value
-from perflab.model import ResultSet
+from perflab.model import Configuration, ResultSet
 from perflab.reports.terminal import verdict_style
 from perflab.stats import Comparison, geomean_ratio, modality
 from perflab.table import Cell, Column, Table
@@ -57,19 +57,20 @@ def keep_matching(rs: ResultSet, pattern: str | None) -> list[str]:
     return [benchmark_of(cell) for cell in rs.cells() if len(rs.configurations_in(cell)) < 2]
 
 
-def _modality_text(rs: ResultSet, cell: str, metric: str) -> str:
-    """"bimodal (diff)": the modality of the base's and the diff's runs, ResultsComparer's
-    words; "" when neither has more than one mode (or too few runs to tell)."""
+def modality_text(sides: Sequence[Configuration], metric: str,
+                  names: Sequence[str] = ("base", "diff")) -> str:
+    """"bimodal (diff)": the modality of each side's runs (the base's, the diff's),
+    ResultsComparer's words; "" when none has more than one mode (or too few runs to tell)."""
     out = []
-    for side, cfg in zip(("base", "diff"), rs.configurations_in(cell), strict=False):
+    for side, cfg in zip(names, sides, strict=False):
         mod = modality(cfg.samples(metric))
         if mod is not None and mod.label:
             out.append(f"{mod.label} ({side})")
     return ", ".join(out)
 
 
-def _alloc_text(by_cell: dict[str, Comparison], cell: str) -> str:
-    c = by_cell.get(cell)
+def alloc_text(c: Comparison | None) -> str:
+    """The Alloc Delta column: bytes per op, base -> diff ("(=)" when unchanged)."""
     if c is None:
         return ""
     return (f"{fmt_value(c.base_center, c.unit)} -> {fmt_value(c.cand_center, c.unit)}"
@@ -104,8 +105,8 @@ def table(a: Analysis, metric: str, top: int | None = None) -> Table:
                                  fmt_value(c.cand_center, unit), fmt_ratio(c, "x"),
                                  Cell(c.label, verdict_style(c), c.verdict)]
         if alloc:
-            row.append(_alloc_text(alloc, c.cell))
-        row.append(_modality_text(rs, c.cell, metric))
+            row.append(alloc_text(alloc.get(c.cell)))
+        row.append(modality_text(rs.configurations_in(c.cell), metric))
         t.add_row(*row)
     return t
 
