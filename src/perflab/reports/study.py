@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats as sps
 
 from perflab.format import fmt_params, fmt_sig, fmt_value
 from perflab.model import Configuration, ResultSet
@@ -181,6 +180,9 @@ def per_step(a: Analysis, metric: str) -> str | None:
         xs = np.array([p[0] for p in pts])
         if len(set(xs.tolist())) < 2 or len(pts) < 4:
             continue
+        # scipy.stats costs 0.35 s to import: only a study with a depth-like axis pays it.
+        from scipy import stats as sps
+
         fit = sps.linregress(xs, np.array([p[1] for p in pts]))
         half = float(sps.t.ppf(0.975, len(pts) - 2)) * float(fit.stderr)
         parts.append(f"{name} {fmt_value(fit.slope, unit)} [{fmt_value(fit.slope - half, unit)},"
