@@ -91,6 +91,16 @@ class Table:
                            for k in keys])
         return t
 
+    def natural_width(self) -> int:
+        """How wide the terminal table is with every cell on one line: each column as wide as
+        its longest text, plus the cell padding and the borders."""
+        from rich.cells import cell_len
+
+        widths = [max((cell_len(line) for text in (col.header, *(r[i].text for r in self.rows))
+                       for line in text.splitlines() or [""]), default=0)
+                  for i, col in enumerate(self.columns)]
+        return sum(widths) + 3 * len(widths) + 1
+
     def rich_table(self) -> RichTable:
         """The table as rich draws it (rich imported here only: the CLI's start-up budget)."""
         from rich.table import Table as RichTable
@@ -241,7 +251,7 @@ def fit(table: RichTable | Table, console: Console) -> RenderableType:
     cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
     if not cut and console.width >= _unbroken_width(table):
         return table
-    headers = [_markup(c.header).plain for c in table.columns]
+    headers = [" ".join(_markup(c.header).plain.split()) for c in table.columns]
     columns = [list(c.cells) for c in table.columns]
     out = Text()
     if table.title:
