@@ -154,12 +154,13 @@ class Table:
 
     def to_html(self, *, wrap: bool = False) -> str:
         """An HTML table in a box that scrolls sideways (a wide matrix scrolls inside the page
-        instead of stretching it past 1,400 px, issue 25), then its notes; the classes are
-        those of reports.html.CSS (l: left, wrap: text that wraps, verdict words)."""
+        instead of stretching it past 1,400 px), then its notes; the classes are those of
+        reports.html.CSS (l: left, wrap: text that wraps, v: the verdict column, which stays in
+        view as the rest scrolls, and the verdict's words)."""
         if not self.columns:
             return "<p class='muted'>(no data)</p>"
-        head = "".join(_tag("th", c.header, "l" if c.align == "left" else "")
-                       for c in self.columns)
+        head = "".join(_tag("th", c.header, " ".join(
+            ["l"] * (c.align == "left") + ["v"] * (c.role == "verdict"))) for c in self.columns)
         body = "".join("<tr>" + "".join(
             _td(col, c)
             for col, c in zip(self.columns, row, strict=True)) + "</tr>" for row in self.rows)
@@ -214,7 +215,9 @@ def _html_class(col: Column, c: Cell) -> str:
         cls += "".join(f" {w}" for w in ("regression", "improvement") if w in c.text)
     if c.cls:
         cls += " " + c.cls
-    return cls.strip()
+    if col.role == "verdict":  # v: the column kept in view on a narrow screen (html.CSS)
+        cls += " v"
+    return " ".join(cls.split())
 
 
 def _unbroken_width(table: RichTable) -> int:
