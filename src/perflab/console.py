@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.text import Text
 
@@ -35,6 +35,19 @@ class SafeConsole(Console):
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text, lines=True), **kwargs)
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """rich's size, except that output to no terminal, without a width given, takes
+        output_width() as it prints (COLUMNS may change after the console is made)."""
+        size = super().size
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(output_width(), size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
 
 
 def warning(text: str) -> str:
@@ -69,8 +82,8 @@ def output_width() -> int:
 
 
 def stdout_console() -> Console:
-    return SafeConsole(width=None if sys.stdout.isatty() else output_width())
+    return SafeConsole()
 
 
 def stderr_console() -> Console:
-    return SafeConsole(stderr=True, width=None if sys.stderr.isatty() else output_width())
+    return SafeConsole(stderr=True)

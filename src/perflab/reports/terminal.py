@@ -143,6 +143,9 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str,
                     fmt_change(comp, info.unit, absolute=False),
                     Cell(comp.label, verdict_style(comp))]
         t.add_row(*row)
+    one_line = f"{base.name} (baseline)"
+    if len(one_line) <= max((len(r[1].text) for r in t.rows), default=0):
+        t.columns[1] = Column(one_line)  # as narrow as its values on one line
     return t
 
 
