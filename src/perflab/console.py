@@ -33,6 +33,11 @@ DEFAULT_WIDTH = 80
 class SafeConsole(Console):
     """A rich Console whose every printed string has its control characters escaped."""
 
+    def __init__(self, *args: Any, width: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, width=width, **kwargs)
+        # rich fixes COLUMNS as it was when the console was made; read it as each line prints
+        self._width = width
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text, lines=True), **kwargs)
 
