@@ -45,8 +45,8 @@ def main() -> int:
     print(f"demo: {' '.join(cmd[2:])}", flush=True)
     t0 = time.monotonic()
     # Output goes straight through (progress bar, tables); only the last line is parsed.
-    # The tables are captured, so tell rich the terminal's real width.
-    env = {**os.environ, "COLUMNS": str(max(160, shutil.get_terminal_size().columns))}
+    # The tables are captured: they are drawn at the terminal's width, at least 120 columns.
+    env = {**os.environ, "COLUMNS": str(max(120, shutil.get_terminal_size().columns))}
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0 or args.dry_run:

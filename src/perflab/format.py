@@ -239,10 +239,11 @@ def fmt_cv(center: float, cv: float, stdev: float, unit: str) -> str:
     return f" ±{cv:.1%}"
 
 
-def fmt_change(c: Change, unit: str) -> str:
-    """A comparison's change: the % with the absolute change in the metric's unit, and the CI
-    (in %; at the comparison's adjusted level).  A baseline of 0 has no %: the absolute change
-    and its CI are shown instead ('+1 from 0')."""
+def fmt_change(c: Change, unit: str, absolute: bool = True) -> str:
+    """A comparison's change: the % with the absolute change in the metric's unit (unless
+    ``absolute`` is False: a table that shows both values beside it), and the CI (in %; at the
+    comparison's adjusted level).  A baseline of 0 has no %: the absolute change and its CI are
+    shown instead ('+1 from 0'); an exact count keeps its absolute change."""
     if c.scale == "exact" or c.deterministic:
         if math.isnan(c.ratio):
             return f"{fmt_signed(c.diff, unit)} from 0 (exact)"
@@ -257,7 +258,7 @@ def fmt_change(c: Change, unit: str) -> str:
             txt += f" [{fmt_signed(c.diff_low, unit)}, {fmt_signed(c.diff_high, unit)}]"
         return txt
     txt = fmt_pct(c.ratio)
-    if not math.isnan(c.diff):
+    if absolute and not math.isnan(c.diff):
         txt += f" ({fmt_signed(c.diff, unit, like=c.base_center)})"
     if math.isnan(c.ci_low):
         return txt

@@ -91,6 +91,16 @@ class Table:
                            for k in keys])
         return t
 
+    def natural_width(self) -> int:
+        """How wide the terminal table is with every cell on one line: each column as wide as
+        its longest text, plus the cell padding and the borders."""
+        from rich.cells import cell_len
+
+        widths = [max((cell_len(line) for text in (col.header, *(r[i].text for r in self.rows))
+                       for line in text.splitlines() or [""]), default=0)
+                  for i, col in enumerate(self.columns)]
+        return sum(widths) + 3 * len(widths) + 1
+
     def rich_table(self) -> RichTable:
         """The table as rich draws it (rich imported here only: the CLI's start-up budget)."""
         from rich.table import Table as RichTable
@@ -144,12 +154,13 @@ class Table:
 
     def to_html(self, *, wrap: bool = False) -> str:
         """An HTML table in a box that scrolls sideways (a wide matrix scrolls inside the page
-        instead of stretching it past 1,400 px), then its notes; the classes are
-        those of reports.html.CSS (l: left, wrap: text that wraps, verdict words)."""
+        instead of stretching it past 1,400 px), then its notes; the classes are those of
+        reports.html.CSS (l: left, wrap: text that wraps, v: the verdict column, which stays in
+        view as the rest scrolls, and the verdict's words)."""
         if not self.columns:
             return "<p class='muted'>(no data)</p>"
-        head = "".join(_tag("th", c.header, "l" if c.align == "left" else "")
-                       for c in self.columns)
+        head = "".join(_tag("th", c.header, " ".join(
+            ["l"] * (c.align == "left") + ["v"] * (c.role == "verdict"))) for c in self.columns)
         body = "".join("<tr>" + "".join(
             _td(col, c)
             for col, c in zip(self.columns, row, strict=True)) + "</tr>" for row in self.rows)
@@ -204,7 +215,9 @@ def _html_class(col: Column, c: Cell) -> str:
         cls += "".join(f" {w}" for w in ("regression", "improvement") if w in c.text)
     if c.cls:
         cls += " " + c.cls
-    return cls.strip()
+    if col.role == "verdict":  # v: the column kept in view on a narrow screen (html.CSS)
+        cls += " v"
+    return " ".join(cls.split())
 
 
 def _unbroken_width(table: RichTable) -> int:
@@ -241,7 +254,7 @@ def fit(table: RichTable | Table, console: Console) -> RenderableType:
     cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
     if not cut and console.width >= _unbroken_width(table):
         return table
-    headers = [_markup(c.header).plain for c in table.columns]
+    headers = [" ".join(_markup(c.header).plain.split()) for c in table.columns]
     columns = [list(c.cells) for c in table.columns]
     out = Text()
     if table.title:

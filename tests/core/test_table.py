@@ -35,8 +35,8 @@ def test_html_classes_follow_alignment_and_verdict_words() -> None:
     page = sample().to_html()
     assert page.startswith("<div class='scroll'><table><thead><tr><th class='l'>configuration"
                            "</th><th>median</th>")
-    assert "<td class='l slower regression'>slower (regression)</td>" in page
-    assert "<td class='l faster extra'>faster</td>" in page
+    assert "<td class='l slower regression v'>slower (regression)</td>" in page
+    assert "<td class='l faster extra v'>faster</td>" in page
     assert "<td class='l'>base|line</td>" in page
     assert page.endswith("</table></div><p class='summary'>2 of 3 &lt;slower&gt;</p>")
     assert "<table class='wrap'>" in sample().to_html(wrap=True)

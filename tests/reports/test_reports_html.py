@@ -58,8 +58,8 @@ def test_html_is_self_contained_and_complete(report: Report) -> None:
     imgs = re.findall(r"<img src='([^']+)'", page)
     assert len(imgs) == 4
     # Tables with verdicts, the environment, the suite text and the warnings.
-    assert "<table>" in page and "class='slower regression'" in page
-    assert "class='equivalent'" in page
+    assert "<table>" in page and "class='slower regression v'" in page
+    assert "class='equivalent v'" in page
     assert "Test CPU" in page and "testhost" in page and "cpu_model" in page
     assert "# the suite text itself" in page and html.escape(SUITE_TEXT.splitlines()[1]) in page
     assert "inconclusive" in page and "would decide it" in page
@@ -99,6 +99,36 @@ window.addEventListener('load', check); check();
     img = matplotlib.image.imread(shot)
     colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
     assert len(colours) > 10  # text, tables and plots, not a blank page
+
+
+@pytest.mark.system
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
+def test_verdicts_are_in_view_at_640_px(report: Report, tmp_path: Path) -> None:
+    """At 640 px every verdict cell lies inside the window, beside its row, while the wide
+    comparison tables scroll sideways in their boxes."""
+    assert report.html is not None and CHROMIUM is not None
+    probe = report.out_dir / "probe640.html"
+    probe.write_text(report.html.read_text().replace("</body>", """<script>
+window.addEventListener('load', () => {
+  const cells = Array.from(document.querySelectorAll('td.v'));
+  const out = cells.filter(c => { const r = c.getBoundingClientRect();
+    return r.width <= 0 || r.left < 0 || r.right > window.innerWidth + 1; });
+  const wide = Array.from(document.querySelectorAll('div.scroll'))
+    .filter(d => d.scrollWidth > d.clientWidth + 1).length;
+  document.body.setAttribute('data-verdicts', cells.length + '-out-' + out.length
+    + '-of-' + window.innerWidth + '-wide-' + wide);
+});
+</script></body>"""))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
+    dom = subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
+                          probe.as_uri()], capture_output=True, text=True, timeout=90)
+    m = re.search(r'data-verdicts="(\d+)-out-(\d+)-of-(\d+)-wide-(\d+)"', dom.stdout)
+    assert m, dom.stdout[-500:] + dom.stderr[-500:]
+    cells, out, width, wide = map(int, m.groups())
+    assert width <= 640 and cells > 0 and out == 0, m.group(0)
+    assert wide > 0, m.group(0)  # the check covers tables wider than the window
 
 
 @pytest.mark.system

@@ -174,3 +174,37 @@ def test_integer_axes_tick_at_their_values_and_log_axes_read_plainly() -> None:
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2"]
     labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True)]
     assert "10" in labels and not any("10^" in t or "times" in t or "×" in t for t in labels)
+
+
+def test_every_title_lies_within_its_figure(tmp_path: Path) -> None:
+    """The figure's title and every panel's title, as drawn, inside the figure (the scaling and
+    ratio plots' titles were cut at both sides), and a panel's inside its panel's share."""
+    rs = _stored(tmp_path)
+    comps = compare_result(rs, ["ns_per_op"], threshold=0.05)
+    files = plots.all_plots(Analysis.of(rs, comps), ["ns_per_op"], tmp_path / "img",
+                            rs.settings.suite.report or {})
+    assert {"ns_per_op-scaling-threads", "ns_per_op-ratio-to-baseline"} <= {f.name for f in files}
+    # One panel (a figure 5.2 inches wide) with an eh study's titles
+    pts = [(d, 1.5, 1.4, 1.6) for d in (0, 10, 100)]
+    one = plots._ratio_plot(
+        rs, {"workload=exceptions-unwinding-through-frames, kind=hardware": {"base": pts}},
+        "depth", "cpu_ns_per_op at threads=8 / threads=1 (x)",
+        "cpu_ns_per_op: threads=8 over threads=1 per configuration (paired per round, "
+        "99.2-99.8% CIs, family-adjusted)", tmp_path / "img", "one-panel", "auto")
+    assert one is not None
+    for f in [*files, one]:
+        fig = f.figure
+        assert fig is not None
+        fig.draw_without_rendering()
+        renderer = fig._get_renderer()
+        box = fig.bbox
+        titles = [fig._suptitle] + [a.title for a in fig.axes if a.get_visible()]
+        assert titles[0] is not None and titles[0].get_text()
+        for t in titles:
+            e = t.get_window_extent(renderer)
+            assert box.x0 <= e.x0 and e.x1 <= box.x1 and e.y1 <= box.y1, (f.name, t.get_text())
+        cols = round(box.width / min(a.get_window_extent(renderer).width
+                                     for a in fig.axes if a.get_visible()) - 0.5) or 1
+        for a in fig.axes:
+            if a.get_visible():
+                assert a.title.get_window_extent(renderer).width <= box.width / cols, f.name

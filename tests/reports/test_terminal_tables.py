@@ -16,6 +16,7 @@ from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import (
     compare_table,
+    compare_tables,
     correction_line,
     metrics_to_show,
     stat_table,
@@ -78,7 +79,7 @@ def test_compare_table_verdicts_and_stacked_form() -> None:
     comps = compare_result(rs, ["wall_time", "task_clock"])
     table = compare_table(Analysis.of(rs, comps), ["wall_time", "task_clock"], rs.cells()[0])
     text = _render(table)
-    assert "a (baseline)" in text
+    assert "(baseline)" in text  # under the baseline's name
     verdicts = verdicts_of(text)
     assert verdicts["wall_time"] == "equivalent"  # the last configuration's cell: c
     by = {(c.candidate, c.metric): c.verdict for c in comps}
@@ -89,6 +90,25 @@ def test_compare_table_verdicts_and_stacked_form() -> None:
     stacked = narrow.export_text()
     assert "…" not in stacked
     assert "  verdict: slower" in stacked and "  verdict: equivalent" in stacked
+
+
+def test_a_three_way_compare_is_one_block_per_candidate_where_it_would_wrap() -> None:
+    names = ("eh/cpp depth=10", "eh/rust depth=10", "eh/go depth=10")
+    rs = _rs(_cfg(names[0], 1.0, baseline=True), _cfg(names[1], 1.5), _cfg(names[2], 0.5))
+    a = Analysis.of(rs, compare_result(rs, ["wall_time", "task_clock"]))
+    metrics = ["wall_time", "task_clock"]
+    wide = compare_tables(a, metrics, "{}", 250)
+    assert len(wide) == 1 and wide[0].natural_width() <= 250  # side by side where it fits
+    blocks = compare_tables(a, metrics, "{}", 120)
+    assert [t.title for t in blocks] == [f"{names[1]} vs {names[0]}", f"{names[2]} vs {names[0]}"]
+    for table, verdict in zip(blocks, ("slower", "faster"), strict=True):
+        text = _render(table, 120)
+        assert max(map(len, text.splitlines())) <= 120
+        rows = [line for line in text.splitlines() if line.startswith("│")]
+        # one line a row: every row starts with its metric, each change with its CI
+        assert [r.split("│")[1].strip() for r in rows] == metrics, text
+        assert all(verdict in r and "% [" in r for r in rows), text
+        assert "(baseline)" in text
 
 
 def test_a_table_that_would_break_its_words_at_80_columns_is_stacked() -> None:

@@ -397,7 +397,7 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
     from perflab.reports import benchmarks
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
-        compare_table,
+        compare_tables,
         correction_line,
         metrics_to_show,
         stat_table,
@@ -419,7 +419,8 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
         return a
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
-            compare_table(a, shown, cell).print(console)
+            for table in compare_tables(a, shown, cell, console.width):
+                table.print(console)
         else:
             stat_table(a, rs.configurations_in(cell)[0], shown).print(console)
     stop = rs.settings.stop if measured else None
@@ -500,7 +501,7 @@ def results_show(
     from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
-        compare_table,
+        compare_tables,
         correction_line,
         metrics_to_show,
         stat_table,
@@ -534,7 +535,8 @@ def results_show(
             cfg = rs.configurations_in(cell)[0]
             stat_table(a, cfg, shown).print(console)
         else:
-            compare_table(a, shown, cell).print(console)
+            for table in compare_tables(a, shown, cell, console.width):
+                table.print(console)
     if a.comparisons:
         aside.print(f"[dim]{correction_line(a, rs.settings.primary_metric)}[/]",
                     highlight=False)

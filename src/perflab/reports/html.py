@@ -35,6 +35,9 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .faster{color:#0a7d2c;font-weight:600}.slower{color:#b3261e;font-weight:600}
 .equivalent{color:#0b6e99}.inconclusive{color:#9a6700}.larger,.smaller,.different{font-weight:600}
 .regression{color:#b3261e}.improvement{color:#0a7d2c}.different{color:#8e24aa}
+td.v,th.v{position:sticky;right:0;background:#fff;box-shadow:-1px 0 0 #ddd}th.v{background:#f3f3f3}
+@media (max-width:800px){body{margin:1em auto;padding:0 .5em}th,td{white-space:normal}
+td.v,th.v{min-width:6em}}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}
 pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.8em;overflow:auto;font-size:.85em}
@@ -50,6 +53,8 @@ def page(title: str, body: Sequence[str]) -> str:
     names, matrix values, commands, workload output) are shown as \\xNN, so the file cannot
     clear or retitle a terminal it is printed on."""
     return printable("\n".join(["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                                "<meta name='viewport' content='width=device-width,"
+                                "initial-scale=1'>"
                                 f"<title>{html.escape(title)}</title><style>{CSS}</style></head>"
                                 "<body>", *body, "</body></html>\n"]), lines=True)
 

@@ -216,10 +216,34 @@ def _printable_texts(fig: Figure) -> None:
             t.set_text(printable(text, lines=True))
 
 
+def fit_titles(fig: Figure) -> None:
+    """Wrap the figure's title to the figure's width and each panel's title to its panel's,
+    measured as drawn (a 5-inch single panel cut "cpu_ns_per_op: threads=8 over threads=1 per
+    configuration (...)" at both sides); constrained layout then makes room for the lines."""
+    import textwrap
+
+    fig.draw_without_rendering()
+    renderer = fig._get_renderer()  # type: ignore[attr-defined]
+    titles = [(fig._suptitle, fig.bbox.width)] if fig._suptitle is not None else []
+    titles += [(ax.title, ax.get_window_extent(renderer).width)
+               for ax in fig.axes if ax.get_visible()]
+    for text, room in titles:
+        words = text.get_text()
+        for _ in range(4):  # each pass measures the wrapped lines again
+            wide = text.get_window_extent(renderer).width
+            if not words or wide <= 0.96 * room:
+                break
+            longest = max(map(len, words.splitlines()))
+            chars = max(8, int(longest * 0.96 * room / wide) - 1)
+            text.set_text(textwrap.fill(" ".join(words.split()), chars))
+            words = text.get_text()
+
+
 def _save(fig: Figure, out: Path, name: str, title: str, caption: str) -> PlotFile:
     out.mkdir(parents=True, exist_ok=True)
     png, svg = out / f"{name}.png", out / f"{name}.svg"
     _printable_texts(fig)
+    fit_titles(fig)
     fig.savefig(png, dpi=110)
     fig.savefig(svg)
     return PlotFile(name=name, title=title, png=png, svg=svg, caption=caption, figure=fig)
@@ -472,6 +496,7 @@ def plot_timeline(panels: Sequence[TimelinePanel], out: Path, title: str | None 
         fig.suptitle(title)
     out.parent.mkdir(parents=True, exist_ok=True)
     _printable_texts(fig)
+    fit_titles(fig)
     fig.savefig(out, dpi=100)
     return out
 

@@ -88,18 +88,42 @@ def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
     return t
 
 
-def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
-    """Configurations as columns, metrics as rows, % change against the baseline with its CI."""
+def compare_tables(a: Analysis, metrics: Sequence[str], cell: str, width: int) -> list[Table]:
+    """The compare tables for a terminal ``width`` columns wide: one table with every
+    configuration side by side when each of its rows fits on one line, else one table per
+    candidate against the baseline (as hyperfine sums up several commands: each against the
+    reference), so a 3-way compare reads at 120 columns."""
+    whole = compare_table(a, metrics, cell)
+    base = a.rs.baseline_in(cell)
+    others = [c.name for c in a.rs.configurations_in(cell) if c is not base]
+    if len(others) < 2 or whole.natural_width() <= width:
+        return [whole]
+    return [compare_table(a, metrics, cell, [name]) for name in others]
+
+
+def compare_table(a: Analysis, metrics: Sequence[str], cell: str,
+                  candidates: Sequence[str] | None = None) -> Table:
+    """Configurations as columns, metrics as rows, % change against the baseline with its CI;
+    ``candidates`` names the configurations shown beside the baseline (all of them unless
+    given), the title then names the pair."""
     rs = a.rs
     configs = rs.configurations_in(cell)
     base = rs.baseline_in(cell)
     assert base is not None
     by_key = {(c.candidate, c.metric): c for c in a.comparisons if c.cell == cell}
-    others = [c for c in configs if c is not base]
-    t = Table.of("" if cell == "{}" else f"cell {cell}",
-                 [Column("metric", "left", wrap=False), f"{base.name} (baseline)",
+    others = [c for c in configs if c is not base
+              and (candidates is None or c.name in candidates)]
+    title = "" if cell == "{}" else f"cell {cell}"
+    if candidates is not None:
+        pair = f"{', '.join(c.name for c in others)} vs {base.name}"
+        title = f"{title}: {pair}" if title else pair
+    # The baseline's name above "(baseline)", each change without its absolute part (both
+    # values stand beside it): a candidate's four columns fit 120 columns on one line a row
+    t = Table.of(title,
+                 [Column("metric", "left", wrap=False), Column(f"{base.name}\n(baseline)"),
                   *(col for c in others
-                    for col in (c.name, "change [CI]", Column("verdict", "left")))])
+                    for col in (Column(c.name), Column("change [CI]"),
+                                Column("verdict", "left", role="verdict")))])
     for m, name, info, _ in _metric_rows(rs, base, metrics):
         comps = [by_key[(c.name, m)] for c in others if (c.name, m) in by_key]
         sb = a.summary(base, m)
@@ -115,9 +139,13 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str) -> Table:
             if comp is None:  # not compared: other work declared (stats._comparable)
                 row += [shown_value(sc, None, info), "-", Cell("other work", "dim")]
                 continue
-            row += [shown_value(sc, comp.cand_center, info), fmt_change(comp, info.unit),
+            row += [shown_value(sc, comp.cand_center, info),
+                    fmt_change(comp, info.unit, absolute=False),
                     Cell(comp.label, verdict_style(comp))]
         t.add_row(*row)
+    one_line = f"{base.name} (baseline)"
+    if len(one_line) <= max((len(r[1].text) for r in t.rows), default=0):
+        t.columns[1] = Column(one_line)  # as narrow as its values on one line
     return t
 
 
