@@ -43,27 +43,8 @@ def stage_group(module: str) -> TyperGroup:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         group = typer.main.get_command(sub)
         assert isinstance(group, TyperGroup)
-        _plain_flags(group)
         _loaded[module] = group
     return _loaded[module]
-
-
-def _plain(params: list[click.Parameter]) -> list[click.Parameter]:
-    """No value placeholder beside a flag in the help: typer 0.29 prints a flag's type as
-    one ("--shell <bool>", even "--help <bool>"), which reads as if the flag took a value.
-    A flag's empty metavar is printed instead."""
-    for p in params:
-        if getattr(p, "is_flag", False) and p.metavar is None:
-            p.metavar = ""
-    return params
-
-
-def _plain_flags(cmd: click.Command) -> None:
-    """_plain on the options of ``cmd`` (its help option too) and of its subcommands."""
-    ctx = click.Context(cmd, help_option_names=["-h", "--help"])
-    _plain(cmd.get_params(ctx))
-    for sub in getattr(cmd, "commands", {}).values():
-        _plain_flags(sub)
 
 
 def _summary(name: str, help_text: str) -> TyperCommand:
@@ -72,7 +53,7 @@ def _summary(name: str, help_text: str) -> TyperCommand:
 
 
 class _CtrlC(BaseException):
-    """Ctrl-C inside a verb, carried to ``main``'s one line.  typer (0.29) turns a
+    """Ctrl-C inside a verb, carried to ``main``'s one line.  typer turns a
     KeyboardInterrupt into a silent Exit(130) that ``main`` could not tell from a verb's own
     exit code, so the verb ended with no word; this is no Exception, so nothing in typer or
     click catches it on the way."""
@@ -92,9 +73,6 @@ class LazyGroup(TyperGroup):
         # typo suggestions ("Did you mean 'stat'?") come from self.commands
         for verb, (_, help_text) in VERBS.items():
             self.commands.setdefault(verb, _summary(verb, help_text))
-
-    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
-        return _plain(super().get_params(ctx))  # with typer's completion options, added late
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(VERBS)
