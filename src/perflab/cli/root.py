@@ -43,8 +43,28 @@ def stage_group(module: str) -> TyperGroup:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         group = typer.main.get_command(sub)
         assert isinstance(group, TyperGroup)
+        _plain_flags(group)
         _loaded[module] = group
     return _loaded[module]
+
+
+def _plain(params: list[click.Parameter]) -> list[click.Parameter]:
+    """No value placeholder beside a flag in the help: typer 0.29 and later print a flag's
+    type as one ("--shell <bool>", even "--help <bool>"), which reads as if the flag took a
+    value; pyproject.toml pins typer below 0.29, and in an environment that still has a later
+    one a flag's empty metavar is printed instead (with 0.28 this changes nothing)."""
+    for p in params:
+        if getattr(p, "is_flag", False) and p.metavar is None:
+            p.metavar = ""
+    return params
+
+
+def _plain_flags(cmd: click.Command) -> None:
+    """_plain on the options of ``cmd`` (its help option too) and of its subcommands."""
+    ctx = click.Context(cmd, help_option_names=["-h", "--help"])
+    _plain(cmd.get_params(ctx))
+    for sub in getattr(cmd, "commands", {}).values():
+        _plain_flags(sub)
 
 
 def _summary(name: str, help_text: str) -> TyperCommand:
@@ -73,6 +93,9 @@ class LazyGroup(TyperGroup):
         # typo suggestions ("Did you mean 'stat'?") come from self.commands
         for verb, (_, help_text) in VERBS.items():
             self.commands.setdefault(verb, _summary(verb, help_text))
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        return _plain(super().get_params(ctx))  # with typer's completion options, added late
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(VERBS)
