@@ -4,6 +4,7 @@
   perflab stat -r 1 -w 0 -- true (SQLite)    <= 2.5 x python -c "import numpy"
   perflab results list, results show ID      <= 1.5 x python -c "import numpy"
   perflab fleet status (PostgreSQL)          <= 1.5 x python -c "import numpy"
+  perflab fleet submit of one job            <= 3 x   python -c "import numpy"
   detect -b B, report ID --no-plots on a store of 1,000 results
                                              <= 2 x the same on 100 results, for a store of
                                                 one benchmark and for one benchmark's 100
@@ -58,6 +59,7 @@ GOALS: dict[str, tuple[str, float]] = {
     "results list": (NUMPY, 1.5),
     "results show 1": (NUMPY, 1.5),
     "fleet status": (NUMPY, 1.5),
+    "fleet submit (one job)": (NUMPY, 3.0),
     "detect (1,000 results of b00)": ("detect (100 results of b00)", 2.0),
     "detect -b b00 (100 of 1,000 results)": ("detect (100 results of b00)", 2.0),
     "report 1 --no-plots (1,000 results)": ("report 1 --no-plots (100 results)", 2.0),
@@ -95,6 +97,15 @@ def fill_store(path: Path, mine: int, others: int) -> None:
         store.save(rs)
 
 
+def announce_machine(pg_url: str) -> None:
+    """A worker's row named "startup" (no worker runs): `fleet submit -M startup` queues to it."""
+    from perflab.fingerprint import machine_fingerprint
+    from perflab.fleet.queue import fleet_store
+    from perflab.fleet.worker import announce
+
+    announce(fleet_store(pg_url), "startup", [], machine_fingerprint(probe_pmu=False))
+
+
 def cases(exe: str, tmp: Path, pg_url: str | None) -> dict[str, list[str]]:
     py = sys.executable
     sqlite = tmp / "r.sqlite"
@@ -118,6 +129,8 @@ def cases(exe: str, tmp: Path, pg_url: str | None) -> dict[str, list[str]]:
     }
     if pg_url:
         out["fleet status"] = [exe, "fleet", "status", "--db", pg_url]
+        out["fleet submit (one job)"] = [exe, "fleet", "submit", "-M", "startup", "--db",
+                                         pg_url, "--", "stat", "-r", "5", "--", "/bin/true"]
     for label, db in (("100 results of b00", small), ("1,000 results of b00", large)):
         out[f"detect ({label})"] = [exe, "detect", "--db", str(db)]
     out["detect -b b00 (100 of 1,000 results)"] = [exe, "detect", "-b", "b00", "--db",
@@ -158,7 +171,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="perf stat -r of each case")
     ap.add_argument("--rounds", type=int, default=3, help="times the whole list is measured")
-    ap.add_argument("--no-fleet", action="store_true", help="skip fleet status (PostgreSQL)")
+    ap.add_argument("--no-fleet", action="store_true",
+                    help="skip fleet status and submit (PostgreSQL)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if not shutil.which("perf"):
@@ -181,6 +195,7 @@ def main() -> int:
             pg_url = pg.create_database("startup")
             subprocess.run([exe, "fleet", "init", "--db", pg_url], check=True,
                            capture_output=True)
+            announce_machine(pg_url)
         ms = measure(cases(exe, Path(tmpd), pg_url), args.runs, args.rounds)
     report["load_after"] = load()
     report["cases"] = summarise(ms)

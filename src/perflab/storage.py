@@ -403,9 +403,15 @@ class Store:
     def _check_columns(self) -> None:
         """Every column this perflab writes must exist: a table from another version (or
         altered by hand) is named here, not at the first insert after measuring."""
-        insp = sa.inspect(self.engine)
-        tables = set(insp.get_table_names())
-        lacking = [t.name for t in metadata.sorted_tables if t.name not in tables]
+        names = [t.name for t in metadata.sorted_tables]
+
+        def columns() -> dict[str, set[str]]:
+            # All tables' columns at once: on PostgreSQL one catalog query, not one per table.
+            found = sa.inspect(self.engine).get_multi_columns(filter_names=names)
+            return {table: {c["name"] for c in cols} for (_, table), cols in found.items()}
+
+        tables = columns()
+        lacking = [name for name in names if name not in tables]
         if lacking and not self.is_sqlite:
             raise PerflabError(f"the database {self.location} lacks perflab's table(s) "
                                f"{', '.join(lacking)}",
@@ -413,9 +419,9 @@ class Store:
         if lacking:
             # A table dropped by hand, or added in this version: make it (data stays).
             self.write(lambda conn: metadata.create_all(conn, checkfirst=True))
-            insp = sa.inspect(self.engine)
+            tables = columns()
         for table in metadata.sorted_tables:
-            have = {c["name"] for c in insp.get_columns(table.name)}
+            have = tables.get(table.name, set())
             missing = [c.name for c in table.columns if c.name not in have]
             if missing:
                 raise PerflabError(

@@ -59,6 +59,18 @@ def test_version_loads_no_command_line_library() -> None:
         "except SystemExit:\n    pass")
 
 
+def test_the_collector_runs_rarely_while_perflab_loads() -> None:
+    """main raises the cyclic collector's first threshold before typer and the stages load
+    (collecting their long-lived objects over and over cost 12-15% of a short verb's CPU)."""
+    from perflab.cli import GC_YOUNG
+
+    probe = ("import gc\nfrom perflab.cli import main\ntry:\n    main(['--help'])\n"
+             "except SystemExit:\n    pass\nprint(gc.get_threshold()[0], gc.isenabled())")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[-1] == f"{GC_YOUNG} True"
+
+
 VERB_HELP = """
 import contextlib, io
 from perflab.cli import main, stage_group, VERBS

@@ -49,9 +49,10 @@ def stage_group(module: str) -> TyperGroup:
 
 
 def _plain(params: list[click.Parameter]) -> list[click.Parameter]:
-    """No value placeholder beside a flag in the help: typer 0.29 prints a flag's type as
-    one ("--shell <bool>", even "--help <bool>"), which reads as if the flag took a value.
-    A flag's empty metavar is printed instead."""
+    """No value placeholder beside a flag in the help: typer 0.29 and later print a flag's
+    type as one ("--shell <bool>", even "--help <bool>"), which reads as if the flag took a
+    value; pyproject.toml pins typer below 0.29, and in an environment that still has a later
+    one a flag's empty metavar is printed instead (with 0.28 this changes nothing)."""
     for p in params:
         if getattr(p, "is_flag", False) and p.metavar is None:
             p.metavar = ""
@@ -72,7 +73,7 @@ def _summary(name: str, help_text: str) -> TyperCommand:
 
 
 class _CtrlC(BaseException):
-    """Ctrl-C inside a verb, carried to ``main``'s one line.  typer (0.29) turns a
+    """Ctrl-C inside a verb, carried to ``main``'s one line.  typer turns a
     KeyboardInterrupt into a silent Exit(130) that ``main`` could not tell from a verb's own
     exit code, so the verb ended with no word; this is no Exception, so nothing in typer or
     click catches it on the way."""
