@@ -155,6 +155,9 @@ pids = sys.argv[1]
 def note(what):
     with open(pids, "a") as f:
         f.write(f"{os.getpid()} {what}\\n")
+def noted():
+    return len(open(pids).read().splitlines()) if os.path.exists(pids) else 0
+before = noted()  # the runs before this one noted theirs: wait for this run's two
 if os.fork() == 0:  # the child
     if os.fork() == 0:  # the grandchild: a process group of its own, in the command's session
         os.setpgid(0, 0)
@@ -163,7 +166,7 @@ if os.fork() == 0:  # the child
     os.setsid()  # the child: a session of its own
     note("session")
     os.execvp("sleep", ["sleep", "301"])
-while not os.path.exists(pids) or len(open(pids).read().split("\\n")) < 3:
+while noted() < before + 2:
     time.sleep(0.01)
 """
 
