@@ -196,6 +196,8 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
         CORRECTIONS,
         ESTIMATOR_CHOICES,
         MIN_RUNS,
+        SERIAL_MIN_RUNS,
+        SERIAL_RHO_MAX,
         check_estimator_runs,
         parse_estimator,
     )
@@ -218,6 +220,11 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
             warn(warning(f"the default estimator ({est.label}) needs {est.min_runs()} runs: "
                          f"with --runs {runs} the comparisons will be inconclusive (too few "
                          "runs); raise --runs or pass --estimator median"))
+        elif verdict and runs < SERIAL_MIN_RUNS and est.kind != "median":
+            warn(warning(f"--runs {runs} is too few to rule out drift (runs correlated in "
+                         f"time): below {SERIAL_MIN_RUNS} runs the intervals are widened for a "
+                         f"lag-1 correlation of {SERIAL_RHO_MAX}, so only large changes are "
+                         f"decided; use --runs {SERIAL_MIN_RUNS} or more"))
     return est
 
 

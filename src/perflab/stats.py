@@ -214,28 +214,31 @@ def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
     return float(s[kl:n - kh].mean()), float((n - 1) * w.var(ddof=1) / (h * (h - 1))), h
 
 
-# The largest lag-1 correlation the interval is widened for (variance x7): beyond it the
-# estimate from a few runs is mostly noise, and the widening only made absurd intervals
-# (coverage and false alarms unchanged in simulation from 0.9 down to 0.6).
-SERIAL_CAP = 0.75
-# Fewer runs give fewer than 9 lag-1 products: the estimate is mostly noise, and widening for it
-# cost more than it saved (simulated, 6 runs: a clear +8% found 50% instead of 72% at the first
-# adaptive look; 2.5x on user_time read inconclusive [-99.6%, >+9,900%]).  Below it nothing is
-# widened; AR(1) rho 0.5 at 6-9 runs then gives 8-10% false slower/faster at one look (1.2% at
-# the adaptive first look, alpha / 15), said in docs/statistics.md.
-SERIAL_MIN_RUNS = 10
+# The largest lag-1 correlation verdicts are guaranteed for: an interval is widened for at most
+# this much, and for this much where it cannot be estimated (below SERIAL_MIN_RUNS).  Beyond it
+# the estimate from a few runs is mostly noise.
+SERIAL_RHO_MAX = 0.8
+# Below this many runs the lag-1 correlation is not estimated: simulated under AR(1) noise of
+# lag-1 0.8 (the guarantee's range, docs/statistics.md), an interval widened for the estimate
+# from 10-16 runs still gave 2.9-4.3% false slower (or faster) in A/A, where 20 give 2.5%.
+# Below it the interval is widened for SERIAL_RHO_MAX itself (drift cannot be ruled out), so
+# only a change far beyond the band is claimed, an undecided comparison says "too few runs to
+# rule out drift" (DRIFT_NOTE), and a fixed --runs below it is warned about before measuring.
+SERIAL_MIN_RUNS = 20
+DRIFT_NOTE = "too few runs to rule out drift"
 
 
 def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     """The lag-1 autocorrelation of ``x`` in run order, as the interval widens for it: the
     series winsorised as the estimator's variance is (an outlying run does not make a
     correlation), the estimate's small-sample bias added back (E[r] ~ rho - (1 + 4 rho) / n,
-    Marriott & Pope 1954), and kept within [0, SERIAL_CAP]: negative correlation never narrows an
-    interval.  Noise correlated in time (a neighbour that comes and goes, a warming cache)
-    makes successive runs alike, so n runs hold less information than n independent ones."""
+    Marriott & Pope 1954), and kept within [0, SERIAL_RHO_MAX]: negative correlation never
+    narrows an interval.  Below SERIAL_MIN_RUNS it cannot be estimated: SERIAL_RHO_MAX.  Noise
+    correlated in time (a neighbour that comes and goes, a warming cache) makes successive runs
+    alike, so n runs hold less information than n independent ones."""
     n = len(x)
     if n < SERIAL_MIN_RUNS:
-        return 0.0
+        return SERIAL_RHO_MAX
     kl, kh = _trim_counts(n, est)
     s = np.sort(x)
     w = np.clip(x, s[kl], s[n - kh - 1])
@@ -244,20 +247,40 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     if den <= 0:
         return 0.0
     r = float(np.dot(w[1:], w[:-1])) / den
-    return float(min(SERIAL_CAP, max(0.0, r + (1 + 4 * r) / n)))
+    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n)))
 
 
-def _inflation(rho: float) -> float:
-    """Under AR(1) noise of lag-1 correlation ``rho`` the variance of a mean of n runs is this
-    many times the independent one's (large n), and the effective number of runs that many
-    times smaller."""
-    return (1 + rho) / (1 - rho)
+def _ar1_mean_factor(rho: float, n: int) -> float:
+    """Var(mean of n runs) under AR(1) noise of lag-1 correlation ``rho``, in units of
+    sigma^2 / n: 1 + 2 sum_k (1 - k/n) rho^k."""
+    k = np.arange(1, n)
+    return float(1 + 2 * np.sum((1 - k / n) * rho ** k))
 
 
-def _widened(se: float, df: float, rho: float) -> tuple[float, float]:
-    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``."""
-    f = _inflation(rho)
-    return se * math.sqrt(f), max(1.0, df / f)
+def _inflation(rho: float, n: int) -> float:
+    """How many times the variance of a mean of ``n`` runs under AR(1) noise of lag-1
+    correlation ``rho`` exceeds its estimate s^2 / n from the same runs: the mean's variance is
+    f sigma^2 / n, and the runs' spread about their own mean underestimates sigma^2 by
+    (n - f) / (n - 1) (successive runs alike), so f (n - 1) / (n - f), exactly, for any n."""
+    if rho <= 0 or n < 2:
+        return 1.0
+    f = _ar1_mean_factor(rho, n)
+    return f * (n - 1) / max(n - f, 1e-9)
+
+
+def _serial_df(df: float, rho: float, n: int) -> float:
+    """The widened interval's df: df / f (f the mean's AR(1) variance factor: the runs'
+    effective number) for an estimated correlation; df / sqrt(f) where SERIAL_RHO_MAX is
+    assumed (fewer than SERIAL_MIN_RUNS), which simulation shows conservative there (the
+    widened t of AR(1) 0.8 runs needs df 3.75 at 6-10 runs, 5-7 at 12-20; this gives 2.5-4)."""
+    f = _ar1_mean_factor(rho, n)
+    return max(1.0, df / (f if n >= SERIAL_MIN_RUNS else math.sqrt(f)))
+
+
+def _widened(se: float, df: float, rho: float, n: int) -> tuple[float, float]:
+    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``: the
+    variance x _inflation, the df as _serial_df."""
+    return se * math.sqrt(_inflation(rho, n)), _serial_df(df, rho, n)
 
 
 # --- the location of a comparison and its interval at any level --------------------------------
@@ -294,6 +317,8 @@ class Location:
     # correlation used (the larger of the two samples' when not interleaved), and the factor.
     serial: float = 0.0
     widened: float = 1.0
+    # Too few runs to estimate the correlation: widened for SERIAL_RHO_MAX (DRIFT_NOTE).
+    assumed_serial: bool = False
 
     @property
     def zero_width(self) -> bool:
@@ -381,9 +406,10 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
             tm, se, df = trimmed_t(d, est)
             if se > 0:
                 rho = serial_correlation(d, est)
-                wse, wdf = _widened(float(se), float(df), rho)
+                wse, wdf = _widened(float(se), float(df), rho, len(d))
                 return Location("trimmed-t", float(tm), wse, wdf, serial=rho,
-                                widened=wse / float(se))
+                                widened=wse / float(se),
+                                assumed_serial=len(d) < SERIAL_MIN_RUNS)
         return _tied(Location("sign", float(np.median(d)), sorted_values=np.sort(d)))
     if np.ptp(la) == 0 and np.ptp(lb) == 0:
         return Location("yuen", float(lb[0] - la[0]), 0.0, math.inf)
@@ -394,12 +420,13 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
         if se > 0:
             # Each sample widened for its own serial correlation (runs in run order).
             ra, rb = serial_correlation(la, est), serial_correlation(lb, est)
-            fa, fb = _inflation(ra), _inflation(rb)
+            fa, fb = _inflation(ra, len(la)), _inflation(rb, len(lb))
             da, db = da * fa, db * fb
             wse = math.sqrt(da + db)
-            df = (da + db) ** 2 / (da ** 2 / max(1.0, (ha - 1) / fa)
-                                   + db ** 2 / max(1.0, (hb - 1) / fb))
-            return Location("yuen", mb - ma, wse, df, serial=max(ra, rb), widened=wse / se)
+            df = (da + db) ** 2 / (da ** 2 / _serial_df(ha - 1, ra, len(la))
+                                   + db ** 2 / _serial_df(hb - 1, rb, len(lb)))
+            return Location("yuen", mb - ma, wse, df, serial=max(ra, rb), widened=wse / se,
+                            assumed_serial=min(len(la), len(lb)) < SERIAL_MIN_RUNS)
     rng = np.random.default_rng(12345)
     ia = rng.integers(0, len(la), (BOOT_RESAMPLES, len(la)))
     ib = rng.integers(0, len(lb), (BOOT_RESAMPLES, len(lb)))
@@ -835,8 +862,12 @@ def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> N
         c.verdict = "inconclusive"
     if c.verdict == "inconclusive" and not c.coarse:
         c.runs_needed = runs_needed(min(c.n_baseline, c.n_candidate), loc, band, alpha_eff)
+        if loc.assumed_serial and not c.note:
+            c.note = DRIFT_NOTE
     else:
         c.runs_needed = None
+        if c.note == DRIFT_NOTE:
+            c.note = ""
 
 
 def runs_needed(n: int, loc: Location, band: tuple[float, float], alpha: float,
