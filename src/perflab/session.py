@@ -356,7 +356,8 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
         rs.notes.append(line)
     rs.settings.interleaved = False  # different sessions: no pairing
     # Each stored result was judged with its own looks: the comparison keeps the most.
-    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded))
+    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded),
+                                     level=min(Plan.of(r).alpha_look for r in loaded))
     rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
                     "different times, so drift between them is not controlled")
     for cell in rs.cells():

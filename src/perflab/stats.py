@@ -1040,6 +1040,9 @@ class Plan:
     estimator: str = str(DEFAULT_ESTIMATOR)
     alpha: float = ALPHA
     looks: int = 1  # planned looks at the data (adaptive measuring); alpha is split over them
+    # The level the verdicts are judged at where the looks spent alpha unevenly (look_level:
+    # the level of the look measuring stopped at); None: alpha split evenly over ``looks``.
+    level: float | None = None
     # Bands of their own (--threshold METRIC=VALUE, a suite's [bands]): metric or kind -> text.
     bands: dict[str, str] = field(default_factory=dict)
     # Memory and counts get their kinds' default bands (default_band); False for results
@@ -1048,7 +1051,8 @@ class Plan:
 
     @property
     def alpha_look(self) -> float:
-        return self.alpha / max(1, self.looks)
+        """The level the verdicts are judged at (before their family's adjustment)."""
+        return self.level if self.level is not None else self.alpha / max(1, self.looks)
 
     def band_for(self, metric: str, info: MetricInfo | None) -> Band:
         """The band ``metric`` is judged against: its own, its kind's, or the default."""
@@ -1141,8 +1145,9 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
             c.exploratory = primary is not None and m != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
-                # judged against alpha / looks; it read "p=0.0063 ... inconclusive").
-                c.p_value = min(1.0, c.p_value * max(1, plan.looks))
+                # judged against the look's level, Plan.alpha_look; it read "p=0.0063 ...
+                # inconclusive").
+                c.p_value = min(1.0, c.p_value * plan.alpha / plan.alpha_look)
     _kernel_blind(rs, out)
     return out
 
@@ -1355,26 +1360,52 @@ def bisect_band(step_ratio: float) -> float:
     return max(DEFAULT_THRESHOLD, math.sqrt(step_ratio) - 1.0)
 
 
+# The one spending function's shape (Hwang-Shih-DeCani): negative spends little at early
+# looks, keeping most of alpha for the last ones.
+SPEND_GAMMA = -4.0
+
+
+def spending_levels(looks: int, alpha: float, gamma: float = SPEND_GAMMA) -> list[float]:
+    """alpha spent over ``looks`` looks by the Hwang-Shih-DeCani function
+    alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / looks, each look getting its increment
+    (8 looks, alpha 0.1: 0.0006, 0.001, ..., 0.02).  They add up to alpha, so over all looks a
+    claim is wrong with probability at most alpha, whatever the correlation between looks (the
+    union bound).  Early looks are strict: a comparison decided on its first runs is a clear
+    one, and most of alpha is kept for the end, where one that needed many runs is decided
+    instead of left inconclusive.  Adaptive measuring's looks (look_level) and bisect's rounds
+    (bisect_levels) both spend by it."""
+    k = np.arange(looks + 1) / max(1, looks)
+    spent = alpha * -np.expm1(-gamma * k) / -math.expm1(-gamma)
+    return [float(x) for x in np.diff(spent)]
+
+
+def look_level(min_runs: int, max_runs: int, rounds: int, final: bool,
+               alpha: float = ALPHA) -> float:
+    """The level of adaptive measuring's look at ``rounds`` runs per configuration: the
+    schedule's looks (look_schedule) spend alpha by spending_levels; a look where measuring
+    ends (``final``: --max-runs reached, the budget spent, between looks or at one) gets what
+    the looks before it left.  So the levels of the looks a measurement takes add up to alpha
+    at most, wherever it stops."""
+    sched = look_schedule(min_runs, max_runs)
+    inc = spending_levels(len(sched), alpha)
+    if not final and rounds in sched:
+        return inc[sched.index(rounds)]
+    return max(0.0, alpha - sum(x for n, x in zip(sched, inc, strict=True) if n < rounds))
+
+
 # One-sided, per direction, spent over a step's rounds: the steps after the check ask which end
 # a commit resembles, and at either end the error is far below this (the edge is midway);
 # the check, which claims that bad is slower at all, is held to compare's 2.5% a direction.
 BISECT_ALPHA = 0.1
 BISECT_CHECK_ALPHA = ALPHA / 2
 BISECT_ROUNDS = 8  # the default run budget of a step: --max-rounds of --runs each
-BISECT_GAMMA = -4.0  # the spending function's shape: negative spends little at early looks
 
 
 def bisect_levels(rounds: int, alpha: float = BISECT_ALPHA) -> list[float]:
-    """The one-sided level of each round's look at a bisect step: alpha spent over the rounds by
-    the Hwang-Shih-DeCani function alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / rounds,
-    g = BISECT_GAMMA, each look getting its increment (8 rounds: 0.0006, 0.001, ..., 0.02;
-    they add up to alpha, so over all rounds a step is wrong about its side of the band's edge
-    with probability at most alpha, whatever the correlation between looks).  Early looks are
-    strict: a step decided on its first 10 runs is a clear one, and most of alpha is kept for
-    the budget's end, where a step that needed many runs is decided instead of skipped."""
-    k = np.arange(rounds + 1) / max(1, rounds)
-    spent = alpha * -np.expm1(-BISECT_GAMMA * k) / -math.expm1(-BISECT_GAMMA)
-    return [float(x) for x in np.diff(spent)]
+    """The one-sided level of each round's look at a bisect step: alpha spent over the rounds
+    (spending_levels: 8 rounds: 0.0006, 0.001, ..., 0.02), so over all rounds a step is wrong
+    about its side of the band's edge with probability at most alpha."""
+    return spending_levels(rounds, alpha)
 
 
 def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, level: float,

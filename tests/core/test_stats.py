@@ -597,3 +597,41 @@ def test_interleaved_runs_pair_by_round_around_failures() -> None:
                    metrics={"wall_time": BUILTIN_METRICS["wall_time"]})
     (c,) = compare_result(rs, ["wall_time"])
     assert c.paired and c.ratio == pytest.approx(1.05) and c.n_baseline == c.n_candidate == 6
+
+
+def test_looks_spend_alpha_strict_early_and_the_last_look_gets_the_rest() -> None:
+    """Adaptive looks and bisect's rounds spend by one function (stats.spending_levels); the
+    levels of the looks a measurement takes add up to alpha wherever it stops."""
+    from perflab.stats import look_level, spending_levels
+
+    assert bisect_levels(8) == spending_levels(8, BISECT_ALPHA)
+    sched = look_schedule(6, 1000)
+    levels = [look_level(6, 1000, n, final=False) for n in sched[:-1]]
+    assert levels == sorted(levels) and levels[0] < ALPHA / 100  # early looks strict
+    for end in (7, 48, 60, 500, 1000):  # the budget ends between looks, at one, or at the max
+        taken = [look_level(6, 1000, n, final=False) for n in sched if n < end]
+        assert sum(taken) + look_level(6, 1000, end, final=True) == pytest.approx(ALPHA)
+    # Ending at 60 runs of the default schedule leaves most of alpha for that last look.
+    assert look_level(6, 1000, 60, final=True) > 0.9 * ALPHA
+    assert look_level(6, 60, 60, final=True) == pytest.approx(
+        look_level(6, 60, 60, final=False))
+
+
+def test_five_percent_at_cv_five_percent_is_decided_within_60_runs() -> None:
+    """+5% at CV 5% a run, adaptive with --max-runs 60: decided `slower` in at least 90%
+    (82.1% with alpha split evenly over the looks); A/A claims nothing false."""
+    from perflab import simulate
+
+    rng = np.random.default_rng(33)
+    found = [simulate.adaptive(*simulate.rounds(rng, 60, 0.05, ratio=1.05, shared=False),
+                               max_runs=60).verdict for _ in range(150)]
+    assert found.count("slower") >= 0.88 * 150, found.count("slower")
+    aa = [simulate.adaptive(*simulate.rounds(rng, 60, 0.02, shared=False), max_runs=60).verdict
+          for _ in range(150)]
+    assert aa.count("slower") + aa.count("faster") <= 3
+
+
+def test_the_level_of_the_deciding_look_is_stored_and_judged_again() -> None:
+    plan = Plan.from_dict(Plan(looks=15, level=0.004).to_dict())
+    assert plan.level == 0.004 and plan.alpha_look == 0.004
+    assert Plan(looks=15).alpha_look == pytest.approx(ALPHA / 15)  # stored before: as it was

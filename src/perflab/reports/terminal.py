@@ -143,7 +143,9 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     n_primary = sum(c.p_value is not None and c.metric == primary for c in comps)
     levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
     level = f"{fmt_sig(100 * min(levels), 4)}%" if levels else "95%"
-    looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
+    looks = (f", alpha spent over {plan.looks} looks (judged at {fmt_sig(plan.level, 2)})"
+             if plan.level is not None else
+             f", alpha split over {plan.looks} looks" if plan.looks > 1 else "")
     exact = primary is not None and n_primary == 0 and any(
         c.metric == primary and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
