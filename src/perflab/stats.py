@@ -232,10 +232,12 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     """The lag-1 autocorrelation of ``x`` in run order, as the interval widens for it: the
     series winsorised as the estimator's variance is (an outlying run does not make a
     correlation), the estimate's small-sample bias added back (E[r] ~ rho - (1 + 4 rho) / n,
-    Marriott & Pope 1954), and kept within [0, SERIAL_RHO_MAX]: negative correlation never
-    narrows an interval.  Below SERIAL_MIN_RUNS it cannot be estimated: SERIAL_RHO_MAX.  Noise
-    correlated in time (a neighbour that comes and goes, a warming cache) makes successive runs
-    alike, so n runs hold less information than n independent ones."""
+    Marriott & Pope 1954), raised by half its standard error (about 1 / sqrt(n): too little
+    widening costs more than too much, most in the tails the strict levels judge at), and kept
+    within [0, SERIAL_RHO_MAX]: negative correlation never narrows an interval.  Below
+    SERIAL_MIN_RUNS it cannot be estimated: SERIAL_RHO_MAX.  Noise correlated in time (a
+    neighbour that comes and goes, a warming cache) makes successive runs alike, so n runs hold
+    less information than n independent ones."""
     n = len(x)
     if n < SERIAL_MIN_RUNS:
         return SERIAL_RHO_MAX
@@ -247,7 +249,7 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     if den <= 0:
         return 0.0
     r = float(np.dot(w[1:], w[:-1])) / den
-    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n)))
+    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n + 0.5 / math.sqrt(n))))
 
 
 def _ar1_mean_factor(rho: float, n: int) -> float:
@@ -742,7 +744,7 @@ class Comparison:
     ci_level: float = CONFIDENCE
     note: str = ""  # "too few runs", ...
     direction: str = "lower"  # of the metric: lower | higher | none
-    family: str = ""  # the metric whose family this comparison is in
+    family: str = ""  # the family this comparison is adjusted in: its metric, or EXPLORATORY
     correction: str = DEFAULT_CORRECTION
     loc: Location | None = field(default=None, repr=False, compare=False)
     # The values shown beside the change: the baseline's location by the estimator (the
@@ -754,8 +756,9 @@ class Comparison:
     cand_center: float = math.nan
     # Runs below the metric's resolution (MetricInfo.resolution) on both sides: not judged.
     coarse: bool = False
-    # Not the result's primary metric: its family is exploratory (BH per metric), and its
-    # claims are marked so in every table (label).
+    # Not the result's primary metric: its family is the exploratory one (BH over every other
+    # metric's comparisons, Plan.pool_exploratory), and its claims are marked so in every
+    # table (label).
     exploratory: bool = False
     # Baseline and candidate are versions of one program (a command, or one workload at two
     # builds or settings); False between two workloads (eh/cpp vs eh/java), where an up or down
@@ -862,11 +865,13 @@ def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> N
         c.verdict = "inconclusive"
     if c.verdict == "inconclusive" and not c.coarse:
         c.runs_needed = runs_needed(min(c.n_baseline, c.n_candidate), loc, band, alpha_eff)
-        if loc.assumed_serial and not c.note:
-            c.note = DRIFT_NOTE
+        if loc.assumed_serial and (not c.note or c.note.startswith(DRIFT_NOTE)):
+            # The plan's runs are at least those that estimate the correlation.
+            c.runs_needed = max(SERIAL_MIN_RUNS, c.runs_needed or 0)
+            c.note = f"{DRIFT_NOTE}: at least {c.runs_needed} runs"
     else:
         c.runs_needed = None
-        if c.note == DRIFT_NOTE:
+        if c.note.startswith(DRIFT_NOTE):
             c.note = ""
 
 
@@ -1010,8 +1015,10 @@ CORRECTION_NAMES = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochber
 
 
 def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = ALPHA,
-                  info: MetricInfo | None = None) -> None:
-    """Adjust one family's p-values and put each CI at its adjusted level (in place)."""
+                  info: MetricInfo | None = None,
+                  infos: dict[str, MetricInfo] | None = None) -> None:
+    """Adjust one family's p-values and put each CI at its adjusted level (in place); each
+    comparison's metric read as ``info``, or as its own in ``infos`` (a family of several)."""
     tested = [c for c in comps if c.raw_p_value is not None and c.loc is not None]
     if not tested:
         return
@@ -1022,7 +1029,7 @@ def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = A
         c.correction = correction
         # Level at which this comparison is tested: p < alpha_eff <=> q < alpha.
         alpha_eff = alpha * float(p) / float(q) if q > 0 else alpha / len(tested)
-        _set_interval(c, min(alpha, alpha_eff), info)
+        _set_interval(c, min(alpha, alpha_eff), infos.get(c.metric) if infos else info)
 
 
 def is_paired(rs: ResultSet, cell: str) -> bool:
@@ -1048,6 +1055,10 @@ class Plan:
     # Memory and counts get their kinds' default bands (default_band); False for results
     # stored before those existed, which are judged as they were: +-threshold for every metric.
     kind_bands: bool = True
+    # Every metric other than the primary is one family (plan.secondary, BH): in an A/A table
+    # at most alpha of tables hold a false exploratory claim.  False for results stored
+    # before, judged as they were: one family per metric.
+    pool_exploratory: bool = True
 
     @property
     def alpha_look(self) -> float:
@@ -1136,19 +1147,30 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                 c.cell = cell
                 c.same_program = not _two_workloads(base, cfg)
                 out.append(c)
-    for m in dict.fromkeys(c.metric for c in out):
-        fam = [c for c in out if c.metric == m]
+    for m, fam in _families(out, primary, plan).items():
         corr = plan.correction if m == primary or primary is None else plan.secondary
-        adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(m))
+        adjust_family(fam, corr, plan.alpha_look, infos=rs.metrics)
         for c in fam:
             c.correction = corr
-            c.exploratory = primary is not None and m != primary
+            c.family = m
+            c.exploratory = primary is not None and c.metric != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
                 # judged against the look's level, Plan.alpha_look; it read "p=0.0063 ...
                 # inconclusive").
                 c.p_value = min(1.0, c.p_value * plan.alpha / plan.alpha_look)
     _kernel_blind(rs, out)
+    return out
+
+
+def _families(comps: list[Comparison], primary: str | None,
+              plan: Plan) -> dict[str, list[Comparison]]:
+    """The families a result's comparisons are adjusted in: the primary metric's; every other
+    metric's together (EXPLORATORY) when the plan pools them, else one per metric."""
+    out: dict[str, list[Comparison]] = {}
+    for c in comps:
+        pooled = plan.pool_exploratory and primary is not None and c.metric != primary
+        out.setdefault(EXPLORATORY if pooled else c.metric, []).append(c)
     return out
 
 
@@ -1360,20 +1382,23 @@ def bisect_band(step_ratio: float) -> float:
     return max(DEFAULT_THRESHOLD, math.sqrt(step_ratio) - 1.0)
 
 
-# The one spending function's shape (Hwang-Shih-DeCani): negative spends little at early
-# looks, keeping most of alpha for the last ones.
-SPEND_GAMMA = -4.0
+# The spending function's shape (Hwang-Shih-DeCani) for adaptive measuring's looks and for
+# bisect's rounds: negative spends little at early looks, keeping most of alpha for the last
+# ones.  The looks' -6 decides +5% at CV 5% within 60 runs in 92% (-4: 90%, by simulation,
+# docs/statistics.md); bisect's rounds keep -4.
+LOOK_GAMMA = -6.0
+BISECT_GAMMA = -4.0
 
 
-def spending_levels(looks: int, alpha: float, gamma: float = SPEND_GAMMA) -> list[float]:
+def spending_levels(looks: int, alpha: float, gamma: float) -> list[float]:
     """alpha spent over ``looks`` looks by the Hwang-Shih-DeCani function
     alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / looks, each look getting its increment
-    (8 looks, alpha 0.1: 0.0006, 0.001, ..., 0.02).  They add up to alpha, so over all looks a
-    claim is wrong with probability at most alpha, whatever the correlation between looks (the
-    union bound).  Early looks are strict: a comparison decided on its first runs is a clear
-    one, and most of alpha is kept for the end, where one that needed many runs is decided
-    instead of left inconclusive.  Adaptive measuring's looks (look_level) and bisect's rounds
-    (bisect_levels) both spend by it."""
+    (8 looks, alpha 0.1, gamma -4: 0.0006, 0.001, ..., 0.02).  They add up to alpha, so over
+    all looks a claim is wrong with probability at most alpha, whatever the correlation
+    between looks (the union bound).  Early looks are strict: a comparison decided on its
+    first runs is a clear one, and most of alpha is kept for the end, where one that needed
+    many runs is decided instead of left inconclusive.  Adaptive measuring's looks
+    (look_level) and bisect's rounds (bisect_levels) both spend by it."""
     k = np.arange(looks + 1) / max(1, looks)
     spent = alpha * -np.expm1(-gamma * k) / -math.expm1(-gamma)
     return [float(x) for x in np.diff(spent)]
@@ -1382,12 +1407,12 @@ def spending_levels(looks: int, alpha: float, gamma: float = SPEND_GAMMA) -> lis
 def look_level(min_runs: int, max_runs: int, rounds: int, final: bool,
                alpha: float = ALPHA) -> float:
     """The level of adaptive measuring's look at ``rounds`` runs per configuration: the
-    schedule's looks (look_schedule) spend alpha by spending_levels; a look where measuring
-    ends (``final``: --max-runs reached, the budget spent, between looks or at one) gets what
-    the looks before it left.  So the levels of the looks a measurement takes add up to alpha
-    at most, wherever it stops."""
+    schedule's looks (look_schedule) spend alpha by spending_levels (LOOK_GAMMA); a look where
+    measuring ends (``final``: --max-runs reached, the budget spent, between looks or at one)
+    gets what the looks before it left.  So the levels of the looks a measurement takes add up
+    to alpha at most, wherever it stops."""
     sched = look_schedule(min_runs, max_runs)
-    inc = spending_levels(len(sched), alpha)
+    inc = spending_levels(len(sched), alpha, LOOK_GAMMA)
     if not final and rounds in sched:
         return inc[sched.index(rounds)]
     return max(0.0, alpha - sum(x for n, x in zip(sched, inc, strict=True) if n < rounds))
@@ -1405,7 +1430,7 @@ def bisect_levels(rounds: int, alpha: float = BISECT_ALPHA) -> list[float]:
     """The one-sided level of each round's look at a bisect step: alpha spent over the rounds
     (spending_levels: 8 rounds: 0.0006, 0.001, ..., 0.02), so over all rounds a step is wrong
     about its side of the band's edge with probability at most alpha."""
-    return spending_levels(rounds, alpha)
+    return spending_levels(rounds, alpha, BISECT_GAMMA)
 
 
 def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, level: float,

@@ -122,7 +122,9 @@ def test_below_the_estimable_runs_drift_is_assumed_and_named() -> None:
                             info=TIME)
     assert close.loc is not None and close.loc.assumed_serial
     assert close.loc.serial == SERIAL_RHO_MAX and close.loc.widened > 3
-    assert close.verdict == "inconclusive" and close.label == f"inconclusive ({DRIFT_NOTE})"
+    assert close.verdict == "inconclusive" and close.runs_needed is not None
+    assert close.runs_needed >= SERIAL_MIN_RUNS
+    assert close.label == f"inconclusive ({DRIFT_NOTE}: at least {close.runs_needed} runs)"
     clear = compare_samples(a, a * 1.3, paired=True, info=TIME)
     assert clear.verdict == "slower" and clear.note == ""
     n = SERIAL_MIN_RUNS

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run, Settings
 from perflab.stats import (
     ALPHA,
     BISECT_ALPHA,
@@ -604,7 +604,7 @@ def test_looks_spend_alpha_strict_early_and_the_last_look_gets_the_rest() -> Non
     levels of the looks a measurement takes add up to alpha wherever it stops."""
     from perflab.stats import look_level, spending_levels
 
-    assert bisect_levels(8) == spending_levels(8, BISECT_ALPHA)
+    assert bisect_levels(8) == spending_levels(8, BISECT_ALPHA, -4.0)
     sched = look_schedule(6, 1000)
     levels = [look_level(6, 1000, n, final=False) for n in sched[:-1]]
     assert levels == sorted(levels) and levels[0] < ALPHA / 100  # early looks strict
@@ -635,3 +635,29 @@ def test_the_level_of_the_deciding_look_is_stored_and_judged_again() -> None:
     plan = Plan.from_dict(Plan(looks=15, level=0.004).to_dict())
     assert plan.level == 0.004 and plan.alpha_look == 0.004
     assert Plan(looks=15).alpha_look == pytest.approx(ALPHA / 15)  # stored before: as it was
+
+
+def test_exploratory_metrics_are_one_family_across_the_table() -> None:
+    """A/A tables of a primary and 10 exploratory metrics, 20 runs, independent noise: a false
+    exploratory claim in at most 5% of tables (one BH family over them all; each metric alone
+    had 3.3% at 10 runs); each keeps its own words.  Results stored before are judged as they
+    were, one family per metric."""
+    from perflab import simulate
+
+    rng = np.random.default_rng(3)
+    tables = [simulate.table(rng, 20, 0.01, 0.0, 10) for _ in range(60)]
+    assert sum(simulate.false_claims(t)[0] for t in tables) <= 3
+    t = tables[0]
+    assert {c.family for c in t if c.exploratory} == {"exploratory"}
+    assert {c.family for c in t if not c.exploratory} == {"task_clock"}
+    assert all(c.verdict in ("equivalent", "inconclusive", "slower", "faster") for c in t)
+    # The family adjusts: with a clear change on one exploratory metric among ten, its p is BH's.
+    rs = _result({"t": 1.0, **{f"c{i}": 1.0 for i in range(9)}, "moved": 1.2}, seed=2)
+    comps = compare_result(rs)
+    moved = next(c for c in comps if c.metric == "moved")
+    assert moved.exploratory and moved.raw_p_value is not None and moved.p_value is not None
+    assert moved.p_value >= moved.raw_p_value
+    old = Settings.from_dict({"comparison": {"threshold": 0.01}}).plan()
+    assert not old.pool_exploratory
+    per_metric = compare_result(rs, plan=old)
+    assert {c.family for c in per_metric} == {c.metric for c in per_metric}

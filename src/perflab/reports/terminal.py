@@ -151,7 +151,8 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
     # false slower/faster on some secondary one in about a third of A/A compares (issue 19).
     others = (f"other metrics: exploratory (their claims so marked), "
-              f"{CORRECTION_NAMES[plan.secondary]} per metric")
+              f"{CORRECTION_NAMES[plan.secondary]} "
+              f"{'over all of them, one family' if plan.pool_exploratory else 'per metric'}")
     fam = (f"{primary}: exact counts, compared without statistics; {others}" if exact else
            f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
@@ -166,10 +167,14 @@ def verdicts_heading(a: Analysis) -> str:
     """How a report's verdicts were reached, for its heading (HTML, Markdown): the bands that
     decided, by kind, and the families."""
     bands = bands_text(a.comparisons)
-    return (f"verdicts against the bands {bands}" if bands else "no verdicts") + (
+    families = (
+        f", one family for the primary across the run ({a.plan.correction}), one for all the "
+        f"others ({a.plan.secondary}, exploratory: their claims so marked); "
+        if a.plan.pool_exploratory else
         f", one family per metric across the run ({a.plan.correction} for the primary, "
-        f"{a.plan.secondary} for the others, exploratory: their claims so marked); "
-        f"{values_legend(parse_estimator(a.plan.estimator))}")
+        f"{a.plan.secondary} for the others, exploratory: their claims so marked); ")
+    return ((f"verdicts against the bands {bands}" if bands else "no verdicts") + families
+            + values_legend(parse_estimator(a.plan.estimator)))
 
 
 KIND_WORDS = {"time": "time", "memory": "memory", "count": "counts", "other": "other"}
