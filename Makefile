@@ -68,8 +68,10 @@ bench: setup workloads
 	$(BIN)/python benchmarks/soak.py
 	$(BIN)/python benchmarks/study_axes.py
 	$(BIN)/python benchmarks/estimate.py
+	$(BIN)/python benchmarks/harness_interleaved.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/sim_verdicts.py
+	$(BIN)/python benchmarks/import_memory.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

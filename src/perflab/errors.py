@@ -6,11 +6,19 @@ so every bad input gets one clear line, never a traceback.
 
 from __future__ import annotations
 
+# Exit codes a caller can act on (the fleet's worker decides on them; docs/reliability.md).
+# A problem the user can fix (bad input, a refused store): the code of every PerflabError.
+EXIT_PROBLEM = 2
+# The database server could not be reached, or was lost for longer than perflab waits for it
+# (PERFLAB_DB_WAIT): nothing is wrong with the command; run it again once the server is back
+# (sysexits.h's EX_TEMPFAIL).
+EXIT_STORE_UNREACHABLE = 75
+
 
 class PerflabError(Exception):
     """A problem the user can act on."""
 
-    def __init__(self, problem: str, fix: str = "", exit_code: int = 2) -> None:
+    def __init__(self, problem: str, fix: str = "", exit_code: int = EXIT_PROBLEM) -> None:
         super().__init__(problem)
         self.problem = problem
         self.fix = fix

@@ -12,7 +12,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from perflab import __version__
+from perflab import __version__, jobcontext
 from perflab.model import MACHINE_IDENTITY_KEYS, Fingerprint  # noqa: F401 (re-exported)
 
 
@@ -60,7 +60,10 @@ def pmu_status() -> dict[str, Any]:
     }
 
 
-def machine_fingerprint(probe_pmu: bool = True) -> Fingerprint:
+def machine_fingerprint(probe_pmu: bool = True, job: jobcontext.JobContext | None = None,
+                        ) -> Fingerprint:
+    """This machine as a result stores it; ``job`` (default: jobcontext.current(), set by the
+    entry point of a fleet job's verb) adds the fleet machine's name and tags, and the job."""
     uname = platform.uname()
     governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     smt = _read("/sys/devices/system/cpu/smt/active")
@@ -79,29 +82,15 @@ def machine_fingerprint(probe_pmu: bool = True) -> Fingerprint:
         "python": platform.python_version(),
         "perflab_version": __version__,
     }
-    fp.update(fleet_identity())
+    job = job or jobcontext.current()
+    if job is not None:
+        fp.update(job.fingerprint_fields())
     if probe_pmu:
         st = pmu_status()
         fp["pmu"] = bool(st["hardware"])
         fp["pmu_events"] = st["hardware"]
         fp["pmu_reason"] = st["hardware_reason"]
     return Fingerprint.from_json(fp)
-
-
-def fleet_identity() -> dict[str, Any]:
-    """What a fleet worker tells the verbs it runs (environment variables it sets): the
-    machine's name and tags (part of its identity in the store) and the job being run."""
-    out: dict[str, Any] = {}
-    name = os.environ.get("PERFLAB_MACHINE_NAME")
-    if name:
-        out["machine_name"] = name
-        tags = os.environ.get("PERFLAB_MACHINE_TAGS", "")
-        out["machine_tags"] = [t for t in tags.split(",") if t]
-    job = os.environ.get("PERFLAB_FLEET_JOB")
-    if job:
-        out["fleet_job"] = int(job)
-        out["fleet_submission"] = os.environ.get("PERFLAB_FLEET_SUBMISSION")
-    return out
 
 
 def _os_name() -> str:

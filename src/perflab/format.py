@@ -5,13 +5,26 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from perflab.errors import printable
+from perflab.metrics import seconds_per
 
-if TYPE_CHECKING:
-    from perflab.stats import Comparison
+
+class Change(Protocol):
+    """What fmt_change and fmt_ratio read of a comparison (stats.Comparison)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    diff: float
+    diff_low: float
+    diff_high: float
+    base_center: float
+    scale: str
+    deterministic: bool
 
 
 # What would make a Markdown renderer read text as something else: a backslash (an escape of
@@ -36,14 +49,18 @@ _SECRET_PARAM = re.compile(r"token|key|secret|pass|pwd|sig|auth|cred|session", r
 _AUTHORITY = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<authority>[^/?#]*)")
 
 
-def redact_url(url: str) -> str:
+def redact_url(url: str, keep_user: bool = False) -> str:
     """A URL fit for printing (a database URL, a webhook): the userinfo (user and password,
     either of which may be a token) shown as ***, and the values of query parameters whose
     names look like credentials (token, key, secret, password, sig, auth...) as ***.  The one
-    rule for every URL perflab prints."""
+    rule for every URL perflab prints.  ``keep_user``: a URL to paste into a command (a fix
+    line's --db), whose user name is needed and not a secret: the user kept, the password
+    left out (the server asks for it, or takes it from PGPASSWORD / ~/.pgpass)."""
     m = _AUTHORITY.match(url)
     if m and "@" in m["authority"]:  # the last '@' ends the userinfo (a password may hold '@')
-        url = m["scheme"] + "***@" + m["authority"].rpartition("@")[2] + url[m.end():]
+        userinfo, _, host = m["authority"].rpartition("@")
+        user = userinfo.partition(":")[0] if keep_user else "***"
+        url = m["scheme"] + (user + "@" if user else "") + host + url[m.end():]
     base, q, rest = url.partition("?")
     if not q:
         return url
@@ -54,8 +71,8 @@ def redact_url(url: str) -> str:
 
 
 # The one number formatter of perflab: compare, stat, report, history, the HTML pages and the
-# exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+# exports all print a value through fmt_value, so 32,012 ns reads "32.01 µs" everywhere.  A
+# unit's size in seconds is the metric registry's (metrics.seconds_per).
 
 
 def status_phrase(status: str) -> str:
@@ -66,11 +83,6 @@ def status_phrase(status: str) -> str:
         "interrupted: partial" if status == "interrupted" else status)
 
 
-def seconds_per(unit: str) -> float | None:
-    """Seconds in one ``unit`` (s, ms, us/µs, ns); None when the unit is not a time."""
-    return _TIME_UNITS.get(unit)
-
-
 def _missing(v: object) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -78,6 +90,21 @@ def _missing(v: object) -> bool:
 def fmt_params(params: Mapping[str, object]) -> str:
     """A cell's parameters as people type them: "depth=10 threads=2" ("" for none)."""
     return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def env_differences(envs: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """Each environment's variables that are not the same in all of ``envs`` (set in some and
+    not in others, or set to other values), in the order given: what tells apart configurations
+    that run one command under different runtime knobs (DOTNET_TieredCompilation=0)."""
+    keys = dict.fromkeys(k for e in envs for k in e)
+    differ = [k for k in keys if len({e.get(k) for e in envs}) > 1]
+    return [{k: e[k] for k in differ if k in e} for e in envs]
+
+
+def fmt_env(env: Mapping[str, str]) -> str:
+    """Environment variables as a shell sets them before a command: "A=1 B='x y'" ("" for
+    none)."""
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
 
 
 def fmt_number(v: float) -> str:
@@ -107,8 +134,8 @@ def fmt_value(value: float | None, unit: str) -> str:
     then MiB, rates with "/s", counts bare, any other unit appended."""
     if value is None or _missing(value):
         return "-"
-    if unit in _TIME_UNITS:
-        secs = value * _TIME_UNITS[unit]
+    if (f := seconds_per(unit)) is not None:
+        secs = value * f
         per, u = time_scale(secs)
         return f"{fmt_number(secs / per)} {u}"
     if unit == "KiB":
@@ -129,8 +156,7 @@ def fmt_interval(median: float, low: float, high: float, unit: str, *,
         return "-"
     if exact and (_missing(low) or low == high == median):
         return f"{fmt_value(median, unit)} (exact)"
-    if unit in _TIME_UNITS:
-        f = _TIME_UNITS[unit]
+    if (f := seconds_per(unit)) is not None:
         per, u = time_scale(median * f)
 
         def num(x: float) -> str:
@@ -193,9 +219,10 @@ def fmt_signed(value: float, unit: str, like: float | None = None) -> str:
         return "-"
     sign = "+" if value > 0 else "-" if value < 0 else "±"
     a = abs(value)
-    if unit in _TIME_UNITS and like is not None and not _missing(like) and like != 0:
-        per, u = time_scale(like * _TIME_UNITS[unit])
-        return f"{sign}{fmt_number(a * _TIME_UNITS[unit] / per)} {u}"
+    f = seconds_per(unit)
+    if f is not None and like is not None and not _missing(like) and like != 0:
+        per, u = time_scale(like * f)
+        return f"{sign}{fmt_number(a * f / per)} {u}"
     if unit in ("", "count") and not float(a).is_integer() and a < 1e3:
         return sign + fmt_number(round(a, 2))
     return sign + fmt_value(a, unit)
@@ -212,7 +239,7 @@ def fmt_cv(center: float, cv: float, stdev: float, unit: str) -> str:
     return f" ±{cv:.1%}"
 
 
-def fmt_change(c: Comparison, unit: str) -> str:
+def fmt_change(c: Change, unit: str) -> str:
     """A comparison's change: the % with the absolute change in the metric's unit, and the CI
     (in %; at the comparison's adjusted level).  A baseline of 0 has no %: the absolute change
     and its CI are shown instead ('+1 from 0')."""
@@ -282,7 +309,7 @@ def fmt_fixed(x: float, digits: int = 0) -> str:
 def fmt_p(p: float) -> str:
     """Three significant figures, but never rounded up onto the 0.05 line it is judged by; a p
     below double precision's resolution (or 0: runs that all differ by the same amount) reads
-    "<1e-16", never "0" (issue 19)."""
+    "<1e-16", never "0"."""
     if p < 1e-16:
         return "<1e-16"
     for digits in range(3, 17):  # 0.0499999 needs 6 digits to stay below 0.05
@@ -304,7 +331,7 @@ def fmt_per_op(v: float, signed: bool = False) -> str:
     return s if signed else s.lstrip("+")
 
 
-def fmt_ratio(c: Comparison, suffix: str = "") -> str:
+def fmt_ratio(c: Change, suffix: str = "") -> str:
     """A comparison's ratio with its CI, three decimals: "1.034 [1.012, 1.057]" (``suffix``
     after the ratio: "1.034x [...]"); the ratio alone without a CI, "-" without a ratio."""
     ratio, low, high = c.ratio, c.ci_low, c.ci_high

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from perflab.model import BUILTIN_METRICS, FORMER_UNITS, MetricInfo, in_today_unit
+from perflab.metrics import BUILTIN_METRICS, FORMER_UNITS, MetricInfo, in_today_unit
 from perflab.storage import _GROWING, _chunks, configurations, results, runs
 
 # The unit each metric of FORMER_UNITS had up to schema 4, whatever its result's header says:

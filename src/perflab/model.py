@@ -1,4 +1,5 @@
-"""The data every stage shares: metrics, runs, configurations and result sets.
+"""The data every stage shares: runs, configurations and result sets (what a metric is:
+perflab.metrics, the metric registry).
 
 A *result set* is one invocation (a ``stat``, a ``compare``, a suite run, a bisect, an import).
 It holds *configurations* (a command measured under one name, in one cell of a parameter
@@ -10,209 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import math
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-if TYPE_CHECKING:
-    from perflab.stats import Plan
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    """What a metric is: its unit, where it came from, and whether it has noise."""
-
-    name: str
-    unit: str
-    source: str
-    # Deterministic metrics (valgrind instruction counts) are compared exactly, without CIs.
-    deterministic: bool = False
-    # For throughput-like metrics a larger value is better; for times and counts it is worse.
-    higher_is_better: bool = False
-    description: str = ""
-    # Which way is better: "lower" (times, memory, counts), "higher" (throughput) or "none"
-    # (a checksum, an operation count: compared for equality, never a regression).  Empty:
-    # derived from higher_is_better.
-    direction: str = ""
-    # A run's value is counted in steps of this size (in the metric's unit; 0: fine-grained).
-    # rusage's user and system times are the run's CPU time split by which mode the scheduler
-    # tick found it in: a run shorter than a tick reads all user or all system (RUSAGE_TICK).
-    resolution: float = 0.0
-
-    def __post_init__(self) -> None:
-        d = self.direction or ("higher" if self.higher_is_better else "lower")
-        if d not in DIRECTIONS:
-            raise ValueError(f"metric {self.name}: direction {d!r} is not one of "
-                             f"{', '.join(DIRECTIONS)}")
-        object.__setattr__(self, "direction", d)
-        object.__setattr__(self, "higher_is_better", d == "higher")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "unit": self.unit,
-            "source": self.source,
-            "deterministic": self.deterministic,
-            "higher_is_better": self.higher_is_better,
-            "direction": self.direction,
-            "description": self.description,
-            **({"resolution": self.resolution} if self.resolution else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, name: str, d: dict[str, Any]) -> MetricInfo:
-        return cls(
-            name=name,
-            unit=d.get("unit", ""),
-            source=d.get("source", ""),
-            deterministic=bool(d.get("deterministic", False)),
-            higher_is_better=bool(d.get("higher_is_better", False)),
-            description=d.get("description", ""),
-            direction=str(d.get("direction", "") or ""),
-            resolution=float(d.get("resolution", _builtin_resolution(name, d))),
-        )
-
-
-def _builtin_resolution(name: str, d: dict[str, Any]) -> float:
-    """The resolution of one of perflab's own metrics stored before resolutions were: what
-    its collector has (rusage times: RUSAGE_TICK), else 0."""
-    own = BUILTIN_METRICS.get(name)
-    return own.resolution if own is not None and own.source == d.get("source") else 0.0
-
-
-DIRECTIONS = ("lower", "higher", "none")
-# Workload JSON keys that are bookkeeping, not costs: never a regression (the results among them,
-# is_result_key, are also compared for equality across configurations).
-NO_DIRECTION_KEYS = ("checksum", "ops", "iterations", "threads", "result", "n", "seed", "depth",
-                     "count", "items")
-
-
-def is_result_key(name: str) -> bool:
-    """A key that is what the workload computed (a checksum, a result), as opposed to the size
-    of the work (ops, iterations) or a runtime's diagnostics (jitted_methods): configurations
-    of one cell that do the same work must agree on it, so a difference is worth a warning."""
-    return name == "result" or name.endswith("_checksum") or name.startswith("checksum")
-
-
-# The keys that declare the size of a run's work (the bookkeeping keys that are not results):
-# results are compared only between runs that declare the same (stats.differing_results).
-WORK_KEYS = tuple(k for k in NO_DIRECTION_KEYS if not is_result_key(k))
-
-
-def metric_direction(name: str) -> str:
-    """A metric's direction by name, before any run: perflab's own, else a workload key's."""
-    if name in BUILTIN_METRICS:
-        return BUILTIN_METRICS[name].direction
-    if name in ("region_time", "instructions_per_op"):
-        return "lower"
-    return workload_direction(name)
-
-
-def workload_direction(name: str) -> str:
-    """A workload key's direction by its name (a workload may declare it instead, see
-    collectors/workload_json.py): *_per_s higher, bookkeeping keys none, else lower."""
-    if name.endswith("_per_s") or name.endswith("_per_sec") or name.startswith("ops_per"):
-        return "higher"
-    if name in NO_DIRECTION_KEYS or name.endswith("_checksum") or name.startswith("checksum"):
-        return "none"
-    return "lower"
-
-
-# The metrics perflab itself collects, by collector.  Workload-reported keys are added at run
-# time with source "workload" (see collectors/workload_json.py).
-WAIT4 = "wait4/rusage"
-PERF_SW = "perf_event_open (software)"
-PERF_HW = "perf_event_open (hardware PMU)"
-CALLGRIND = "valgrind callgrind"
-# The scheduler tick of a 250 Hz kernel (Debian's, Ubuntu's, this project's machines): rusage
-# splits a run's CPU time into user and system by the ticks that found it in each mode, so a
-# run of 2 ms reads 2 ms user and 0 system or the reverse, and a 40 ms one 37 + 4 or 41 + 0.
-# Their sum (cpu_time) is not counted in ticks.
-RUSAGE_TICK = 0.004
-
-BUILTIN_METRICS: dict[str, MetricInfo] = {
-    m.name: m
-    for m in [
-        MetricInfo("wall_time", "s", "monotonic clock around fork/exec..wait4",
-                   description="elapsed time of the whole command"),
-        MetricInfo("user_time", "s", WAIT4, description="user CPU time",
-                   resolution=RUSAGE_TICK),
-        MetricInfo("sys_time", "s", WAIT4, description="system CPU time",
-                   resolution=RUSAGE_TICK),
-        MetricInfo("max_rss", "KiB", WAIT4, description="peak resident set size"),
-        MetricInfo("minor_faults", "count", WAIT4),
-        MetricInfo("major_faults", "count", WAIT4),
-        MetricInfo("voluntary_switches", "count", WAIT4),
-        MetricInfo("involuntary_switches", "count", WAIT4),
-        MetricInfo("run_delay", "s", "/proc/PID/schedstat of the command's main thread at exit",
-                   description="time spent runnable, waiting for a CPU (run queue)"),
-        MetricInfo("task_clock", "s", PERF_SW, description="CPU time of all threads"),
-        MetricInfo("page_faults", "count", PERF_SW),
-        MetricInfo("context_switches", "count", PERF_SW),
-        MetricInfo("cpu_migrations", "count", PERF_SW),
-        MetricInfo("cycles", "count", PERF_HW),
-        MetricInfo("instructions", "count", PERF_HW),
-        MetricInfo("branches", "count", PERF_HW),
-        MetricInfo("branch_misses", "count", PERF_HW),
-        MetricInfo("cache_references", "count", PERF_HW),
-        MetricInfo("cache_misses", "count", PERF_HW),
-    ]
-}
-
-# Units earlier perflabs stored a built-in metric in, with how many of them make one of its unit
-# today: up to schema 4 task_clock was in ms, every other time in s.  The store's migrations
-# (perflab.migrations) and the import of perflab's own JSON exports read old figures through
-# them.
-FORMER_UNITS: dict[tuple[str, str], float] = {("task_clock", "ms"): 1e3}
-
-
-def former_unit_divisor(name: str, unit: str) -> float | None:
-    """What a value of metric ``name`` stored in ``unit`` is divided by to be in its unit today
-    (BUILTIN_METRICS); None when it is in that unit already."""
-    return FORMER_UNITS.get((name, unit))
-
-
-def in_today_unit(value: float, divisor: float) -> float:
-    """``value`` / ``divisor`` on the value's shortest decimal text: the launcher's 350062 ns
-    was stored as 350062 / 1e6 ms, which prints as "0.350062"; shifting that text gives exactly
-    the 350062 / 1e9 s today's collector stores (0.350062 / 1e3 is 0.00035006199999999994)."""
-    return float(Decimal(repr(value)) / Decimal(repr(divisor)))
-
-
-def named_metric(name: str, benchmark: str, region_used: bool = False) -> MetricInfo:
-    """What a metric's name alone tells of it: a built-in metric's facts (a perf_event counter
-    counts the timed region only when the run had one), else those of a metric perflab derives
-    (cpu_time, region_time, the per-op ones), else a key of ``benchmark``'s workload JSON with
-    the unit its name suggests (``_ns``: ns, ``_per_s``: 1/s, ``_kib``: KiB).  The runner
-    starts from it; a stored result whose header was never written (its perflab killed before
-    the end) is read with it."""
-    source = f"workload JSON ({benchmark})"
-    if name in BUILTIN_METRICS:
-        info = BUILTIN_METRICS[name]
-        if region_used and info.source.startswith("perf_event_open"):
-            return MetricInfo(info.name, info.unit, info.source + ", timed region only",
-                              description=info.description)
-        return info
-    if name == "cpu_time":
-        return MetricInfo(name, "s", WAIT4, description="user + system CPU time")
-    if name == "region_time":
-        return MetricInfo(name, "s", "timed region announced by the workload (wall clock)")
-    if name == "cpu_ns_per_op" and region_used:
-        return MetricInfo(name, "ns", "perf_event_open task-clock in the timed region / ops",
-                          description="CPU time per operation, all threads")
-    if name == "cpu_ns_per_op":
-        return MetricInfo(name, "ns", source, description="CPU time per operation")
-    if name == "instructions_per_op":
-        return MetricInfo(name, "count", f"{CALLGRIND} (exact)", deterministic=True)
-    unit = "ns" if name.endswith("_ns") or name.startswith("ns_") else (
-        "1/s" if name.endswith("_per_s") else "KiB" if name.endswith("_kib") else "")
-    return MetricInfo(name, unit, source, direction=workload_direction(name))
-
-
-# The perf_event counters by kind, read off the table above (one list: collectors/perf_events
-# gives each of these names its event code).
-SOFTWARE_COUNTERS = tuple(n for n, m in BUILTIN_METRICS.items() if m.source == PERF_SW)
-HARDWARE_COUNTERS = tuple(n for n, m in BUILTIN_METRICS.items() if m.source == PERF_HW)
+from perflab.judging import Plan
+from perflab.metrics import MetricInfo, named_metric
+from perflab.notes import Notes
 
 
 def canonical_params(params: dict[str, Any]) -> str:
@@ -235,6 +42,88 @@ class Run:
     id: int | None = None
 
 
+class RunColumns(Sequence[Run]):
+    """Many runs kept as columns of numbers, not as Run objects: about 50 bytes a run with one
+    metric where a Run with its values dict takes about 400, so an import of millions of runs
+    fits in memory.  It reads as a sequence of Run (each made when it is read: a store writes
+    them a batch at a time) and is appended to as a list of Run is; a Run's status and error
+    are kept as indices into the few distinct ones."""
+
+    _NONE = -(2**63)  # an exit code that is None
+
+    def __init__(self) -> None:
+        self.metrics: dict[str, array[float]] = {}  # name -> values, NaN where a run has none
+        self.seq, self.exit_code = array("q"), array("q")
+        self.started_at, self.load1 = array("d"), array("d")  # load1 NaN: None
+        self.warmup, self.kind = array("b"), array("l")  # kind: index into self.kinds
+        self.kinds: list[tuple[str, str]] = []  # (status, error)
+        self._kind_index: dict[tuple[str, str], int] = {}
+
+    @classmethod
+    def of_samples(cls, columns: dict[str, array[float]], seq: int) -> RunColumns:
+        """Successful measured runs, run k holding each column's k-th value (NaN: none; a
+        shorter column has none past its end), numbered from ``seq``."""
+        out = cls()
+        n = max((len(c) for c in columns.values()), default=0)
+        for name, col in columns.items():
+            out.metrics[name] = col + array("d", [math.nan]) * (n - len(col))
+        out.seq = array("q", range(seq, seq + n))
+        out.exit_code = array("q", [0]) * n
+        out.started_at = array("d", [0.0]) * n
+        out.load1 = array("d", [math.nan]) * n
+        out.warmup = array("b", [0]) * n
+        out.kind = array("l", [out._kind(("ok", ""))]) * n
+        return out
+
+    def _kind(self, kind: tuple[str, str]) -> int:
+        if kind not in self._kind_index:
+            self._kind_index[kind] = len(self.kinds)
+            self.kinds.append(kind)
+        return self._kind_index[kind]
+
+    def append(self, run: Run) -> None:
+        n = len(self.seq)
+        for name in run.values.keys() - self.metrics.keys():
+            self.metrics[name] = array("d", [math.nan]) * n
+        for name, col in self.metrics.items():
+            col.append(run.values.get(name, math.nan))
+        self.seq.append(run.seq)
+        self.exit_code.append(self._NONE if run.exit_code is None else run.exit_code)
+        self.started_at.append(run.started_at)
+        self.load1.append(math.nan if run.load1 is None else run.load1)
+        self.warmup.append(run.warmup)
+        self.kind.append(self._kind((run.status, run.error)))
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def measured_count(self) -> int:
+        """The runs that are neither warm-up nor failed."""
+        ok = {i for i, (status, _) in enumerate(self.kinds) if status == "ok"}
+        return sum(1 for w, k in zip(self.warmup, self.kind, strict=True) if not w and k in ok)
+
+    def _run(self, i: int) -> Run:
+        load1, code = self.load1[i], self.exit_code[i]
+        status, error = self.kinds[self.kind[i]]
+        values = {name: v for name, col in self.metrics.items() if not math.isnan(v := col[i])}
+        return Run(seq=self.seq[i], values=values, status=status,
+                   exit_code=None if code == self._NONE else code,
+                   warmup=bool(self.warmup[i]), started_at=self.started_at[i],
+                   load1=None if math.isnan(load1) else load1, error=error)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._run(k) for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("run index out of range")
+        return self._run(i)
+
+    def __iter__(self) -> Iterator[Run]:
+        return (self._run(i) for i in range(len(self)))
+
+
 @dataclass
 class Configuration:
     """A command measured under one name, in one cell of a parameter matrix."""
@@ -247,12 +136,15 @@ class Configuration:
     commit: str | None = None  # overrides the result set's commit (bisect measures several)
     shell: bool = False
     env: dict[str, str] = field(default_factory=dict)
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run] | RunColumns = field(default_factory=list)  # RunColumns: large imports
     id: int | None = None
     # The cell of the matrix this configuration belongs to: configurations in one cell are
     # compared with each other.  Defaults to its parameters; `compare` puts all its commands in
     # one cell even when their parameters differ (depth=0 vs depth=10 as A and B).
     cell: str = ""
+    # A benchmark harness whose output the runner reads (collectors/harness.py: "gobench",
+    # "gbench"); empty: the workload JSON line.  The measurement's, not stored.
+    harness: str = ""
 
     def __post_init__(self) -> None:
         if not self.cell:
@@ -264,8 +156,20 @@ class Configuration:
         workload's name, or the command's text."""
         return self.benchmark or " ".join(self.command)
 
+    @property
+    def threads(self) -> int | None:
+        """The thread count its parameters ask for (``threads``); None without one."""
+        v = self.params.get("threads")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
     def measured_runs(self) -> list[Run]:
         return [r for r in self.runs if not r.warmup and r.status == "ok"]
+
+    def measured_count(self) -> int:
+        """len(measured_runs()), without making a Run of each of a RunColumns."""
+        if isinstance(self.runs, RunColumns):
+            return self.runs.measured_count()
+        return len(self.measured_runs())
 
     def samples(self, metric: str) -> list[float]:
         return [r.values[metric] for r in self.measured_runs() if metric in r.values]
@@ -351,7 +255,7 @@ class Fingerprint(StoredRecord):
     load_at_start: list[float] | None = None  # 1, 5 and 15-minute load averages
     python: str | None = None
     perflab_version: str | None = None
-    machine_name: str | None = None  # a fleet worker's --name (fingerprint.fleet_identity)
+    machine_name: str | None = None  # a fleet worker's --name (jobcontext.JobContext)
     machine_tags: list[str] | None = None
     fleet_job: int | None = None  # the fleet job measuring this result
     fleet_submission: str | None = None
@@ -497,7 +401,7 @@ class Settings:
     primary_choice: PrimaryChoice | None = None  # why primary_metric (runner.choose_primary)
     interleaved: bool | None = None  # configurations measured in alternation (paired runs)
     counters: str | None = None  # how counters were collected (perf, rusage, none)
-    comparison: Plan | None = None  # how verdicts are judged (stats.Plan: threshold, ...)
+    comparison: Plan | None = None  # how verdicts are judged (judging.Plan: threshold, ...)
     stop: StopInfo | None = None  # why the measurement stopped
     # A suite run's plan and progress (suites.execute); empty for other results
     suite: SuiteRecord = field(default_factory=SuiteRecord)
@@ -506,9 +410,9 @@ class Settings:
     threshold: float | None = None  # a bisect's band (and results of older versions)
     metric: str | None = None  # a bisect's metric
     owner: Owner | None = None  # the process writing a running result (storage)
-    # What only one kind of result keeps (a bisect's steps), and keys of earlier versions
-    # (``options``: the
-    # MeasureOptions of a stat or compare, written until issue 24 and read by nothing).
+    # What only one kind of result keeps (a bisect's steps), and keys of earlier schema
+    # versions kept as read (``options``: the MeasureOptions of a stat or compare, read by
+    # nothing).
     extra: dict[str, Any] = field(default_factory=dict)
     stored_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -537,10 +441,8 @@ class Settings:
         return cls(**given, extra=extra, stored_keys=order)
 
     def plan(self) -> Plan:
-        """How the result is judged (stats.Plan.of reads only this): ``comparison``; for a
+        """How the result is judged (judging.Plan.of reads only this): ``comparison``; for a
         result stored without one, what earlier versions kept elsewhere (_stored_plan)."""
-        from perflab.stats import Plan
-
         if self.comparison is not None:
             return self.comparison
         return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False,
@@ -562,8 +464,6 @@ def _stored_plan(comparison: dict[str, Any], suite: SuiteRecord | None,
     suite's threshold, correction and estimator in its ``suite`` entry and a bisect's band in
     ``threshold``; results before per-kind bands were judged with +-threshold for every metric
     (``kind_bands`` False).  Read here, once, from the stored object."""
-    from perflab.stats import Plan
-
     comp = dict(comparison)
     suite = suite or SuiteRecord()
     judged = {"threshold": suite.threshold, "correction": suite.correction,
@@ -595,7 +495,7 @@ class ResultSet:
     label: str = ""
     status: str = "running"  # running | complete | interrupted | failed
     created_at: float = 0.0
-    notes: list[str] = field(default_factory=list)  # what the collectors said once (no PMU, ...)
+    notes: Notes = field(default_factory=Notes)  # what was said once (no PMU, ...): perflab.notes
     id: int | None = None
 
     @property
@@ -607,6 +507,8 @@ class ResultSet:
         return self.settings.import_format or "perflab"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.notes, Notes):  # stored notes: their text (kind TEXT)
+            self.notes = Notes(self.notes)
         if isinstance(self.settings, dict):  # a hand-made result: ResultSet(settings={...})
             self.settings = Settings.from_dict(self.settings)
         if isinstance(self.fingerprint, dict):  # ResultSet(fingerprint={...})

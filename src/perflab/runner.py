@@ -30,6 +30,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from perflab import notes as said
 from perflab.collectors.perf_events import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
@@ -45,30 +46,33 @@ from perflab.collectors.process import (
     execute,
     resolve_executable,
 )
-from perflab.collectors.valgrind import SOURCE as CALLGRIND_SOURCE
 from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_fixed, fmt_plain, fmt_seconds, fmt_share
-from perflab.model import (
-    BUILTIN_METRICS,
-    Configuration,
-    MetricInfo,
-    PrimaryChoice,
-    ResultSet,
-    Run,
-    StopInfo,
-    named_metric,
-)
-from perflab.stats import (
+from perflab.judging import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
     Plan,
+    parse_estimator,
+)
+from perflab.metrics import (
+    BUILTIN_METRICS,
+    CALLGRIND_EXACT,
+    DERIVED_METRICS,
+    MetricInfo,
+    declared_metric,
+    in_family,
+    named_metric,
+    perflab_defines,
+)
+from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
+from perflab.notes import Notes
+from perflab.stats import (
     look_level,
     look_schedule,
-    parse_estimator,
     planned_looks,
     round_pairs,
     stop_check,
@@ -102,7 +106,7 @@ class MeasureOptions:
     # Let the warm-up runs choose between primary_metric (a wall-clock metric) and its CPU-time
     # counterpart (choose_primary); set by the verbs when no --metric was given.
     auto_primary: bool = False
-    # How verdicts are judged (stored as rs.settings.comparison; see stats.Plan).
+    # How verdicts are judged (stored as rs.settings.comparison; see judging.Plan).
     threshold: float = DEFAULT_THRESHOLD
     bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (Plan.bands)
     correction: str = DEFAULT_CORRECTION
@@ -164,7 +168,7 @@ PREEMPTED_SHARE = 0.1
 LAUNCH_VOLUNTARY = 2
 # The runs a configuration has before the primary metric is chosen (warm-up runs first, then
 # the first measured rounds): one warm-up run chose wall_time for a 1 ms CPU loop 2 times in 5
-# at load 2-5 (issue 19), when a busy neighbour held the CPU for most of it.
+# at load 2-5, when a busy neighbour held the CPU for most of it.
 PRIMARY_MIN_RUNS = 3
 # Timed rounds beside callgrind's counts (--metric instructions without a PMU): enough to see
 # the kernel's share of CPU time, which a user-space count cannot (stats.kernel_share).
@@ -315,35 +319,29 @@ def _beside(other: str) -> str:
 
 
 def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
-                  notes: list[str]) -> list[str]:
+                  notes: Notes) -> list[str]:
     if opts.counters == "none":
         return []
     probe = backend.probe(list(SOFTWARE_EVENTS) + list(HARDWARE_EVENTS))
     names = [n for n, why in probe.items() if why is None]
     sw_why = next((probe[n] for n in SOFTWARE_EVENTS if probe[n]), None)
     hw_why = next((probe[n] for n in HARDWARE_EVENTS if probe[n]), None)
-    said: list[str] = []
-    if sw_why:
-        said.append(f"software counters unavailable: {sw_why}")
+    if sw_why:  # each said once, however many cells measured (Notes.add)
+        notes.add(said.counters_unavailable("software", sw_why))
     if hw_why and not any(n in names for n in HARDWARE_EVENTS):
         alt = ("instructions are counted by valgrind (--metric instructions)"
                if opts.instructions == "valgrind"
                else "use --metric instructions to count them with valgrind")
-        said.append(f"hardware counters unavailable: {hw_why}; {alt}")
-    notes += [n for n in said if n not in notes]  # said once, however many cells measured
+        notes.add(said.counters_unavailable("hardware", hw_why, alt))
     return names
 
 
 def _metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
-    if name == "instructions_per_op":
-        return MetricInfo(name, "count", CALLGRIND_SOURCE, deterministic=True)
-    # what perflab collects or derives itself is never a workload's declared key
-    decl = None if name in BUILTIN_METRICS or name in ("cpu_time", "region_time",
-                                                        "cpu_ns_per_op") else \
-        _declared_metric(benchmark, name)
+    """What the registry knows of ``name`` (named_metric), or what the workload declares of a
+    key of its own ([metrics.NAME] of its manifest)."""
+    decl = None if perflab_defines(name) else _declared_metric(benchmark, name)
     if decl is not None:
-        return MetricInfo(name, decl.unit, f"workload JSON ({benchmark})",
-                          direction=decl.direction, description=decl.help)
+        return declared_metric(name, benchmark, decl.unit, decl.direction, decl.help)
     return named_metric(name, benchmark, region_used)
 
 
@@ -373,12 +371,6 @@ def effective_budget(opts: MeasureOptions, n_configs: int) -> float | None:
     if opts.runs is not None:
         return None
     return opts.budget if opts.budget is not None else DEFAULT_BUDGET_PER_CONFIG * n_configs
-
-
-# Metrics perflab derives beside the collectors' own (collectors/process._derive, the
-# workload JSON line).
-DERIVED_METRICS = ("cpu_time", "cpu_ns_per_op", "region_time", "instructions_per_op",
-                   "ns_per_op")
 
 
 def known_metrics(benchmarks: list[str]) -> dict[str, MetricInfo]:
@@ -412,6 +404,12 @@ def _make_progress(console: Console) -> Progress:
         SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
         MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
         console=console, transient=True, disable=not console.is_terminal)
+
+
+def family_members(rs: ResultSet, family: str) -> list[str]:
+    """The metrics of ``rs`` in ``family``: the metric itself, or a harness run's
+    per-benchmark metrics of it (metrics.in_family)."""
+    return [m for m in rs.metrics if in_family(m, family)]
 
 
 def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
@@ -644,7 +642,7 @@ class Measurement:
     def _check_metric(self) -> None:
         """The primary metric must be one the runs produced."""
         opts, rs = self.opts, self.rs
-        if opts.primary_metric not in rs.metrics and not self.count_only:
+        if not family_members(rs, opts.primary_metric) and not self.count_only:
             raise PerflabError(
                 f"unknown metric {opts.primary_metric!r}: the runs produced "
                 f"{', '.join(sorted(rs.metrics))}",
@@ -675,8 +673,7 @@ class Measurement:
         if budget is not None and self.per_round is not None:
             if time.monotonic() - self.started + self.per_round > budget:
                 if rounds < self.min_runs:
-                    self.rs.notes.append(f"the {fmt_plain(budget)} s budget allowed only "
-                                         f"{rounds} runs per configuration")
+                    self.rs.notes.add(said.budget(fmt_plain(budget), rounds))
                 return f"the {fmt_plain(budget)} s budget was spent"
         if rounds in self.looks_at:
             self.at_look = True
@@ -698,13 +695,17 @@ class Measurement:
         """The stop rule: every primary comparison decided at the level its verdict will use."""
         if not self.pairs:
             return False
-        m = self.opts.primary_metric
-        # The pairs the final verdict will judge (stats.compare_result): by round.
+        # The pairs the final verdict will judge (stats.compare_result): by round.  A harness
+        # run's primary family holds every benchmark's metric of it (Sum-8 ns_per_op, ...):
+        # each is decided at the level of the whole family.
         paired = bool(self.rs.settings.interleaved)
-        return stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
-                           for b, c in self.pairs], paired=paired,
-                          plan=self.look_plan(rounds, final=False),
-                          family_size=self.family, info=self.rs.metrics.get(m))
+        members = family_members(self.rs, self.opts.primary_metric)
+        plan = self.look_plan(rounds, final=False)
+        return all(stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
+                               for b, c in self.pairs], paired=paired, plan=plan,
+                              family_size=self.family * max(1, len(members)),
+                              info=self.rs.metrics.get(m))
+                   for m in members)
 
     def precise_enough(self) -> bool:
         if self.precision is None:
@@ -735,7 +736,7 @@ class Measurement:
     def _interrupted(self) -> ResultSet:
         rs, store = self.rs, self.store
         rs.status = "interrupted"
-        rs.notes.append("interrupted by the user: the runs finished so far are kept")
+        rs.notes.add(said.interrupted())
         self.flush(wait=False)  # the user is leaving: a lost database is not waited for
         if store is not None and rs.id is not None:
             store.update_result(rs, wait=False)
@@ -747,7 +748,7 @@ class Measurement:
         rs, store = self.rs, self.store
         rs.status = "failed"
         why = e.line() if isinstance(e, PerflabError) else f"{type(e).__name__}: {e}"
-        rs.notes.append(f"stopped by an error: {why}")
+        rs.notes.add(said.stopped_by(why))
         if store is not None and rs.id is not None and not isinstance(e, StoreUnreachable):
             with contextlib.suppress(PerflabError):
                 self.flush(wait=False)
@@ -755,8 +756,8 @@ class Measurement:
 
     # -- running ----------------------------------------------------------------------------
     def request(self, cfg: Configuration, callgrind: bool) -> RunRequest:
-        """The configuration's request, made once a measurement (the server is given the same
-        environment every run; it used to be rebuilt from os.environ each time)."""
+        """The configuration's request, made once a measurement: the server is given the same
+        environment every run, built once from os.environ."""
         key = (id(cfg), callgrind)
         if key not in self.requests:
             opts = self.opts
@@ -765,7 +766,7 @@ class Measurement:
             self.requests[key] = RunRequest(
                 argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
                 counters=[] if callgrind else self.counters, backend=self.backend,
-                region=opts.region and not callgrind)
+                region=opts.region and not callgrind, harness=cfg.harness)
         return self.requests[key]
 
     def _status(self, label: str, name: str) -> None:
@@ -862,8 +863,8 @@ class Measurement:
             self.flush()
             if self.store is not None:
                 self.store.update_result(self.rs)
-            fix = ("raise --timeout" if run.status == "timeout"
-                   else "fix the command, or pass --ignore-failure to keep measuring")
+            fix = outcome.fix or ("raise --timeout" if run.status == "timeout" else
+                                  "fix the command, or pass --ignore-failure to keep measuring")
             raise RunFailed(f"{cfg.name}: {run.error}", fix)
         return run
 
@@ -879,25 +880,20 @@ class Measurement:
                 rs.fingerprint.runtimes = {**(rs.fingerprint.runtimes or {}), cfg.name: label}
         for name in outcome.values:
             if name not in rs.metrics:
-                info = _metric_info(name, cfg.benchmark or cfg.name, outcome.region_used)
+                info = outcome.infos.get(name) or _metric_info(name, cfg.benchmark or cfg.name,
+                                                               outcome.region_used)
                 if self.valgrind_mode and name in ("instructions", "instructions_per_op"):
-                    info = MetricInfo(name, "count", CALLGRIND_SOURCE + (
+                    info = MetricInfo(name, "count", CALLGRIND_EXACT + (
                         ", timed region only" if opts.region_symbol or opts.client_region
                         else ", whole program"), deterministic=True)
                 rs.metrics[name] = info
         for name, frac in outcome.running_fraction.items():
             if frac < 0.999:
-                note = (f"{name} was multiplexed (counted {fmt_share(frac, 0)} of the time) and "
-                        "scaled, as perf stat does")
-                if note not in rs.notes:
-                    rs.notes.append(note)
-        if outcome.leftover and not any("left processes running" in n for n in rs.notes):
-            rs.notes.append(
-                f"{cfg.name} left processes running outside its process group (pids "
-                f"{', '.join(map(str, outcome.leftover))}, detached with setsid or daemonized): "
-                "perflab cannot stop them, and they may disturb later runs")
-        if outcome.counter_error and not any("counters could not" in n for n in rs.notes):
-            rs.notes.append(f"counters could not be opened: {outcome.counter_error}")
+                rs.notes.add(said.multiplexed(name, fmt_share(frac, 0)))
+        if outcome.killed:  # the first command that left processes is named (NoteKind ONCE)
+            rs.notes.add(said.leftover(cfg.name, [k.describe() for k in outcome.killed]))
+        if outcome.counter_error:
+            rs.notes.add(said.counter_error(outcome.counter_error))
 
     def _end_round(self) -> None:
         if self.pending:
@@ -959,9 +955,7 @@ def _settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOp
     opts.primary_metric, opts.auto_primary = choice.metric, False
     rs.settings.primary_metric = choice.metric
     rs.settings.primary_choice = choice
-    note = f"primary metric: {choice.reason}"
-    if note not in rs.notes:
-        rs.notes.append(note)
+    rs.notes.add(said.primary(choice.reason))
 
 
 def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
@@ -969,10 +963,8 @@ def _check_determinism(rs: ResultSet, configs: list[Configuration]) -> None:
         counts = set(cfg.samples("instructions"))
         if len(counts) > 1:
             lo, hi = min(counts), max(counts)
-            rs.notes.append(
-                f"instruction counts of {cfg.name} differ between runs "
-                f"({fmt_fixed(lo)}..{fmt_fixed(hi)}, {fmt_share((hi - lo) / lo, 3)}): threads or "
-                "timing-dependent work; compared statistically, not exactly")
+            rs.notes.add(said.nondeterministic(cfg.name, fmt_fixed(lo), fmt_fixed(hi),
+                                               fmt_share((hi - lo) / lo, 3)))
             for m in ("instructions", "instructions_per_op"):
                 if m in rs.metrics:
                     i = rs.metrics[m]

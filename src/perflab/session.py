@@ -18,14 +18,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perflab import notes as said
 from perflab.errors import PerflabError
 from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from perflab.fleet.permachine import PerMachine
+    from perflab.judging import Estimator
     from perflab.model import Configuration, ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
-    from perflab.stats import Estimator
+    from perflab.stats import Comparison
     from perflab.storage import Store
 
 Warn = Callable[[str], None]
@@ -122,6 +127,47 @@ def compare_configs(commands: list[str], names: list[str] | None, workloads: lis
     return configs, primary, rsym
 
 
+def harness_configs(harness: str, words: list[str], names: list[str] | None,
+                    workloads: list[str] | None, shell: bool, note: Warn = _stderr
+                    ) -> tuple[list[Configuration], str, None]:
+    """``compare --harness``: the builds (the words before the first that starts with "-")
+    as configurations of one cell, each run with the harness arguments (the words from there
+    on, given after --) and what perflab adds to read its output (collectors.harness.
+    harness_argv); the default primary metric is the harness's (collectors.harness.PRIMARY),
+    a family across its benchmarks."""
+    import shlex
+
+    from perflab.collectors.harness import HARNESSES, PRIMARY, harness_argv, refused_arg
+    from perflab.model import Configuration
+
+    if harness not in HARNESSES:
+        raise PerflabError(f"--harness {harness!r} is not a harness perflab runs",
+                           f"use one of {', '.join(HARNESSES)}")
+    if workloads or shell:
+        raise PerflabError("--harness runs builds of a harness, not workloads or shell commands",
+                           "leave out -W/--shell: perflab compare --harness gobench ./old.test "
+                           "./new.test -- ARGS")
+    cut = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+    builds, args = words[:cut], words[cut:]
+    why = refused_arg(harness, args)
+    if why:
+        raise PerflabError(f"--harness {harness}: {why}", "leave that argument out")
+    names = list(names or [])
+    configs = [Configuration(name=names[i] if i < len(names) else build,
+                             command=harness_argv(harness, build, args),
+                             benchmark=shlex.join([build, *args]), harness=harness)
+               for i, build in enumerate(builds)]
+    if len(configs) < 2:
+        raise PerflabError(f"--harness compares two or more builds, got {len(configs)}",
+                           f"e.g. perflab compare --harness {harness} ./old ./new -- ARGS "
+                           "(the harness arguments after --)")
+    _name_repeats_by_position(configs, len(names), note)
+    for c in configs:
+        c.cell = "{}"
+    configs[0].is_baseline = True
+    return configs, PRIMARY[harness], None
+
+
 def _name_repeats_by_position(configs: list[Configuration], named: int, note: Warn) -> None:
     """Configurations whose default name (the command, or the workload and its parameters)
     repeats are named by their position, as hyperfine numbers its benchmarks: 'true #1',
@@ -160,7 +206,7 @@ def set_baseline(rs: ResultSet, baseline: str | None) -> None:
 # -- how to measure and judge -------------------------------------------------------------------
 def check_can_regress(metric: str | None) -> None:
     """--fail-on-regression with --metric: a metric without a direction cannot regress."""
-    from perflab.model import metric_direction
+    from perflab.metrics import metric_direction
 
     if metric and metric_direction(metric) == "none":
         raise PerflabError(f"--fail-on-regression: {metric} has no direction (neither lower "
@@ -192,7 +238,7 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
                verdict: bool, warn: Warn = _stderr) -> Estimator:
     """Validate --estimator / --correction / --runs before anything runs: one clear line each."""
     from perflab.console import warning
-    from perflab.stats import (
+    from perflab.judging import (
         CORRECTIONS,
         ESTIMATOR_CHOICES,
         MIN_RUNS,
@@ -236,8 +282,8 @@ def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_ru
                   estimator: str | None = None, threshold: float | None = None,
                   correction: str | None = None) -> MeasureOptions:
     """MeasureOptions from the command line's values, each checked (one line per mistake)."""
+    from perflab.judging import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
     from perflab.runner import MeasureOptions
-    from perflab.stats import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
 
     primary = metric or default_primary
     positive(budget, "--budget", "60")
@@ -267,8 +313,7 @@ def new_result(kind: str, *, repo: Path | None, commit: str | None,
 
     c, dirty, r = git_state(repo, commit)
     # How it is judged (threshold, bands, correction, estimator) is stored once, as the plan
-    # (Settings.comparison), by the runner; the options themselves were stored until issue 24
-    # (Settings ``options``), read by nothing.
+    # (Settings.comparison), by the runner.
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
                      repo=r, label=label, created_at=time.time())
 
@@ -289,6 +334,33 @@ def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
                        exit_code=1)
 
 
+# -- the CI gate (--fail-on-regression) -----------------------------------------------------------
+def regression(rs: ResultSet, comps: Sequence[Comparison]) -> str | None:
+    """What regressed on the primary metric (its family) of any candidate, as the gate says
+    it; None when nothing did.  A primary metric without a direction is refused."""
+    from perflab.metrics import in_family
+
+    primary = rs.settings.primary_metric or "wall_time"
+    info = rs.metrics.get(primary)
+    if info is not None and info.direction == "none":
+        raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
+                           "direction, so it cannot regress",
+                           "use --metric with a time, memory or count metric")
+    bad = [c for c in comps if in_family(c.metric, primary) and c.regression]
+    if not bad:
+        return None
+    unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
+    return f"{primary} is {bad[0].verdict} ({', '.join(c.candidate for c in bad)}{unpaired})"
+
+
+def machine_regression(pm: PerMachine) -> str | None:
+    """Results of several machines, each judged on its own: a regression of any machine's
+    first metric fails the gate; None when none regressed."""
+    bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
+           for r in b.rows if r.comparison is not None and r.comparison.regression]
+    return f"on {len(bad)} machine(s): {', '.join(bad)}" if bad else None
+
+
 # -- results from the store -----------------------------------------------------------------------
 def _how_measured(source: str) -> str:
     """A metric's source without the benchmark it names: eh/cpp's and eh/rust's workload JSON
@@ -299,14 +371,39 @@ def _how_measured(source: str) -> str:
 def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: bool,
                   warn: Warn = _stderr) -> ResultSet:
     """A new in-memory comparison of configurations from stored results (nothing re-run)."""
-    from perflab.console import warning
-    from perflab.model import ResultSet
-    from perflab.stats import Plan
-
     if len(ids) < 2:
         raise PerflabError("--from-db needs at least two result ids",
                            "e.g. --from-db 3 --from-db 7")
     loaded = [store.load(i) for i in ids]
+    return merge_results(loaded, names, force, warn,
+                         f"compared from the store (results {', '.join(map(str, ids))})")
+
+
+def import_files(paths: list[Path], fmt: str | None) -> list[ResultSet]:
+    """``compare --import``: each file read by its importer (perflab.imports), in memory
+    (nothing stored); ids 1, 2... name them in the merged result."""
+    from perflab.imports import import_file
+
+    if len(paths) < 2:
+        raise PerflabError("--import compares two or more files",
+                           "e.g. perflab compare --import old.txt new.txt")
+    out = []
+    for i, path in enumerate(paths, start=1):
+        rs = import_file(Path(path), fmt)
+        rs.id = i
+        rs.settings.file = str(path)
+        out.append(rs)
+    return out
+
+
+def merge_results(loaded: list[ResultSet], names: list[str] | None, force: bool,
+                  warn: Warn = _stderr, origin: str = "") -> ResultSet:
+    """A new in-memory comparison of the configurations of ``loaded`` (stored results, or
+    files imported in memory): by configuration name when they hold several."""
+    from perflab.console import warning
+    from perflab.judging import Plan
+    from perflab.model import ResultSet
+
     first = loaded[0]
     for other in loaded[1:]:
         diff = first.fingerprint.differences(other.fingerprint)
@@ -346,20 +443,19 @@ def merge_from_db(store: Store, ids: list[int], names: list[str] | None, force: 
             have = rs.metrics.setdefault(m, info)
             if _how_measured(have.source) != _how_measured(info.source):
                 mixed.setdefault(m, (have.source, info.source))
-        rs.notes += [n for n in src.notes if n not in rs.notes]
+        rs.notes.extend(src.notes)  # each said once
     for m, (a, b) in mixed.items():
         # One metric measured two ways (a timed region against the whole process, a
         # workload's own figure against perflab's): said once, and kept with the result.
-        line = (f"{m} was measured differently in these results ({a} vs {b}): its change "
-                "includes the difference between the two measurements")
+        line = said.measured_differently(m, a, b)
         warn(warning(line))
-        rs.notes.append(line)
+        rs.notes.add(line)
     rs.settings.interleaved = False  # different sessions: no pairing
-    # Each stored result was judged with its own looks: the comparison keeps the most.
+    # Each stored result was judged with its own looks: the comparison keeps the most, and
+    # the strictest level any of them was judged at.
     rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded),
                                      level=min(Plan.of(r).alpha_look for r in loaded))
-    rs.notes.append(f"compared from the store (results {', '.join(map(str, ids))}); measured at "
-                    "different times, so drift between them is not controlled")
+    rs.notes.add(said.measured_apart(origin))
     for cell in rs.cells():
         rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell
     return rs

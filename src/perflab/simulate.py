@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
+from perflab.judging import ALPHA, Plan
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.stats import (
-    ALPHA,
     MOVED,
     Comparison,
-    Plan,
     compare_result,
     compare_samples,
     look_level,

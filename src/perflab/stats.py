@@ -1,5 +1,6 @@
 """Statistics: summaries with confidence intervals, A/B comparisons with verdicts, families of
-comparisons, the adaptive stop rule's levels, and bisect's step rule.  Pure functions of numbers.
+comparisons, the adaptive stop rule's levels, and bisect's step rule.  They read samples and the
+result sets that hold them (perflab.model) and write nothing: no store, no files, no printing.
 
 Choices (see docs/statistics.md, where the simulations behind them are reported):
 
@@ -58,136 +59,59 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from perflab.format import fmt_count, fmt_plain, fmt_share, fmt_value
-from perflab.model import (
-    WORK_KEYS,
-    Configuration,
-    MetricInfo,
-    ResultSet,
-    canonical_params,
-    is_result_key,
+from perflab import notes as said
+from perflab.format import fmt_count, fmt_share, fmt_value
+from perflab.judging import (
+    ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_THRESHOLD,
+    MIN_RUNS,
+    SERIAL_MIN_RUNS,
+    SERIAL_RHO_MAX,
+    Band,
+    Estimator,
+    Plan,
+    parse_estimator,
+    trim_counts,
 )
-
-ALPHA = 0.05
+from perflab.metrics import (
+    BAND_KINDS,
+    WORK_KEYS,
+    MetricInfo,
+    is_result_key,
+    measures_elapsed,
+    metric_family,
+    metric_kind,
+    verdict_word,
+)
+from perflab.model import Configuration, ResultSet, canonical_params
 
 
 @functools.cache
 def _special() -> Any:
-    """scipy.special, imported on first use (0.2 s, of the 0.56 s perflab.stats took with
-    scipy.stats): `perflab stat -r 1` and a report that only reads figures compute no interval
-    (issue 25).  Nothing here imports scipy.stats (0.35 s more): the binomial ranks of the
-    median's CI are exact integers and Benjamini-Hochberg a few lines of numpy."""
+    """scipy.special, imported on first use (0.2 s, of the 0.56 s perflab.stats would take
+    with scipy.stats): `perflab stat -r 1` and a report that only reads figures compute no
+    interval, so they do not load it.  Nothing here imports scipy.stats (0.35 s more): the
+    binomial ranks of the median's CI are exact integers and Benjamini-Hochberg a few lines
+    of numpy."""
     from scipy import special
 
     return special
 
 CONFIDENCE = 0.95
-DEFAULT_THRESHOLD = 0.01  # the one default band (+-1%), stored with every result
-DEFAULT_CORRECTION = "holm"  # the primary metric's family
-SECONDARY_CORRECTION = "bh"  # every other metric's family
-MIN_RUNS = 6  # per configuration, for any statistical verdict
 MIN_RUNS_FOR_CI = 6  # order-statistic 95% CI of a median needs n >= 6
 BOOT_RESAMPLES = 10_000
 TOO_FEW = "too few runs"
 # The mark of a claim on a metric other than the primary one (Comparison.label).
 EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
-CORRECTIONS = ("holm", "bh", "none")
-
-
-# --- estimators -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Estimator:
-    """The location estimator: ``median``, ``mean`` or ``trim`` with LOW/HIGH proportions."""
-
-    kind: str  # median | mean | trim
-    low: float = 0.2
-    high: float = 0.2
-    # The default ("trim"): trim at most LOW/HIGH, but always keep MIN_RUNS runs (6 or 7 runs
-    # are not trimmed: the mean), so the 6-run rule holds for it too.  An explicit
-    # trim:LOW:HIGH trims exactly, and trimming below MIN_RUNS is refused.
-    keep_min: bool = False
-
-    def __str__(self) -> str:
-        if self.kind == "trim":
-            return "trim" if self.keep_min else f"trim:{fmt_plain(self.low)}:{fmt_plain(self.high)}"
-        return self.kind
-
-    @property
-    def label(self) -> str:
-        if self.kind == "trim":
-            if self.low == self.high:
-                return f"{fmt_share(self.low, 0)} trimmed mean"
-            return (f"trimmed mean (lowest {fmt_share(self.low, 0)}, highest "
-                    f"{fmt_share(self.high, 0)} left out)")
-        return self.kind
-
-    def kept(self, n: int) -> int:
-        """Runs left after trimming ``n``."""
-        kl, kh = _trim_counts(n, self)
-        return n - kl - kh
-
-    def min_runs(self) -> int:
-        """The fewest runs that leave MIN_RUNS after trimming."""
-        n = MIN_RUNS
-        while self.kept(n) < MIN_RUNS:
-            n += 1
-        return n
-
-
-DEFAULT_ESTIMATOR = Estimator("trim", 0.2, 0.2, keep_min=True)
-ESTIMATOR_CHOICES = "median, mean, trim (20% each side) or trim:LOW:HIGH (e.g. trim:0:0.25)"
-
-
-def parse_estimator(text: str | None) -> Estimator:
-    """'median' | 'mean' | 'trim' | 'trim:LOW:HIGH' (proportions: 'trim:0:0.125' leaves out the
-    slowest of 8 runs).  Raises ValueError with a message naming the valid choices."""
-    if text is None or text == "":
-        return DEFAULT_ESTIMATOR
-    t = text.strip().lower()
-    if t in ("median", "mean"):
-        return Estimator(t, 0.0, 0.0)
-    if t == "trim":
-        return DEFAULT_ESTIMATOR
-    m = re.fullmatch(r"trim:([0-9.]+):([0-9.]+)", t)
-    if m:
-        try:
-            lo, hi = float(m.group(1)), float(m.group(2))
-        except ValueError:
-            lo = hi = -1.0
-        if 0 <= lo < 0.5 and 0 <= hi < 0.5 and lo + hi < 0.8:
-            return Estimator("trim", lo, hi)
-        raise ValueError(f"estimator {text!r}: LOW and HIGH are proportions in [0, 0.5) "
-                         f"(trim:0.2:0.2 leaves out 20% each side); valid: {ESTIMATOR_CHOICES}")
-    raise ValueError(f"unknown estimator {text!r}; valid: {ESTIMATOR_CHOICES}")
-
-
-def check_estimator_runs(est: Estimator, runs: int) -> str | None:
-    """None when ``runs`` per configuration leave at least MIN_RUNS after trimming, else why."""
-    if est.kept(runs) >= MIN_RUNS:
-        return None
-    return (f"{est} leaves {est.kept(runs)} of {runs} runs, fewer than the {MIN_RUNS} a verdict "
-            f"needs; use at least {est.min_runs()} runs, or a lighter trim (trim:0.1:0.1, "
-            "median, mean)")
-
-
-def _trim_counts(n: int, est: Estimator) -> tuple[int, int]:
-    if est.kind != "trim":
-        return 0, 0
-    # The epsilon keeps 0.29 x 100 (28.999999999999996 in floating point) at 29 runs.
-    kl, kh = math.floor(est.low * n + 1e-9), math.floor(est.high * n + 1e-9)
-    while est.keep_min and n - kl - kh < MIN_RUNS and (kl or kh):
-        # Symmetric trimming stays symmetric: one fewer from each side.
-        kl, kh = max(0, kl - 1), max(0, kh - 1)
-    return kl, kh
 
 
 def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:
@@ -198,7 +122,7 @@ def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, in
     one-sample one, nor asymmetric trimming.
     """
     n = x.shape[-1]
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     h = n - kl - kh
     s = np.sort(x, axis=-1)
     tm = s[..., kl:n - kh].mean(axis=-1)
@@ -211,24 +135,14 @@ def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, in
 def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
     """Trimmed mean, Yuen's d_j = (n-1) s_w^2 / (h (h-1)), and h for one sample."""
     n = len(x)
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     h = n - kl - kh
     s = np.sort(x)
     w = np.clip(s, s[kl], s[n - kh - 1])
     return float(s[kl:n - kh].mean()), float((n - 1) * w.var(ddof=1) / (h * (h - 1))), h
 
 
-# The largest lag-1 correlation verdicts are guaranteed for: an interval is widened for at most
-# this much, and for this much where it cannot be estimated (below SERIAL_MIN_RUNS).  Beyond it
-# the estimate from a few runs is mostly noise.
-SERIAL_RHO_MAX = 0.8
-# Below this many runs the lag-1 correlation is not estimated: simulated under AR(1) noise of
-# lag-1 0.8 (the guarantee's range, docs/statistics.md), an interval widened for the estimate
-# from 10-16 runs still gave 2.9-4.3% false slower (or faster) in A/A, where 20 give 2.5%.
-# Below it the interval is widened for SERIAL_RHO_MAX itself (drift cannot be ruled out), so
-# only a change far beyond the band is claimed, an undecided comparison says "too few runs to
-# rule out drift" (DRIFT_NOTE), and a fixed --runs below it is warned about before measuring.
-SERIAL_MIN_RUNS = 20
+# Below SERIAL_MIN_RUNS runs (judging) an undecided comparison says so.
 DRIFT_NOTE = "too few runs to rule out drift"
 
 
@@ -245,7 +159,7 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     n = len(x)
     if n < SERIAL_MIN_RUNS:
         return SERIAL_RHO_MAX
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     s = np.sort(x)
     w = np.clip(x, s[kl], s[n - kh - 1])
     w = w - w.mean()
@@ -444,8 +358,8 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
 def _tied(loc: Location) -> Location:
     """Runs that differ, yet whose order-statistic interval has zero width at the nominal
     level (a count that is 0, or 1, in most rounds): it may still show a change beyond the
-    band, but it cannot certify "equivalent" (issue 19: a baseline of all 1s against 2 in 3
-    of 20 rounds read "equivalent CI [1.000, 1.000]"; a mostly-zero count's 5x drop, too).
+    band, but it cannot certify "equivalent" (a baseline of all 1s against 2 in 3 of 20
+    rounds would read "equivalent CI [1.000, 1.000]"; a mostly-zero count's 5x drop, too).
     Intervals at a stricter level are wider, so the nominal one decides."""
     lo, hi = loc.interval(ALPHA)
     loc.no_equivalence = lo == hi
@@ -457,7 +371,7 @@ def center(x: np.ndarray, est: Estimator) -> float:
     if est.kind == "median":
         return float(np.median(x))
     n = len(x)
-    kl, kh = _trim_counts(n, est)
+    kl, kh = trim_counts(n, est)
     return float(np.sort(x)[kl:n - kh].mean())
 
 
@@ -511,7 +425,7 @@ def _median_ci_ranks(n: int, confidence: float) -> tuple[int | float, int | floa
     Hand-written in exact integers (cdf(k) = sum of C(n, i), i <= k, over 2^n; the float tail
     is an exact fraction) rather than through scipy.stats.binom or scipy.special.bdtr, whose
     imports (0.35 s, 0.2 s) `perflab stat` would otherwise pay for this one pair of integers
-    (issue 25).  Equal to quantile_test's ranks for every n and level tested
+    alone.  Equal to quantile_test's ranks for every n and level tested
     (tests/core/test_median_ci.py).  About 30 ms at n = 10,000, 1 s at 100,000 runs; cached,
     since detect summarises every point of every series."""
     if not 0 < confidence < 1:
@@ -571,114 +485,10 @@ def summarize(samples: Sequence[float], deterministic: bool = False,
 
 # --- metric words -------------------------------------------------------------------------------
 
-TIME_UNITS = ("s", "ms", "us", "µs", "ns", "1/s")
-
-
-def is_time_like(info: MetricInfo | None) -> bool:
-    return info is not None and info.unit in TIME_UNITS
-
-
-def verdict_word(info: MetricInfo | None, up: bool) -> str:
-    """The words a metric is read in: times (and throughputs) slower/faster; memory, counts and
-    everything else larger/smaller; a metric with no direction is just 'different'."""
-    direction = info.direction if info is not None else "lower"
-    if direction == "none":
-        return "different"
-    if is_time_like(info):
-        if info is not None and info.unit == "1/s":
-            return "faster" if up else "slower"
-        return "slower" if up else "faster"
-    return "larger" if up else "smaller"
-
-
 MOVED = ("slower", "faster", "larger", "smaller", "different")
 
 
-# --- bands ------------------------------------------------------------------------------------
-# A metric's equivalence band: the wider of a relative part (a fraction of the baseline's
-# centre) and an absolute part (in the metric's own unit).  One table of defaults per kind of
-# metric (issue 19): times +-threshold (1%); memory +-0.2%, which calls a +0.5% change
-# measured with a CV of 0.1% over 16 interleaved runs in 97-98.5% of simulated trials
-# (docs/statistics.md), where +-1% read "equivalent" for call counting's +209 KB on 21 MB;
-# counts +-threshold or half an event a run, whichever is wider, so a count that is 0 in most
-# runs has a band (it had +-0).
-MEMORY_BAND = 0.002
-COUNT_FLOOR = 0.5  # events a run
-BAND_KINDS = ("time", "memory", "count")
-# Units a band may be given in, each to the kind's base unit (seconds, KiB, events).
-_BAND_UNITS: dict[str, dict[str, float]] = {
-    "time": {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0},
-    "memory": {"B": 1 / 1024, "KiB": 1.0, "KB": 1000 / 1024, "MiB": 1024.0, "MB": 1e6 / 1024,
-               "GiB": 1024.0 ** 2},
-    "count": {"events": 1.0, "event": 1.0, "count": 1.0},
-}
-
-
-def metric_kind(unit: str) -> str:
-    """time | memory | count | other, from a metric's unit."""
-    for kind, units in _BAND_UNITS.items():
-        if unit in units:
-            return kind
-    return "count" if unit == "" else "other"
-
-
-@dataclass(frozen=True)
-class Band:
-    """+-max(rel x |baseline centre|, absolute); absolute in the metric's unit."""
-
-    rel: float
-    absolute: float = 0.0
-
-    def edges(self, scale: str, base_loc: float) -> tuple[float, float]:
-        """The band on a comparison's scale: log-ratio, or difference (diff, exact)."""
-        if scale == "log":
-            r = max(self.rel, self.absolute / abs(base_loc) if base_loc else math.inf)
-            # bisect derives bands beyond 100% from large regressions: no lower edge then.
-            return (math.log1p(-r) if r < 1 else -math.inf), math.log1p(r)
-        w = max(self.rel * abs(base_loc), self.absolute)
-        return -w, w
-
-
-def parse_band(text: str, unit: str) -> Band:
-    """A band as given on the command line or in a suite, for a metric of ``unit``: '2%',
-    '0.02' (relative), '64KiB' / '5ms' / '3events' (absolute, converted to ``unit``), or both
-    joined by '+' ('1%+0.5events': the wider of the two).  ValueError names the mistake."""
-    kind = metric_kind(unit)
-    rel, absolute = 0.0, 0.0
-    for part in text.replace(" ", "").split("+"):
-        m = re.fullmatch(r"(-?[0-9]*\.?[0-9]+(?:e-?[0-9]+)?)(%|[A-Za-zµ]*)", part)
-        if not m:
-            raise ValueError(f"'{text}' is not a band (a fraction 0.02, a percentage 2%, or an "
-                             "amount with its unit: 64KiB, 5ms, 3events)")
-        value, u = float(m.group(1)), m.group(2)
-        if value <= 0:
-            raise ValueError(f"a band must be positive ('{text}')")
-        if u in ("", "%"):
-            rel = value / 100 if u == "%" else value
-            if rel >= 1 and u == "":
-                raise ValueError(f"a relative band is a fraction below 1 ('{text}': 0.02 or "
-                                 "2% means +-2%)")
-            continue
-        given = next((k for k, units in _BAND_UNITS.items() if u in units), None)
-        if given is None:
-            raise ValueError(f"unknown unit '{u}' in '{text}' (time: ns, us, ms, s; memory: B, "
-                             "KiB, MiB, GiB; counts: events)")
-        if given != kind:
-            raise ValueError(f"'{text}' is {given}, but the metric is measured in "
-                             f"{unit or 'counts'} ({kind})")
-        absolute = value * _BAND_UNITS[kind][u] / _BAND_UNITS[kind].get(unit, 1.0)
-    return Band(rel, absolute)
-
-
-def default_band(metric: str, info: MetricInfo | None, threshold: float) -> Band:
-    """The per-kind default (the table above) for a metric without a band of its own."""
-    kind = metric_kind(info.unit) if info is not None else "time"
-    if kind == "memory":
-        return Band(MEMORY_BAND)
-    if kind == "count" and not metric.endswith("_per_op") and not (info and info.deterministic):
-        return Band(threshold, COUNT_FLOOR)
-    return Band(threshold)
-
+# --- bands (judging.Band: the band of one metric) ---------------------------------------------
 
 @dataclass(frozen=True)
 class BandUsed:
@@ -987,7 +797,7 @@ def holm(p: Sequence[float]) -> np.ndarray:
 def benjamini_hochberg(p: Sequence[float]) -> np.ndarray:
     """scipy.stats.false_discovery_control(p, method="bh"), step for step (so equal to the
     last bit; tests/core/test_median_ci.py), without importing scipy.stats (0.35 s) for
-    these few lines of numpy (issue 25)."""
+    these few lines of numpy."""
     arr = np.asarray(p, dtype=float)
     if not np.all((arr >= 0) & (arr <= 1)):
         raise ValueError("p-values must be between 0 and 1")
@@ -1039,65 +849,6 @@ def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = A
 def is_paired(rs: ResultSet, cell: str) -> bool:
     """Runs were interleaved in rounds within a cell when its configurations alternate."""
     return bool(rs.settings.interleaved) and len(rs.configurations_in(cell)) > 1
-
-
-@dataclass
-class Plan:
-    """How a result's comparisons are judged: stored in rs.settings.comparison."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    correction: str = DEFAULT_CORRECTION  # the primary metric's family
-    secondary: str = SECONDARY_CORRECTION  # every other metric's family
-    estimator: str = str(DEFAULT_ESTIMATOR)
-    alpha: float = ALPHA
-    looks: int = 1  # planned looks at the data (adaptive measuring); alpha is split over them
-    # The level the verdicts are judged at where the looks spent alpha unevenly (look_level:
-    # the level of the look measuring stopped at); None: alpha split evenly over ``looks``.
-    level: float | None = None
-    # Bands of their own (--threshold METRIC=VALUE, a suite's [bands]): metric or kind -> text.
-    bands: dict[str, str] = field(default_factory=dict)
-    # Memory and counts get their kinds' default bands (default_band); False for results
-    # stored before those existed, which are judged as they were: +-threshold for every metric.
-    kind_bands: bool = True
-    # Every metric other than the primary is one family (plan.secondary, BH): in an A/A table
-    # at most alpha of tables hold a false exploratory claim.  False for results stored
-    # before, judged as they were: one family per metric.
-    pool_exploratory: bool = True
-
-    @property
-    def alpha_look(self) -> float:
-        """The level the verdicts are judged at (before their family's adjustment)."""
-        return self.level if self.level is not None else self.alpha / max(1, self.looks)
-
-    def band_for(self, metric: str, info: MetricInfo | None) -> Band:
-        """The band ``metric`` is judged against: its own, its kind's, or the default."""
-        unit = info.unit if info is not None else "s"
-        spec = self.bands.get(metric) or self.bands.get(metric_kind(unit))
-        if spec is not None:
-            return parse_band(spec, unit)
-        if not self.kind_bands:
-            return Band(self.threshold)
-        return default_band(metric, info, self.threshold)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Plan:
-        """From a stored object (Settings.from_dict); keys it does not have keep their defaults."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__
-                      if k in data and data[k] is not None})
-
-    @classmethod
-    def of(cls, rs: ResultSet, **override: Any) -> Plan:
-        """The plan stored with the result (Settings.plan: its ``comparison``, earlier versions'
-        keys folded in), with non-None overrides from the command line.  A result without one
-        is judged with the defaults of earlier versions (``kind_bands`` False: +-threshold for
-        every metric)."""
-        stored = rs.settings.plan()
-        # --threshold METRIC=BAND adds to the stored bands (a copy: the stored plan stays)
-        override = {**override, "bands": {**stored.bands, **(override.get("bands") or {})}}
-        return replace(stored, **{k: v for k, v in override.items() if v is not None})
 
 
 def round_pairs(base: Configuration, cfg: Configuration,
@@ -1155,9 +906,9 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
         corr = plan.correction if m == primary or primary is None else plan.secondary
         adjust_family(fam, corr, plan.alpha_look, infos=rs.metrics)
         for c in fam:
-            c.correction = corr
             c.family = m
-            c.exploratory = primary is not None and c.metric != primary
+            c.correction = corr
+            c.exploratory = primary is not None and metric_family(c.metric) != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
                 # judged against the look's level, Plan.alpha_look; it read "p=0.0063 ...
@@ -1169,18 +920,21 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
 
 def _families(comps: list[Comparison], primary: str | None,
               plan: Plan) -> dict[str, list[Comparison]]:
-    """The families a result's comparisons are adjusted in: the primary metric's; every other
-    metric's together (EXPLORATORY) when the plan pools them, else one per metric."""
+    """The families a result's comparisons are adjusted in, by metric family (a harness run's
+    per-benchmark metrics, Sum-8 ns_per_op and Hash-8 ns_per_op, are one: metric_family): the
+    primary's; every other family's together (EXPLORATORY) when the plan pools them, else one
+    per metric family."""
     out: dict[str, list[Comparison]] = {}
     for c in comps:
-        pooled = plan.pool_exploratory and primary is not None and c.metric != primary
-        out.setdefault(EXPLORATORY if pooled else c.metric, []).append(c)
+        fam = metric_family(c.metric)
+        pooled = plan.pool_exploratory and primary is not None and fam != primary
+        out.setdefault(EXPLORATORY if pooled else fam, []).append(c)
     return out
 
 
 # A user-space count (callgrind) certifies nothing about a command that spends this much of
 # its CPU time in the kernel: an ext4 -> tmpfs mmap change moved CPU time -19.9% and read
-# "29,280 / 29,280 +0.00% (exact) equivalent" (issue 19).
+# "29,280 / 29,280 +0.00% (exact) equivalent".
 KERNEL_INVISIBLE_SHARE = 0.5
 
 
@@ -1196,18 +950,31 @@ def kernel_share(cfgs: Sequence[Configuration]) -> float | None:
     return sys_t / (user + sys_t) if user + sys_t > 0 else None
 
 
+def kernel_blind_note(rs: ResultSet, metric: str, cfgs: Sequence[Configuration],
+                      ) -> said.Note | None:
+    """Beside a callgrind count of ``metric`` for ``cfgs``: the kernel's share of their CPU
+    time where it is at least KERNEL_INVISIBLE_SHARE (none otherwise)."""
+    info = rs.metrics.get(metric)
+    if info is None or "callgrind" not in info.source:
+        return None
+    share = kernel_share(cfgs)
+    if share is None or share < KERNEL_INVISIBLE_SHARE:
+        return None
+    return said.kernel_share(fmt_share(share, 0))
+
+
 def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
-    """No "equivalent" from a callgrind count where the kernel does most of the work."""
+    """Every callgrind count of a kernel-heavy workload says so; none reads "equivalent"."""
     for c in comps:
-        info = rs.metrics.get(c.metric)
-        if c.verdict != "equivalent" or info is None or "callgrind" not in info.source:
+        note = kernel_blind_note(rs, c.metric, [x for x in rs.configurations_in(c.cell)
+                                                if x.name in (c.baseline, c.candidate)])
+        if note is None:
             continue
-        share = kernel_share([x for x in rs.configurations_in(c.cell)
-                              if x.name in (c.baseline, c.candidate)])
-        if share is not None and share >= KERNEL_INVISIBLE_SHARE:
+        if c.verdict == "equivalent":
             c.verdict = "inconclusive"
-            c.note = (f"{fmt_share(share, 0)} of the CPU time is the kernel's, which callgrind "
-                      "does not count")
+            c.note = note
+        elif not c.note:
+            c.note = note
 
 
 def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
@@ -1257,15 +1024,49 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
             c.same_program = True
             out.append(c)
     adjust_family(out, plan.correction, plan.alpha, info)
+    share = cpu_share_caveat(rs, metric, param, a, b)
     for c in out:
         c.correction = plan.correction
+        if share is not None and c.verdict != "inconclusive":
+            # Wall time over threads that cannot each have a CPU: up or down is the CPU share
+            # the threads got, never a regression or an improvement of the code.
+            c.same_program = False
+            c.note = c.note or said.CPU_SHARE_LABEL
     return out
+
+
+def busy_load(rs: ResultSet) -> float | None:
+    """The highest load average during the runs when the machine was more than half busy
+    (above 1 and above half its CPUs); None otherwise."""
+    cpus = rs.fingerprint.cpu_count or 1
+    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
+    return max(loads) if loads and max(loads) > max(1.0, 0.5 * cpus) else None
+
+
+def cpu_share_caveat(rs: ResultSet, metric: str, param: str, a: Any, b: Any,
+                     ) -> said.Note | None:
+    """What a ratio of ``metric`` at ``param`` = a over ``param`` = b measures when it is wall
+    time across thread counts that cannot each have a CPU of their own: more threads than the
+    machine has CPUs, or several threads on a busy machine.  None when it measures the code."""
+    info = rs.metrics.get(metric)
+    cpus = rs.fingerprint.cpu_count
+    if info is None or not cpus or not measures_elapsed(info):
+        return None
+    ends = [{c.threads for c in rs.configurations if str(c.params.get(param)) == str(v)}
+            for v in (a, b)]
+    if any(len(t) != 1 or None in t for t in ends) or ends[0] == ends[1]:
+        return None  # the axis does not change the thread count
+    most = max(t for e in ends for t in e if t is not None)
+    busy = busy_load(rs) is not None
+    if most > cpus or (busy and most > 1):
+        return said.cpu_share(metric, param, most, cpus, busy)
+    return None
 
 
 def _comparable(base: Configuration, cfg: Configuration, metric: str) -> bool:
     """The size of the work (ops, iterations: model.WORK_KEYS) and what was computed (a
     checksum) are compared only between configurations that declared the same work: calibrated
-    separately, they differ by design, and read "ops +567.83% different" (issue 19)."""
+    separately, they differ by design, and would read "ops +567.83% different"."""
     if metric not in WORK_KEYS and not is_result_key(metric):
         return True
     return bool(_results_by_work(base, metric).keys() & _results_by_work(cfg, metric).keys())
@@ -1352,11 +1153,6 @@ def look_schedule(min_runs: int, max_runs: int, growth: float = 1.5) -> list[int
 def planned_looks(min_runs: int, max_runs: int) -> int:
     """Looks to split alpha over: the schedule, plus one for a budget ending between looks."""
     return len(look_schedule(min_runs, max_runs)) + 1
-
-
-def decided(comps: Sequence[Comparison]) -> bool:
-    """Every comparison has a verdict (not inconclusive)."""
-    return all(c.verdict != "inconclusive" for c in comps)
 
 
 def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, paired: bool,
@@ -1465,3 +1261,138 @@ def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: floa
     if good and not c.loc.no_equivalence:
         return "good", c
     return "inconclusive", c
+
+
+# --- many benchmarks: modality and the geometric mean of their ratios ---------------------------
+
+# Modality (BenchmarkDotNet's mvalue, after Brendan Gregg's "Frequency Trails: Modes"): the
+# runs without Tukey's outliers (1.5 IQR fences) are put in histograms of bin size Scott's
+# rule / 2, doubled until one bin spans them; for each, the sum of the absolute steps between
+# neighbouring bin counts (with an empty bin at each end) over the largest count; the mvalue is
+# the largest of these.  One mode gives 2, two separate modes about 4.  ResultsComparer's
+# reading: below 12 runs nothing is said; above 4.2 "multimodal", above 3.2 "bimodal", above
+# 2.8 "several?".  perflab flags from 3.2 (bimodal or more; "several?" is shown, not warned):
+# docs/statistics.md reports its false-flag rate on unimodal samples.
+MVALUE_MIN_RUNS = 12
+MVALUE_BIMODAL = 3.2
+MVALUE_MULTIMODAL = 4.2
+MVALUE_SEVERAL = 2.8
+
+
+@dataclass(frozen=True)
+class Modality:
+    """A sample's mvalue and the locations of its histogram's two highest peaks."""
+
+    mvalue: float
+    modes: tuple[float, ...] = ()  # the peaks' medians, ascending (two when flagged)
+
+    @property
+    def label(self) -> str:
+        """bimodal | multimodal | several? | "" (one mode), as ResultsComparer's column."""
+        if self.mvalue > MVALUE_MULTIMODAL:
+            return "multimodal"
+        if self.mvalue > MVALUE_BIMODAL:
+            return "bimodal"
+        if self.mvalue > MVALUE_SEVERAL:
+            return "several?"
+        return ""
+
+    @property
+    def flagged(self) -> bool:
+        return self.mvalue > MVALUE_BIMODAL
+
+
+def _tukey_inliers(x: np.ndarray) -> np.ndarray:
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    iqr = q3 - q1
+    return x[(x >= q1 - 1.5 * iqr) & (x <= q3 + 1.5 * iqr)]
+
+
+def _histogram(x: np.ndarray, bin_size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of bins [k*size, (k+1)*size) from the bin of min(x) to the bin of max(x), and
+    each value's bin index (from 0)."""
+    first = math.floor(x.min() / bin_size)
+    idx = np.clip(np.floor(x / bin_size).astype(np.int64) - first, 0, None)
+    return np.bincount(idx), idx
+
+
+def modality(samples: Sequence[float]) -> Modality | None:
+    """The mvalue of ``samples`` (None below MVALUE_MIN_RUNS runs: not enough to tell) and,
+    when it is above MVALUE_BIMODAL, the two highest peaks of the histogram that gave it."""
+    x = np.asarray(samples, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) < MVALUE_MIN_RUNS:
+        return None
+    x = np.sort(_tukey_inliers(x))
+    span = float(x[-1] - x[0])
+    if span <= 0:
+        return Modality(2.0)
+    size = 3.5 * float(np.std(x, ddof=1)) / len(x) ** (1 / 3) / 2
+    best, best_size = 0.0, size
+    while True:
+        counts, _ = _histogram(x, size)
+        padded = np.concatenate(([0], counts, [0]))
+        m = float(np.abs(np.diff(padded)).sum() / counts.max())
+        if m > best:
+            best, best_size = m, size
+        if size > span:
+            break
+        size *= 2
+    if best <= MVALUE_BIMODAL:
+        return Modality(best)
+    counts, idx = _histogram(x, best_size)
+    padded = np.concatenate(([-1], counts, [-1]))
+    # A peak: a run of equal counts higher than the bins on each side of it.
+    peaks: list[tuple[int, int]] = []
+    i = 1
+    while i < len(padded) - 1:
+        j = i
+        while j + 1 < len(padded) - 1 and padded[j + 1] == padded[i]:
+            j += 1
+        if padded[i] > 0 and padded[i] > padded[i - 1] and padded[i] > padded[j + 1]:
+            peaks.append((int(padded[i]), i - 1))
+        i = j + 1
+    top = sorted(sorted(peaks, reverse=True)[:2], key=lambda p: p[1])
+    modes = tuple(float(np.median(x[idx == b])) for _, b in top)
+    return Modality(best, modes)
+
+
+@dataclass(frozen=True)
+class GeoMean:
+    """The geometric mean of many comparisons' ratios and its CI (fixed effects: the mean of
+    these benchmarks' log-ratios, each known with its own standard error)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    n: int  # comparisons in it
+    confidence: float = CONFIDENCE
+
+
+def geomean_ratio(comps: Sequence[Comparison], confidence: float = CONFIDENCE) -> GeoMean | None:
+    """Geometric mean of the ratios of the judged log-scale comparisons (benchstat's geomean
+    row, with an interval): exp(mean of the log-ratios), its standard error the root of the
+    summed variances over the count; each comparison's variance from its t interval, or read
+    off its 95% interval for the order-statistic methods.  None when no comparison has one."""
+    logs: list[float] = []
+    var: list[float] = []
+    for c in comps:
+        loc = c.loc
+        if c.scale != "log" or loc is None or c.note == TOO_FEW:
+            continue
+        if loc.method in _T_METHODS:
+            se = loc.se
+        else:
+            lo, hi = loc.interval(0.05)
+            se = (hi - lo) / (2 * 1.959964)
+        if not math.isfinite(se):
+            continue
+        logs.append(loc.est)
+        var.append(se * se)
+    if not logs:
+        return None
+    k = len(logs)
+    est = float(np.mean(logs))
+    se = math.sqrt(float(np.sum(var))) / k
+    z = float(-_special().ndtri((1 - confidence) / 2))
+    return GeoMean(math.exp(est), math.exp(est - z * se), math.exp(est + z * se), k, confidence)

@@ -3,8 +3,10 @@
 SQLAlchemy Core gives one schema for SQLite (the embedded default, one file under the user's
 data directory) and PostgreSQL (a fleet's shared store: pass a ``postgresql://`` URL).
 
-Writes happen run by run, each in its own transaction, so an interrupted measurement keeps
-every run finished before the interruption.
+Runs are written while they are measured: the runner hands ``add_rounds`` the runs of each
+chunk of a launcher batch (about a quarter of a second of runs), stored in one transaction and
+acknowledged once committed, so an interrupted measurement keeps every chunk committed before
+the interruption.
 
 The schema carries a version (table ``perflab_meta``).  Creating it is idempotent and safe when
 several processes open a new database at once: on PostgreSQL under a transaction-scoped advisory
@@ -30,12 +32,14 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
-from perflab.errors import PerflabError
+from perflab import jobcontext
+from perflab import notes as said
+from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
+from perflab.metrics import MetricInfo
 from perflab.model import (
     Configuration,
     Fingerprint,
-    MetricInfo,
     Owner,
     PrimaryChoice,
     ResultSet,
@@ -242,7 +246,7 @@ class Store:
         ``client``: a long-lived client of a server (a fleet worker): its connections carry
         this application_name (pg_stat_activity) and none is kept open between uses (NullPool),
         so the connections it holds are only its queue's.  A fleet job's measuring process
-        (PERFLAB_FLEET_JOB set by the worker) is such a client too, as ``perflab-job:NAME``:
+        (jobcontext.current() a job's) is such a client too, as ``perflab-job:NAME``:
         it holds a connection only while it reads or writes, not through its measuring, so 50
         workers fit PostgreSQL's default max_connections (docs/fleet.md)."""
         if url is None:
@@ -267,10 +271,10 @@ class Store:
             self.location = redact_url(url_s)
             _check_host_port(url_s, self.location)
             self.url = _server_url(url_s)
-            fleet_job = bool(os.environ.get("PERFLAB_FLEET_JOB")
-                             and self.url.startswith("postgresql"))
+            job = jobcontext.current()
+            fleet_job = bool(job is not None and job.client and self.url.startswith("postgresql"))
             if client is None and fleet_job:
-                client = "perflab-job:" + os.environ.get("PERFLAB_MACHINE_NAME", "")
+                client = job.client if job is not None else None
             try:
                 connect_args: dict[str, Any] = (
                     {"connect_timeout": max(1, int(lock_timeout))}
@@ -313,6 +317,14 @@ class Store:
         self._reached = not self.is_sqlite
 
     @property
+    def pasteable(self) -> str:
+        """The store as a fix line's --db names it: the file, or the server URL a user types
+        (postgresql://) with its user and without its password."""
+        if self.is_sqlite:
+            return self.location
+        return redact_url(url_without_password(self.url), keep_user=True)
+
+    @property
     def is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
 
@@ -346,11 +358,11 @@ class Store:
             if version is None:
                 raise PerflabError(
                     f"the database {self.location} has no perflab schema",
-                    f"run 'perflab fleet init --db {self.location}' once to create it")
+                    f"run 'perflab fleet init --db {self.pasteable}' once to create it")
             raise PerflabError(
                 f"the database {self.location} has perflab schema {version}, this perflab "
                 f"needs {SCHEMA_VERSION}",
-                f"run 'perflab fleet init --db {self.location}' once to upgrade it")
+                f"run 'perflab fleet init --db {self.pasteable}' once to upgrade it")
         for attempt in range(20):
             try:
                 self.write(self._create_schema)
@@ -397,7 +409,7 @@ class Store:
         if lacking and not self.is_sqlite:
             raise PerflabError(f"the database {self.location} lacks perflab's table(s) "
                                f"{', '.join(lacking)}",
-                               f"run 'perflab fleet init --db {self.location}' once")
+                               f"run 'perflab fleet init --db {self.pasteable}' once")
         if lacking:
             # A table dropped by hand, or added in this version: make it (data stays).
             self.write(lambda conn: metadata.create_all(conn, checkfirst=True))
@@ -530,11 +542,6 @@ class Store:
         run.id = self._insert_row(runs, run_row(configuration_id, run))
         return run.id
 
-    def add_runs(self, items: list[tuple[int, Run]]) -> None:
-        """Store several runs ((configuration id, run) pairs) in one transaction: the runner
-        stores a round at a time, so a run costs no commit of its own."""
-        self.add_rounds([items])
-
     def add_rounds(self, rounds: list[list[tuple[int, Run]]],
                    committed: Callable[[list[Run]], None] | None = None,
                    again: bool = False) -> None:
@@ -548,8 +555,8 @@ class Store:
 
         Why the driver's cursor: a round is often one run (stat), and SQLAlchemy Core's
         execution of one INSERT cost 0.11 ms of a round's 0.24 ms on this 2-vCPU guest
-        (2026-11-25, 600 rounds of one run), a tenth of a run of `true`, which issue #14 counts
-        against hyperfine.  The statement is still SQLAlchemy's (compiled once for the
+        (600 rounds of one run), a tenth of a run of `true`, which counts in a comparison with
+        hyperfine.  The statement is still SQLAlchemy's (compiled once for the
         store's dialect, with its paramstyle) and so is the transaction; only the binding is
         done here: the JSON column serialised with json.dumps, as SQLAlchemy's JSON type
         does by default."""
@@ -608,7 +615,9 @@ class Store:
              batch: int = 5000) -> int:
         """Store a complete in-memory result set (imports, tests) in ONE transaction: all of it
         or nothing, so an interrupted import stores nothing rather than a 'complete' part.
-        Runs go in batches (one executemany each); ``progress(n)`` is told after each."""
+        Runs go in batches, each one executemany of the driver's own (``_insert_runs``);
+        ``progress(n)`` is told after each.  A SQLite store's log is emptied after (an import
+        of millions of runs wrote as much to it)."""
         _stamp_owner(rs)
 
         def go(conn: sa.Connection) -> int:
@@ -618,14 +627,22 @@ class Store:
                 cid = int(res.inserted_primary_key[0])
                 for i in range(0, len(cfg.runs), batch):
                     chunk = cfg.runs[i:i + batch]
-                    conn.execute(runs.insert(), [run_row(cid, r) for r in chunk])
+                    _insert_runs(conn, [run_row(cid, r) for r in chunk])
                     if progress is not None:
                         progress(len(chunk))
                 cfg.id = cid
             return rid
 
         rs.id = self.write(go)
+        self.checkpoint()
         return rs.id
+
+    def checkpoint(self) -> None:
+        """Move a SQLite store's write-ahead log into the file and truncate it, so no -wal as
+        large as the last big write is left beside the store (SQLite's own checkpoints reuse
+        the log but never shrink it); a reader holding the log open defers it, harmlessly."""
+        if self.engine.dialect.name == "sqlite":
+            self.read(lambda conn: conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)"))
 
     # -- reading ------------------------------------------------------------------------------
     def count_results(self) -> int:
@@ -694,9 +711,7 @@ class Store:
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
                 pid = rs.settings.owner.pid if rs.settings.owner else None
-                rs.notes.append(f"the perflab process that measured it (pid {pid}) "
-                                "ended without finishing (killed, or the machine restarted): "
-                                "interrupted; the runs it finished are kept")
+                rs.notes.add(said.ended_unfinished(pid))
             cfg_rows = conn.execute(sa.select(configurations).where(
                 configurations.c.result_id == result_id).order_by(configurations.c.id)).mappings()
             by_id: dict[int, Configuration] = {}
@@ -828,6 +843,22 @@ def run_row(configuration_id: int, run: Run) -> dict[str, Any]:
             "load1": run.load1, "error": run.error, "values": run.values}
 
 
+def _insert_runs(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
+    """Insert run rows (run_row's) with the driver's executemany on the dialect's compiled
+    INSERT, the JSON of ``values`` encoded here: SQLAlchemy's per-row parameter and type
+    processing cost about three times the driver's own insert (an import of 150,000 runs:
+    4.4 s of its 11 s)."""
+    compiled = runs.insert().compile(dialect=conn.dialect, column_keys=list(rows[0]))
+    enc = json.dumps
+    if compiled.positional:
+        order = compiled.positiontup or []
+        params: list[Any] = [tuple(enc(r[k]) if k == "values" else r[k] for k in order)
+                             for r in rows]
+    else:
+        params = [{**r, "values": enc(r["values"])} for r in rows]
+    conn.exec_driver_sql(str(compiled), params)
+
+
 def config_row(result_id: int, cfg: Configuration) -> dict[str, Any]:
     """THE row of the configurations table for one configuration (add_configuration, save)."""
     return {"result_id": result_id, "name": cfg.name, "command": cfg.command,
@@ -867,7 +898,12 @@ def _is_create_race(e: BaseException | None) -> bool:
 
 class StoreUnreachable(PerflabError):
     """The database server cannot be reached or dropped the connection (down, restarting,
-    unreachable): a transient fault that a writer may ride out (``ride_out``)."""
+    unreachable): a transient fault that a writer may ride out (``ride_out``).  A verb it ends
+    exits with errors.EXIT_STORE_UNREACHABLE (a fleet job is retried on it)."""
+
+    def __init__(self, problem: str, fix: str = "",
+                 exit_code: int = EXIT_STORE_UNREACHABLE) -> None:
+        super().__init__(problem, fix, exit_code)
 
 
 # What libpq and the server say when the connection is lost or cannot be made: the server down

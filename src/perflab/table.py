@@ -144,7 +144,7 @@ class Table:
 
     def to_html(self, *, wrap: bool = False) -> str:
         """An HTML table in a box that scrolls sideways (a wide matrix scrolls inside the page
-        instead of stretching it past 1,400 px, issue 25), then its notes; the classes are
+        instead of stretching it past 1,400 px), then its notes; the classes are
         those of reports.html.CSS (l: left, wrap: text that wraps, verdict words)."""
         if not self.columns:
             return "<p class='muted'>(no data)</p>"

@@ -48,9 +48,10 @@ def thresholds(values: list[str] | None, known: dict[str, Any],
                option: str = "--threshold") -> tuple[float | None, dict[str, str]]:
     """``--threshold`` as given (repeatable): a plain fraction (every metric's relative band,
     0.01 = 1%) and METRIC=BAND or KIND=BAND (a band of its own: 64KiB, 0.5%, 3events; see
-    stats.parse_band), each checked against ``known`` (metric name -> MetricInfo) for its name
+    judging.parse_band), each checked against ``known`` (metric name -> MetricInfo) for its name
     and units.  Returns (threshold or None, bands)."""
-    from perflab.stats import BAND_KINDS, parse_band
+    from perflab.judging import parse_band
+    from perflab.metrics import BAND_KINDS
 
     kind_unit = {"time": "s", "memory": "KiB", "count": "count"}
     threshold: float | None = None

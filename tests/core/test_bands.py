@@ -9,15 +9,9 @@ import numpy as np
 import pytest
 
 from perflab.errors import PerflabError
-from perflab.model import BUILTIN_METRICS, MetricInfo
-from perflab.stats import (
-    COUNT_FLOOR,
-    MEMORY_BAND,
-    Band,
-    Plan,
-    compare_samples,
-    parse_band,
-)
+from perflab.judging import Band, Plan, parse_band
+from perflab.metrics import BUILTIN_METRICS, COUNT_FLOOR, MEMORY_BAND, MetricInfo
+from perflab.stats import compare_samples
 from perflab.validate import thresholds
 
 pytestmark = pytest.mark.unit

@@ -9,11 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.judging import Plan
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import EXPORTERS
 from perflab.reports.terminal import bands_text, correction_line, verdicts_heading
-from perflab.stats import Plan, bands_used
+from perflab.stats import bands_used
 
 pytestmark = pytest.mark.unit
 

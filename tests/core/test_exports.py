@@ -84,8 +84,10 @@ def test_hyperfine_export_has_hyperfines_own_layout(tmp_path: Path,
 
 
 def _two_configs() -> tuple[object, list[object], object]:
-    from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
-    from perflab.stats import Plan, compare_result
+    from perflab.judging import Plan
+    from perflab.metrics import BUILTIN_METRICS
+    from perflab.model import Configuration, ResultSet, Run
+    from perflab.stats import compare_result
 
     rs = ResultSet(kind="compare", status="complete", settings={"interleaved": True,
                                                                 "primary_metric": "wall_time"},

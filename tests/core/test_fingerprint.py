@@ -3,14 +3,14 @@ fingerprints disagree on, and fingerprints stored by earlier versions read and w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from perflab.fingerprint import (
-    MACHINE_IDENTITY_KEYS,
-    _bracketed,
-    fleet_identity,
-    machine_fingerprint,
-)
+from perflab import jobcontext
+from perflab.errors import PerflabError
+from perflab.fingerprint import MACHINE_IDENTITY_KEYS, _bracketed, machine_fingerprint
+from perflab.jobcontext import JobContext
 from perflab.model import Fingerprint, ResultSet
 
 pytestmark = pytest.mark.unit
@@ -29,20 +29,27 @@ def test_identity_leaves_out_load_and_versions() -> None:
     assert ident["cpu_count"] == fp.cpu_count and ident["hostname"] == fp.hostname
 
 
-def test_machine_name_only_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PERFLAB_MACHINE_NAME", raising=False)
+def test_machine_name_only_in_a_fleet_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's name and tags come from the job's context, never from the environment."""
+    monkeypatch.setenv("PERFLAB_MACHINE_NAME", "from-env")
     assert "machine_name" not in machine_fingerprint(probe_pmu=False).identity()
-    monkeypatch.setenv("PERFLAB_MACHINE_NAME", "box1")
-    monkeypatch.setenv("PERFLAB_MACHINE_TAGS", "x86,,quiet")
-    assert machine_fingerprint(probe_pmu=False).identity()["machine_name"] == "box1"
-    assert fleet_identity()["machine_tags"] == ["x86", "quiet"]
+    box = JobContext(machine="box1", tags=("x86", "quiet"))
+    fp = machine_fingerprint(probe_pmu=False, job=box)
+    assert fp.identity()["machine_name"] == "box1" and fp.machine_tags == ["x86", "quiet"]
+    assert fp.fleet_job is None
+    with jobcontext.running(JobContext(machine="box2", job=42, submission="s-1")):
+        fp = machine_fingerprint(probe_pmu=False)
+    assert (fp.machine_name, fp.fleet_job, fp.fleet_submission) == ("box2", 42, "s-1")
+    assert jobcontext.current() is None
 
 
-def test_fleet_job(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PERFLAB_MACHINE_NAME", raising=False)
-    monkeypatch.setenv("PERFLAB_FLEET_JOB", "42")
-    monkeypatch.setenv("PERFLAB_FLEET_SUBMISSION", "s-1")
-    assert fleet_identity() == {"fleet_job": 42, "fleet_submission": "s-1"}
+def test_a_job_context_file_round_trips_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
+    ctx = JobContext(machine="m", tags=("a",), job=7, submission="s")
+    assert JobContext.read(ctx.write(tmp_path / "job.json")) == ctx
+    assert ctx.client == "perflab-job:m" and JobContext(machine="m").client is None
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(PerflabError, match="is not a fleet job's context"):
+        JobContext.read(tmp_path / "bad.json")
 
 
 def test_differences_name_identity_keys_only() -> None:

@@ -1,8 +1,9 @@
-"""The module graph of src/perflab: no import circles (issue #12).
+"""The module graph of src/perflab: no import circles.
 
 Hand-written over the standard library's ast rather than grimp or import-linter: the check is
-one graph walk over module-level imports (imports inside functions are the lazy ones that keep
-the CLI fast, and cannot make a circle at import time), and a dependency for it is not worth it.
+one graph walk over every import of a module, at its top, inside a function (the lazy ones that
+keep the CLI fast) or under ``if TYPE_CHECKING``: a lazy import cannot fail at import time, but
+it ties the two modules all the same, so a circle through it is a circle of the design.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def module_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, p in mods.items():
         package = m if p.name == "__init__.py" else m.rpartition(".")[0]
-        for node in ast.parse(p.read_text()).body:  # module level: what runs at import time
+        for node in ast.walk(ast.parse(p.read_text())):  # top of file, functions, TYPE_CHECKING
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -83,10 +84,25 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# Circles still there, each through a function-local import: storage runs migrations, which
+# read storage's tables (the tables belong in a module of their own, below both); a package's
+# face (cli, imports) hands on its submodules' names, and a submodule asks the face back
+# (cli.root for VERBS, imports.common for FORMATS).  Listed so that no other circle comes in,
+# and so that mending one fails here until it is struck from the list.
+KNOWN_CIRCLES = [
+    ["perflab.migrations", "perflab.storage"],
+    ["perflab.cli", "perflab.cli.root"],
+    ["perflab.imports", *(f"perflab.imports.{m}" for m in (
+        "benchmarkdotnet", "common", "criterion", "gbench", "gobench", "hyperfine", "jmh",
+        "perflab", "perfstat", "pyperf"))],
+]
+
+
 def test_no_import_circles_in_src() -> None:
     graph = module_graph()
     assert len(graph) > 40 and "perflab.session" in graph["perflab.cli.measure"]  # it reads them
-    assert cycles(graph) == []
+    assert "perflab.reports.warnings" in graph["perflab.cli.measure"]  # a function-local one
+    assert sorted(cycles(graph)) == sorted(KNOWN_CIRCLES)
 
 
 def test_the_check_finds_a_circle() -> None:
@@ -97,7 +113,7 @@ def test_the_check_finds_a_circle() -> None:
 # a function (issue 24: stats -> reports.format and runner -> reports.format pointed upward).
 CORE = ("perflab.model", "perflab.stats", "perflab.runner", "perflab.storage",
         "perflab.format", "perflab.errors", "perflab.fingerprint", "perflab.collectors",
-        "perflab.private")
+        "perflab.private", "perflab.jobcontext")
 LATER = ("perflab.reports", "perflab.suites", "perflab.history", "perflab.imports", "perflab.fleet",
          "perflab.profiles", "perflab.cli", "perflab.session")
 

@@ -77,7 +77,7 @@ def tail_agrees(items: tuple[tuple[str, str, str], ...]) -> bool:
 @pytest.mark.unit
 def test_the_record_tail_is_claimed_by_raw_run_fields() -> None:
     items = rec_tail()
-    assert items[0] == ("NUM", "counter_errno", "") and items[-1] == ("BYTES", "region_bad", "")
+    assert items[0] == ("NUM", "counter_errno", "") and items[-1] == ("BYTES", "killed", "")
     assert tail_agrees(items), items
 
 
@@ -101,13 +101,13 @@ def test_a_tail_item_added_on_one_side_only_is_caught() -> None:
 def test_a_tail_is_read_by_its_list() -> None:
     """Two counters, a summed region and three outputs: every number is where the list says,
     and a record with a number more or less than the list is refused."""
-    nums = [0, 2, 10, 11, 12, 20, 21, 22, 1, 5000, 0, 2, 1, 1, 1, 2, 2, 2, 3, 4, 0]
+    nums = [0, 2, 10, 11, 12, 20, 21, 22, 1, 5000, 0, 2, 1, 1, 1, 2, 2, 2, 3, 4, 0, 6]
     values, blobs = _tail_values(rec_tail(), ["a", "b"], nums)
     assert values["final"]["b"] == process.Reading(20, 21, 22)
     assert values["region_sum"]["a"] == process.Reading(1, 1, 1)
     assert (values["region_enables"], values["region_ns"], values["region_open"]) == (1, 5000, 0)
-    assert blobs == [("out", 3), ("err", 4), ("region_bad", 0)]
-    no_region = [0, 2, 10, 11, 12, 20, 21, 22, 0, 0, 0, 0, 0, 0, 0]
+    assert blobs == [("out", 3), ("err", 4), ("region_bad", 0), ("killed", 6)]
+    no_region = [0, 2, 10, 11, 12, 20, 21, 22, 0, 0, 0, 0, 0, 0, 0, 0]
     assert _tail_values(rec_tail(), ["a", "b"], no_region)[0]["region_sum"] == {}
     for bad in (nums[:-1], [*nums, 0]):
         with pytest.raises((ValueError, IndexError)):
@@ -174,7 +174,8 @@ def test_the_launcher_prints_the_fields_in_the_listed_order(tmp_path: Path) -> N
         server._start()
         tee = server._report = _Tee(server._report)
         outcomes = [server.run(exit3), server.run(noexec), server.run(slow)]
-        dones = list(tee.lines)
+        dones = [ln for ln in tee.lines if not ln.startswith("killed ")]
+        assert len(dones) == 3 and tee.lines[1::2] == ["killed 0\n"] * 3, tee.lines
         tee.lines.clear()
         outcomes += server.run_batch([exit3, noexec, slow], stop_on_failure=False)
         recs = [ln for ln in tee.lines if ln.startswith("rec ")]
@@ -184,7 +185,8 @@ def test_the_launcher_prints_the_fields_in_the_listed_order(tmp_path: Path) -> N
     for ln in recs:  # the tail: what PERFLAB_REC_TAIL lists, no number more or less
         values, blobs = _tail_values(rec_tail(), [], [int(x) for x in
                                                       ln.split()[1 + len(launch_fields()):]])
-        assert values["nc"] == 0 and [name for name, _ in blobs] == ["out", "err", "region_bad"]
+        assert values["nc"] == 0
+        assert [name for name, _ in blobs] == ["out", "err", "region_bad", "killed"]
     for lines, verb in ((dones, "done"), (recs, "rec")):
         check(by_name(lines[0], verb), status=3 << 8)
         check(by_name(lines[1], verb), status=127 << 8, exec_errno=errno.ENOEXEC)

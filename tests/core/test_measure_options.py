@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from perflab import session
+from perflab.judging import Plan
 from perflab.runner import MeasureOptions
-from perflab.stats import Plan
 
 pytestmark = pytest.mark.unit
 

@@ -1,6 +1,7 @@
 """README is the user's front door: short, and its tour runs when pasted.
 
-The tour test runs the README's tour block as one bash script (``set -e``, from the
+The tour test runs the README's tour block (and then the bring-your-own-benchmarks examples)
+as one bash script (``set -e``, from the
 repository's folder, as a user pastes it after ``make demo``): every command must exit 0.
 """
 
@@ -16,11 +17,16 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 
+def section_blocks(text: str, heading: str) -> list[str]:
+    """The ```sh blocks of the section under ``heading`` (up to the next '## ')."""
+    part = text[text.index(heading) + len(heading):]
+    part = part[:part.index("\n## ")] if "\n## " in part else part
+    return [b.split("```")[0] for b in part.split("```sh")[1:]]
+
+
 def tour_block(text: str) -> str:
     """The first ```sh block after the '## A tour' heading."""
-    tour = text[text.index("## A tour"):]
-    body = tour[tour.index("```sh") + len("```sh"):]
-    return body[:body.index("```")]
+    return section_blocks(text, "## A tour")[0]
 
 
 @pytest.mark.unit
@@ -43,10 +49,17 @@ def test_tour_block_is_found() -> None:
 def test_tour_runs_when_pasted(tmp_path: Path) -> None:
     if not (ROOT / ".venv" / "bin" / "perflab").exists():
         pytest.skip("no .venv: the tour runs after make setup")
-    script = "set -e\n" + tour_block(README.read_text())
+    text = README.read_text()
+    # The tour, then the bring-your-own-benchmarks examples in the tour's shell.
+    script = "set -e\n" + "".join([tour_block(text),
+                                    *section_blocks(text, "## Bring your own benchmarks")])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFLAB_")}
     env["TMPDIR"] = str(tmp_path)
     done = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, f"the tour failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert "stored as profile 2" in done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert "stored as profile 2" in out
+    assert "note: 'true' is given 2 times" in out  # the A/A check
+    assert "over 30 benchmarks" in out and "ns_per_op of 3 benchmarks (guarded)" in " ".join(
+        out.split())

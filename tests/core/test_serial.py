@@ -10,14 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import MetricInfo
-from perflab.stats import (
-    DEFAULT_ESTIMATOR,
-    SERIAL_RHO_MAX,
-    compare_samples,
-    serial_correlation,
-    trimmed_t,
-)
+from perflab.judging import DEFAULT_ESTIMATOR, SERIAL_RHO_MAX
+from perflab.metrics import MetricInfo
+from perflab.stats import compare_samples, serial_correlation, trimmed_t
 
 pytestmark = pytest.mark.unit
 
@@ -90,8 +85,9 @@ def test_p_and_ci_agree_when_widened() -> None:
 def test_p_is_on_the_verdicts_scale_over_looks() -> None:
     """Adaptive results are judged at alpha / looks: the p shown is scaled to match, so a
     claim is made iff p < 0.05 (it read "p=0.0063 ... inconclusive")."""
+    from perflab.judging import Plan
     from perflab.model import Configuration, ResultSet, Run
-    from perflab.stats import Plan, compare_result
+    from perflab.stats import compare_result
 
     rng = np.random.default_rng(5)
     seen = set()
@@ -114,7 +110,8 @@ def test_p_is_on_the_verdicts_scale_over_looks() -> None:
 def test_below_the_estimable_runs_drift_is_assumed_and_named() -> None:
     """Fewer than SERIAL_MIN_RUNS runs cannot estimate a correlation: the interval is widened
     for SERIAL_RHO_MAX, an undecided comparison says why, and a clear change is still called."""
-    from perflab.stats import DRIFT_NOTE, SERIAL_MIN_RUNS
+    from perflab.judging import SERIAL_MIN_RUNS
+    from perflab.stats import DRIFT_NOTE
 
     rng = np.random.default_rng(2)
     a = np.exp(0.01 * rng.standard_normal(8))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.judging import Plan
 from perflab.model import Configuration, ResultSet, Run, Settings, SuiteRecord
-from perflab.stats import Plan
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -80,7 +80,7 @@ def test_store_round_trip(tmp_path: Path) -> None:
 
 
 def test_the_plan_is_read_from_one_place_whatever_the_version() -> None:
-    """stats.Plan.of reads Settings.plan() only: a suite of an earlier version kept its band in
+    """judging.Plan.of reads Settings.plan() only: a suite of an earlier version kept its band in
     ``suite``, a bisect in ``threshold``; both were judged +-threshold for every metric."""
     suite = Settings.from_dict({"suite": {"threshold": 0.05, "correction": "bh"}})
     assert suite.plan() == Plan(threshold=0.05, correction="bh", kind_bands=False,

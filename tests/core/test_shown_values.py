@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from perflab.format import fmt_change, fmt_value
-from perflab.model import BUILTIN_METRICS, RUSAGE_TICK, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, RUSAGE_TICK, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
 from perflab.reports.export.markdown import result_to_markdown
 from perflab.reports.matrix import comparison_rows, counter_rows

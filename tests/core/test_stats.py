@@ -9,22 +9,19 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run, Settings
+from perflab.judging import ALPHA, MIN_RUNS, Plan, check_estimator_runs, parse_estimator
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run, Settings
 from perflab.stats import (
-    ALPHA,
     BISECT_ALPHA,
-    MIN_RUNS,
-    Plan,
     adjust,
     bisect_levels,
     bisect_step,
-    check_estimator_runs,
     compare_result,
     compare_samples,
     differing_results,
     holm,
     look_schedule,
-    parse_estimator,
     planned_looks,
     stop_check,
     summarize,

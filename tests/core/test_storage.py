@@ -12,7 +12,9 @@ import pytest
 import sqlalchemy as sa
 
 from perflab.errors import PerflabError
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.format import redact_url
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import (
     SCHEMA_VERSION,
     Outage,
@@ -119,7 +121,7 @@ def test_a_newer_schema_is_refused_in_one_line(store_url: str) -> None:
     with pytest.raises(PerflabError) as e:
         Store(store_url)
     assert e.value.line() == (
-        f"the result database {store_url} was written by a newer "
+        f"the result database {redact_url(store_url)} was written by a newer "
         f"perflab (schema {SCHEMA_VERSION + 3} > {SCHEMA_VERSION}) -- upgrade perflab or use "
         "another --db")
     store.write(lambda c: c.execute(meta.update().values(value=str(SCHEMA_VERSION))))
@@ -144,7 +146,7 @@ def test_a_database_from_before_versioning_is_brought_up_to_date(store_url: str)
         with pytest.raises(PerflabError) as e:
             Store(store_url)
         assert e.value.line() == (
-            f"the database {store_url} has perflab schema 1, this perflab needs "
+            f"the database {redact_url(store_url)} has perflab schema 1, this perflab needs "
             f"{SCHEMA_VERSION} -- run 'perflab fleet init --db {store_url}' once to upgrade it")
         assert store.schema_version() == 1  # refused untouched
     again = Store(store_url, create=True)  # what `perflab fleet init` does on a server
@@ -336,7 +338,7 @@ def test_wrong_credentials_are_one_line_without_the_password(pg_server, pg_url: 
 def test_server_database_without_schema_names_fleet_init(pg_url: str) -> None:
     with pytest.raises(PerflabError) as e:
         Store(pg_url)
-    assert e.value.line() == (f"the database {pg_url} has no perflab schema -- run "
+    assert e.value.line() == (f"the database {redact_url(pg_url)} has no perflab schema -- run "
                               f"'perflab fleet init --db {pg_url}' once to create it")
     assert "results" not in sa.inspect(sa.create_engine(
         pg_url.replace("postgresql://", "postgresql+psycopg://"))).get_table_names()
@@ -368,7 +370,7 @@ def test_from_db_says_when_a_metric_was_measured_two_ways(tmp_path: Path) -> Non
     # region task_clock against whole-process task_clock: labelled once, kept in the notes;
     # two workloads' own JSON figures are measured alike and merge silently
     from perflab import session
-    from perflab.model import MetricInfo
+    from perflab.metrics import MetricInfo
 
     store = Store(tmp_path / "r.sqlite")
     ids = []

@@ -17,16 +17,9 @@ import pytest
 
 from perflab.history.series import load_series
 from perflab.imports import import_file
+from perflab.metrics import BUILTIN_METRICS, PERF_SW, MetricInfo, in_today_unit
 from perflab.migrations import migrate
-from perflab.model import (
-    BUILTIN_METRICS,
-    PERF_SW,
-    Configuration,
-    MetricInfo,
-    ResultSet,
-    Run,
-    in_today_unit,
-)
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import SCHEMA_VERSION, Store, meta
 
 pytestmark = pytest.mark.system

@@ -67,7 +67,7 @@ def test_src_reads_stored_settings_and_fingerprints_typed() -> None:
     found = [line for p in sorted(SRC.rglob("*.py"))
              for line in untyped_reads(p.read_text(), str(p.relative_to(SRC)))]
     assert found == [], "read these through the typed record (model.Settings, SuiteRecord, " \
-                        "Fingerprint, stats.Plan):\n" + "\n".join(found)
+                        "Fingerprint, judging.Plan):\n" + "\n".join(found)
 
 
 def test_the_check_finds_each_kind_of_untyped_read() -> None:

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from perflab.cli import app
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.stats import compare_result, kernel_share
 from perflab.storage import Store
 
@@ -36,7 +37,8 @@ def test_equal_counts_of_kernel_work_are_not_equivalent() -> None:
     assert kernel_share(rs.configurations) == pytest.approx(0.9)
     (c,) = compare_result(rs, ["instructions"])
     assert c.verdict == "inconclusive"
-    assert "90% of the CPU time is the kernel's, which callgrind does not count" in c.label
+    assert ("valgrind does not count the kernel: 90% of this workload's CPU time is in the "
+            "kernel") in c.label
 
 
 def test_equal_counts_of_user_work_are_equivalent() -> None:
@@ -55,7 +57,7 @@ def test_compare_with_instructions_times_a_few_rounds_and_sees_the_kernel() -> N
     assert "instructions: exact counts, compared without statistics" in text
     rs = Store().load(Store().result_ids()[-1])
     (c,) = compare_result(rs, ["instructions"])
-    assert c.verdict == "inconclusive" and "callgrind does not count" in c.note, c
+    assert c.verdict == "inconclusive" and "valgrind does not count the kernel" in c.note, c
     assert rs.settings.stop is not None and rs.settings.stop.rounds == 3
     assert rs.settings.comparison is not None and rs.settings.comparison.looks == 1
 
@@ -101,3 +103,29 @@ def test_the_size_of_the_work_is_compared_only_for_the_same_work() -> None:
     assert sorted(c.metric for c in compare_result(result(2000.0))) == ["wall_time"]
     same = {c.metric: c.verdict for c in compare_result(result(1000.0))}
     assert same["ops"] == "equivalent" and same["checksum"] == "equivalent"
+
+
+KERNEL_NOTE = ("valgrind does not count the kernel: 90% of this workload's CPU time is in the "
+               "kernel")
+
+
+def test_every_count_of_kernel_work_says_the_kernel_share() -> None:
+    """Counts that differ keep their verdict, with the kernel's share beside it; a single
+    configuration's count (stat) says it among the warnings."""
+    from perflab.reports.analysis import Analysis
+    from perflab.reports.warnings import result_warnings, suite_warnings
+
+    rs = _result(user=0.001, sys_t=0.009)
+    for r in rs.configurations[1].runs[3:]:
+        r.values["instructions"] = 31_000.0
+    (c,) = compare_result(rs, ["instructions"])
+    assert c.verdict == "larger" and c.note == KERNEL_NOTE and KERNEL_NOTE in c.label
+    a = Analysis.of(rs)
+    assert result_warnings(a).count(f"b: {KERNEL_NOTE}") == 1
+    assert [w.text for w in suite_warnings(a, "instructions") if w.kind == "kernel"] == [
+        f"a: {KERNEL_NOTE}", f"b: {KERNEL_NOTE}"]
+    alone = _result(user=0.001, sys_t=0.009)
+    alone.configurations.pop()
+    assert f"a: {KERNEL_NOTE}" in result_warnings(Analysis.of(alone))
+    user = _result(user=0.009, sys_t=0.001)
+    assert not [w for w in result_warnings(Analysis.of(user)) if "kernel" in w]

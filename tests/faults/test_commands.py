@@ -150,21 +150,44 @@ def test_background_child_in_the_group_is_killed(perflab: Perflab, tmp_path: Pat
     assert perflab.counts() == Counts(1, 3, {"complete": 1})
 
 
-def test_detached_child_is_reported(perflab: Perflab, tmp_path: Path) -> None:
-    pids = tmp_path / "daemon.pids"
-    prog = script(tmp_path / "daemon.sh",
-                  f"setsid sh -c 'echo $$ >> {pids}; exec sleep 300' </dev/null >/dev/null 2>&1 &"
-                  "\nsleep 0.2\n")
-    out = perflab("stat", "-r", "2", "--", str(prog))
-    left = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+ESCAPES = """import os, sys, time
+pids = sys.argv[1]
+def note(what):
+    with open(pids, "a") as f:
+        f.write(f"{os.getpid()} {what}\\n")
+if os.fork() == 0:  # the child
+    if os.fork() == 0:  # the grandchild: a process group of its own, in the command's session
+        os.setpgid(0, 0)
+        note("pgrp")
+        os.execvp("sleep", ["sleep", "300"])
+    os.setsid()  # the child: a session of its own
+    note("session")
+    os.execvp("sleep", ["sleep", "301"])
+while not os.path.exists(pids) or len(open(pids).read().split("\\n")) < 3:
+    time.sleep(0.01)
+"""
+
+
+def test_descendants_outside_the_group_are_killed(perflab: Perflab, tmp_path: Path) -> None:
+    """A child that calls setsid() and a grandchild that calls setpgid(0, 0): neither outlives
+    its run (perflab's launcher is their subreaper and kills them), and the note names each."""
+    pids = tmp_path / "escaped.pids"
+    prog = python_script(tmp_path / "escape.py", ESCAPES)
+    out = perflab("stat", "-r", "2", "-w", "0", "--", str(prog), str(pids))
+    found = [line.split() for line in pids.read_text().splitlines()] if pids.exists() else []
+    left = [int(pid) for pid, _ in found]
     try:
         out.succeeds()
+        assert len(found) == 4 and {w for _, w in found} == {"pgrp", "session"}, found
+        assert not pids_alive(left), "a descendant outside the process group outlived its run"
         text = " ".join(out.stdout.split())
-        assert "left processes running outside its process group" in text, out
-        assert str(left[0]) in text
+        first = dict((w, pid) for pid, w in found[:2])
+        assert (f"pid {first['session']} sleep (in another session)" in text
+                and f"pid {first['pgrp']} sleep (in another process group)" in text), text
+        assert "perflab killed them" in text and "setsid or daemonized" not in text
     finally:
         kill_quietly(left)
-    assert perflab.counts() == Counts(1, 3, {"complete": 1})
+    assert perflab.counts() == Counts(1, 2, {"complete": 1})
 
 
 # -- what the program writes ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from faults.helpers import ANSI, Perflab, as_nobody, counts
+from perflab.errors import EXIT_STORE_UNREACHABLE
 
 if TYPE_CHECKING:
     from perflab.fleet.localpg import LocalPostgres
@@ -223,7 +224,7 @@ def test_postgresql_server_goes_away_mid_run(perflab: Perflab, own_pg: LocalPost
     finally:
         own_pg.start_server()
     err = err_b.decode()
-    assert p.returncode == 2, f"{err}\nstored: {_stored(url)}"
+    assert p.returncode == EXIT_STORE_UNREACHABLE, f"{err}\nstored: {_stored(url)}"
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if ln.startswith("perflab:")]
     assert len(lines) == 1 and "database server" in lines[0] and " -- " in lines[0], err

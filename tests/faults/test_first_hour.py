@@ -68,7 +68,8 @@ def test_a_workload_metric_typo_names_its_declared_metrics(perflab: Perflab) -> 
 
 
 def _store_results(db: Path, n: int) -> None:
-    from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+    from perflab.metrics import BUILTIN_METRICS
+    from perflab.model import Configuration, ResultSet, Run
     from perflab.storage import Store
 
     store = Store(db)

@@ -48,6 +48,9 @@ def suite(tmp_path: Path, text: str | bytes, name: str = "s.toml") -> Path:
 @pytest.mark.parametrize("text, words, fix", [
     ("[suite\nname = 'x'\n", ["s.toml:1", "not valid TOML"], "fix the syntax"),
     (GOOD.replace('runs = 2', 'runs = '), ["s.toml:6", "not valid TOML"], "fix the syntax"),
+    # An array left open to the end of the file: tomllib says "at end of document".
+    ("[suite]\nname = 't'\n[matrix]\n\nn = [1, 2,\n", ["s.toml:5", "not valid TOML"],
+     "close what is left open"),
     # Duplicate configuration names are duplicate TOML tables: refused at the second one.
     (GOOD + "[configurations.a]\n", ["s.toml:18", "twice"], "fix the syntax"),
     (GOOD.replace("[measure]", "[measure]\nrunz = 3"), ["s.toml:6", "runz"], "runs"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from faults.helpers import Perflab
+from perflab.errors import EXIT_STORE_UNREACHABLE
 from perflab.format import redact_url
 
 pytestmark = pytest.mark.system
@@ -26,11 +27,20 @@ def test_the_one_masking_rule(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
 
+@pytest.mark.parametrize("url, pasted", [
+    ("postgresql://bench:S3CRET@db.lab:5432/perflab", "postgresql://bench@db.lab:5432/perflab"),
+    ("postgresql://bench@db/x?sslpassword=P", "postgresql://bench@db/x?sslpassword=***"),
+    ("postgresql://db/x", "postgresql://db/x"),
+])
+def test_a_url_to_paste_keeps_its_user_and_drops_the_password(url: str, pasted: str) -> None:
+    assert redact_url(url, keep_user=True) == pasted
+
+
 def test_database_url_credentials_are_never_printed(perflab: Perflab) -> None:
     url = "postgresql://dbuser:SECRET1@127.0.0.1:1/perflab?sslpassword=SECRET2&connect_timeout=2"
     for args in (["results", "list", "--db", url], ["stat", "-r", "2", "--", "/bin/true"]):
         out = perflab(*args, env={"PERFLAB_DB": url})
-        line = out.fails(2, "cannot reach the database server of "
+        line = out.fails(EXIT_STORE_UNREACHABLE, "cannot reach the database server of "
                             "postgresql://***@127.0.0.1:1/perflab?sslpassword=***")
         assert "SECRET" not in out.stdout + out.stderr and "dbuser" not in line, line
 

@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
+from perflab.errors import EXIT_STORE_UNREACHABLE
 from perflab.model import Fingerprint
 from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
 
@@ -35,8 +36,8 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           env=env)
 
 
-def one_line_error(p: subprocess.CompletedProcess[str]) -> str:
-    assert p.returncode == 2, p.stderr
+def one_line_error(p: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    assert p.returncode == code, p.stderr
     assert "Traceback" not in p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("perflab: "), p.stderr
@@ -293,13 +294,15 @@ def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_ur
     store = Store(fleet_url)
     lock = wmod.NameLock(store, "hb")
     app = make_app(store, worker="hb", configure=lock.take)
-    cur = {"store": store, "name": "hb", "state": ("idle", None)}
+    settings = wmod.WorkerSettings(store=store, name="hb", tags=(), url=fleet_url,
+                                   log_dir=Path("/nonexistent"), say=print)
 
     async def scene() -> tuple[bool, bool]:
         async with app.open_async():
             pool = app.connector.pool
             conn = await pool.getconn()  # the one connection, busy elsewhere
-            beating = asyncio.create_task(wmod.heartbeat_loop(app, cur, 0.01, Outage(), lock))
+            beating = asyncio.create_task(wmod.heartbeat_loop(app, settings, wmod.Activity(),
+                                                              0.01, Outage(), lock))
             await asyncio.sleep(0.3)  # the heartbeat waits for the connection
             await pool.putconn(conn)  # handed to it...
             beating.cancel()  # ...as it is cancelled
@@ -377,6 +380,28 @@ def test_status_lists_submissions_one_row_each(fleet_url: str) -> None:
     assert sorted(machines) == want and status.stdout.count(" queued ") == len(want)
     line = one_line_error(cli("fleet", "status", "--db", fleet_url, "--submission", "nope"))
     assert "no submission nope" in line
+
+
+def test_status_counts_the_running_try(fleet_url: str) -> None:
+    """The queue counts the tries that ended: a job running its second try (the first lost
+    with its worker) is at try 2, and stays at 2 once done."""
+    job = queue_one(fleet_url, "t1")
+    store = Store(fleet_url)
+
+    def tries(status: str, ended: int) -> str:
+        store.write(lambda c: c.execute(sa.text(
+            "UPDATE procrastinate_jobs SET status = :s, attempts = :n WHERE id = :j"),
+            {"s": status, "n": ended, "j": job}))
+        p = cli("fleet", "status", "--db", fleet_url, "--submission",
+                store.read(lambda c: c.execute(sa.select(fleet_jobs.c.submission)).scalar()))
+        assert p.returncode == 0, p.stderr
+        return table_row(p.stdout, str(job))[4]
+
+    assert tries("todo", 0) == "0"
+    assert tries("doing", 0) == "1"
+    assert tries("todo", 1) == "1"  # the first try lost, queued again
+    assert tries("doing", 1) == "2"
+    assert tries("succeeded", 2) == "2"
 
 
 def test_jobs_go_only_to_their_machines_by_tag(fleet_url: str) -> None:
@@ -538,17 +563,27 @@ def test_an_idle_worker_stops_soon_after_sigterm_even_when_its_pool_cannot_conne
 
 
 def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url: str) -> None:
-    """`perflab prune --older-than` also removes the fleet's job rows finished before then;
-    queued and running ones stay, and so does a job the queue still has to do, whatever its
-    row says."""
+    """`perflab prune --older-than` also removes the fleet's jobs finished before then, their
+    rows and the queue's own (procrastinate_jobs, with their events), and the queue's finished
+    jobs that lost their row before; queued and running ones stay, and so does a job the queue
+    still has to do, whatever its row says."""
     from perflab.fleet import store as fstore
     from perflab.fleet.queue import submit
-    from perflab.fleet.worker import announce
 
     store = Store(fleet_url)
-    announce(store, "pruned", [], Fingerprint(hostname="h", cpu_model="c"))
+    announce(fleet_url, "pruned")
+    _, [(_m, ran)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [], False)
+    _, [(_m, orphan)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [],
+                               False)
+    w = start_worker(fleet_url, "pruned", "--exit-when-idle")
+    assert worker_exit(w) and w.returncode == 0
     _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
     old, new = time.time() - 10 * 86400, time.time()
+    fstore.update_job(store, ran, finished_at=old)
+    store.write(lambda c: c.execute(sa.text(
+        "UPDATE procrastinate_events SET at = now() - interval '10 days' WHERE job_id = :j"),
+        {"j": orphan}))
+    store.write(lambda c: c.execute(fleet_jobs.delete().where(fleet_jobs.c.job_id == orphan)))
     rows = {1001: ("done", old), 1002: ("failed", old), 1003: ("cancelled", old),
             1004: ("running", old), 1005: ("queued", old), 1006: ("done", new)}
     for job, (state, at) in rows.items():
@@ -559,12 +594,20 @@ def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url
     def left() -> set[int]:
         return set(store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalars()))
 
+    def queued() -> set[int]:
+        return set(store.read(lambda c: c.execute(sa.text(
+            "SELECT id FROM procrastinate_jobs")).scalars()))
+
+    assert queued() == {ran, orphan, todo}
     p = cli("prune", "--older-than", "5", "--db", fleet_url)
     assert p.returncode == 0 and "would remove 0 result set(s)" in p.stdout, p.stderr
-    assert "and 3 fleet job(s) finished before then" in p.stdout and len(left()) == 7
+    assert "and 5 fleet job(s) finished before then" in p.stdout and len(left()) == 8
     p = cli("prune", "--older-than", "5", "--yes", "--db", fleet_url)
     assert p.returncode == 0 and "removed 0 result set(s)" in p.stdout, p.stderr
-    assert left() == {1004, 1005, 1006, todo}
+    assert left() == {1004, 1005, 1006, todo} and queued() == {todo}
+    assert store.read(lambda c: c.execute(sa.text(
+        "SELECT count(*) FROM procrastinate_events WHERE job_id IN (:a, :b)"),
+        {"a": ran, "b": orphan}).scalar()) == 0
     p = cli("prune", "--older-than", "5", "--db", fleet_url)
     assert p.returncode == 0 and "nothing to remove" in p.stdout, p.stdout
 
@@ -574,7 +617,8 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
     from perflab.fleet.localpg import free_port
 
     line = one_line_error(cli("fleet", "status", "--db",
-                              f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"))
+                              f"postgresql://perflab@127.0.0.1:{free_port()}/perflab"),
+                          EXIT_STORE_UNREACHABLE)
     assert "cannot reach the database server" in line
     announce(fleet_url, "known")
     line = one_line_error(cli("fleet", "submit", "--machine", "nosuch", "--db", fleet_url, "--",
@@ -600,6 +644,35 @@ def test_bad_input_is_one_line(fleet_url: str, pg_url: str, tmp_path: Path) -> N
     store = Store(fleet_url)
     assert store.read(lambda c: c.execute(sa.select(sa.func.count()).select_from(fleet_jobs))
                       .scalar()) == 0  # nothing half-queued
+
+
+def queued_args(store: Store) -> list[dict[str, object]]:
+    return list(store.read(lambda c: c.execute(sa.text(
+        "SELECT args FROM procrastinate_jobs ORDER BY id")).scalars().all()))
+
+
+def test_submit_checks_workloads_and_reads_the_suite_path_with_runs_parser(
+        fleet_url: str, tmp_path: Path) -> None:
+    """An unknown workload (or a parameter it lacks) is refused at submit, nothing queued;
+    options with values before the suite file (--out DIR, --resume N) are not taken for it:
+    the suite travels in the job under the argument that named it."""
+    announce(fleet_url, "known")
+    store = Store(fleet_url)
+    for argv in (("stat", "-W", "eh/cobol"), ("compare", "-W", "eh/c", "-W", "eh/cobol"),
+                 ("profile", "record", "-w", "eh/cobol"), ("profile", "-w", "eh/cobol")):
+        line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", *argv))
+        assert "unknown workload 'eh/cobol'" in line and "did you mean eh/c" in line, argv
+    line = one_line_error(cli("fleet", "submit", "--all", "--db", fleet_url, "--", "stat", "-W",
+                              "eh/c", "-p", "nosuch=1"))
+    assert "eh/c has no parameter 'nosuch'" in line
+    assert queued_args(store) == []
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    for extra in (("--out", str(tmp_path / "out")), ("--resume", "3")):
+        p = cli("fleet", "submit", "--all", "--db", fleet_url, "--", "run", *extra, str(suite),
+                "--no-report")
+        assert p.returncode == 0, p.stderr
+        assert queued_args(store)[-1]["files"] == {str(suite): suite.read_text()}
 
 
 def test_database_without_schema_hints_fleet_init(pg_url: str) -> None:
@@ -664,6 +737,47 @@ def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path
     live = [c for c in rs.configurations if c.id not in superseded]
     assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
     assert all(len(c.runs) < 6 for c in rs.configurations if c.id in superseded)
+
+
+def test_sigterm_interrupts_a_busy_workers_job_which_resumes_on_the_next(
+        fleet_url: str, tmp_path: Path) -> None:
+    """SIGTERM to a worker mid-job: the job's verb is interrupted (not waited for), every run
+    it stored is kept, the job is queued again (not failed, not done) and the worker exits 0;
+    the machine's next worker resumes the same result, each cell ending with exactly its
+    runs."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    announce(fleet_url, "t1")
+    sub = cli("fleet", "submit", "--machine", "t1", "--db", fleet_url, "--", "run", str(suite),
+              "--no-report")
+    assert sub.returncode == 0, sub.stderr
+    store = Store(fleet_url)
+    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
+    w = start_worker(fleet_url, "t1")
+    wait_for("the job's first cells", lambda: sum(n for _, n in job_runs(store, job).values())
+             >= 20)
+    before = sum(n for _, n in job_runs(store, job).values())
+    w.send_signal(signal.SIGTERM)
+    err = worker_exit(w, timeout=60)
+    assert w.returncode == 0, err
+    assert f"job {job}: attempt 1 stopped" in err and "queued again" in err, err
+    (rid, (status, stopped_at)), = job_runs(store, job).items()
+    assert status == "interrupted" and before <= stopped_at < 5 * 2 * 6, err
+    assert store.read(lambda c: c.execute(sa.text(
+        "SELECT status::text FROM procrastinate_jobs WHERE id = :j"), {"j": job}).scalar()
+                      ) == "todo"
+    assert store.read(lambda c: c.execute(sa.select(fleet_jobs.c.state).where(
+        fleet_jobs.c.job_id == job)).scalar()) == "queued"
+    w = start_worker(fleet_url, "t1", "--exit-when-idle")
+    err = worker_exit(w, timeout=240)
+    assert w.returncode == 0, err
+    after = job_runs(store, job)
+    assert list(after) == [rid] and after[rid][0] == "complete", err  # the same, resumed
+    rs = store.load(rid)
+    superseded = set(rs.settings.suite.superseded or [])
+    live = [c for c in rs.configurations if c.id not in superseded]
+    assert len(live) == 5 * 2 and all(len(c.runs) == 6 for c in live)
+    assert sum(len(c.runs) for c in rs.configurations) >= stopped_at  # none lost
 
 
 # -- the database goes away: a server restart ----------------------------------------------------

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.fleet.permachine import build, machines_differ, render_html
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit

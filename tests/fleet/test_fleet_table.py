@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -69,16 +70,29 @@ def table_rows(md: str) -> list[list[str]]:
             if ln.startswith("| ") and not ln.startswith("| machine ")]
 
 
+def tables(md: str) -> dict[str, list[list[str]]]:
+    """Each ### table's rows by its title."""
+    out: dict[str, list[list[str]]] = {}
+    for part in md.split("\n### ")[1:]:
+        title, _, body = part.partition("\n")
+        out[title] = table_rows(body)
+    return out
+
+
 def test_markdown_has_one_row_per_machine_with_what_it_is() -> None:
     pm = build(fleet(), metrics=["wall_time", "max_rss"])
     md = render_markdown(pm)
     assert "┃" not in md and "│" not in md  # GitHub Markdown, not rich boxes
-    head = next(ln for ln in md.splitlines() if ln.startswith("| machine "))
-    assert head == ("| machine | OS | arch | CPU | wall_time base (main) | wall_time diff (pr) "
-                    "| wall_time ratio [95% CI] | wall_time verdict | max_rss base (main) "
-                    "| max_rss diff (pr) | max_rss ratio [95% CI] | max_rss verdict |")
-    assert "|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---|" in md
-    rows = table_rows(md)
+    # one table per metric, each as narrow as a table of one
+    heads = [ln for ln in md.splitlines() if ln.startswith("| machine ")]
+    # the modality of the table's runs (ResultsComparer's column) beside the first metric
+    heads_of = "| machine | OS | arch | CPU | base (main) | diff (pr) | ratio [95% CI] | verdict |"
+    assert heads == [heads_of + " modality (wall_time) |", heads_of]
+    assert md.count("|---|---|---|---|---:|---:|---:|---|---|\n") == 1
+    assert md.count("|---|---|---|---|---:|---:|---:|---|\n") == 1
+    by_table = tables(md)
+    assert list(by_table) == ["pr vs main (wall_time)", "pr vs main (max_rss)"]
+    rows = by_table["pr vs main (wall_time)"]
     # sorted by name, whatever order the results came in
     assert [r[0] for r in rows] == ["arm64-linux", "arm64-mac", "x64-linux"]
     by = {r[0]: r for r in rows}
@@ -92,11 +106,12 @@ def test_markdown_has_one_row_per_machine_with_what_it_is() -> None:
     assert float(by["x64-linux"][6].split("x [")[0]) == pytest.approx(1.20, rel=0.01)
     assert by["x64-linux"][7].startswith("slower")
     assert by["arm64-linux"][7].startswith("equivalent")
-    # the second metric beside the time: larger on the one machine whose memory grew
-    assert by["arm64-linux"][8].endswith(" MiB") and by["arm64-linux"][11].startswith("larger")
-    assert by["x64-linux"][11].startswith("equivalent")
-    assert "- wall_time: slower on 1 of 3 machines" in md
-    assert "- max_rss: larger on 1 of 3 machines; equivalent on 2" in md
+    # the second metric: larger on the one machine whose memory grew
+    rss = {r[0]: r for r in by_table["pr vs main (max_rss)"]}
+    assert rss["arm64-linux"][4].endswith(" MiB") and rss["arm64-linux"][7].startswith("larger")
+    assert rss["x64-linux"][7].startswith("equivalent")
+    assert "- slower on 1 of 3 machines" in md
+    assert "- larger on 1 of 3 machines; equivalent on 2" in md
     assert "**3 machines**" in md and len(rows) == 3
 
 
@@ -128,7 +143,7 @@ def test_user_text_is_escaped_and_missing_rows_say_so() -> None:
     assert fenced.endswith("```\n") and fenced.count("```") == 1
     rows = {r[0]: r for r in table_rows(md)}
     assert rows["arm64-linux"][4] == "missing"
-    assert len(rows["evil\\|\\<b>x\\</b>"]) == 8  # the pipe did not split the cell
+    assert len(rows["evil\\|\\<b>x\\</b>"]) == 9  # the pipe did not split the cell
 
 
 def test_terminal_and_html_show_the_same_columns(tmp_path: Path) -> None:
@@ -158,7 +173,7 @@ def test_report_markdown_over_several_ids_prints_markdown(tmp_path: Path) -> Non
                              env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert res.stdout.startswith("**3 machines**") and "┃" not in res.stdout
-    assert "| max_rss verdict |" in res.stdout
+    assert "### pr vs main (max_rss)" in res.stdout
     assert (tmp_path / "rep" / "machines.html").exists()
     bad = CliRunner().invoke(app, ["report", *map(str, ids), "--db", store.location,
                                    "-m", "nope", "--out", str(tmp_path / "rep2")])
@@ -182,10 +197,11 @@ def test_report_submission_markdown_from_postgresql(pg_url: str, tmp_path: Path)
                         "--out", str(tmp_path / "rep")],
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
-    rows = table_rows(p.stdout)
+    by_table = tables(p.stdout)
+    rows, rss = by_table["pr vs main (wall_time)"], by_table["pr vs main (max_rss)"]
     assert [r[0] for r in rows] == ["arm64-linux", "arm64-mac", "x64-linux"]
     assert [r[2] for r in rows] == ["aarch64", "arm64", "x86_64"]
-    assert rows[2][7].startswith("slower") and rows[0][11].startswith("larger")
+    assert rows[2][7].startswith("slower") and rss[0][7].startswith("larger")
     assert "┃" not in p.stdout and "report: " in p.stderr and "report: " not in p.stdout
     assert "- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b" in p.stdout
 
@@ -220,32 +236,37 @@ def test_a_build_by_configuration_grid_is_one_table(tmp_path: Path) -> None:
     pm = build([grid_machine(n, k) for k, n in enumerate(FLEET)],
                metrics=["wall_time", "maps_writable"])
     md = render_markdown(pm)
-    assert md.count("### ") == 1  # one table, not one per candidate
-    assert ("### builds main, pr x configurations wx-off, wx-on [kind=stub] (wall_time, "
-            "maps_writable); ratios against main/wx-off") in md
-    head = next(ln for ln in md.splitlines() if ln.startswith("| machine "))
-    cols = [c.strip() for c in head.strip("|").split(" | ")]
-    assert cols[:5] == ["machine", "OS", "arch", "CPU", "wall_time main/wx-off"]
-    assert cols[5:8] == ["wall_time main/wx-on", "wall_time main/wx-on ratio [95% CI]",
-                         "wall_time main/wx-on verdict"]
-    assert len(cols) == 4 + 2 * (1 + 3 * 3)
-    assert cols[14] == "maps_writable main/wx-off"
-    rows = {r[0]: r for r in table_rows(md)}
-    assert list(rows) == ["arm64-linux", "arm64-mac", "x64-linux"]
-    x64 = dict(zip(cols, rows["x64-linux"], strict=True))
+    # one table per metric, not one per candidate, nor both metrics side by side (24 columns)
+    grid = "### builds main, pr x configurations wx-off, wx-on [kind=stub] ({}); ratios " \
+        "against main/wx-off"
+    assert md.count("### ") == 2
+    assert grid.format("wall_time") in md and grid.format("maps_writable") in md
+    heads = [ln for ln in md.splitlines() if ln.startswith("| machine ")]
+    assert heads[0] == heads[1]
+    cols = [c.strip() for c in heads[0].strip("|").split(" | ")]
+    assert cols[:5] == ["machine", "OS", "arch", "CPU", "main/wx-off"]
+    assert cols[5:8] == ["main/wx-on", "main/wx-on ratio [95% CI]", "main/wx-on verdict"]
+    assert len(cols) == 4 + 1 + 3 * 3
+    by_table = tables(md)
+    wall = {r[0]: dict(zip(cols, r, strict=True))
+            for r in by_table[grid.format("wall_time")[4:]]}
+    maps = {r[0]: dict(zip(cols, r, strict=True))
+            for r in by_table[grid.format("maps_writable")[4:]]}
+    assert list(wall) == list(maps) == ["arm64-linux", "arm64-mac", "x64-linux"]
+    x64 = wall["x64-linux"]
     assert x64["arch"] == "x86_64" and x64["OS"] == "Ubuntu 24.04.1 LTS"
-    assert float(x64["wall_time main/wx-off"][:-3]) == pytest.approx(50, rel=0.01)
-    assert float(x64["wall_time pr/wx-on"][:-3]) == pytest.approx(55, rel=0.01)
-    assert x64["wall_time pr/wx-on ratio [95% CI]"].startswith("1.1")
-    assert x64["wall_time pr/wx-off verdict"].startswith("slower")
-    assert x64["wall_time main/wx-on verdict"].startswith("equivalent")
-    # "slower on x64, same on Arm64"; the second metric beside the time
-    arm = dict(zip(cols, rows["arm64-linux"], strict=True))
-    assert arm["wall_time pr/wx-off verdict"].startswith("equivalent")
-    assert arm["maps_writable main/wx-off"] == "1" and arm["maps_writable pr/wx-on"] == "4"
-    assert arm["maps_writable pr/wx-on verdict"].startswith("larger")
-    assert arm["maps_writable pr/wx-off verdict"].startswith("equivalent")
-    assert "- pr/wx-off wall_time: slower on 1 of 3 machines" in md
+    assert float(x64["main/wx-off"][:-3]) == pytest.approx(50, rel=0.01)
+    assert float(x64["pr/wx-on"][:-3]) == pytest.approx(55, rel=0.01)
+    assert x64["pr/wx-on ratio [95% CI]"].startswith("1.1")
+    assert x64["pr/wx-off verdict"].startswith("slower")
+    assert x64["main/wx-on verdict"].startswith("equivalent")
+    # "slower on x64, same on Arm64"; the second metric in its own table
+    assert wall["arm64-linux"]["pr/wx-off verdict"].startswith("equivalent")
+    arm = maps["arm64-linux"]
+    assert arm["main/wx-off"] == "1" and arm["pr/wx-on"] == "4"
+    assert arm["pr/wx-on verdict"].startswith("larger")
+    assert arm["pr/wx-off verdict"].startswith("equivalent")
+    assert "- pr/wx-off: slower on 1 of 3 machines" in md
     page = render_html(pm, tmp_path / "out").read_text()
     assert page.count("<h2>") == 1 and page.count("<tr>") == 1 + 3
     assert "<th>maps_writable pr/wx-on</th>" in page and "class='l larger'" in page
@@ -263,10 +284,14 @@ def test_the_grid_gives_its_commit_range_by_build() -> None:
     md = render_markdown(build(results))
     assert md.count("- commits main..pr: 1a2b3c4d5e..9f8e7d6c5b\n") == 1
     # reproduce: each commit's worktree, built, and the (commit, command) pairs compared
-    assert ('perflab compare -m wall_time -n main/wx-off -n pr/wx-on --shell '
-            '"cd ${TMPDIR:-/tmp}/perflab-1a2b3c4d5e && prog main wx-off" '
-            '"cd ${TMPDIR:-/tmp}/perflab-9f8e7d6c5b && prog pr wx-on"') in md
-    assert f"worktree add --detach \"${{TMPDIR:-/tmp}}/perflab-9f8e7d6c5b\" {PR}" in md
+    # with the plan the machines were judged with; each worktree in a new private directory
+    assert ('perflab compare -m wall_time --threshold 0.01 --correction holm --estimator trim '
+            '-n main/wx-off -n pr/wx-on --shell '
+            '"cd \\"$tree_1a2b3c4d5e\\" && prog main wx-off" '
+            '"cd \\"$tree_9f8e7d6c5b\\" && prog pr wx-on"') in md
+    assert ('{ tree_9f8e7d6c5b=$(mktemp -d) && git -C REPO worktree add --detach '
+            f'"$tree_9f8e7d6c5b" {PR}; }}') in md
+    assert "perflab-" not in md
 
 
 def test_configurations_not_named_build_slash_configuration_stay_one_table_each() -> None:

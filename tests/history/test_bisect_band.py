@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from perflab.history.simulate import bisect_trial
-from perflab.stats import DEFAULT_THRESHOLD, bisect_band
+from perflab.judging import DEFAULT_THRESHOLD
+from perflab.stats import bisect_band
 
 pytestmark = pytest.mark.unit
 
@@ -38,7 +39,7 @@ def test_after_the_check_the_band_is_in_the_worse_direction_and_the_levels_relax
     from pathlib import Path
 
     from perflab.history.bisect import BisectSpec, StepRule
-    from perflab.model import MetricInfo
+    from perflab.metrics import MetricInfo
     from perflab.stats import BISECT_ALPHA, BISECT_CHECK_ALPHA
 
     rule = StepRule.for_spec(BisectSpec(repo=Path("."), good="a", bad="b", build="true"))

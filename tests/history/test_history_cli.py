@@ -11,7 +11,8 @@ from cli_helpers import invoke
 from git_helpers import commit, new_repo
 from perflab.errors import PerflabError
 from perflab.history.git import git_state
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit

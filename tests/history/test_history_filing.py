@@ -16,7 +16,8 @@ import pytest
 
 from cli_helpers import invoke
 from git_helpers import commit, new_repo
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.system
@@ -124,17 +125,24 @@ def test_one_report_per_regression_with_everything_to_file_it(
     # every machine's stored pair, named
     assert md.count("perflab compare --from-db") == 2
     assert "  # alpha\n" in md and "  # beta\n" in md
-    assert f"perflab bisect --repo {r} --good {before} --bad {after} --build \"$BUILD\"" in md
-    assert "-- ./prog --depth 1" in md
+    # the store named in every line that reads it
+    assert md.count(f"-m wall_time --db {db}  # ") == 2
+    # bisect in a worktree of its own (a new private directory), never the reader's checkout
+    t = f"tree_bisect_{after[:10]}"
+    assert f'{t}=$(mktemp -d) && git -C {r} worktree add --detach "${t}" {after}; }}' in md
+    assert (f'perflab bisect --repo "${t}" --good {before} --bad {after} '
+            '--build "$BUILD" -m wall_time -- ./prog --depth 1') in md
     # the A/B of the two commits: one worktree each, built, compared side by side in one run;
     # these stat results stored no build command, so BUILD must be given
     assert 'BUILD="${BUILD:?perflab stored no build command' in md
-    tree = '"${TMPDIR:-/tmp}/perflab-'
-    assert f"git -C {r} worktree add --detach {tree}{before[:10]}\" {before}" in md
-    assert f"(cd {tree}{after[:10]}\" && sh -c \"$BUILD\")" in md
-    assert (f"perflab compare -m wall_time -n {before[:10]} -n {after[:10]} --shell "
-            f'"cd ${{TMPDIR:-/tmp}}/perflab-{before[:10]} && ./prog --depth 1" '
-            f'"cd ${{TMPDIR:-/tmp}}/perflab-{after[:10]} && ./prog --depth 1"') in md
+    b, a = f"tree_{before[:10]}", f"tree_{after[:10]}"
+    assert f'{{ {b}=$(mktemp -d) && git -C {r} worktree add --detach "${b}" {before}; }}' in md
+    assert f'(cd "${a}" && sh -c "$BUILD")' in md
+    assert "/perflab-" not in md  # no fixed, guessable directory name
+    # with the settings they were judged with (the stored plan: stats' defaults here)
+    assert (f"perflab compare -m wall_time --threshold 0.01 --correction holm --estimator "
+            f"trim -n {before[:10]} -n {after[:10]} --shell "
+            f'"cd \\"${b}\\" && ./prog --depth 1" "cd \\"${a}\\" && ./prog --depth 1"') in md
     # the webhook got the same, as JSON
     assert len(handler.received) == 1
     got = handler.received[0]
@@ -146,7 +154,7 @@ def test_one_report_per_regression_with_everything_to_file_it(
     assert doc["git_log"] == [f"{after[:7]} make it <b>slow</b> | oops"]
     assert doc["markdown"] == md
     assert all(20 < m["change_pct"] < 30 for m in doc["per_machine"])
-    assert doc["commands"][-1].startswith("perflab bisect")
+    assert doc["commands"][-2].startswith("perflab bisect")
 
 
 def test_ignored_regressions_are_not_filed_and_webhook_faults_are_one_line(
@@ -223,13 +231,15 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
 
     from cli_helpers import verdicts_of
     from perflab.history.detect import ChangePoint
-    from perflab.history.filing import commands, db_arg, group
+    from perflab.history.filing import commands, group
+    from perflab.history.reproduce import db_arg
     from perflab.history.series import load_series
 
     r = new_repo(tmp_path / "repo")
     build = {"bench/build.sh": "cp prog.in ../prog && chmod +x ../prog\n"}
     (r / "bench").mkdir()
-    suite = ('[suite]\nname = "s"\nbaseline = "prog"\n[configurations.prog]\n'
+    suite = ('[suite]\nname = "s"\nbaseline = "prog"\nthreshold = 0.05\n'
+             '[measure]\nruns = 12\nwarmup = 2\n[configurations.prog]\n'
              'command = ["./prog"]\nbuild = ["sh", "build.sh"]\n')
     fast = commit(r, "fast", {**build, "bench/s.toml": suite,
                               "bench/prog.in": f"#!/bin/sh\nexec {spin} 3000000\n"})
@@ -244,6 +254,7 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
                            fingerprint={"hostname": "h-" + machine, "machine_name": machine},
                            metrics={"task_clock": BUILTIN_METRICS["task_clock"]},
                            settings={"primary_metric": "task_clock",
+                                     "comparison": {"threshold": 0.05},
                                      "suite": {"text": suite, "path": str(r / "bench/s.toml")}})
             cfg = Configuration(name="prog", command=["./prog"], benchmark="./prog")
             cfg.runs = [Run(seq=j, values={"task_clock": float(rng.normal(mu, mu * 0.01))})
@@ -272,18 +283,70 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
     for ln in stored:
         verdicts = set(verdicts_of(sh(ln)).values())
         assert len(verdicts) == 1 and verdicts.pop().startswith("slower (regression"), ln
-    fresh = lines[lines.index(stored[-1]) + 1:-1]  # the worktrees, the builds, the compare
+    at = lines.index("# a bisect between them, in a worktree of its own")
+    fresh = lines[lines.index(stored[-1]) + 1:at]  # the worktrees, the builds, the compare
     assert fresh[1] == "BUILD='cd bench && sh build.sh'"
+    # the suite's settings carried: its threshold, its run count and warm-up
+    assert fresh[-1].startswith("perflab compare -m task_clock --threshold 0.05 --correction "
+                                "holm --estimator trim --warmup 2 --runs 12 -n "), fresh[-1]
     out = sh("\n".join(fresh))
     assert verdicts_of(out)["task_clock"].startswith("slower"), out
-    assert (tmp_path / f"perflab-{fast[:10]}" / "prog").exists()
-    sh("\n".join(fresh[2:4]))  # pasted again: the worktree is there, it is built again
+    assert "12 runs per configuration" in " ".join(out.split()), out
+    # each commit's worktree in a new private directory (mktemp -d under TMPDIR), built
+    built = sorted(tmp_path.glob("tmp.*/prog"))
+    assert len(built) == 2 and all(p.parent.stat().st_mode & 0o077 == 0 for p in built)
+    sh("\n".join(fresh[:4]))  # pasted again into a new shell: new worktrees, built again
+    assert len(list(tmp_path.glob("tmp.*/prog"))) == 3
+
+
+def test_reproduce_lines_name_their_store_or_stop(tmp_path: Path) -> None:
+    """Every reproduce line that reads the store names it: the default store's file too; a
+    server's URL without its password; a URL whose query holds credentials is not printed,
+    and the line stops with one line when PERFLAB_DB is unset (it used to read the reader's
+    own store: another result of the same id)."""
+    import subprocess
+
+    from perflab.history.reproduce import db_arg, db_flag
+
+    class At:
+        def __init__(self, location: str, url: str = "") -> None:
+            self.location, self.url = location, url
+
+    assert db_arg(At(str(tmp_path / "results.sqlite"))) == str(tmp_path / "results.sqlite")
+    url = "postgresql://perf:SECRET@db.lab:5432/perflab"
+    assert db_arg(At("postgresql://***@db.lab:5432/perflab", url)) == \
+        "postgresql://perf@db.lab:5432/perflab"
+    hidden = At("postgresql://***@db.lab/perflab?sslpassword=***",
+                "postgresql://perf@db.lab/perflab?sslpassword=SECRET")
+    assert db_arg(hidden) is None
+    line = "echo perflab report 5" + db_flag(None, hidden.location)
+    assert "SECRET" not in line
+    p = subprocess.run(["sh", "-c", line], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin"})
+    assert p.returncode != 0 and p.stdout == ""
+    assert "set PERFLAB_DB to the store these results are in (postgresql://***@db.lab/" \
+        in p.stderr
+    p = subprocess.run(["sh", "-c", line], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "PERFLAB_DB": "postgresql://h/x"})
+    assert p.stdout == "perflab report 5 --db postgresql://h/x\n"
 
 
 @pytest.mark.unit
 def test_a_reproduced_command_carries_its_environment() -> None:
-    from perflab.history.filing import command_text
+    from perflab.history.reproduce import command_text
 
     assert command_text(["./p", "a b"], False) == "./p 'a b'"
     assert command_text(["./p", "a b"], False, {"WX": "1"}) == "env WX=1 ./p 'a b'"
     assert command_text(["./p a && ./q"], True, {"WX": "x y"}) == "export WX='x y'; ./p a && ./q"
+
+
+@pytest.mark.unit
+def test_a_side_runs_its_own_checkouts_build() -> None:
+    """A command that pointed into the checkout it was measured in runs what each commit's
+    own worktree built: its paths made relative to the checkout."""
+    from perflab.history.reproduce import Side
+
+    s = Side("c", ["/srv/tree/bin/prog", "--data=/srv/tree/d", "/srv/treeX/y", "/srv/tree"],
+             False, {}, "/srv/tree/")
+    assert s.text() == "./bin/prog --data=./d /srv/treeX/y ."
+    assert Side("c", ["/srv/tree/p"], False, {}, None).text() == "/srv/tree/p"

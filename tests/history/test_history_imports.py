@@ -240,8 +240,10 @@ def test_stored_results_pair_configurations_by_name_not_position(
     code, out, err = run_cli(["compare", "--from-db", "1", "--from-db", "2", "--metric",
                               "ns_per_op", "--db", db], capsys)
     assert code == 0, err
-    # Each name is compared with itself (one table per name), never join with sort (+35%).
-    assert "#2 join" in out and "#2 sort" in out and "+35" not in out and "-25" not in out
+    # Each name is compared with itself (one row per benchmark), never join with sort (+35%).
+    rows = [ln for ln in out.splitlines() if ln.startswith(("│ join ", "│ sort "))]
+    assert len(rows) == 2 and all("1.000x" in r for r in rows), out
+    assert "+35" not in out and "-25" not in out and "1.35" not in out, out
     assert out.count("equivalent (not interleaved)") == 2
     rs = Store(db).load(1)
     assert sorted(c.name for c in rs.configurations) == ["join", "sort"]
@@ -305,3 +307,34 @@ def test_perflab_reads_its_own_json_export(tmp_path: Path,
     metrics = ["wall_time", "max_rss", "user_time"]
     assert [(c.metric, c.verdict, c.ratio) for c in compare_result(imported, metrics)] == \
         [(c.metric, c.verdict, c.ratio) for c in compare_result(original, metrics)]
+
+
+@pytest.mark.system
+def test_imported_harness_files_at_commits_are_a_series(tmp_path: Path) -> None:
+    """go test -bench files imported with --commit for three commits: history shows each
+    benchmark's series in commit order, as for perflab's own results."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    commits = []
+    for i in range(3):
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", f"c{i}"], check=True)
+        commits.append(subprocess.run([*git, "rev-parse", "HEAD"], check=True,
+                                      capture_output=True, text=True).stdout.strip())
+    db = str(tmp_path / "h.sqlite")
+    gob = Path(__file__).parents[1] / "fixtures" / "imports" / "gobench-count6.txt"
+    for c in commits:
+        res = CliRunner().invoke(_app(), ["import", str(gob), "--commit", c, "--repo",
+                                          str(repo), "--db", db])
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(_app(), ["history", "*", "--config", "Sum-2", "-m", "ns_per_op",
+                                      "--repo", str(repo), "--db", db], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    rows = [ln for ln in res.output.splitlines() if " import " in ln]
+    assert [ln.split()[1] for ln in rows] == [c[:10] for c in commits]
+    # detect reads the three benchmarks' imported series (identical files: no change point)
+    res = CliRunner().invoke(_app(), ["detect", "-m", "ns_per_op", "--repo", str(repo),
+                                      "--db", db], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "in 3 series" in res.output and "0 regression(s)" in res.output

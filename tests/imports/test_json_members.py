@@ -64,3 +64,58 @@ def test_bad_json_is_one_line_with_its_line(tmp_path: Path, text: str, said: str
     with pytest.raises(PerflabError) as e:
         list(common.json_members(f, "gbench", ("b",)))
     assert said in e.value.problem and "not a gbench result file" in e.value.problem
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 65536])
+def test_nested_and_wildcard_streams(tmp_path: Path, chunk: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Elements of arrays inside elements of arrays, and arrays under any key ("*"), come one
+    at a time and each streamed container ends with END; what is off the streamed paths, or
+    of a type the path does not descend into, comes whole."""
+    monkeypatch.setattr(common, "_CHUNK", chunk)
+    doc = {"results": [{"command": "a", "times": [1.5, 2e-7], "exit_codes": [0, None]},
+                       {"times": [], "exit_codes": 7}, "no object"],
+           "configurations": [{"metrics": {"w/t": {"unit": "s", "samples": [1, 2]},
+                                           "x": {"samples": "none"}}}],
+           "tail": {"k": [1, 2]}}
+    f = tmp_path / "f.json"
+    f.write_text(json.dumps(doc, indent=2))
+    streamed = ("results[]/times[]", "results[]/exit_codes[]",
+                "configurations[]/metrics/*/samples[]")
+    end, m = common.END, "configurations[]/metrics"
+    assert list(common.json_events(f, "x", streamed)) == [
+        ("results[]/command", "a", ()), ("results[]/times[]", 1.5, ()),
+        ("results[]/times[]", 2e-7, ()), ("results[]/times", end, ()),
+        ("results[]/exit_codes[]", 0, ()), ("results[]/exit_codes[]", None, ()),
+        ("results[]/exit_codes", end, ()), ("results[]", end, ()),
+        ("results[]/times", end, ()), ("results[]/exit_codes", 7, ()), ("results[]", end, ()),
+        ("results[]", "no object", ()), ("results", end, ()),
+        (f"{m}/*/unit", "s", ("w/t",)), (f"{m}/*/samples[]", 1, ("w/t",)),
+        (f"{m}/*/samples[]", 2, ("w/t",)), (f"{m}/*/samples", end, ("w/t",)),
+        (f"{m}/*", end, ("w/t",)), (f"{m}/*/samples", "none", ("x",)), (f"{m}/*", end, ("x",)),
+        (m, end, ()), ("configurations[]", end, ()), ("configurations", end, ()),
+        ("tail", {"k": [1, 2]}, ()), ("", end, ())]
+
+
+def test_a_value_cut_short_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "f.json"
+    f.write_text('{"results": [{"times": [1, 2,')
+    with pytest.raises(PerflabError, match="not a x result file"):
+        list(common.json_events(f, "x", ("results[]/times[]",)))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 65536])
+def test_streamed_numbers_are_json_loads_numbers(tmp_path: Path, chunk: int,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed array of numbers, whatever the buffer cuts: each element the value and type
+    json.loads gives (ints stay ints), with null, NaN and strings among them."""
+    monkeypatch.setattr(common, "_CHUNK", chunk)
+    text = ('{"t": [1, 2.5e-7 ,-0,null, NaN,3,"x", 12345678901234567890, 1E5, -1.25,\n'
+            '  0.000123456789012345678, [], 7]}')
+    f = tmp_path / "f.json"
+    f.write_text(text)
+    got = [v for w, v, _ in common.json_events(f, "x", ("t[]",)) if w == "t[]"]
+    want = json.loads(text)["t"]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w) and (g == w or (g != g and w != w)), (g, w)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from perflab.imports import import_file
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run, Settings
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run, Settings
 from perflab.reports.export.pyperf import result_to_pyperf
 
 pytestmark = pytest.mark.unit

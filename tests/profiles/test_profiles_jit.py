@@ -30,13 +30,13 @@ needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="needs perf
 def test_jit_map_env_appends_to_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Xmx1g")
     monkeypatch.delenv("NODE_OPTIONS", raising=False)
+    monkeypatch.delenv("COMPlus_PerfMapEnabled", raising=False)
     env = jit_map_env({"MONO_ENV_OPTIONS": "--debug"})
     assert env["JAVA_TOOL_OPTIONS"] == "-Xmx1g " + JIT_MAP_OPTIONS["JAVA_TOOL_OPTIONS"]
     assert env["NODE_OPTIONS"] == "--perf-basic-prof"
     assert env["MONO_ENV_OPTIONS"] == "--debug --jitmap"
     assert jit_map_env(env) == env  # never twice
     # CoreCLR's is a switch: set where unset, the user's own value left alone.
-    monkeypatch.delenv("COMPlus_PerfMapEnabled", raising=False)
     assert env["COMPlus_PerfMapEnabled"] == "1"
     assert jit_map_env({"COMPlus_PerfMapEnabled": "0"})["COMPlus_PerfMapEnabled"] == "0"
 

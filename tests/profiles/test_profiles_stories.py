@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.profiles import counter_story
 from perflab.stats import Comparison, compare_result
 

@@ -1,14 +1,22 @@
 // Three Google Benchmark benchmarks with known work, for the gbench import tests:
 // BM_sum/N sums N integers (times in ns), BM_copy/N copies N bytes and reports a byte rate
 // (bytes_per_second) and an items counter, BM_sleepless counts calls in a user counter (in ms).
+// Built with -DPERFLAB_SLOW=1, BM_sum/512 sums 5% more integers (537) and nothing else changes
+// (the harness interleaving tests).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 #include <numeric>
 #include <vector>
 
+#ifndef PERFLAB_SLOW
+#define PERFLAB_SLOW 0
+#endif
+
 static void BM_sum(benchmark::State& state) {
-  std::vector<int> v(static_cast<size_t>(state.range(0)), 1);
+  size_t n = static_cast<size_t>(state.range(0));
+  if (PERFLAB_SLOW && n == 512) n += n / 20;
+  std::vector<int> v(n, 1);
   for (auto _ : state) {
     benchmark::DoNotOptimize(std::accumulate(v.begin(), v.end(), 0));
   }

@@ -16,12 +16,14 @@ import pytest
 from rich.console import Console
 
 from perflab import stats
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet, Run
+from perflab.judging import Plan, parse_estimator
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix, terminal
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import EXPORTERS
-from perflab.reports.warnings import suite_warnings
-from perflab.stats import Plan, compare_result
+from perflab.reports.warnings import result_warnings, suite_warnings
+from perflab.stats import compare_result
 
 pytestmark = pytest.mark.unit
 
@@ -51,7 +53,7 @@ def _render_every_view(a: Analysis, tmp_path: Path) -> dict[str, str]:
     con.print(terminal.stat_table(a, rs.configurations[0], list(METRICS)))
     con.print(terminal.compare_table(a, list(METRICS), "{}"))
     con.print(terminal.correction_line(a, "task_clock"))
-    out = {"terminal": con.export_text(), "warnings": "\n".join(a.warnings)}
+    out = {"terminal": con.export_text(), "warnings": "\n".join(result_warnings(a))}
     out.update({name: e.render(a) for name, e in EXPORTERS.items()})
     for m in METRICS:
         out[f"medians {m}"] = json.dumps(matrix.medians_rows(a, m))
@@ -94,7 +96,7 @@ def test_the_views_read_the_plan_of_the_analysis_not_defaults() -> None:
     assert (doc["threshold"], doc["correction"]) == (0.05, "bh")
     line = terminal.correction_line(a, "task_clock")
     assert "time ±5%" in line and "Benjamini-Hochberg" in line
-    assert "outlier" in "\n".join(a.warnings)
+    assert "outlier" in "\n".join(result_warnings(a))
 
 
 def test_a_summary_is_the_stats_summary_of_the_configurations_samples() -> None:
@@ -103,7 +105,7 @@ def test_a_summary_is_the_stats_summary_of_the_configurations_samples() -> None:
     cfg = rs.configurations[1]
     assert a.summary(cfg, "wall_time") == stats.summarize(cfg.samples("wall_time"))
     assert a.summaries("wall_time")[(cfg.cell, "b")] is a.summary(cfg, "wall_time")
-    est = stats.parse_estimator("mean")
+    est = parse_estimator("mean")
     assert a.summary(cfg, "wall_time", est).center == pytest.approx(
         sum(cfg.samples("wall_time")) / 10)
     assert a.comparisons == () and a.plan == Plan.of(rs)
@@ -114,6 +116,6 @@ def test_the_outlier_warning_names_the_estimator_the_analysis_judged_with() -> N
     stored estimator (the trimmed mean) was robust to them; it reads the analysis' plan."""
     rs = _result()
     stored = Analysis.of(rs)
-    assert "20% trimmed mean the verdicts use is robust" in "\n".join(stored.warnings)
+    assert "20% trimmed mean the verdicts use is robust" in "\n".join(result_warnings(stored))
     mean = Analysis.of(rs, plan=Plan.of(rs, estimator="mean"))
-    assert "the mean the verdicts use is not robust" in "\n".join(mean.warnings)
+    assert "the mean the verdicts use is not robust" in "\n".join(result_warnings(mean))

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from cli_helpers import invoke
 from perflab.format import fmt_cv, fmt_duration, fmt_signed, fmt_value
-from perflab.model import Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import html as html_report
 from perflab.reports import matrix, terminal
 from perflab.reports.analysis import Analysis

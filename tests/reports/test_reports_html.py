@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from test_reports_matrix import SUITE_TEXT, make_result  # the shared known-samples result
 
+from perflab.reports.report import Report, build_report
 from perflab.storage import Store
-from perflab.suites.report import Report, build_report
 
 pytestmark = pytest.mark.unit
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from rich.console import Console
 
 from perflab.format import fmt_interval, fmt_seconds, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.warnings import suite_warnings
@@ -191,9 +192,9 @@ def test_value_formatting() -> None:
 
 def test_report_and_results_show_judge_with_the_stored_plan(tmp_path: Path) -> None:
     """Issue 9 defect 5: `results show` used a ±1% band while `report` used the suite's.  Both
-    now read stats.Plan.of(rs): the suite's threshold (±5% here) and correction."""
-    from perflab.stats import Plan
-    from perflab.suites.report import build_report
+    now read judging.Plan.of(rs): the suite's threshold (±5% here) and correction."""
+    from perflab.judging import Plan
+    from perflab.reports.report import build_report
 
     rs = make_result()
     plan = Plan.of(rs)
@@ -210,9 +211,7 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
         tmp_path: Path) -> None:
     # The verdicts were decided on wall_time (stored primary) while the suite lists ns_per_op
     # first: wall_time is the Holm family and is always reported, ns_per_op is secondary (BH).
-    from rich.console import Console
-
-    from perflab.suites.report import build_report
+    from perflab.reports.report import build_report
 
     rs = make_result()
     rs.settings.primary_metric = "wall_time"
@@ -233,40 +232,28 @@ def test_report_families_follow_the_stored_primary_and_name_differing_results(
     assert "wall_time: median [95% CI] per configuration" in md and "wall_time (s)" not in md
     assert "adjusted (bh, a secondary metric) across the" in md.split("ns_per_op: each")[1]
     out = con.export_text()
-    assert "wall_time" in out.split("(tables for")[0]  # the terminal shows the deciding metric
-    assert "different results" in out and "base and slow computed different results" in out
+    assert out.startswith("wall_time: ratio to")  # the terminal shows the deciding metric
+    assert re.search(r"^different results: \d+ cells", out, re.M)  # counted; each in the HTML
 
 
-def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The suite's terminal table colours each verdict as stat and compare do
-    (terminal.verdict_style: red for a regression, green for an improvement), one style per
-    row of its comparisons, not from a second table of words."""
-    seen: list[tuple[list[dict[str, str]], Any]] = []
-    real = matrix.table
+def test_suite_terminal_table_colours_verdicts_by_the_terminal_rule(tmp_path: Path) -> None:
+    """The suite's terminal matrix colours each verdict as stat and compare do
+    (terminal.verdict_style: red for a regression, green for an improvement), and marks it."""
+    from perflab.reports.study import ratio_matrix
 
-    def spy(rows: list[dict[str, str]], title: str = "", left: Any = matrix.LEFT,
-            verdict_styles: Any = None) -> Any:
-        seen.append((rows, verdict_styles))
-        return real(rows, title, left, verdict_styles)
-
-    from perflab.suites.report import build_report
-
-    monkeypatch.setattr(matrix, "table", spy)
     rs = make_result()
     for cfg in rs.configurations:
         if cfg.name == "same":  # twice as fast: an improvement beside slow's regression
             for r in cfg.runs:
                 r.values = {k: v / 2 for k, v in r.values.items()}
-    build_report(rs, tmp_path / "r", console=Console(record=True, width=250), plots=False)
-    rows, styles = next((r, s) for r, s in seen if r and "verdict" in r[0])
-    assert styles is not None and len(styles) == len(rows)
-    words = {"slower": "bold red", "faster": "bold green", "equivalent": "cyan",
-             "inconclusive": "yellow"}
-    for row, style in zip(rows, styles, strict=True):
-        assert style == words[row["verdict"].split(" ")[0]], row
-    assert {"bold red", "bold green"} <= set(styles)
-    assert all(s is None for r, s in seen if r and "verdict" not in r[0])
+    t = ratio_matrix(Analysis.judge(rs, ["ns_per_op"]), "ns_per_op")
+    assert t is not None and [c.header for c in t.columns][3:] == ["slow", "same", "noisy"]
+    words = {"▲": "bold red", "▼": "bold green", "=": "cyan", "?": "yellow"}
+    cells = [c for row in t.rows for c in row[3:]]
+    assert len(cells) == 36
+    for c in cells:
+        assert c.style == words[c.text[-1]], c
+    assert {"bold red", "bold green"} <= {c.style for c in cells}
 
 
 def test_p_reads_as_a_bound_never_as_zero() -> None:

@@ -10,7 +10,9 @@ from rich.console import Console
 
 from cli_helpers import verdicts_of
 from perflab.format import fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet, Run
+from perflab.judging import Plan
+from perflab.metrics import BUILTIN_METRICS, MetricInfo
+from perflab.model import Configuration, ResultSet, Run
 from perflab.reports.analysis import Analysis
 from perflab.reports.terminal import (
     compare_table,
@@ -18,7 +20,8 @@ from perflab.reports.terminal import (
     metrics_to_show,
     stat_table,
 )
-from perflab.stats import Plan, compare_result
+from perflab.reports.warnings import result_warnings
+from perflab.stats import compare_result
 from perflab.table import fit
 
 pytestmark = pytest.mark.unit
@@ -130,9 +133,9 @@ def test_outlier_warning_names_the_estimator_the_verdicts_use() -> None:
         rs.configurations.append(cfg)
         return rs
 
-    (w,) = [w for w in Analysis.of(rs_with(None)).warnings if "outlier" in w]
+    (w,) = [w for w in result_warnings(Analysis.of(rs_with(None))) if "outlier" in w]
     assert "1 statistical outlier(s)" in w and "20% trimmed mean the verdicts use is robust" in w
-    (w,) = [w for w in Analysis.of(rs_with("mean")).warnings if "outlier" in w]
+    (w,) = [w for w in result_warnings(Analysis.of(rs_with("mean"))) if "outlier" in w]
     assert "the mean the verdicts use is not robust" in w
 
 
@@ -144,6 +147,6 @@ def test_too_few_runs_names_each_configuration_with_its_count() -> None:
     cand = Configuration(name="cand", command=["y"])  # every run failed: none measured
     cand.runs = [Run(seq=10 + i, values={}, status="failed") for i in range(4)]
     rs.configurations += [base, cand]
-    (w,) = [w for w in Analysis.of(rs).warnings if "too few runs" in w]
+    (w,) = [w for w in result_warnings(Analysis.of(rs)) if "too few runs" in w]
     assert w.startswith("too few runs for a verdict (base 4, cand 0)"), w
     assert "0 run(s) per configuration" not in w

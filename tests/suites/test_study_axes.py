@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, canonical_params
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Run, canonical_params
 from perflab.reports.matrix import interval_words, suite_view
 from perflab.stats import axis_comparisons
 from perflab.storage import Store

@@ -147,8 +147,8 @@ def test_cli_dry_run_and_run_report(suite_file: Path, tmp_path: Path) -> None:
 
 def test_result_json_html_and_markdown_state_the_suites_own_threshold_and_correction(
         tmp_path: Path) -> None:
-    # Before: suites/report.py called result_to_json without them, so every suite's
-    # result.json said holm and 1% whatever the suite set.
+    # reports/report.py hands the suite's plan to result_to_json: result.json states the
+    # suite's own threshold and correction, not holm and 1%.
     app = typer.Typer()
     register(app)
     app.command("noop")(lambda: None)

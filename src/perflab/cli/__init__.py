@@ -62,16 +62,31 @@ VERBS: dict[str, tuple[str, str]] = {
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``--version`` alone is answered at once; anything else is root.py's run
     (a PerflabError or a usage error becomes one line naming the problem and the fix; Ctrl-C
-    outside a measurement is one line too, never a traceback)."""
+    outside a measurement is one line too, never a traceback).  ``--fleet-job FILE`` first:
+    a fleet worker's job, whose context (perflab.jobcontext) the verb runs in."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
         from perflab import __version__
 
         print(f"perflab {__version__}")
         return
+    from perflab import jobcontext
+
+    job = None
+    if args[:1] == [jobcontext.OPTION] and len(args) > 1:
+        # A fleet worker's job: the one place its context is read (perflab.jobcontext).
+        from perflab.errors import PerflabError
+
+        try:
+            job = jobcontext.JobContext.read(args[1])
+        except PerflabError as e:
+            print(f"perflab: {e.line()}", file=sys.stderr)
+            sys.exit(e.exit_code)
+        args = args[2:]
     from perflab.cli.root import run
 
-    run(args)
+    with jobcontext.running(job):
+        run(args)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -64,11 +64,13 @@ def submit_cmd(
               f"perflab report --submission {submission}", highlight=False, soft_wrap=True)
 
 
-def check_args(argv: list[str]) -> None:
+def check_args(argv: list[str]) -> dict[str, Any]:
     """Parse a submitted verb's arguments with perflab's own command line, so a mistake (an
     unknown option, a missing value) is found at the submitter's desk, not hours later on a
-    benchmark host.  The queue (fleet/queue.py) calls this through ``submit(check_args=)``: the
-    command line is the CLI's to know, not the queue's."""
+    benchmark host.  Returns the parsed parameters of the verb (of its sub-verb for a group:
+    ``profile record``), by their parameter names (``suite_file``, ``workload``...).  The queue
+    (fleet/queue.py) calls this through ``submit(check_args=)``: the command line is the CLI's
+    to know, not the queue's."""
     from perflab.cli import app
 
     try:  # typer >= 0.2x carries its own copy of click
@@ -80,12 +82,22 @@ def check_args(argv: list[str]) -> None:
     group = typer.main.get_command(app)
     try:
         with group.make_context("perflab", list(argv), resilient_parsing=False) as ctx:
-            _name, cmd, rest = group.resolve_command(ctx, list(argv))  # type: ignore[attr-defined]
-            assert cmd is not None
-            cmd.make_context(verb, list(rest), parent=ctx)
+            cmd: Any = group
+            rest = _unparsed(ctx)
+            while hasattr(cmd, "resolve_command"):  # a group: down to its sub-verb
+                name, cmd, rest = cmd.resolve_command(ctx, rest)
+                assert cmd is not None
+                ctx = cmd.make_context(name or verb, list(rest), parent=ctx)
+                rest = _unparsed(ctx)
+            return dict(ctx.params)
     except UsageError as e:
         raise PerflabError(f"the submitted '{verb}' is not valid: {e.format_message()}",
                            f"check it with 'perflab {verb} --help'") from e
+
+
+def _unparsed(ctx: Any) -> list[str]:
+    """What a group's context left for its sub-verb to parse."""
+    return [*getattr(ctx, "_protected_args", getattr(ctx, "protected_args", [])), *ctx.args]
 
 
 def _age(t: float | None, now: float) -> str:

@@ -298,7 +298,7 @@ def import_cmd(
                 rid = store.save(rs, progress=lambda n, t=task: bar.advance(t, n))
                 bar.remove_task(task)
                 stored.append(f"{f} (result {rid})")
-                n = sum(len(cfg.measured_runs()) for cfg in rs.configurations)
+                n = sum(cfg.measured_count() for cfg in rs.configurations)
                 console.print(f"{f}: result {rid}, {len(rs.configurations)} configuration(s), "
                               f"{n} runs, metrics {', '.join(sorted(rs.metrics))}",
                               highlight=False, soft_wrap=True)

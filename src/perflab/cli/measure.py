@@ -12,8 +12,9 @@ a refused option do not need (tests/core/test_cli_startup.py).
 from __future__ import annotations
 
 import inspect
+import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,7 +26,8 @@ from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
-from perflab.model import BUILTIN_METRICS, Configuration, ResultSet
+from perflab.metrics import BUILTIN_METRICS
+from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
@@ -98,9 +100,11 @@ def _warn(line: str) -> None:
 
 
 def _print_notes(a: Analysis) -> None:
+    from perflab.reports.warnings import result_warnings
+
     for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in a.warnings:
+    for w in result_warnings(a):
         aside.print(warning(w), highlight=False)
 
 
@@ -217,6 +221,23 @@ ForceMachines = Annotated[bool, typer.Option(
     "--force", help="Compare stored results measured on different machines anyway.")]
 ProfileToo = Annotated[bool, typer.Option(
     "--profile", help="Also record a perf profile of each configuration and diff them.")]
+HarnessOpt = Annotated[str | None, typer.Option(
+    "--harness", help="The commands are builds of a benchmark harness (gobench: a go test "
+    "binary; gbench: a Google Benchmark binary), run alternately; every benchmark's figures "
+    "are judged: --harness gobench ./old.test ./new.test -- -test.benchtime 20ms.")]
+ImportFiles = Annotated[bool, typer.Option(
+    "--import", help="Compare files other tools wrote (go test -bench, Google Benchmark, JMH, "
+    "criterion, BenchmarkDotNet, ...): the arguments are files, OLD then NEW; every benchmark "
+    "in both is judged (docs/imports.md).")]
+ImportFormat = Annotated[str | None, typer.Option(
+    "--format", "-f", help="With --import: the tool that wrote the files (default: told from "
+    "each file's content).")]
+Match = Annotated[str | None, typer.Option(
+    "--match", help="Judge only the benchmarks whose name this regular expression matches "
+    "(--import, --from-db of many benchmarks).")]
+Top = Annotated[int | None, typer.Option(
+    "--top", min=1, help="Show the N largest changes of each metric (the summary line still "
+    "counts every benchmark).")]
 
 
 @_with(MEASURE, EXPORT)
@@ -224,7 +245,9 @@ def compare(
     commands: Commands = None, name: Names = None, baseline: BaselineName = None,
     threshold: o.Threshold = None, correction: o.Correction = None,
     fail_on_regression: o.FailOnRegression = False, from_db: FromDb = None,
-    force: ForceMachines = False, profile: ProfileToo = False, **kw: Any,
+    force: ForceMachines = False, profile: ProfileToo = False, harness: HarnessOpt = None,
+    import_: ImportFiles = False, import_format: ImportFormat = None, match: Match = None,
+    top: Top = None, **kw: Any,
 ) -> None:
     """Compare commands or workloads side by side: % change with CI and a verdict per metric.
 
@@ -233,41 +256,51 @@ def compare(
       perflab compare './old/prog --size 10' './new/prog --size 10'
       perflab compare --shell 'cd a && ./prog' 'cd b && ./prog'
       perflab compare -W 'eh/cpp depth=10' -W 'eh/rust depth=10'
+      perflab compare --import old.txt new.txt   two harness files, every benchmark judged
+    Two builds of a harness, its arguments after -- (docs/imports.md):
+      perflab compare --harness gobench ./old.test ./new.test -- -test.benchtime 20ms
     """
-    from perflab.stats import Plan
-
     metric, estimator = kw["metric"], kw["estimator"]
-    session.check_plan(estimator, correction, kw["runs"], verdict=not from_db, warn=_warn)
+    apart = bool(from_db) or import_  # results measured apart: nothing is run
+    session.check_plan(estimator, correction, kw["runs"], verdict=not apart, warn=_warn)
     exports = _outputs(kw)
     if fail_on_regression:
         session.check_can_regress(metric)
     store = session.open_store(kw["db"])
-    if from_db:
-        loaded = [store.load(i) for i in from_db]
+    if apart:
+        loaded = (session.import_files([Path(c) for c in commands or []], import_format)
+                  if import_ else [store.load(i) for i in from_db or []])
+        if import_ and from_db:
+            raise PerflabError("--import and --from-db both name what to compare",
+                               "give files with --import, or result ids with --from-db")
         thr, bands = thresholds(threshold, {m: i for r in loaded for m, i in r.metrics.items()})
         if not force and _per_machine(loaded, exports, store, fail_on_regression, metric=metric,
                                       threshold=thr, bands=bands, correction=correction,
                                       baseline=baseline):
             return
-        rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
-        rs.settings.comparison = Plan.of(rs, threshold=thr, bands=bands, correction=correction,
-                                         estimator=estimator)
+        rs = _merged(loaded, store, from_db, name, force, match)
+        rs.settings.comparison = _plan(rs, threshold=thr, bands=bands, correction=correction,
+                                       estimator=estimator)
+        if correction is None and _many(rs) and all(r.kind == "import" for r in loaded):
+            # Harness files of many benchmarks: false discoveries controlled (BH) per metric,
+            # as simulated in docs/imports.md; Holm's power falls as benchmarks grow.
+            rs.settings.comparison.correction = "bh"
     else:
-        rs = _measure_compare(commands or [], name, threshold, correction, kw, store)
+        rs = _measure_compare(commands or [], name, threshold, correction, kw, store, harness)
     session.set_baseline(rs, baseline)
-    if from_db is None:
+    if not apart:
         _header(rs, store)
-    a = _show_comparisons(rs, metric, measured=from_db is None)
-    if rs.id is not None and from_db is None:
+    a = _show_comparisons(rs, metric, measured=not apart, top=top)
+    if rs.id is not None and not apart:
         store.update_result(rs)
     _export(a, exports)
     if profile:
         _profiles(rs, store)
     if rs.status == "interrupted":
         raise typer.Exit(130)
-    session.require_successful_runs(rs, store if from_db is None else None)
+    session.require_successful_runs(rs, None if apart else store)
     if fail_on_regression:
-        _regression_gate(rs, a.comparisons)
+        _gate(session.regression(rs, a.comparisons))
 
 
 def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store: Store,
@@ -284,30 +317,72 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                            "export each machine's result (results show ID --export-*), "
                            "or read the per-machine HTML page without --export-*")
     ids = "-".join(str(r.id) for r in loaded)
-    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", **judge)
+    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", store=store,
+              **judge)
     if fail_on_regression:
-        # The CI gate holds per machine: a regression on any one of them fails it.
-        bad = [f"{r.machine} ({r.comparison.verdict})" for b in pm.blocks
-               for r in b.rows if r.comparison is not None and r.comparison.regression]
-        if bad:
-            err.print(f"[red]regression:[/] on {len(bad)} machine(s): "
-                      f"{', '.join(bad)}", highlight=False)
-            raise typer.Exit(1)
+        _gate(session.machine_regression(pm))
     return True
 
 
+def _merged(loaded: list[ResultSet], store: Store, from_db: list[int] | None,
+            name: list[str] | None, force: bool, match: str | None) -> ResultSet:
+    """The results to compare, merged by benchmark (session.merge_results); --match keeps the
+    benchmarks it matches, and the ones in only one result are said in a note."""
+    from perflab.reports.benchmarks import keep_matching
+
+    if from_db:
+        rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
+    else:
+        files = ", ".join(str(r.settings.file) for r in loaded)
+        rs = session.merge_results(loaded, name, force, _warn, f"compared from files {files}")
+    try:
+        alone = keep_matching(rs, match)
+    except re.error as e:
+        raise PerflabError(f"--match {match!r} is not a regular expression ({e})",
+                           "e.g. --match 'Kernel/(sum|fnv)'") from None
+    if not rs.configurations:
+        raise PerflabError(f"--match {match!r} matches no benchmark", "check the names")
+    both = sum(len(rs.configurations_in(cell)) > 1 for cell in rs.cells())
+    if alone and both > 1:  # many benchmarks, judged together: the rest is said, not shown
+        rs.notes.add(f"{len(alone)} benchmark(s) in one result only, not compared: "
+                     + ", ".join(alone[:10]) + (" ..." if len(alone) > 10 else ""))
+        rs.configurations = [c for c in rs.configurations
+                             if len(rs.configurations_in(c.cell)) > 1]
+    return rs
+
+
+def _many(rs: ResultSet) -> bool:
+    from perflab.reports.benchmarks import is_many
+
+    return is_many(rs)
+
+
+def _plan(rs: ResultSet, **override: Any) -> Any:
+    from perflab.judging import Plan
+
+    return Plan.of(rs, **override)
+
+
 def _measure_compare(commands: list[str], name: list[str] | None, threshold: list[str] | None,
-                     correction: str | None, kw: dict[str, Any], store: Store) -> ResultSet:
+                     correction: str | None, kw: dict[str, Any], store: Store,
+                     harness: str | None = None) -> ResultSet:
     """Measure the commands or workloads interleaved: a new result of kind compare."""
     from perflab.runner import known_metrics, measure
 
-    configs, default_primary, rsym = session.compare_configs(
-        commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"],
-        note=lambda line: err_quiet.print(line, highlight=False, soft_wrap=True, markup=False))
-    session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
+    note = lambda line: err_quiet.print(  # noqa: E731
+        line, highlight=False, soft_wrap=True, markup=False)
+    if harness is not None:
+        configs, default_primary, rsym = session.harness_configs(
+            harness, commands, name, kw["workload"], kw["shell"], note=note)
+    else:
+        configs, default_primary, rsym = session.compare_configs(
+            commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"], note=note)
+        session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
     thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
     opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
                     threshold=thr, correction=correction)
+    if harness is not None:
+        opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
     opts.bands = bands
     rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
@@ -315,9 +390,11 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
     return rs
 
 
-def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Analysis:
+def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
+                      top: int | None = None) -> Analysis:
     """Judge the result (its one Analysis) and print its tables, how the measurement stopped
     (``measured``: a new result), the correction line, the counters' stories and the notes."""
+    from perflab.reports import benchmarks
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
@@ -327,7 +404,19 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
     )
 
     shown = metrics_to_show(rs, [metric] if metric and metric not in rs.metrics else None)
+    many = benchmarks.is_many(rs)
+    if many and metric in rs.metrics:
+        shown = [metric]  # one metric's table (its alloc/op column still beside it)
+    if many and benchmarks.ALLOC_METRIC in rs.metrics and benchmarks.ALLOC_METRIC not in shown:
+        shown.append(benchmarks.ALLOC_METRIC)
     a = Analysis.judge(rs, shown)  # once: every table, warning and export below reads it
+    if many:  # two results of many benchmarks: a row per benchmark
+        for m in dict.fromkeys(c.metric for c in a.comparisons):
+            benchmarks.table(a, m, top).print(console)
+            aside.print(benchmarks.summary_line(a, m), highlight=False)
+        aside.print(f"[dim]{benchmarks.verdicts_line(a)}[/]", highlight=False)
+        _print_notes(a)
+        return a
     for cell in rs.cells():  # one cell, except --from-db of results with several names
         if len(rs.configurations_in(cell)) > 1:
             compare_table(a, shown, cell).print(console)
@@ -345,19 +434,10 @@ def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool) -> Anal
     return a
 
 
-def _regression_gate(rs: ResultSet, comps: Sequence[Comparison]) -> None:
-    """--fail-on-regression: exit 1 when the primary metric of any candidate regressed."""
-    primary = rs.settings.primary_metric or "wall_time"
-    info = rs.metrics.get(primary)
-    if info is not None and info.direction == "none":
-        raise PerflabError(f"--fail-on-regression: the primary metric {primary} has no "
-                           "direction, so it cannot regress",
-                           "use --metric with a time, memory or count metric")
-    bad = [c for c in comps if c.metric == primary and c.regression]
-    if bad:
-        unpaired = "" if bad[0].paired or bad[0].deterministic else ", not interleaved"
-        err.print(f"[red]regression:[/] {primary} is {bad[0].verdict} "
-                  f"({', '.join(c.candidate for c in bad)}{unpaired})", highlight=False)
+def _gate(regressed: str | None) -> None:
+    """--fail-on-regression: exit 1 saying what regressed (session.regression)."""
+    if regressed:
+        err.print(f"[red]regression:[/] {regressed}", highlight=False)
         raise typer.Exit(1)
 
 
@@ -369,18 +449,19 @@ def _print_stories(rs: ResultSet, comps: list[Comparison]) -> None:
 
 
 def _profiles(rs: ResultSet, store: Store) -> None:
-    from perflab.cli.profile import diff_cmd
-    from perflab.profiles import record_profile
+    """--profile: a profile of each configuration, each diffed against the first's."""
+    from perflab.profiles.api import profile_configurations
+    from perflab.reports.profiles import diff_note, diff_table
 
-    ids = []
-    for cfg in rs.configurations:
-        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else cfg.command
-        pid = record_profile(argv, env=cfg.env or None, name=cfg.name, store=store,
-                             result_id=rs.id, configuration_id=cfg.id)
-        err.print(f"profile {pid}: {cfg.name}")
-        ids.append(pid)
-    for other in ids[1:]:
-        diff_cmd(ids[0], other, store, 15, None)
+    diffs = profile_configurations(
+        rs, store, recorded=lambda pid, name: err.print(f"profile {pid}: {name}"))
+    for d in diffs:
+        diff_table(d, 15).print(console)
+        console.print(diff_note(d))
+        for line in d.warnings:
+            err.print(warning(line), highlight=False, soft_wrap=True)
+        if d.svg is not None:
+            console.print(f"differential flame graph: {d.svg}")
 
 
 results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help=True)
@@ -416,6 +497,7 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_table,
@@ -423,7 +505,6 @@ def results_show(
         metrics_to_show,
         stat_table,
     )
-    from perflab.stats import Plan
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)

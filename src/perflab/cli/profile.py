@@ -14,9 +14,8 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
-from perflab.format import fmt_count, fmt_per_op, fmt_points, fmt_share
-from perflab.profiles.analysis import SymbolStat
-from perflab.table import Cell, Column, Table
+from perflab.reports.profiles import symbols_table
+from perflab.table import Column, Table
 
 if TYPE_CHECKING:  # SQLAlchemy, loaded by the verbs that open a store (not by --help)
     from perflab.storage import Store
@@ -35,18 +34,6 @@ HELP = """Profile a command or a workload with perf record; show, list and diff 
   perflab profile diff A B                       per-symbol share deltas + differential flame graph
   perflab profile import FILE                    store `perf script` output recorded elsewhere
 """
-
-
-def _module(module: str) -> str:
-    return module if module.startswith("[") else Path(module).name
-
-
-def symbols_table(stats: list[SymbolStat], title: str) -> Table:
-    t = Table.of(title, ["Self", "Total", Column("Symbol", "left", fold=True),
-                         Column("Module", "left", fold=True)])
-    for s in stats:
-        t.add_row(fmt_share(s.self_share), fmt_share(s.total_share), s.symbol, _module(s.module))
-    return t
 
 
 def _warn(lines: list[str]) -> None:
@@ -96,51 +83,16 @@ def list_cmd(store: Store, limit: int) -> None:
 
 def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:
     from perflab.profiles.api import diff_profiles
+    from perflab.reports.profiles import diff_note, diff_table
 
     d = diff_profiles(a, b, store)
-    per_op = d.a_ops is not None and d.b_ops is not None
-    # CPU ns per operation where the weight is CPU time (cpu-clock), else samples per 1,000 ops.
-    unit = "ns/op" if d.cpu_time else "smp/kop"
-    heads = ["A", "B", "Delta"]
-    if per_op:
-        heads += [f"A {unit}", f"B {unit}", f"Delta {unit}"]
-    t = Table.of(f"profile {b} ({d.b.name}) vs {a} ({d.a.name}): self share per symbol"
-                 + (f", and self {unit}" if per_op else ""),
-                 heads + ["Total A", "Total B", Column("Symbol", "left"),
-                          Column("Module", "left")])
-    for r in d.rows[:top]:
-        cells = [fmt_share(r.a_share), fmt_share(r.b_share), Cell(f"{fmt_points(r.delta)} pt",
-                                                        _sign_style(r.delta))]
-        po = d.ns_per_op(r) if d.cpu_time else d.per_op(r)
-        if po is not None and not d.cpu_time:
-            po = (po[0] * 1e3, po[1] * 1e3, po[2] * 1e3)
-        if po is not None:
-            cells += [_per_op(po[0]), _per_op(po[1]),
-                      Cell(_per_op(po[2], signed=True), _sign_style(po[2]))]
-        t.add_row(*cells, fmt_share(r.a_total), fmt_share(r.b_total), r.symbol, _module(r.module))
-    t.print(console)
-    if per_op:
-        what = ("CPU ns per operation: share x the profile's CPU time / ops" if d.cpu_time else
-                "samples per 1,000 operations: share x samples / ops x 1000")
-        console.print(f"{unit}: self {what} (A {fmt_count(d.a_ops)} ops, B {fmt_count(d.b_ops)} "
-                      "ops); the absolute change, where shares alone hide what stayed put")
-    else:
-        console.print("no samples per operation: a profile of a plain command does not know its "
-                      "operations (profile a workload, whose JSON line gives ops)")
+    diff_table(d, top).print(console)
+    console.print(diff_note(d))
     _warn(d.warnings)
     if d.svg is not None:
         if svg:
             shutil.copyfile(d.svg, svg)
         console.print(f"differential flame graph: {svg or d.svg}")
-
-
-def _sign_style(v: float) -> str:
-    """Red for a growth, green for a shrink."""
-    return "red" if v > 0 else "green" if v < 0 else ""
-
-
-def _per_op(v: float, signed: bool = False) -> str:
-    return fmt_per_op(v, signed)
 
 
 def record_argv(command: list[str], workload: str | None, param: list[str] | None,

@@ -153,13 +153,11 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
     --no-plots changes nothing, and its page is already one self-contained file."""
     from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
     from perflab.fleet.queue import submission_results
-    from perflab.history.filing import db_arg
-
     store = session.open_store(db)
     if submission:
         ids = ids + [i for i in submission_results(store, submission) if i not in ids]
     pm = build([store.load(i) for i in ids], metrics=metrics or None)
-    pm.db = db_arg(store)
+    pm.name_store(store)
     # Named by the submission (one id per machine made a name too long for the file system
     # at 50 machines: "File name too long").
     name = (f"submission-{submission}" if submission
@@ -179,7 +177,7 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
 def _report(run_id: int | None, db: str | None, out: Path | None, console: Console, *,
             store: object | None = None, metrics: list[str] | None = None,
             plots: bool = True, single_file: bool = False, markdown: bool = False) -> None:
-    from perflab.suites.report import build_report
+    from perflab.reports.report import build_report
 
     if run_id is None:
         raise PerflabError("no run to report", "pass a result id")

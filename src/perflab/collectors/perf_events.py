@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from perflab.model import HARDWARE_COUNTERS, SOFTWARE_COUNTERS
+from perflab.metrics import HARDWARE_COUNTERS, SOFTWARE_COUNTERS
 
 PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1

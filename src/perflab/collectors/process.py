@@ -15,7 +15,6 @@ PMU).  ``execute`` picks the batch path whenever it can.
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import functools
 import hashlib
@@ -36,6 +35,8 @@ from typing import Any
 
 import platformdirs
 
+from perflab.collectors.harness import HarnessOutputError
+from perflab.collectors.harness import figures as harness_figures
 from perflab.collectors.perf_events import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
@@ -49,6 +50,7 @@ from perflab.collectors.region import RegionChannel
 from perflab.collectors.workload_json import TAIL_BYTES, WorkloadJSONError, parse_last_json
 from perflab.errors import PerflabError, printable
 from perflab.format import fmt_plain
+from perflab.metrics import MetricInfo
 from perflab.private import why_unsafe
 
 
@@ -62,6 +64,7 @@ class RunRequest:
     counters: list[str] = field(default_factory=list)
     backend: CounterBackend | None = None
     region: bool = True
+    harness: str = ""  # whose figures the output holds (collectors/harness.py); "": JSON line
 
 
 @dataclass
@@ -75,8 +78,11 @@ class RunOutcome:
     region_used: bool = False
     counter_error: str = ""
     running_fraction: dict[str, float] = field(default_factory=dict)  # multiplexing per counter
-    leftover: list[int] = field(default_factory=list)  # detached processes still running
+    killed: list[Stray] = field(default_factory=list)  # left running, killed after the run
     started_at: float | None = None  # unix time the command was released
+    # What a harness run's per-benchmark metrics are (collectors/harness.figures)
+    infos: dict[str, MetricInfo] = field(default_factory=dict)
+    fix: str = ""  # what to do when the failure is not the command's (e.g. valgrind's limit)
 
 
 def resolve_executable(argv0: str, env: dict[str, str]) -> str:
@@ -174,54 +180,29 @@ class _StreamTail:
             os.close(fd)
 
 
-@functools.lru_cache(maxsize=1)
-def _become_subreaper() -> bool:
-    """Make perflab the reaper of its descendants' orphans (PR_SET_CHILD_SUBREAPER), so a
-    process a command detached with setsid is seen after the run instead of vanishing to init."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+@dataclass(frozen=True)
+class Stray:
+    """A process a command left running when it ended, which the launcher then killed (its
+    sweep: the launcher is the commands' subreaper, so every orphan of theirs is its child)."""
+
+    pid: int
+    where: str  # group (the command's process group) | pgrp (another group) | session (setsid)
+    name: str  # its comm
+
+    def describe(self) -> str:
+        where = {"group": "in its process group", "pgrp": "in another process group",
+                 "session": "in another session"}.get(self.where, self.where)
+        return f"pid {self.pid} {printable(self.name)} ({where})"
 
 
-def _children() -> dict[int, tuple[str, int]]:
-    """This process's children: pid -> (state, process group)."""
-    out: dict[int, tuple[str, int]] = {}
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            pids = Path(f"/proc/self/task/{tid}/children").read_text().split()
-        except OSError:
-            continue
-        for pid in map(int, pids):
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            out[pid] = (fields[0], int(fields[2]))
+def _strays(data: bytes) -> list[Stray]:
+    """The launcher's "PID WHERE COMM" lines (sweep in perflab-launch.c)."""
+    out = []
+    for line in data.decode(errors="replace").splitlines():
+        parts = line.split(None, 2)
+        if len(parts) >= 2 and parts[0].isdigit():
+            out.append(Stray(int(parts[0]), parts[1], parts[2] if len(parts) > 2 else "?"))
     return out
-
-
-def _leftovers(before: set[int], groups: set[int]) -> list[int]:
-    """Processes the commands (whose process groups are ``groups``) detached from their group
-    that are still running (their groups were killed); zombies among our children are reaped
-    on the way."""
-    left = []
-    for pid, (state, pgrp) in _children().items():
-        if state == "Z" and pid not in before:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            continue
-        if pid in before or pgrp in groups or pgrp == os.getpgrp():
-            continue
-        left.append(pid)
-    return sorted(left)
 
 
 def _check_private(path: Path, what: str) -> str:
@@ -379,7 +360,9 @@ class LaunchServer:
     and reset between runs; a run's stdout/stderr tail is kept by the server in a batch, by
     ``_StreamTail`` threads alone.
     Timeouts are enforced by the server and kill the command's process group; so does closing
-    the pipe (Ctrl-C) and perflab's death (PR_SET_PDEATHSIG).
+    the pipe (Ctrl-C) and perflab's death (PR_SET_PDEATHSIG).  After every run the server, the
+    commands' subreaper, kills whatever a command left running in any group or session, and
+    says what (``RunOutcome.killed``).
     """
 
     def __init__(self) -> None:
@@ -393,12 +376,10 @@ class LaunchServer:
         self._err: _StreamTail | None = None
         self._ctl_w = -1
         self._report: Any = None
-        self._watch = False
 
     # -- lifetime ---------------------------------------------------------------------------
     def _start(self) -> None:
         launcher = launcher_path()
-        self._watch = _become_subreaper()
         self._out, self._err = _StreamTail(), _StreamTail()
         ctl_r, ctl_w = os.pipe2(os.O_CLOEXEC)
         rep_r, rep_w = os.pipe2(os.O_CLOEXEC)
@@ -486,7 +467,6 @@ class LaunchServer:
         assert self._out is not None and self._err is not None
         self._out.start()
         self._err.start()
-        before = set(_children()) if self._watch else set()
         # Held before exec only when there are counters to open on it; otherwise the server
         # releases it at once (one exchange a run instead of two).
         hold = bool(req.counters and req.backend is not None)
@@ -507,6 +487,7 @@ class LaunchServer:
                     counter_error = str(e)
                 _write_all(self._ctl_w, b"g")
             done = self._report.readline().decode(errors="replace").split()
+            strays = self._read_killed() if done[:1] == ["done"] else []
             if self._counters is not None:
                 final = self._counters.read()
                 self._counters.close()
@@ -523,15 +504,21 @@ class LaunchServer:
                                f"({' '.join(done) or 'no report'})",
                                "check --pin and the command; if it persists, report a bug")
         raw = _RawRun(**dict(zip(names, map(int, done[1:]), strict=True)))
-        raw.counter_error, raw.final = counter_error, final
+        raw.counter_error, raw.final, raw.killed = counter_error, final, strays
         (raw.stdout, raw.stdout_cut), (raw.stderr, _) = self._out.take(), self._err.take()
         if region is not None:
             raw.region_enables, raw.region_ns = region.enables, region.region_ns
             raw.region_open, raw.region_sum = region.open_region, self._region_sum
             raw.region_error = region.error
-        if self._watch:
-            raw.leftover = _leftovers(before, {raw.pid})
         return _outcome(req, raw)
+
+    def _read_killed(self) -> list[Stray]:
+        """The "killed LEN" line that follows a "done" line and its LEN bytes: what the run
+        left running, which the server killed after it."""
+        head = self._report.readline().decode(errors="replace").split()
+        if len(head) != 2 or head[0] != "killed" or not head[1].isdigit():
+            return []
+        return _strays(self._report.read(int(head[1])))
 
     # -- many runs in one exchange, the server opening the counters ---------------------------
     def run_batch(self, reqs: list[RunRequest], stop_on_failure: bool = True,
@@ -566,10 +553,8 @@ class LaunchServer:
             self._start()
         events = {**SOFTWARE_EVENTS, **HARDWARE_EVENTS}
         counters = ",".join("{}:{}".format(*events[n]) for n in names)
-        before = set(_children()) if self._watch else set()
         outcomes: list[RunOutcome] = []
         handed = 0  # outcomes given to on_chunk
-        pids: set[int] = set()
         chunk_ms = str(max(1, round(chunk_s * 1000))) if on_chunk is not None and chunk_s > 0 \
             else "0"
         while len(outcomes) < len(reqs):
@@ -589,7 +574,6 @@ class LaunchServer:
                                        f"{reqs[len(outcomes)].argv[0]}",
                                        "if it persists, report a bug")
                 for r, raw in zip(reqs[len(outcomes):], raws, strict=False):
-                    pids.add(raw.pid)
                     outcomes.append(_outcome(r, raw))
                 if on_chunk is not None and more:
                     try:
@@ -600,8 +584,6 @@ class LaunchServer:
                     handed = len(outcomes)
             if stop_on_failure and outcomes[-1].status != "ok":
                 break
-        if self._watch and outcomes:
-            outcomes[-1].leftover = _leftovers(before, pids)
         if on_chunk is not None and handed < len(outcomes):
             on_chunk(outcomes[handed:])
         return outcomes
@@ -805,7 +787,7 @@ class _RawRun:
     # have lost its beginning.
     stdout_cut: bool = _rec("out", lambda b: len(b) >= TAIL_BYTES, False)
     stderr: str = _rec("err", lambda b: _tail(b), "")
-    leftover: list[int] = field(default_factory=list)
+    killed: list[Stray] = _rec("killed", _strays, factory=list)
 
 
 # The fields a batch record's tail fills (_rec): (field, the tail item it reads, its reader).
@@ -839,7 +821,7 @@ def _outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
 
 
 def _derive(v: dict[str, float], region_used: bool) -> None:
-    """Metrics derived from a run's others (runner.DERIVED_METRICS lists them)."""
+    """Metrics derived from a run's others (metrics.DERIVED_METRICS lists them)."""
     if "task_clock" not in v and "user_time" in v and "sys_time" in v:
         v["cpu_time"] = v["user_time"] + v["sys_time"]  # no perf events: rusage's CPU time
     if region_used and "task_clock" in v and v.get("ops", 0) > 0:
@@ -882,7 +864,7 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
     outcome = RunOutcome(status="ok", exit_code=None, values=values, stdout=stdout,
                          stderr=stderr, region_used=region_used,
                          counter_error=raw.counter_error,
-                         running_fraction=running_fraction, leftover=raw.leftover,
+                         running_fraction=running_fraction, killed=raw.killed,
                          started_at=raw.started_ns / 1e9)
     if exec_error:
         outcome.status, outcome.exit_code = "failed", 127
@@ -907,8 +889,8 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         outcome.status = "failed"
         outcome.error = region_error
     try:
-        own = parse_last_json(stdout, cut=raw.stdout_cut)
-    except WorkloadJSONError as e:
+        own = _own_figures(req, raw, outcome)
+    except (WorkloadJSONError, HarnessOutputError) as e:
         own = None
         if outcome.status == "ok":
             outcome.status = "failed"
@@ -917,6 +899,21 @@ def _read_outcome(req: RunRequest, raw: _RawRun) -> RunOutcome:
         for k, v in own.items():
             values.setdefault(k, v)  # perflab's own measurement wins a name clash
     return outcome
+
+
+def _own_figures(req: RunRequest, raw: _RawRun, outcome: RunOutcome) -> dict[str, float] | None:
+    """The command's own figures: a harness's per-benchmark ones (their MetricInfo kept in
+    the outcome), else the workload JSON line.  A failed harness run is not read."""
+    if not req.harness:
+        return parse_last_json(raw.stdout, cut=raw.stdout_cut)
+    if outcome.status != "ok":
+        return None
+    if raw.stdout_cut:
+        raise HarnessOutputError("the output", f"is longer than the {TAIL_BYTES >> 20} MiB "
+                                 "perflab keeps of a run's: run fewer benchmarks a run "
+                                 "(-test.bench / --benchmark_filter)")
+    values, outcome.infos = harness_figures(req.harness, raw.stdout)
+    return values
 
 
 def execute(req: RunRequest, server: LaunchServer | None = None) -> RunOutcome:
@@ -939,10 +936,3 @@ def _write_all(fd: int, data: bytes) -> None:
 def _last_output_line(text: str) -> str:
     lines = [ln for ln in text.split("\n") if ln.strip()]  # a CR is shown, not a line break
     return f": {printable(lines[-1].strip()[:200])}" if lines else ""
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -25,7 +25,7 @@ from __future__ import annotations
 import html
 import math
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -33,10 +33,13 @@ from rich.markup import escape
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_pct, fmt_ratio, fmt_value, md_text
-from perflab.model import Fingerprint, MetricInfo, ResultSet
+from perflab.judging import Plan
+from perflab.metrics import MetricInfo, verdict_word
+from perflab.model import MACHINE_IDENTITY_KEYS, Configuration, Fingerprint, ResultSet
 from perflab.reports.analysis import Analysis
-from perflab.reports.terminal import bands_text, verdict_style
-from perflab.stats import Comparison, Plan, verdict_word
+from perflab.reports.benchmarks import ALLOC_METRIC, alloc_text, modality_text
+from perflab.reports.terminal import bands_text, metrics_to_show, verdict_style
+from perflab.stats import Comparison, modality
 from perflab.table import Column, Table
 from perflab.validate import output_dir
 
@@ -72,6 +75,8 @@ class Row:
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
     first: str = ""  # the block's first metric (the one a CI gate reads)
+    alloc: Comparison | None = None  # bytes per op, base and diff (the Alloc Delta column)
+    modality: str | None = None  # "bimodal (diff)"; "" one mode; None too few runs to tell
 
     @property
     def comparison(self) -> Comparison | None:
@@ -89,6 +94,18 @@ class Block:
     infos: dict[str, MetricInfo] = field(default_factory=dict)
     # machine -> (baseline's commit, candidate's) where both builds are commits
     commits: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def has_alloc(self) -> bool:
+        """The Alloc Delta column: some machine's source has bytes per op."""
+        return ALLOC_METRIC not in self.metrics and any(r.alloc for r in self.rows)
+
+    @property
+    def has_modality(self) -> bool:
+        """The Modality column (of the rows' first metric): some machine has the runs to
+        tell."""
+        return (bool(self.rows) and self.metric == self.rows[0].first
+                and any(r.modality is not None for r in self.rows))
 
     @property
     def commit_range(self) -> str:
@@ -186,7 +203,17 @@ class PerMachine:
     results: dict[str, ResultSet] = field(default_factory=dict, repr=False)  # by machine
     # by machine: its result judged once, by its own plan (stored, or the command line's)
     analyses: dict[str, Analysis] = field(default_factory=dict, repr=False)
-    db: str | None = None  # the store as the reproduce commands' --db (None: the default)
+    # the store as the reproduce commands' --db (history.reproduce.db_arg; None: one that
+    # cannot be printed, the lines then ask for PERFLAB_DB) and as it is shown
+    db: str | None = None
+    db_shown: str = ""
+    files: dict[str, list[str]] = field(default_factory=dict)  # imported: each machine's files
+
+    def name_store(self, store: object) -> None:
+        """The store the results were read from, as the reproduce lines' --db."""
+        from perflab.history.reproduce import db_arg
+
+        self.db, self.db_shown = db_arg(store), str(getattr(store, "location", "") or "")
 
     def grids(self) -> list[list[Block]]:
         """The blocks in tables: the blocks of one cell and baseline form one build x
@@ -209,6 +236,8 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
     """Several results of one machine become one (as compare --from-db does on one machine)."""
     if len(results) == 1:
         return results[0]
+    if all(r.kind == "import" and len(r.configurations) > 1 for r in results):
+        return _pair_benchmarks(results)
     first = results[0]
     rs = ResultSet(kind="compare", fingerprint=first.fingerprint, settings=first.settings.copy(),
                    status="complete", id=first.id)
@@ -224,8 +253,35 @@ def _merge_same_machine(results: list[ResultSet]) -> ResultSet:
     return rs
 
 
+def _pair_benchmarks(results: list[ResultSet]) -> ResultSet:
+    """Imported files of many benchmarks from one machine (ResultsComparer's base and diff
+    directories): each benchmark is a cell, in the order given the first result its "base",
+    the second its "diff" (a third "diff2"...), so every machine's blocks line up by
+    benchmark."""
+    first = results[0]
+    rs = ResultSet(kind="import", fingerprint=first.fingerprint, settings=first.settings.copy(),
+                   status="complete", id=first.id)
+    for i, src in enumerate(results):
+        side = "base" if i == 0 else "diff" if i == 1 else f"diff{i}"
+        for cfg in src.configurations:
+            cfg.cell, cfg.name, cfg.is_baseline = cfg.name, side, i == 0
+            rs.configurations.append(cfg)
+        for m, info in src.metrics.items():
+            rs.metrics.setdefault(m, info)
+        rs.notes.extend(src.notes)
+    rs.settings.interleaved = False
+    return rs
+
+
 def _machine_key(rs: ResultSet) -> tuple[str, object]:
-    return rs.fingerprint.label(rs.fingerprint.machine_id), rs.fingerprint.machine_id
+    """The machine's name and identity: its store row; for a result not stored (files
+    compared in memory) what its fingerprint says it is, named by its CPU where the file
+    names no host."""
+    fp = rs.fingerprint
+    if fp.machine_id is not None:
+        return fp.label(fp.machine_id), fp.machine_id
+    ident = tuple(str(getattr(fp, k)) for k in MACHINE_IDENTITY_KEYS)
+    return str(fp.machine_name or fp.hostname or fp.cpu_model or "?"), ident
 
 
 def build(results: list[ResultSet], *, metric: str | None = None,
@@ -245,14 +301,18 @@ def build(results: list[ResultSet], *, metric: str | None = None,
     dup = {lb for lb in labels if labels.count(lb) > 1}
     per: dict[str, ResultSet] = {}
     ids: dict[str, list[int]] = {}
+    files: dict[str, list[str]] = {}
     for (label, mid), rss in sorted(groups.items(), key=lambda kv: (kv[0][0].casefold(),
                                                                      kv[0][0], str(kv[0][1]))):
-        name = f"{label} (machine {mid})" if label in dup else label
+        name = (label if label not in dup else f"{label} (machine {mid})"
+                if not isinstance(mid, tuple) else f"{label} ({len(per) + 1})")
         per[name] = _merge_same_machine(rss)
         ids[name] = [int(r.id) for r in rss if r.id is not None]
+        if all(r.kind == "import" and r.settings.file for r in rss):
+            files[name] = [str(r.settings.file) for r in rss]
     wanted = list(dict.fromkeys(metrics or ([metric] if metric else [])))
     if not wanted:
-        wanted = [next(iter(per.values())).settings.primary_metric or "wall_time"]
+        wanted = metrics_to_show(next(iter(per.values())))[:1] or ["wall_time"]
     notes = []
     primaries = {m: r.settings.primary_metric for m, r in per.items()}
     if len(set(primaries.values()) - {None}) > 1:
@@ -272,7 +332,7 @@ def build(results: list[ResultSet], *, metric: str | None = None,
         notes += [f"{name} has no {m} figures" for m in wanted if m not in rs.metrics]
         have = [m for m in wanted if m in rs.metrics]
         plan = Plan.of(rs, threshold=threshold, correction=correction, bands=bands)
-        analyses[name] = Analysis.judge(rs, have, plan)
+        analyses[name] = Analysis.judge(rs, _with_alloc(rs, have), plan)
         comps = analyses[name].comparisons
         comps_of[name] = {(c.cell, c.baseline, c.candidate, c.metric): c for c in comps}
         keys += [(c.cell, c.baseline, c.candidate) for c in comps]
@@ -285,14 +345,14 @@ def build(results: list[ResultSet], *, metric: str | None = None,
               for k in dict.fromkeys(keys)]
     for block in blocks:
         for name, rs in per.items():
-            found = {m: comps_of[name][(block.cell, block.baseline, block.candidate, m)]
-                     for m in wanted
-                     if (block.cell, block.baseline, block.candidate, m) in comps_of[name]}
+            key = (block.cell, block.baseline, block.candidate)
+            found = {m: comps_of[name][(*key, m)] for m in wanted if (*key, m) in comps_of[name]}
             units = {m: rs.metrics[m].unit for m in wanted if m in rs.metrics}
-            block.rows.append(Row(name, ids[name][0] if ids[name] else None, found, units,
-                                  first=wanted[0]))
             by = {c.name: c for c in rs.configurations_in(block.cell)}
             a, b = by.get(block.baseline), by.get(block.candidate)
+            block.rows.append(Row(name, ids[name][0] if ids[name] else None, found, units,
+                                  first=wanted[0], alloc=comps_of[name].get((*key, ALLOC_METRIC)),
+                                  modality=_modality(a, b, wanted[0])))
             if found and a is not None and b is not None and a.commit and b.commit:
                 block.commits[name] = (a.commit, b.commit)
     every = [c for d in comps_of.values() for c in d.values()]
@@ -302,7 +362,23 @@ def build(results: list[ResultSet], *, metric: str | None = None,
                       correction=every[0].correction if every else first.correction,
                       notes=notes,
                       identity={n: Machine.of(n, rs.fingerprint) for n, rs in per.items()},
-                      metrics=wanted, results=per, analyses=analyses)
+                      metrics=wanted, results=per, analyses=analyses, files=files)
+
+
+def _with_alloc(rs: ResultSet, metrics: list[str]) -> list[str]:
+    """The metrics to judge: bytes per op beside (its own family) for the Alloc Delta column,
+    where the source has it."""
+    return metrics + ([ALLOC_METRIC] if ALLOC_METRIC in rs.metrics
+                      and ALLOC_METRIC not in metrics else [])
+
+
+def _modality(a: Configuration | None, b: Configuration | None, metric: str) -> str | None:
+    """The Modality column of a row: "bimodal (diff)", "" for one mode each, None when neither
+    side has the runs to tell (stats.MVALUE_MIN_RUNS)."""
+    sides = [c for c in (a, b) if c is not None]
+    if all(modality(c.samples(metric)) is None for c in sides):
+        return None
+    return modality_text([a, b] if a is not None and b is not None else sides, metric)
 
 
 def _set_baseline(rs: ResultSet, baseline: str | None) -> None:
@@ -324,6 +400,19 @@ def headers(b: Block) -> list[str]:
         pre = f"{m} " if len(b.metrics) > 1 else ""
         out += [f"{pre}base ({b.baseline})", f"{pre}diff ({b.candidate})",
                 f"{pre}ratio [95% CI]", f"{pre}verdict"]
+    return out + _extra_headers(b)
+
+
+def _extra_headers(b: Block) -> list[str]:
+    """ResultsComparer's last two columns, where a machine has them."""
+    return (["alloc delta"] if b.has_alloc else []) + (
+        [f"modality ({b.metric})"] if b.has_modality else [])
+
+
+def _extra_cells(b: Block, r: Row) -> list[Cell]:
+    out: list[Cell] = [(alloc_text(r.alloc), "", "")] if b.has_alloc else []
+    if b.has_modality:
+        out.append((r.modality or "", "yellow" if r.modality else "", ""))
     return out
 
 
@@ -360,16 +449,11 @@ def _identity(pm: PerMachine, machine: str) -> list[Cell]:
     return [(x, "", "") for x in (who.name, who.os, who.arch, who.cpu)]
 
 
-def row_cells(pm: PerMachine, b: Block, r: Row) -> list[str]:
-    """One row as plain text, in the order of ``headers``."""
-    return [c[0] for c in _block_row(pm, b, r)]
-
-
 def _block_row(pm: PerMachine, b: Block, r: Row) -> list[Cell]:
     out = _identity(pm, r.machine)
     for m in b.metrics:
         out += _metric_cells(r.comparisons.get(m), r.units.get(m, ""))
-    return out
+    return out + _extra_cells(b, r)
 
 
 @dataclass
@@ -381,8 +465,9 @@ class View:
     summaries: list[str]
 
     def left(self, i: int) -> bool:
-        """Text columns (identity, verdicts) align left, figures right."""
-        return i < len(IDENTITY) or self.headers[i].endswith("verdict")
+        """Text columns (identity, verdicts, modality) align left, figures right."""
+        return (i < len(IDENTITY) or self.headers[i].endswith("verdict")
+                or self.headers[i].startswith("modality"))
 
     def table(self) -> Table:
         """The one table model of this view: the terminal, Markdown and HTML draw it."""
@@ -442,16 +527,21 @@ def _build(config: str) -> str:
     return config.split(GRID_SEP, 1)[0]
 
 
-def views(pm: PerMachine) -> list[View]:
-    """Every table of the report, in order: a grid where the blocks form one, else a block."""
+def views(pm: PerMachine, per_metric: bool = False) -> list[View]:
+    """Every table of the report, in order: a grid where the blocks form one, else a block.
+    ``per_metric``: a table per metric of each (Markdown: several metrics side by side make a
+    table too wide to read on GitHub), one after another."""
     out = []
     for blocks in pm.grids():
-        if len(blocks) > 1:
-            out.append(_grid_view(pm, blocks))
-        else:
-            b = blocks[0]
-            out.append(View(b.title, headers(b), [_block_row(pm, b, r) for r in b.rows],
-                            b.summaries()))
+        metrics = blocks[0].metrics
+        for group in ([[replace(b, metrics=[m]) for b in blocks] for m in metrics]
+                      if per_metric and len(metrics) > 1 else [blocks]):
+            if len(group) > 1:
+                out.append(_grid_view(pm, group))
+            else:
+                b = group[0]
+                out.append(View(b.title, headers(b), [_block_row(pm, b, r) for r in b.rows],
+                                b.summaries()))
     return out
 
 
@@ -469,44 +559,71 @@ def _footer(pm: PerMachine) -> str:
 
 def reproduce(pm: PerMachine) -> list[str]:
     """Lines that work when pasted into sh, for every machine: its stored result judged again
-    (perflab report ID), then per comparison a fresh one to run on that machine: where the
-    builds are commits, a worktree of each built with the suite's build step and compared
-    (history.filing.fresh_compare); else the two stored commands compared.  Machines that
-    would run the same lines share them."""
-    from perflab.history.filing import build_command, command_text, fresh_compare
+    (perflab report ID, in the store pm.db names), then per comparison a fresh one to run on
+    that machine, with the machine's settings (metric, plan, the suite's [measure]): where the
+    builds are commits, a worktree of each built with the suite's build step, each side's own
+    command run in its own worktree (history.reproduce.fresh_compare); else the two stored
+    commands compared.  Machines that would run the same lines share them."""
+    from perflab.history.reproduce import db_flag
 
-    at = f" --db {shlex.quote(pm.db)}" if pm.db else ""
-    out = ["# every machine's stored result judged again"]
+    at = db_flag(pm.db, pm.db_shown)
+    out = ["# every machine's result judged again"]
     out += [f"perflab report {' '.join(map(str, pm.result_ids[m]))}{at}  # {_plain(m)}"
-            for m in pm.machines if pm.result_ids.get(m)]
+            for m in pm.machines if pm.result_ids.get(m) and m not in pm.files]
+    out += [f"perflab compare --import {' '.join(map(shlex.quote, pm.files[m]))}  # "
+            f"{_plain(m)}" for m in pm.machines if m in pm.files]
     fresh: dict[tuple[str, ...], list[str]] = {}
+    trees: dict[str, list[str]] = {}
     for b in pm.blocks:
         for r in b.rows:
-            rs = pm.results.get(r.machine)
-            by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
-            base, cand = by.get(b.baseline), by.get(b.candidate)
-            if rs is None or base is None or cand is None or not r.comparisons:
-                continue
-            texts = (command_text(base.command, base.shell, base.env),
-                     command_text(cand.command, cand.shell, cand.env))
-            head = f"{b.candidate} vs {b.baseline}{b.where}"
-            if r.machine in b.commits:
-                (ca, cb), repo = b.commits[r.machine], rs.repo
-                lines = fresh_compare(shlex.quote(repo) if repo else "REPO", (ca, texts[0]),
-                                      (cb, texts[1]), b.metric,
-                                      build_command(rs.settings, b.candidate, repo),
-                                      names=(b.baseline, b.candidate))
-                lines[0] = f"# {head}: {lines[0][2:]}"
-            else:
-                shell = " --shell" if base.shell or cand.shell else ""  # both, as stored
-                lines = [f"# {head}: the two commands compared afresh",
-                         f"perflab compare -m {shlex.quote(b.metric)} -n "
-                         f"{shlex.quote(b.baseline)} -n {shlex.quote(b.candidate)}{shell} "
-                         + " ".join(map(shlex.quote, texts))]
-            fresh.setdefault(tuple(lines), []).append(r.machine)
+            lines = _fresh_lines(pm, b, r, trees)
+            if lines:
+                fresh.setdefault(tuple(lines), []).append(r.machine)
     for lines, machines in fresh.items():
         out += [f"{lines[0]}; on {', '.join(map(_plain, machines))}", *lines[1:]]
+    if trees:
+        from perflab.history.reproduce import cleanup_line
+
+        out += [cleanup_line(repo, v) for repo, v in trees.items()]
     return out
+
+
+def _fresh_lines(pm: PerMachine, b: Block, r: Row, trees: dict[str, list[str]]) -> list[str]:
+    """One machine's fresh comparison of a block's two configurations ([] when it has none);
+    the worktrees it makes are added to ``trees`` (by repository)."""
+    from perflab.history.reproduce import (
+        Side,
+        build_command,
+        command_text,
+        compare_flags,
+        fresh_compare,
+        tree_var,
+    )
+
+    rs = pm.results.get(r.machine)
+    by = {c.name: c for c in rs.configurations_in(b.cell)} if rs is not None else {}
+    base, cand = by.get(b.baseline), by.get(b.candidate)
+    if rs is None or base is None or cand is None or not r.comparisons or rs.kind == "import":
+        # files measured apart by a harness: compared again from the files, not run
+        return []
+    analysis = pm.analyses.get(r.machine)
+    flags = compare_flags(rs.settings, b.metric, analysis.plan if analysis else None)
+    head = f"{b.candidate} vs {b.baseline}{b.where}"
+    if r.machine not in b.commits:
+        texts = [command_text(c.command, c.shell, c.env) for c in (base, cand)]
+        shell = " --shell" if base.shell or cand.shell else ""  # both, as stored
+        return [f"# {head}: the two commands compared afresh",
+                f"perflab compare {flags} -n {shlex.quote(b.baseline)} "
+                f"-n {shlex.quote(b.candidate)}{shell} " + " ".join(map(shlex.quote, texts))]
+    (ca, cb), repo = b.commits[r.machine], rs.repo
+    sides = [Side(commit, c.command, c.shell, c.env, repo)
+             for commit, c in ((ca, base), (cb, cand))]
+    repo_s = shlex.quote(repo) if repo else "REPO"
+    lines = fresh_compare(repo_s, (ca, sides[0].text()), (cb, sides[1].text()), flags,
+                          build_command(rs.settings, b.candidate, repo),
+                          names=(b.baseline, b.candidate))
+    trees.setdefault(repo_s, []).extend([tree_var(ca), tree_var(cb)])
+    return [f"# {head}: {lines[0][2:]}", *lines[1:]]
 
 
 def _plain(name: str) -> str:
@@ -528,12 +645,12 @@ def print_terminal(pm: PerMachine, console: Console) -> None:
 
 
 def render_markdown(pm: PerMachine) -> str:
-    """GitHub Markdown to paste into an issue: one table per block (or grid), one row per
-    machine (its OS, architecture and CPU beside its name), every metric side by side."""
+    """GitHub Markdown to paste into an issue: one table per block (or grid) and metric, one
+    row per machine (its OS, architecture and CPU beside its name)."""
     from perflab.history.filing import fence
 
     parts = [f"**{len(pm.machines)} machines**: {md_text(_machines_line(pm))}", ""]
-    parts += [v.table().to_markdown() for v in views(pm)]
+    parts += [v.table().to_markdown() for v in views(pm, per_metric=True)]
     parts.append(md_text(_footer(pm)))
     parts += [f"- note: {md_text(n)}" for n in pm.notes]
     parts += ["", "**Reproduce** (paste into sh):", "", fence(reproduce(pm))]
@@ -570,11 +687,14 @@ def machines_differ(results: list[ResultSet]) -> bool:
 def show(results: list[ResultSet], console: Console, *, out: Path,
          metric: str | None = None, metrics: list[str] | None = None,
          threshold: float | None = None, correction: str | None = None,
-         baseline: str | None = None, bands: dict[str, str] | None = None) -> PerMachine:
+         baseline: str | None = None, bands: dict[str, str] | None = None,
+         store: object = None) -> PerMachine:
     """Terminal tables, then the HTML page in ``out`` (the verb's default: the store's
-    reports_dir()/machines-IDS)."""
+    reports_dir()/machines-IDS); the reproduce lines read from ``store``."""
     pm = build(results, metric=metric, metrics=metrics, threshold=threshold,
                correction=correction, baseline=baseline, bands=bands)
+    if store is not None:
+        pm.name_store(store)
     print_terminal(pm, console)
     page = render_html(pm, out)
     console.print(f"report: {page}", highlight=False, soft_wrap=True)

@@ -83,8 +83,10 @@ NEVER = 10 * 365 * 86400.0
 
 
 def make_app(store: Store, worker: str | None = None,
-             configure: Callable[[Any], Awaitable[None]] | None = None) -> Any:
-    """A procrastinate App on the store's database with perflab's one task registered.
+             configure: Callable[[Any], Awaitable[None]] | None = None,
+             task: Callable[..., Any] | None = None) -> Any:
+    """A procrastinate App on the store's database; ``task``: perflab's one task (TASK_NAME),
+    registered by a worker, which runs it (a submitter defers it by name).
 
     ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
     = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
@@ -98,8 +100,6 @@ def make_app(store: Store, worker: str | None = None,
     (psycopg_pool's default opens 4): its defers run one after another."""
     import procrastinate
 
-    from perflab.fleet import worker as worker_mod
-
     pool: dict[str, Any] = {"min_size": 1, "max_size": 1}
     if worker is not None:
         pool = {"timeout": POOL_TIMEOUT, "min_size": 1, "max_size": 1, "max_lifetime": NEVER,
@@ -108,7 +108,8 @@ def make_app(store: Store, worker: str | None = None,
             pool["configure"] = configure
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
                                                                       **pool))
-    app.task(name=TASK_NAME, pass_context=True)(worker_mod.measure_task)
+    if task is not None:
+        app.task(name=TASK_NAME, pass_context=True)(task)
     return app
 
 
@@ -187,12 +188,15 @@ def select_machines(store: Store, names: list[str], tags: list[str], all_: bool)
 
 # -- submit ---------------------------------------------------------------------------------------
 def validate_verb(argv: list[str],
-                  check_args: Callable[[list[str]], None] | None = None) -> dict[str, str]:
+                  check_args: Callable[[list[str]], dict[str, Any]] | None = None,
+                  ) -> dict[str, str]:
     """Check the verb and its arguments here, before anything is queued: a mistake is found at
     the submitter's desk, not hours later on a benchmark host.  ``check_args`` parses the
-    arguments with the command line's own parser (perflab.cli.fleet.check_args): the queue
-    knows which verbs measure, the CLI knows their options.  Returns the files that travel
-    with the job (a suite file, checked by loading and planning it)."""
+    arguments with the command line's own parser (perflab.cli.fleet.check_args) and returns
+    the verb's parameters by name: the queue knows which verbs measure, the CLI knows their
+    options.  The workloads named are checked (name and parameters; each host builds its own);
+    a suite file is checked by loading and planning it.  Returns the files that travel with the
+    job (the suite file, under the argument that named it)."""
     if not argv:
         raise PerflabError("nothing to submit", "give the verb after --: "
                            "perflab fleet submit --all -- compare 'a' 'b'")
@@ -206,27 +210,44 @@ def validate_verb(argv: list[str],
     if any(a == "--db" or a.startswith("--db=") for a in argv):
         raise PerflabError("the submitted verb names its own --db",
                            "leave --db out after --: the workers write to the fleet's store")
-    if check_args is not None:
-        check_args(argv)
+    params = check_args(argv) if check_args is not None else {}
     _refuse_relative_programs(argv)
-    files: dict[str, str] = {}
-    if verb == "run":
-        suite = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if suite is None:
-            raise PerflabError("the submitted 'run' names no suite file", "perflab run SUITE.toml")
-        path = Path(suite)
-        from perflab.suites.plan import make_plan
-        from perflab.suites.spec import load_suite
+    if verb != "bisect":  # bisect's workload is the one of each commit's checkout
+        _check_workloads(params)
+    if verb != "run":
+        return {}
+    suite = params.get("suite_file")
+    if suite is None:
+        raise PerflabError("the submitted 'run' names no suite file", "perflab run SUITE.toml")
+    from perflab.suites.plan import make_plan
+    from perflab.suites.spec import load_suite
 
-        spec = load_suite(path)  # a bad suite file is refused here, at its line
-        make_plan(spec, build=False)
-        files[suite] = path.read_text()
-    return files
+    path = Path(suite)
+    spec = load_suite(path)  # a bad suite file is refused here, at its line
+    make_plan(spec, build=False)
+    # The argument that named it (the worker puts its own copy's path there).
+    arg = next(a for a in reversed(argv[1:]) if not a.startswith("-") and Path(a) == path)
+    return {arg: path.read_text()}
+
+
+def _check_workloads(params: dict[str, Any]) -> None:
+    """Every workload a submitted verb names (``-W 'eh/cpp depth=10'``, ``-w eh/cpp``) exists
+    and takes the parameters given, as it will on the hosts.  Whether its runtime is installed
+    and it is built is each host's to know (a worker's job says so in its error)."""
+    from perflab.validate import split_command
+    from perflab.workloads.registry import get, parse_assignments
+
+    given = params.get("workload")
+    specs = [given] if isinstance(given, str) else list(given or [])
+    common = parse_assignments(list(params.get("param") or []))
+    for spec in specs:
+        parts = split_command(spec, "--workload")
+        get(parts[0]).typed_params({**common, **parse_assignments(parts[1:])})
 
 
 def _refuse_relative_programs(argv: list[str]) -> None:
     """A worker runs a job in a fresh temporary directory, so './prog' or '../prog' would be
-    'command not found' on every machine, after the submission was accepted (issue 20): such
+    'command not found' on every machine, after the submission was accepted: such
     a path is refused here, naming the absolute one.  Each argument's first word is checked
     (a quoted command './a --n 5' is split as compare splits it; a shell script's words after
     'sh -c' are not programs here).  A suite file travels with the job: 'run' is exempt."""
@@ -251,7 +272,7 @@ def _refuse_relative_programs(argv: list[str]) -> None:
 
 
 def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
-           priority: int = 0, check_args: Callable[[list[str]], None] | None = None,
+           priority: int = 0, check_args: Callable[[list[str]], dict[str, Any]] | None = None,
            ) -> tuple[str, list[tuple[str, int]]]:
     """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id).
     ``check_args``: see validate_verb."""
@@ -263,10 +284,9 @@ def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all
     out: list[tuple[str, int]] = []
     now = time.time()
     with app.open():
-        task = app.tasks[TASK_NAME]
         for m in chosen:
-            job_id = task.configure(queue=queue_name(m), lock=LOCK_PREFIX + m,
-                                    priority=priority).defer(
+            job_id = app.configure_task(TASK_NAME, queue=queue_name(m), lock=LOCK_PREFIX + m,
+                                        priority=priority).defer(
                 argv=list(argv), machine=m, submission=submission, files=files,
                 submitted_at=now)
             out.append((m, int(job_id)))

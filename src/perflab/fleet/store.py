@@ -1,6 +1,6 @@
 """The fleet's queries: every SQL statement of the queue (queue.py), the worker (worker.py) and
 the fleet's verbs, on perflab's fleet tables (storage.workers, storage.fleet_jobs) and
-procrastinate's.  The others call these functions and hold no SQL of their own (issue 24)."""
+procrastinate's.  The others call these functions and hold no SQL of their own."""
 
 from __future__ import annotations
 
@@ -175,7 +175,10 @@ def complete_result_ids(store: Store, submission: str) -> list[int]:
 _JOB_SELECT = (
     "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
     "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
-    "p.status::text AS status, p.attempts "
+    # Tries: the queue counts the attempts that ended (retried, failed or done); one running
+    # is a try too.  Ours (the attempt the worker last started) when the queue lost the job.
+    "p.status::text AS status, COALESCE(p.attempts + CASE WHEN p.status::text IN "
+    "('doing', 'aborting') THEN 1 ELSE 0 END, f.attempts) AS attempts "
     "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
 # The queue's state when it still has the job, else ours: a job is failed when either says so.
 _FAILED = ("(p.status::text IN ('failed', 'aborted') "
@@ -243,30 +246,56 @@ _FINISHED = ("done", "failed", "cancelled")
 _UNFINISHED_QUEUE = ("todo", "doing", "aborting")
 
 
+# procrastinate's states of a finished job.
+_FINISHED_QUEUE = ("succeeded", "failed", "cancelled", "aborted")
+
+
+def _has_queue(conn: sa.Connection) -> bool:
+    return conn.dialect.name == "postgresql" and conn.execute(
+        sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar() is not None
+
+
 def finished_jobs_before(store: Store, before: float) -> list[int]:
     """The fleet jobs finished (done, failed, cancelled) before ``before`` (epoch seconds; a
     job that never started counts from its submission); queued and running ones are kept,
-    and so is any job the queue still has as to do or doing."""
+    and so is any job the queue still has as to do or doing.  With them, the queue's finished
+    jobs that have no fleet_jobs row (left by an older perflab's prune) whose last event is
+    before then."""
     def go(conn: sa.Connection) -> list[int]:
         q = (sa.select(fleet_jobs.c.job_id)
              .where(fleet_jobs.c.state.in_(_FINISHED),
                     sa.func.coalesce(fleet_jobs.c.finished_at, fleet_jobs.c.submitted_at)
                     < before)
              .order_by(fleet_jobs.c.job_id))
-        if conn.dialect.name == "postgresql" and conn.execute(
-                sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar() is not None:
-            q = q.where(sa.text(
-                "NOT EXISTS (SELECT 1 FROM procrastinate_jobs p WHERE p.id = fleet_jobs.job_id "
-                "AND p.status::text IN :unfinished)").bindparams(
-                sa.bindparam("unfinished", _UNFINISHED_QUEUE, expanding=True)))
-        return [int(x) for x in conn.execute(q).scalars()]
+        if not _has_queue(conn):
+            return [int(x) for x in conn.execute(q).scalars()]
+        q = q.where(sa.text(
+            "NOT EXISTS (SELECT 1 FROM procrastinate_jobs p WHERE p.id = fleet_jobs.job_id "
+            "AND p.status::text IN :unfinished)").bindparams(
+            sa.bindparam("unfinished", _UNFINISHED_QUEUE, expanding=True)))
+        ours = [int(x) for x in conn.execute(q).scalars()]
+        orphans = conn.execute(sa.text(
+            "SELECT p.id FROM procrastinate_jobs p WHERE p.status::text IN :finished "
+            "AND NOT EXISTS (SELECT 1 FROM fleet_jobs f WHERE f.job_id = p.id) "
+            "AND COALESCE((SELECT MAX(e.at) FROM procrastinate_events e WHERE e.job_id = p.id),"
+            " 'epoch'::timestamptz) < to_timestamp(:before)").bindparams(
+            sa.bindparam("finished", _FINISHED_QUEUE, expanding=True), before=before)).scalars()
+        return sorted({*ours, *(int(x) for x in orphans)})
 
     return store.read(go)
 
 
 def delete_jobs(store: Store, ids: list[int]) -> None:
-    """Remove these fleet_jobs rows (the queue's own rows are procrastinate's to keep)."""
+    """Remove these jobs: their fleet_jobs rows and the queue's own rows of them, when the
+    queue has them finished (procrastinate's events of a job go with it)."""
+    def go(conn: sa.Connection, chunk: list[int]) -> None:
+        conn.execute(fleet_jobs.delete().where(fleet_jobs.c.job_id.in_(chunk)))
+        if _has_queue(conn):
+            conn.execute(sa.text(
+                "DELETE FROM procrastinate_jobs WHERE id IN :ids AND status::text IN :finished"
+            ).bindparams(sa.bindparam("ids", chunk, expanding=True),
+                         sa.bindparam("finished", _FINISHED_QUEUE, expanding=True)))
+
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        store.write(lambda c, chunk=chunk: c.execute(
-            fleet_jobs.delete().where(fleet_jobs.c.job_id.in_(chunk))))
+        store.write(lambda c, chunk=chunk: go(c, chunk))

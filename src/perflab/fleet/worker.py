@@ -7,19 +7,27 @@
   handed back to the queue (procrastinate's ``retry_job``) or, after MAX_ATTEMPTS tries, failed.
 - Concurrency 1 and the per-machine lock of every job: a host never measures two things at once.
   While a job runs the worker only heartbeats (one row written every few seconds).
-- The verb runs as ``python -m perflab VERB ...`` with the fleet's store as PERFLAB_DB and the
-  machine's name, tags and job id in the environment (fingerprint.fleet_identity), so every run
+- The verb runs as ``python -m perflab --fleet-job FILE VERB ...`` with the fleet's store as
+  PERFLAB_DB; FILE holds the job's context (perflab.jobcontext.JobContext: the machine's name
+  and tags, the job and submission), which the verb's fingerprint and store take, so every run
   is written as it finishes, tagged with the machine.  The child dies with the worker
   (PR_SET_PDEATHSIG): a killed worker leaves no orphan still measuring.
+- The verb's exit code says how it ended: 0 done; errors.EXIT_STORE_UNREACHABLE the database
+  was lost for longer than it waits (transient: retried); a signal (transient); anything else
+  a failure of the job, ended with the error line of its log.
+- SIGTERM/SIGINT stop a busy worker within seconds: the verb is interrupted (SIGINT: every run
+  it stored is kept; after JOB_STOP_GRACE seconds its process group is killed) and the job goes
+  back to the queue, resumed by the machine's next worker (a suite run where it stopped).
 - A retried job never stores a run twice: a suite run continues with ``--resume`` (finished
   cells are kept, not measured again); any other verb's earlier, unfinished result set is marked
   ``abandoned`` (its runs stay in the store, out of every report) and measured afresh, since a
   comparison's configurations must be measured in one session to be interleaved.
 - A database outage (a server restart, a network blip) is ridden out, never a reason to fail or
   forget a job: the worker waits for the server and serves again (procrastinate's own advice
-  for a worker that loses its database is a loop around it: procrastinate issues #1108,
-  #1116); the job's writes wait for the server (the store rides out a lost server:
-  storage.ride_out) instead of failing, and the measuring child does the same with its runs.
+  for a worker that loses its database is a loop around it: procrastinate/procrastinate#1108
+  and procrastinate/procrastinate#1116); the job's writes wait for the server (the store
+  rides out a lost server: storage.ride_out) instead of failing, and the measuring child
+  does the same with its runs.
   The worker row's state is written by every heartbeat from what the worker is doing, so a
   write lost in an outage is put right by the next beat.  One line when the database is
   lost, one when it is back (storage.Outage).
@@ -36,15 +44,19 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import platformdirs
 
-from perflab.errors import PerflabError
+from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.fleet import store as fstore
+from perflab.jobcontext import OPTION as JOB_OPTION
+from perflab.jobcontext import JobContext
 from perflab.model import Fingerprint
 from perflab.private import append_private, open_private_dir
 from perflab.storage import Outage, Store, StoreUnreachable, backoff, outage_limit
@@ -56,12 +68,61 @@ class TransientJobError(Exception):
     """The job did not fail by itself (its process was killed, the store went away): retried."""
 
 
+class JobStopped(TransientJobError):
+    """The worker was asked to stop while the job ran: the verb was interrupted (every run it
+    stored kept) and the job goes back to the queue, whatever its tries."""
+
+
 class JobFailed(Exception):
     """The verb failed on its own terms: the job ends failed with this message, not retried."""
 
 
-# The worker's settings, seen by the task (procrastinate runs it in a thread of this process).
-_CURRENT: dict[str, Any] = {}
+# How long a job's verb has to stop after SIGINT when its worker is asked to stop (perflab
+# stops a run within a second and keeps every finished one); then its process group is killed.
+JOB_STOP_GRACE = 8.0
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker is, fixed for its life."""
+    store: Store
+    name: str
+    tags: tuple[str, ...]
+    url: str  # the store's URL as the jobs' verbs take it (PERFLAB_DB)
+    log_dir: Path
+    say: Callable[[str], None]
+
+    def job_context(self, job: int | None = None, submission: str | None = None) -> JobContext:
+        return JobContext(machine=self.name, tags=self.tags, job=job, submission=submission)
+
+
+class Activity:
+    """What the worker is doing, shared by its event loop (the heartbeat, a stop) and the thread
+    procrastinate runs a job in, under a lock: the state the heartbeat writes, the process of
+    the running verb, and whether the worker was asked to stop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: tuple[str, int | None] = ("idle", None)
+        self._child: subprocess.Popen[bytes] | None = None
+        self.stopping = threading.Event()
+
+    @property
+    def state(self) -> tuple[str, int | None]:
+        with self._lock:
+            return self._state
+
+    def set_state(self, state: str, job: int | None) -> None:
+        with self._lock:
+            self._state = (state, job)
+
+    def set_child(self, child: subprocess.Popen[bytes] | None) -> None:
+        with self._lock:
+            self._child = child
+
+    def idle(self) -> bool:
+        with self._lock:
+            return self._child is None and self._state[0] == "idle"
 
 
 def _set_pdeathsig() -> None:  # runs in the child between fork and exec
@@ -113,25 +174,17 @@ def announce(store: Store, name: str, tags: list[str], fp: Fingerprint) -> None:
         "last_heartbeat": now, "state": "idle", "current_job": None})
 
 
-def _doing(cur: dict[str, Any], state: str, job: int | None) -> None:
-    """What the worker is doing, in memory (every heartbeat writes it) and, at once, in its row
-    when the database answers (best effort: the next beat writes it anyway)."""
-    cur["state"] = (state, job)
-    with contextlib.suppress(PerflabError):
-        fstore.set_state(cur["store"], cur["name"], state, job)
-
-
-async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
-                         outage: Outage, lock: NameLock) -> None:
+async def heartbeat_loop(app: Any, settings: WorkerSettings, activity: Activity,
+                         interval: float, outage: Outage, lock: NameLock) -> None:
     """Every ``interval`` seconds, the worker's row: the beat, and the state the worker is in
     (so a busy/idle change lost in an outage is put right by the next beat), and the name lock
     checked.  Through the queue's one pooled connection (queue.make_app): no connection of its
     own.  Ends with the one-line refusal when another worker took the name."""
     while True:
         await asyncio.sleep(interval)
-        state, job = cur.get("state", ("idle", None))
+        state, job = activity.state
         try:
-            await fstore.beat(app, cur["name"], state, job)
+            await fstore.beat(app, settings.name, state, job)
             await lock.verify(app)
         except PerflabError:
             raise  # another worker holds the name (verify): this one stops with that line
@@ -141,10 +194,10 @@ async def heartbeat_loop(app: Any, cur: dict[str, Any], interval: float,
             # backoff (1, 2, 4... s), lagging the server by seconds, and that lag is not an
             # outage of its own.
             if _lost_database(e):
-                if await asyncio.to_thread(fstore.ping, cur["store"]):
+                if await asyncio.to_thread(fstore.ping, settings.store):
                     outage.back()
                 else:
-                    outage.lost(_lost_line(cur["store"], e))
+                    outage.lost(_lost_line(settings.store, e))
         else:
             outage.back()
 
@@ -241,56 +294,177 @@ def _now_utc() -> Any:
 
 
 # -- the task -------------------------------------------------------------------------------------
-def measure_task(context: Any, argv: list[str], machine: str, submission: str,
-                 files: dict[str, str], submitted_at: float | None = None) -> dict[str, Any]:
-    """Run one submitted verb on this machine (procrastinate calls it in a worker thread)."""
-    cur = _CURRENT
-    store: Store = cur["store"]
-    job_id = int(context.job.id)
-    attempt = int(context.job.attempts) + 1
-    if machine != cur["name"]:  # cannot happen through the queues; refuse rather than mismeasure
-        raise JobFailed(f"job {job_id} is for machine {machine}, this is {cur['name']}")
+def retry_policy(max_attempts: int) -> Any:
+    """The queue's decision after a failed try (procrastinate asks its task's strategy): a
+    stopped job goes back at once, whatever its tries; a transient failure is tried again, up
+    to ``max_attempts`` tries in all; a failure of the job is final."""
+    from procrastinate.retry import BaseRetryStrategy, RetryDecision
 
-    def keep(op: Any) -> Any:
-        """A write the job cannot do without: the store waits for a lost database (up to
-        PERFLAB_DB_WAIT); still gone then, the attempt is transient: the queue retries it."""
-        try:
-            return op()
-        except StoreUnreachable as e:
-            raise TransientJobError(e.problem) from e
+    class Policy(BaseRetryStrategy):
+        def get_retry_decision(self, *, exception: BaseException,
+                               job: Any) -> RetryDecision | None:
+            if isinstance(exception, JobStopped) or (
+                    isinstance(exception, TransientJobError)
+                    and int(job.attempts) + 1 < max_attempts):
+                return RetryDecision(retry_in={"seconds": 0})
+            return None
 
-    def note(op: Any) -> None:
-        """A write an error handler makes: it waits for a lost database too, and never turns
-        the error the queue must see (transient or not) into another one."""
+    return Policy()
+
+
+class JobRunner:
+    """The worker's one task: run a submitted verb on this machine (procrastinate calls
+    ``measure`` in a thread of the worker's process)."""
+
+    def __init__(self, settings: WorkerSettings, activity: Activity, max_attempts: int) -> None:
+        self.settings, self.activity, self.max_attempts = settings, activity, max_attempts
+
+    def doing(self, state: str, job: int | None) -> None:
+        """What the worker is doing, in memory (every heartbeat writes it) and, at once, in its
+        row when the database answers (best effort: the next beat writes it anyway)."""
+        self.activity.set_state(state, job)
         with contextlib.suppress(PerflabError):
-            op()
+            fstore.set_state(self.settings.store, self.settings.name, state, job)
 
-    keep(lambda: fstore.ensure_job_row(store, job_id, submission, machine, list(argv),
-                                       submitted_at))
-    _doing(cur, "busy", job_id)
+    def measure(self, context: Any, argv: list[str], machine: str, submission: str,
+                files: dict[str, str], submitted_at: float | None = None) -> dict[str, Any]:
+        """Run one submitted verb on this machine; its outcome in perflab's job row."""
+        store, say = self.settings.store, self.settings.say
+        job_id = int(context.job.id)
+        attempt = int(context.job.attempts) + 1
+        if machine != self.settings.name:  # not through the queues; refuse, not mismeasure
+            raise JobFailed(f"job {job_id} is for machine {machine}, this is "
+                            f"{self.settings.name}")
+        keep(lambda: fstore.ensure_job_row(store, job_id, submission, machine, list(argv),
+                                           submitted_at))
+        self.doing("busy", job_id)
+        try:
+            keep(lambda: fstore.update_job(store, job_id, state="running",
+                                           started_at=time.time(), attempts=attempt))
+            outcome = self.run_verb(job_id, argv, submission, files)
+        except JobFailed as e:
+            msg = str(e)
+            note(lambda: fstore.update_job(store, job_id, state="failed", error=msg,
+                                           finished_at=time.time()))
+            say(f"job {job_id}: failed: {e}")
+            raise
+        except TransientJobError as e:
+            again = isinstance(e, JobStopped) or attempt < self.max_attempts
+            msg = str(e) + ("; it goes on when the machine's worker is back"
+                            if isinstance(e, JobStopped) else "; retrying" if again else "")
+            note(lambda: fstore.update_job(store, job_id, state="queued" if again else "failed",
+                                           error=msg, finished_at=time.time()))
+            say(f"job {job_id}: attempt {attempt} " + (
+                f"stopped: {e}; queued again" if isinstance(e, JobStopped) else
+                f"failed: {e}" + ("; it will be tried again" if again else "")))
+            raise
+        finally:
+            self.doing("idle", None)
+        keep(lambda: fstore.update_job(store, job_id, state="done", finished_at=time.time(),
+                                       error=None, result_ids=outcome["result_ids"]))
+        return outcome
+
+    def run_verb(self, job_id: int, argv: list[str], submission: str,
+                 files: dict[str, str]) -> dict[str, Any]:
+        store, say = self.settings.store, self.settings.say
+        argv = list(argv)
+        earlier = keep(lambda: fstore.unfinished_results(store, job_id))
+        if argv[0] == "run" and earlier:
+            # A suite run goes on where the lost attempt stopped: finished cells are kept.
+            argv += ["--resume", str(earlier[-1][0])]
+            earlier = earlier[:-1]
+        for rid, _kind, status in earlier:
+            keep(lambda rid=rid: fstore.abandon_result(store, rid))
+            say(f"job {job_id}: result {rid} ({status}) of a lost attempt is marked "
+                "abandoned; measuring afresh")
+        with tempfile.TemporaryDirectory(prefix=f"perflab-job{job_id}-") as tmp:
+            for rel, text in files.items():
+                local = Path(tmp) / Path(rel).name
+                local.write_text(text)
+                argv = [str(local) if a == rel else a for a in argv]
+            if argv[0] == "run" and "--no-progress" not in argv:
+                argv.append("--no-progress")
+            ctx = self.settings.job_context(job_id, submission).write(Path(tmp) / "job.json")
+            log_path = self.settings.log_dir / f"job-{job_id}.log"
+            say(f"job {job_id}: perflab {' '.join(argv)} (log {log_path})")
+            with _job_log(say, log_path) as log:
+                code = self.run_child([sys.executable, "-m", "perflab", JOB_OPTION, str(ctx),
+                                       *argv], log, Path(tmp))
+        done = keep(lambda: fstore.complete_results(store, job_id))
+        ending = judge_exit(argv[0], code, bool(done), self.activity.stopping.is_set())
+        if ending is None:
+            say(f"job {job_id}: done, results {done}")
+            return {"exit_code": code, "result_ids": done}
+        if ending is JobStopped:
+            raise JobStopped(f"the worker was asked to stop; perflab {argv[0]} ended with "
+                             f"{code}, every run it stored is kept")
+        tail = _error_line(log_path)
+        if code < 0:
+            raise ending(f"perflab {argv[0]} was killed by signal {-code}: {tail}")
+        raise ending(tail if ending is TransientJobError else
+                     f"perflab {argv[0]} exited with {code}: {tail}")
+
+    def run_child(self, argv: list[str], log: BinaryIO, cwd: Path) -> int:
+        """Run the verb's process to its end and return its exit code; when the worker is asked
+        to stop, interrupt it (SIGINT, as Ctrl-C: it keeps every finished run) and, after
+        JOB_STOP_GRACE seconds, kill its process group."""
+        env = {**os.environ, "PERFLAB_DB": self.settings.url, "NO_COLOR": "1", "COLUMNS": "160"}
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                preexec_fn=_set_pdeathsig, cwd=cwd, start_new_session=True)
+        self.activity.set_child(proc)
+        try:
+            while True:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    return proc.wait(timeout=0.2)
+                if self.activity.stopping.is_set():
+                    return _interrupt(proc)
+        finally:
+            self.activity.set_child(None)
+
+
+def judge_exit(verb: str, code: int, complete: bool,
+               stopping: bool) -> type[Exception] | None:
+    """How a job's verb ended, from its exit code: None done (0; or 1 from ``compare`` after
+    a complete measurement: --fail-on-regression's finding, not a failure of the job);
+    JobStopped when the worker was asked to stop and it did not end done; TransientJobError
+    for a signal or errors.EXIT_STORE_UNREACHABLE (the database lost for longer than the verb
+    waits: tried again); JobFailed for any other code."""
+    if code == 0 or (code == 1 and verb == "compare" and complete):
+        return None
+    if stopping:
+        return JobStopped
+    if code < 0 or code == EXIT_STORE_UNREACHABLE:
+        return TransientJobError
+    return JobFailed
+
+
+def keep(op: Callable[[], Any]) -> Any:
+    """A write the job cannot do without: the store waits for a lost database (up to
+    PERFLAB_DB_WAIT); still gone then, the attempt is transient: the queue retries it."""
     try:
-        keep(lambda: fstore.update_job(store, job_id, state="running",
-                                       started_at=time.time(), attempts=attempt))
-        outcome = _run_verb(store, job_id, argv, machine, submission, files, cur, keep)
-    except JobFailed as e:
-        msg = str(e)
-        note(lambda: fstore.update_job(store, job_id, state="failed", error=msg,
-                                       finished_at=time.time()))
-        cur["say"](f"job {job_id}: failed: {e}")
-        raise
-    except TransientJobError as e:
-        final = attempt >= cur["max_attempts"]
-        msg = str(e) + ("" if final else "; retrying")
-        note(lambda: fstore.update_job(store, job_id, state="failed" if final else "queued",
-                                       error=msg, finished_at=time.time()))
-        cur["say"](f"job {job_id}: attempt {attempt} failed: {e}"
-                   + ("" if final else "; it will be tried again"))
-        raise
-    finally:
-        _doing(cur, "idle", None)
-    keep(lambda: fstore.update_job(store, job_id, state="done", finished_at=time.time(),
-                                   error=None, result_ids=outcome["result_ids"]))
-    return outcome
+        return op()
+    except StoreUnreachable as e:
+        raise TransientJobError(e.problem) from e
+
+
+def note(op: Callable[[], Any]) -> None:
+    """A write an error handler makes: it waits for a lost database too, and never turns the
+    error the queue must see (transient or not) into another one."""
+    with contextlib.suppress(PerflabError):
+        op()
+
+
+def _interrupt(proc: subprocess.Popen[bytes]) -> int:
+    """SIGINT to the verb's process, SIGKILL to its process group JOB_STOP_GRACE seconds later
+    if it has not ended; its exit code."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=JOB_STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 LOG_DIR_WHAT = "the worker's job log directory"
@@ -308,67 +482,19 @@ def _log_dir_fix(log_dir: Path) -> str:
 
 
 @contextlib.contextmanager
-def _job_log(cur: dict[str, Any], path: Path) -> Iterator[BinaryIO]:
+def _job_log(say: Callable[[str], None], path: Path) -> Iterator[BinaryIO]:
     """The job's log, opened for appending in the worker's private log directory (checked
     again for each job) without following a link; a link or special file found under its
     name is moved aside and said."""
     dir_fd = open_private_dir(path.parent, LOG_DIR_WHAT, _log_dir_fix(path.parent))
     try:
-        fd, note = append_private(dir_fd, path.name)
+        fd, moved = append_private(dir_fd, path.name)
     finally:
         os.close(dir_fd)
-    if note:
-        cur["say"](f"job log {note}")
+    if moved:
+        say(f"job log {moved}")
     with os.fdopen(fd, "ab") as log:
         yield log
-
-
-def _run_verb(store: Store, job_id: int, argv: list[str], machine: str, submission: str,
-              files: dict[str, str], cur: dict[str, Any], keep: Any) -> dict[str, Any]:
-    argv = list(argv)
-    earlier = keep(lambda: fstore.unfinished_results(store, job_id))
-    if argv[0] == "run" and earlier:
-        # A suite run goes on where the lost attempt stopped: finished cells are kept.
-        argv += ["--resume", str(earlier[-1][0])]
-        earlier = earlier[:-1]
-    for rid, _kind, status in earlier:
-        keep(lambda rid=rid: fstore.abandon_result(store, rid))
-        cur["say"](f"job {job_id}: result {rid} ({status}) of a lost attempt is marked "
-                   "abandoned; measuring afresh")
-    with tempfile.TemporaryDirectory(prefix=f"perflab-job{job_id}-") as tmp:
-        for rel, text in files.items():
-            local = Path(tmp) / Path(rel).name
-            local.write_text(text)
-            argv = [str(local) if a == rel else a for a in argv]
-        if argv[0] == "run" and "--no-progress" not in argv:
-            argv.append("--no-progress")
-        env = dict(os.environ)
-        env.update(PERFLAB_DB=cur["url"], PERFLAB_MACHINE_NAME=machine,
-                   PERFLAB_MACHINE_TAGS=",".join(cur["tags"]), PERFLAB_FLEET_JOB=str(job_id),
-                   PERFLAB_FLEET_SUBMISSION=submission, NO_COLOR="1", COLUMNS="160")
-        log_path = Path(cur["log_dir"]) / f"job-{job_id}.log"
-        cur["say"](f"job {job_id}: perflab {' '.join(argv)} (log {log_path})")
-        with _job_log(cur, log_path) as log:
-            proc = subprocess.Popen([sys.executable, "-m", "perflab", *argv], env=env,
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    preexec_fn=_set_pdeathsig, cwd=tmp)
-            cur["child"] = proc
-            try:
-                code = proc.wait()
-            finally:
-                cur["child"] = None
-    done = keep(lambda: fstore.complete_results(store, job_id))
-    if code == 0 or (code == 1 and argv[0] == "compare" and done):
-        # compare --fail-on-regression exits 1 after a complete measurement: a finding, not a
-        # failure of the job.
-        cur["say"](f"job {job_id}: done, results {done}")
-        return {"exit_code": code, "result_ids": done}
-    tail = _error_line(log_path)
-    if code < 0:
-        raise TransientJobError(f"perflab {argv[0]} was killed by signal {-code}: {tail}")
-    if "cannot reach the database server" in tail:
-        raise TransientJobError(tail)
-    raise JobFailed(f"perflab {argv[0]} exited with {code}: {tail}")
 
 
 def _error_line(log_path: Path) -> str:
@@ -393,10 +519,6 @@ def _error_line(log_path: Path) -> str:
 STOP_GRACE = 3.0
 
 
-def _idle_now(cur: dict[str, Any]) -> bool:
-    return cur.get("child") is None and cur.get("state", ("idle", None))[0] == "idle"
-
-
 async def end_task(t: asyncio.Task[Any], again: Callable[[], bool] = lambda: True,
                    every: float = STOP_GRACE) -> None:
     """Cancel ``t`` and wait for it to end, cancelling it again every ``every`` seconds while
@@ -416,23 +538,27 @@ async def end_task(t: asyncio.Task[Any], again: Callable[[], bool] = lambda: Tru
 
 
 async def stop_in_time(life: asyncio.Task[None], stop: asyncio.Event,
-                       cur: dict[str, Any] | None = None) -> None:
+                       activity: Activity) -> None:
     """Await the worker's ``life`` until it ends or, once ``stop`` is set, while it has a job
-    to finish: a running job is waited for (SIGTERM finishes it first); an idle worker's life
-    gets STOP_GRACE seconds, then is cancelled, again every STOP_GRACE seconds until it ends
-    (each cancel interrupts the wait it is in, cleanup waits included)."""
-    cur = _CURRENT if cur is None else cur
+    to end: a running job is interrupted (``activity.stopping``: its verb stops within
+    JOB_STOP_GRACE seconds, keeping its runs, and the job goes back to the queue); an idle
+    worker's life gets STOP_GRACE seconds, then is cancelled, again every STOP_GRACE seconds
+    until it ends (each cancel interrupts the wait it is in, cleanup waits included)."""
     stopping = asyncio.ensure_future(stop.wait())
     try:
         await asyncio.wait({life, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if stop.is_set():
+            activity.stopping.set()
         while not life.done():
             await asyncio.wait({life}, timeout=STOP_GRACE)
-            if not life.done() and _idle_now(cur):
+            if not life.done() and activity.idle():
                 life.cancel()
     finally:
         stopping.cancel()
     if not life.cancelled():
         life.result()  # the life's own error, if it ended on one
+
+
 def _first_line(e: BaseException) -> str:
     """An error's root cause's first line."""
     root: BaseException = e
@@ -462,19 +588,20 @@ class _Life:
     """A worker's loop around procrastinate's: serve the machine's queue, ride out a lost
     database, stop in time (run_worker sets it up)."""
 
-    def __init__(self, app: Any, store: Store, name: str, lock: NameLock, outage: Outage,
-                 heartbeat: float, poll: float, exit_when_idle: bool, say: Any,
-                 hello: Any) -> None:
+    def __init__(self, app: Any, runner: JobRunner, lock: NameLock, outage: Outage,
+                 heartbeat: float, poll: float, exit_when_idle: bool, hello: Any) -> None:
         from perflab.fleet.queue import queue_name
 
-        self.app, self.store, self.name, self.lock, self.outage = app, store, name, lock, outage
+        self.app, self.lock, self.outage = app, lock, outage
+        self.settings, self.activity = runner.settings, runner.activity
+        self.store, self.name, self.say = (self.settings.store, self.settings.name,
+                                           self.settings.say)
         self.hello: Any = hello  # the worker's row and first line, once it holds its name
-        self.queue = queue_name(name)
-        self.heartbeat, self.poll, self.exit_when_idle, self.say = (heartbeat, poll,
-                                                                    exit_when_idle, say)
+        self.queue = queue_name(self.name)
+        self.heartbeat, self.poll, self.exit_when_idle = heartbeat, poll, exit_when_idle
 
     async def idle(self) -> bool:
-        if _CURRENT.get("child") is not None:
+        if not self.activity.idle():
             return False
         return not [j for st in ("todo", "doing")
                     for j in await self.app.job_manager.list_jobs_async(queue=self.queue,
@@ -500,8 +627,8 @@ class _Life:
                 self.hello = None
             for line in await recover_orphans(self.app, self.store, self.queue):
                 self.say(line)
-            beating = asyncio.create_task(heartbeat_loop(self.app, _CURRENT, self.heartbeat,
-                                                         self.outage, self.lock))
+            beating = asyncio.create_task(heartbeat_loop(
+                self.app, self.settings, self.activity, self.heartbeat, self.outage, self.lock))
             task = asyncio.create_task(self._procrastinate())
             try:
                 while not task.done():
@@ -514,8 +641,9 @@ class _Life:
                     if task.done():
                         break
                     if stop.is_set() or (self.exit_when_idle and await self.idle()):
-                        # procrastinate stops gracefully: a running job ends first
-                        await end_task(task, again=lambda: _idle_now(_CURRENT))
+                        # procrastinate stops gracefully: a running job ends first (a stop
+                        # interrupts it: stop_in_time)
+                        await end_task(task, again=self.activity.idle)
                         with contextlib.suppress(asyncio.CancelledError):
                             task.result()  # procrastinate's own error, if it ended on one
                         return True
@@ -523,7 +651,7 @@ class _Life:
                 return False
             finally:
                 try:  # the heartbeat ends even when this wait is cut short (a stop's cancel)
-                    await end_task(task, again=lambda: _idle_now(_CURRENT))
+                    await end_task(task, again=self.activity.idle)
                 finally:
                     await end_task(beating)
                 for t in (task, beating):
@@ -560,15 +688,14 @@ class _Life:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await stop_in_time(asyncio.create_task(self.lives(stop)), stop)
+        await stop_in_time(asyncio.create_task(self.lives(stop)), stop, self.activity)
 
 
 def _setup(db: str, name: str | None, tags: list[str], say: Any,
-           ) -> tuple[Store, str, list[str], Fingerprint, Any, Outage, NameLock]:
-    """The worker's store, name, tags, fingerprint, procrastinate App, outage voice and name
-    lock (taken by the App's pool on its connection); the task's settings in _CURRENT."""
-    from procrastinate import RetryStrategy
-
+           ) -> tuple[JobRunner, Fingerprint, Any, Outage, NameLock]:
+    """The worker's job runner (its settings and activity), fingerprint, procrastinate App
+    (the runner's ``measure`` its task), outage voice and name lock (taken by the App's pool
+    on its connection)."""
     from perflab.fingerprint import machine_fingerprint
     from perflab.fleet.queue import (
         MAX_ATTEMPTS,
@@ -583,34 +710,32 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     name = check_machine_name(name or socket.gethostname().split(".")[0])
     store = fleet_store(db, client=client_name(name))
     check_queue_schema(store)
-    tags = [check_machine_name(t) for t in tags]
-    os.environ["PERFLAB_MACHINE_NAME"] = name
-    os.environ["PERFLAB_MACHINE_TAGS"] = ",".join(tags)
-    fp = machine_fingerprint()
     log_dir = worker_log_dir(name)
+    settings = WorkerSettings(store=store, name=name,
+                              tags=tuple(check_machine_name(t) for t in tags),
+                              url=store.url.replace("+psycopg", ""), log_dir=log_dir, say=say)
+    fp = machine_fingerprint(job=settings.job_context())
     os.close(open_private_dir(log_dir, LOG_DIR_WHAT, _log_dir_fix(log_dir)))
+    runner = JobRunner(settings, Activity(), MAX_ATTEMPTS)
     lock = NameLock(store, name)
-    app = make_app(store, worker=name, configure=lock.take)
+    app = make_app(store, worker=name, configure=lock.take, task=runner.measure)
     keep_outcomes(app, say)
-    app.tasks[TASK_NAME].retry_strategy = RetryStrategy(
-        max_attempts=MAX_ATTEMPTS, retry_exceptions=[TransientJobError])
+    app.tasks[TASK_NAME].retry_strategy = retry_policy(MAX_ATTEMPTS)
     outage = Outage(say)
     store.outage = outage  # one line per outage, whoever notices it (job, heartbeat, loop)
-    _CURRENT.update(store=store, name=name, tags=tags, url=store.url.replace("+psycopg", ""),
-                    log_dir=str(log_dir), say=say, child=None, max_attempts=MAX_ATTEMPTS,
-                    outage=outage, state=("idle", None))
-    return store, name, tags, fp, app, outage, lock
+    return runner, fp, app, outage, lock
 
 
 def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
                heartbeat: float = 10.0, poll: float = 2.0, say: Any = print) -> int | None:
-    """Serve this machine's queue until stopped (SIGINT/SIGTERM finish the running job first)
-    or, with ``exit_when_idle``, until the queue is empty.  A lost database is waited for, not
-    a reason to stop.  Returns the number of jobs done on this machine (None: the database
-    was away as it stopped)."""
+    """Serve this machine's queue until stopped (SIGINT/SIGTERM: a running job is interrupted,
+    its stored runs kept, and goes back to the queue) or, with ``exit_when_idle``, until the
+    queue is empty.  A lost database is waited for, not a reason to stop.  Returns the number
+    of jobs done on this machine (None: the database was away as it stopped)."""
     from perflab.fleet.queue import queue_name
 
-    store, name, tags, fp, app, outage, lock = _setup(db, name, tags, say)
+    runner, fp, app, outage, lock = _setup(db, name, tags, say)
+    store, name, tags = runner.settings.store, runner.settings.name, list(runner.settings.tags)
 
     def hello() -> None:  # once the name is held: never over a live worker's row
         announce(store, name, tags, fp)
@@ -618,8 +743,8 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
             f"queue {queue_name(name)} of {store.location}")
 
     try:
-        asyncio.run(_Life(app, store, name, lock, outage, heartbeat, poll, exit_when_idle,
-                          say, hello).main())
+        asyncio.run(_Life(app, runner, lock, outage, heartbeat, poll, exit_when_idle,
+                          hello).main())
         try:  # a stop does not wait for a lost database, for a count
             return fstore.jobs_done(store, name, wait=False)
         except PerflabError:

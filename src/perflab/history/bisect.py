@@ -24,24 +24,25 @@ from typing import Any
 
 from rich.console import Console
 
+from perflab import notes as said
 from perflab.console import stderr_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_plain, fmt_points, fmt_share
 from perflab.history import git
-from perflab.model import Configuration, MetricInfo, ResultSet, Settings
+from perflab.judging import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
+from perflab.judging import Estimator, parse_estimator
+from perflab.metrics import MetricInfo
+from perflab.model import Configuration, ResultSet, Settings
 from perflab.stats import (
     BISECT_ALPHA,
     BISECT_CHECK_ALPHA,
     BISECT_ROUNDS,
     Comparison,
-    Estimator,
     bisect_band,
     bisect_levels,
     bisect_step,
-    parse_estimator,
     round_pairs,
 )
-from perflab.stats import DEFAULT_THRESHOLD as STATS_DEFAULT_THRESHOLD
 from perflab.workloads import Resolved, resolve
 
 console = stderr_console()
@@ -272,8 +273,7 @@ class Bisector:
             return self._report(first, cands, self._size(first))
         except KeyboardInterrupt:
             self.rs.status = "interrupted"
-            if not any(n.startswith("interrupted") for n in self.rs.notes):
-                self.rs.notes.append("interrupted by the user: the runs finished so far are kept")
+            self.rs.notes.add(said.interrupted())  # said once (NoteKind.INTERRUPTED)
             raise
         finally:
             self._close()
@@ -303,7 +303,7 @@ class Bisector:
 
     def _prepare(self) -> None:
         """Start git's bisect, build the good commit once and copy it aside, set the options."""
-        from perflab.stats import Plan
+        from perflab.judging import Plan
 
         spec, top, good = self.spec, self.top, self.good
         git.bisect(top, "start", check=True)
@@ -326,8 +326,8 @@ class Bisector:
                                            looks=spec.max_rounds)
 
     def _options(self, auto_primary: bool) -> Any:
+        from perflab.judging import MIN_RUNS
         from perflab.runner import MeasureOptions
-        from perflab.stats import MIN_RUNS
 
         spec, metric = self.spec, self.metric
         valgrind = metric in ("instructions", "instructions_per_op")
@@ -411,7 +411,7 @@ class Bisector:
     def _decide(self, commit: str, rnd: int, base_s: list[float],
                 cand_s: list[float]) -> tuple[Step, Any]:
         """The step so far: decision "bad", "good", or "" (measure again), and the comparison."""
-        from perflab.stats import verdict_word
+        from perflab.metrics import verdict_word
 
         info = self.rs.metrics[self.metric]
         # The core's step rule at this round's level (StepRule, stats.bisect_step).  Exact
@@ -492,12 +492,12 @@ class Bisector:
     def _report(self, first: str | None, cands: list[str], size: Step | None) -> BisectOutcome:
         rs, steps = self.rs, self.steps
         rs.status = "complete"
-        rs.notes.append("first bad commit: " + (first or "one of " + ", ".join(cands)))
+        rs.notes.add(said.bisect("first bad commit: " + (first or "one of " + ", ".join(cands))))
         judged = [s for s in steps if s is not steps[0] or not self.spec.check]
         skipped = sum(s.decision == "skip" for s in judged)
         if judged:
-            rs.notes.append(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
-                            "failed)")
+            rs.notes.add(said.bisect(f"{skipped} of {len(judged)} step(s) skipped (inconclusive or "
+                                     "failed)"))
             self.say(f"{skipped} of {len(judged)} step(s) skipped", highlight=False)
         rs.settings.extra["first_bad"] = first
         rs.settings.extra["steps"] = [

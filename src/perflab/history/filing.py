@@ -32,6 +32,19 @@ from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.detect import ChangePoint
 from perflab.history.git import short
+from perflab.history.reproduce import (
+    Side,
+    bisect_lines,
+    bisect_var,
+    build_command,
+    cleanup_line,
+    compare_flags,
+    db_arg,
+    db_flag,
+    fresh_compare,
+    suite_measure,
+    tree_var,
+)
 from perflab.history.series import Point, Series
 from perflab.model import Settings
 from perflab.table import Column, Table
@@ -58,6 +71,10 @@ class Regression:
     env: dict[str, str] = field(default_factory=dict)  # the configuration's own variables
     build: str | None = None  # the shell command that built what was measured, if stored
     repo: str | None = None  # the repository the results were measured in, if stored
+    settings: Settings = field(default_factory=Settings)  # the after result's
+    # the two sides as stored (the first machine's before and after results); None: the
+    # after command on both sides
+    sides: tuple[Side, Side] | None = None
 
     @property
     def machines(self) -> list[str]:
@@ -99,14 +116,16 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
         k = s.key
         key = (k.benchmark, k.cell, k.config, k.metric, cp.commit_before, cp.commit_after)
         if key not in out:
-            command, shell, env = hstore.configuration_command(store, cp.result_after, k.config)
+            before = _side(store, cp.result_before, k.config, cp.commit_before)
+            after = _side(store, cp.result_after, k.config, cp.commit_after)
             settings, repo = hstore.result_origin(store, cp.result_after)
             out[key] = Regression(
                 benchmark=k.benchmark, cell=k.cell, params=k.params_text(), config=k.config,
                 metric=k.metric, unit=s.unit, commit_before=cp.commit_before,
-                commit_after=cp.commit_after, command=command, shell=shell, env=env,
-                workload=k.benchmark in workloads,
-                build=build_command(settings, k.config, repo), repo=repo)
+                commit_after=cp.commit_after, command=after.argv, shell=after.shell,
+                env=after.env, workload=k.benchmark in workloads,
+                build=build_command(settings, k.config, repo), repo=repo, settings=settings,
+                sides=(before, after))
         machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
         out[key].items.append((s, cp, machine))
     for s, cp in found:
@@ -116,6 +135,13 @@ def group(store: Any, found: list[tuple[Series, ChangePoint]]) -> list[Regressio
             machine = k.machine or names.get(k.machine_id or -1, k.machine_text)
             out[key].unchanged.append((s, cp, machine))
     return list(out.values())
+
+
+def _side(store: Any, result_id: int, config: str, commit: str | None) -> Side:
+    """One side of a change point as stored: its command and the work tree it ran in."""
+    command, shell, env = hstore.configuration_command(store, result_id, config)
+    _, repo = hstore.result_origin(store, result_id)
+    return Side(commit or "", command, shell, env, repo)
 
 
 def git_log(repo: Path | None, before: str | None, after: str | None) -> list[str]:
@@ -135,99 +161,57 @@ def _ci(p: Point, unit: str) -> str:
             f"{fmt_value(p.ci_high, unit)}]")
 
 
-def build_command(settings: Settings, config: str, repo: str | None) -> str | None:
-    """The shell command that built what a result measured, run at the top of a checkout: a
-    bisect's ``--build``, or the suite configuration's ``build`` step (which runs in the suite
-    file's directory); None when the result stored none (stat, compare, imports)."""
-    if settings.extra.get("build"):  # a bisect's --build (kept in its free-form extra)
-        return str(settings.extra["build"])
-    suite = settings.suite
-    if not suite.text:
-        return None
-    import tomllib
-
-    try:
-        spec = tomllib.loads(suite.text)
-    except tomllib.TOMLDecodeError:
-        return None
-    step = ((spec.get("configurations") or {}).get(config) or {}).get("build")
-    if not step:
-        return None
-    cmd = shlex.join(map(str, step)) if isinstance(step, list) else str(step)
-    where = Path(suite.path or "").parent
-    if repo and where.is_absolute() and where.is_relative_to(repo) and where != Path(repo):
-        cmd = f"cd {shlex.quote(str(where.relative_to(repo)))} && {cmd}"
-    return cmd
+def _bisect_command(r: Regression, text: str) -> str:
+    """What bisect measures: the workload, or the command (argv; a shell command's text
+    through sh -c), its paths relative to the repository."""
+    if r.workload:
+        params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
+        return f"--workload {shlex.quote(r.benchmark)} {params}".rstrip()
+    if r.shell:
+        return f"-- sh -c {shlex.quote(text)}"
+    return f"-- {text}"
 
 
-# What the pasted lines build with when the results stored no build command: the shell
-# stops there with this one line unless BUILD is set (so nothing runs unbuilt).
-NO_BUILD = ('BUILD="${BUILD:?perflab stored no build command for these results: set BUILD, '
-            'e.g. BUILD=make}"')
-
-
-def command_text(argv: list[str], shell: bool, env: dict[str, str] | None = None) -> str:
-    """A stored command as it is typed: a shell command's text, or the argv quoted; with the
-    configuration's own environment variables set (W^X on is often one)."""
-    if not shell:
-        return shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *argv] if env
-                          else argv)
-    text = " ".join(argv)
-    if env:
-        text = "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + "; " + text
-    return text
-
-
-def fresh_compare(repo_s: str, before: tuple[str, str], after: tuple[str, str], metric: str,
-                  build: str | None, names: tuple[str, str] | None = None) -> list[str]:
-    """Lines for sh: a worktree of each commit (``$TMPDIR/perflab-COMMIT``, kept: pasted
-    again, the lines reuse it and build again), each built with ``build`` (the shell stops
-    with one line asking for BUILD when there is none), then one interleaved compare of the
-    two (commit, command) pairs, each run in its commit's worktree, named ``names`` (default:
-    the short commits)."""
-    out = ["# a fresh compare of the two commits: a worktree of each, built, then compared",
-           f"BUILD={shlex.quote(build)}" if build else NO_BUILD]
-    trees = {rev: f"${{TMPDIR:-/tmp}}/perflab-{short(rev)}" for rev, _ in (before, after)}
-    for rev, tree in trees.items():
-        out += [f'[ -d "{tree}" ] || git -C {repo_s} worktree add --detach "{tree}" {rev}',
-                f'(cd "{tree}" && sh -c "$BUILD")']
-    # double quotes, so that the pasting shell expands TMPDIR; the command's own text is
-    # escaped for them (\\, $, ` and ")
-    runs = [f'"cd {trees[rev]} && ' + text.translate({ord(c): "\\" + c for c in '\\$`"'})
-            + '"' for rev, text in (before, after)]
-    a, b = names or (short(before[0]), short(after[0]))
-    out.append(f"perflab compare -m {shlex.quote(metric)} -n {shlex.quote(a)} "
-               f"-n {shlex.quote(b)} --shell {' '.join(runs)}")
-    return out
-
-
-def commands(r: Regression, repo: Path | None, db: str | None = None) -> list[str]:
+def commands(r: Regression, repo: Path | None, db: str | None = None,
+             shown_db: str = "") -> list[str]:
     """To reproduce, lines that work when pasted into sh: every machine's stored pair compared
-    again; a fresh compare of the two commits (a worktree of each, built with the build
-    command the results were made with, then compared in one interleaved run); a bisect
-    between them with the same build."""
-    at = f" --db {shlex.quote(db)}" if db else ""
+    again (in the store ``db`` names: reproduce.db_flag); a fresh compare of the two commits (a
+    worktree of each, built with the build command the results were made with, each side's
+    own command run in its own worktree, in one interleaved run with the results' settings);
+    a bisect between them with the same build, in a worktree of its own."""
+    at = db_flag(db, shown_db)
+    metric = f" -m {shlex.quote(r.metric)}"
     out = ["# the stored results compared again, machine by machine"]
-    out += [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}{at}"
-            f"  # {' '.join(m.split())}" for _, cp, m in r.items]
+    out += [f"perflab compare --from-db {cp.result_before} --from-db {cp.result_after}{metric}"
+            f"{at}  # {' '.join(m.split())}" for _, cp, m in r.items]
     before, after = r.commit_before or "BEFORE", r.commit_after or "AFTER"
     where = repo or (Path(r.repo) if r.repo else None)
     repo_s = shlex.quote(str(where)) if where else "REPO"
-    metric = f" -m {shlex.quote(r.metric)}"
+    flags = compare_flags(r.settings, r.metric)
+    sides = r.sides or (Side(before, r.command, r.shell, r.env, r.repo),
+                        Side(after, r.command, r.shell, r.env, r.repo))
+    texts = (sides[0].text(), sides[1].text())
+    trees = []
     if r.workload:
         params = " ".join(f"-p {shlex.quote(p)}" for p in r.params.split())
-        what_bisect = f"--workload {shlex.quote(r.benchmark)} {params}".rstrip()
-        cmd = f"perflab workloads build && perflab compare -W {shlex.quote(r.benchmark)}"
         out.append(f"# at each of {short(before)} and {short(after)} (git -C {repo_s} "
-                   f"checkout ...): {cmd} {params}".rstrip())
+                   f"checkout ...): perflab workloads build && perflab compare "
+                   f"-W {shlex.quote(r.benchmark)} {params} {flags}")
+        build = shlex.quote(r.build) if r.build else "'YOUR BUILD COMMAND'"
     else:
-        text = command_text(r.command, r.shell, r.env)
-        what_bisect = f"-- {text}"
-        out += fresh_compare(repo_s, (before, text), (after, text), r.metric, r.build)
-    bisect_build = '"$BUILD"' if not r.workload else (
-        shlex.quote(r.build) if r.build else "'YOUR BUILD COMMAND'")
-    out.append(f"perflab bisect --repo {repo_s} --good {before} --bad {after} "
-               f"--build {bisect_build}{metric} {what_bisect}")
+        out += fresh_compare(repo_s, (before, texts[0]), (after, texts[1]), flags, r.build)
+        trees = [tree_var(before), tree_var(after)]
+        build = '"$BUILD"'
+    timeout = suite_measure(r.settings).get("timeout")
+    more = f" --timeout {shlex.quote(str(timeout))}" if isinstance(timeout, int | float) else ""
+    if texts[0] != texts[1] and not r.workload:
+        out += ["# no bisect: the two commits ran different commands (each made relative to "
+                "its work tree), and bisect runs one command at every commit"]
+    else:
+        out += bisect_lines(repo_s, before, after, build,
+                            f"{metric.strip()}{more} {_bisect_command(r, texts[1])}")
+        trees.append(bisect_var(after))
+    out.append(cleanup_line(repo_s, trees))
     return out
 
 
@@ -238,7 +222,7 @@ def fence(lines: list[str]) -> str:
 
 
 def to_dict(r: Regression, repo: Path | None, plot: str | None,
-            db: str | None = None) -> dict[str, Any]:
+            db: str | None = None, shown_db: str = "") -> dict[str, Any]:
     per = []
     for s, cp, m in r.items:
         b, a = _point(s, cp, False), _point(s, cp, True)
@@ -260,7 +244,7 @@ def to_dict(r: Regression, repo: Path | None, plot: str | None,
             "commit_before": r.commit_before,
             "commit_after": r.commit_after, "git_log": git_log(repo, r.commit_before,
                                                                r.commit_after),
-            "per_machine": per, "plot": plot, "commands": commands(r, repo, db)}
+            "per_machine": per, "plot": plot, "commands": commands(r, repo, db, shown_db)}
 
 
 def regression_markdown(d: dict[str, Any], unit: str) -> str:
@@ -297,22 +281,6 @@ def regression_markdown(d: dict[str, Any], unit: str) -> str:
     return "\n".join(lines)
 
 
-def db_arg(store: Any) -> str | None:
-    """The store as a pasted command's --db: None for the default store (PERFLAB_DB or the
-    user's file); a server's URL with its password left out (the reader's ~/.pgpass or
-    PGPASSWORD gives it), or None when its query holds credentials too (the reader's
-    PERFLAB_DB has them)."""
-    from perflab.storage import default_db_path, url_without_password
-
-    loc = str(getattr(store, "location", "") or "")
-    if not loc or loc == str(default_db_path()):
-        return None
-    if "://" not in loc:
-        return loc
-    plain = url_without_password(store.url)
-    return None if redact_url(plain).partition("?")[2] != plain.partition("?")[2] else plain
-
-
 def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: Path,
                   repo: Path | None) -> list[tuple[Path, dict[str, Any]]]:
     from perflab.history.plot import plot_series
@@ -323,7 +291,7 @@ def write_reports(store: Any, found: list[tuple[Series, ChangePoint]], out_dir: 
         slug = r.slug()
         png = plot_series([(s, [cp]) for s, cp, _ in r.items], out_dir / f"{slug}.png",
                           title=f"{r.benchmark} {r.params}".strip())
-        d = to_dict(r, repo, png.name, db_arg(store))
+        d = to_dict(r, repo, png.name, db_arg(store), str(getattr(store, "location", "")))
         md = out_dir / f"{slug}.md"
         md.write_text(regression_markdown(d, r.unit))
         d["markdown"] = md.read_text()

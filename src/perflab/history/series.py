@@ -23,7 +23,7 @@ from perflab.format import fmt_params, status_phrase
 from perflab.history import git
 from perflab.history import store as hstore
 from perflab.history.store import EXCLUDED_KINDS, glob_like
-from perflab.model import metric_direction, named_metric
+from perflab.metrics import metric_direction, named_metric
 from perflab.storage import Store
 
 __all__ = ["EXCLUDED_KINDS", "glob_like"]  # kept importable from here (tests, other verbs)
@@ -116,7 +116,7 @@ class Point:
 def _summarize_point(p: Point, deterministic: bool) -> None:
     """Median with its 95% CI from the core's statistics (one place to change if it moves).
 
-    Not through reports.analysis.Analysis (issue 24): a point is one configuration's samples
+    Not through reports.analysis.Analysis: a point is one configuration's samples
     at one commit, read from the store's rows across many results, not a ResultSet with a
     plan and comparisons; each point is summarized once, here, when the series is read."""
     from perflab.stats import summarize

@@ -20,7 +20,7 @@ import numpy as np
 from perflab.history.bisect import BisectSpec, StepRule
 from perflab.history.detect import ChangePoint, DetectSettings, across_machines, detect_series
 from perflab.history.series import Point, Series, SeriesKey
-from perflab.model import MetricInfo
+from perflab.metrics import MetricInfo
 
 TIME = MetricInfo("task_clock", "ms", "perf")
 

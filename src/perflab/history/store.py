@@ -1,4 +1,4 @@
-"""The history's queries: every SQL statement history/ runs (issue 24: SQL only in store
+"""The history's queries: every SQL statement history/ runs (SQL lives only in store
 modules).  Each function takes the store, runs one query through Store.read (which rides out
 a server's restart) and returns plain Python values; what the rows mean is series.py's and
 filing.py's business."""

@@ -85,8 +85,9 @@ def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> Re
                PerflabError(f"{path} is an empty file", "give the file the tool wrote"))
     limit = max_import_bytes()
     if size > limit:
-        # A JSON format is parsed whole in memory (about 10x the file's size): refuse before
-        # the machine swaps.
+        # The dense formats (hyperfine, pyperf, perflab's own, gbench) stream their JSON and
+        # keep runs in columns (about 50 bytes a run), the others parse the file whole (about
+        # 10x its size): a bound all of them keep (docs/benchmarks.md, imports' memory).
         raise PerflabError(f"{path} is {fmt_fixed(size / 2**20)} MiB; perflab imports files up to "
                            f"{fmt_fixed(limit / 2**20)} MiB (PERFLAB_IMPORT_MAX_MB)",
                            "split the file, or raise PERFLAB_IMPORT_MAX_MB if memory allows")

@@ -17,17 +17,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, is_num, mtime, need, read_json
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "benchmarkdotnet"
 SOURCE = "BenchmarkDotNet"
@@ -175,9 +169,9 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     if isinstance(runtime, str):
         fp["runtimes"] = {c.name: runtime for c in rs.configurations}
     rs.fingerprint = Fingerprint.from_json(fp)
-    rs.notes.append("imported from BenchmarkDotNet: ns_per_op from the Workload Result "
-                    "iterations (overhead subtracted, outliers removed by BenchmarkDotNet)"
-                    + ("; memory diagnoser figures are one per benchmark, compared exactly"
-                       if "bytes_per_op" in rs.metrics or "gen0_per_1k_op" in rs.metrics
-                       else ""))
+    memory = ("; memory diagnoser figures are one per benchmark, compared exactly"
+              if "bytes_per_op" in rs.metrics or "gen0_per_1k_op" in rs.metrics else "")
+    rs.notes.add(said.imported(
+        "imported from BenchmarkDotNet: ns_per_op from the Workload Result iterations (overhead "
+        f"subtracted, outliers removed by BenchmarkDotNet){memory}"))
     return rs

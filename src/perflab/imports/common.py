@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from perflab.collectors.harness import is_num as is_num  # one home: the harness readers
 from perflab.errors import PerflabError
 
 
@@ -65,10 +68,6 @@ def text_lines(path: Path, fmt: str) -> Iterator[str]:
         raise bad(path, fmt, "binary data") from e
 
 
-def is_num(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def first_negative(values: list[Any]) -> Any:
     """The first negative number among ``values`` (None if none): every value an import stores
     is a time or a count, and a negative one would give nonsense ratios ("-200% faster"), as
@@ -93,6 +92,11 @@ def iso_date(text: Any) -> float | None:
 
 
 _DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\r\n]*")
+# One element of an array of numbers and what follows it (both whole in the buffer).
+_NUMBER_ITEM = re.compile(r"[ \t\r\n]*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+                          r"[ \t\r\n]*([,\]])")
+_FLOATY = re.compile(r"[.eE]")
 _CHUNK = 1 << 16
 
 
@@ -123,8 +127,7 @@ class _JsonText:
     def peek(self) -> str:
         """The next character that is not white space ("" at the end of the file)."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
-                self.pos += 1
+            self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
             if self.pos < len(self.buf) or not self.more():
                 return self.buf[self.pos:self.pos + 1]
 
@@ -153,51 +156,118 @@ class _JsonText:
             return v
 
 
-def json_members(path: Path, fmt: str,
-                 arrays: tuple[str, ...] = ()) -> Iterator[tuple[str, int | None, Any]]:
-    """The members of a JSON file's top-level object one at a time, in the file's order:
-    ``(key, None, value)`` for a member read whole, and for a member named in ``arrays`` whose
-    value is an array ``(key, i, element)`` for each element, read one at a time (a file of
-    any size in memory bounded by its largest element).  A file whose top level is an array
-    gives ``("", i, element)``.  NaN and Infinity are read as Python's json reads them."""
+END = object()  # json_events: a streamed container has ended
+
+
+def json_events(path: Path, fmt: str, streamed: tuple[str, ...]
+                ) -> Iterator[tuple[str, Any, tuple[str, ...]]]:
+    """A JSON file read in memory bounded by its largest value read whole: ``(where, value,
+    names)`` for each value, in the file's order.  ``where`` names its place as a path: "" is
+    the top level, "KEY" a member of the top-level object, "[]" an element of a top-level
+    array, and so on down ("results[]/times[]": an element of the times of an element of
+    results); a key "*" in ``streamed`` stands for any key, ``where`` keeps the "*" and
+    ``names`` holds the keys it stood for, outermost first.  A container on the way to a path
+    in ``streamed`` (an array for "[]", an object for "/KEY") is not read whole: its members or
+    elements come one at a time, then ``(where, END, names)``; a value at a path in
+    ``streamed``, or of a type the path does not descend into, comes whole.  NaN and Infinity
+    are read as Python's json reads them."""
+    into: dict[str, set[str]] = {}  # a container on the way -> "[" and/or "{" to descend
+    for p in streamed:
+        for n in range(len(p)):
+            if p.startswith("[]", n):
+                into.setdefault(p[:n], set()).add("[")
+            elif p[n] == "/" or n == 0:
+                into.setdefault(p[:n], set()).add("{")
     try:
         f = open(path, encoding="utf-8")  # noqa: SIM115 - closed below, after the generator
     except OSError as e:
         raise PerflabError(f"cannot read {path}: {e.strerror}", "check the path") from e
     with f:
         text = _JsonText(path, fmt, f)
-        top = text.expect("{[")
-        if top == "[":
-            yield from _json_items(text, "")
-        elif text.peek() == "}":
-            text.pos += 1
-        else:
-            while True:
-                key = text.value()
-                if not isinstance(key, str):
-                    raise text.error("expected a key")
-                text.expect(":")
-                if key in arrays and text.peek() == "[":
-                    text.pos += 1
-                    yield from _json_items(text, key)
-                else:
-                    yield key, None, text.value()
-                if text.expect(",}") == "}":
-                    break
+        yield from _events(text, "", (), _Paths(into, set(streamed)))
         if text.peek():
             raise text.error("extra data after the top-level value")
 
 
-def _json_items(text: _JsonText, key: str) -> Iterator[tuple[str, int | None, Any]]:
-    if text.peek() == "]":
-        text.pos += 1
+@dataclass(frozen=True)
+class _Paths:
+    into: dict[str, set[str]]
+    streamed: set[str]
+
+    def member(self, where: str, key: str) -> tuple[str, bool]:
+        """The path of member ``key`` of the object at ``where``, and whether "*" stood for it."""
+        exact = f"{where}/{key}" if where else key
+        if exact in self.into or exact in self.streamed:
+            return exact, False
+        wild = f"{where}/*" if where else "*"
+        return (wild, True) if wild in self.into or wild in self.streamed else (exact, False)
+
+
+def _events(text: _JsonText, where: str, names: tuple[str, ...], paths: _Paths
+            ) -> Iterator[tuple[str, Any, tuple[str, ...]]]:
+    """The events of the value at ``where`` (json_events)."""
+    c = text.peek()
+    if not c:
+        raise text.error("expected a value")
+    if where in paths.streamed or c not in paths.into.get(where, ()):
+        yield where, text.value(), names
         return
-    i = 0
-    while True:
-        yield key, i, text.value()
-        i += 1
-        if text.expect(",]") == "]":
-            return
+    text.pos += 1
+    close = "]" if c == "[" else "}"
+    if text.peek() == close:
+        text.pos += 1
+    else:
+        inner = f"{where}[]"
+        while True:
+            if c == "[" and inner in paths.streamed:
+                # An array of numbers (hyperfine's times): as many as the buffer holds whole,
+                # by one pattern each; anything else (null, NaN, a number the buffer cuts)
+                # goes the common way.
+                while m := _NUMBER_ITEM.match(text.buf, text.pos):
+                    number, after = m.groups()
+                    yield inner, float(number) if _FLOATY.search(number) else int(number), names
+                    text.pos = m.end()
+                    if after == "]":
+                        break
+                else:
+                    yield from _events(text, inner, names, paths)
+                    if text.expect(",]") == "]":
+                        break
+                    continue
+                break
+            if c == "[":
+                yield from _events(text, inner, names, paths)
+            else:
+                key = text.value()
+                if not isinstance(key, str):
+                    raise text.error("expected a key")
+                text.expect(":")
+                inner, wild = paths.member(where, key)
+                yield from _events(text, inner, (*names, key) if wild else names, paths)
+            if text.expect("," + close) == close:
+                break
+    yield where, END, names
+
+
+def json_members(path: Path, fmt: str,
+                 arrays: tuple[str, ...] = ()) -> Iterator[tuple[str, int | None, Any]]:
+    """The members of a JSON file's top-level object one at a time, in the file's order:
+    ``(key, None, value)`` for a member read whole, and for a member named in ``arrays`` whose
+    value is an array ``(key, i, element)`` for each element, read one at a time (a file of
+    any size in memory bounded by its largest element).  A file whose top level is an array
+    gives ``("", i, element)`` (json_events, flattened one level)."""
+    index: dict[str, int] = {}
+    for where, value, _ in json_events(path, fmt, ("[]", *(f"{a}[]" for a in arrays))):
+        if where == "":
+            if value is not END:
+                raise bad(path, fmt, "invalid JSON at line 1: expected '{' or '['")
+        elif where.endswith("[]"):
+            key = where[:-2]
+            index[key] = index.get(key, -1) + 1
+            yield key, index[key], value
+        elif value is not END:
+            yield where, None, value
+
 
 KINDS: dict[str, tuple[type, ...]] = {"a number": (int, float), "text": (str,),
                                       "a list": (list,), "an object": (dict,)}

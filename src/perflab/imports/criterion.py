@@ -13,9 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, is_num, mtime, need, read_json
-from perflab.model import Configuration, MetricInfo, ResultSet, Run, Settings, metric_direction
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, ResultSet, Run, Settings
 
 FORMAT = "criterion"
 NS_PER_OP = MetricInfo("ns_per_op", "ns", "criterion", direction=metric_direction("ns_per_op"),
@@ -97,6 +99,7 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         cfg.runs = [Run(seq=seq + k, values={"ns_per_op": v}) for k, v in enumerate(samples)]
         seq += len(samples)
         rs.configurations.append(cfg)
-    rs.notes.append("imported from criterion: ns_per_op per sample (time / iterations); no "
-                    "machine fingerprint (pass --this-machine if measured here)")
+    rs.notes.add(said.imported(
+        "imported from criterion: ns_per_op per sample (time / iterations); no "
+        "machine fingerprint (pass --this-machine if measured here)"))
     return rs

@@ -7,7 +7,9 @@ gives N of them): its ``real_time`` and ``cpu_time`` are per iteration of the be
 in its ``time_unit`` -> ns_per_op and cpu_ns_per_op (ns).  Rows of ``run_type`` "aggregate"
 (mean, median, stddev, cv, BigO, RMS) summarize the repetitions and are not samples.  Every
 other numeric key of a row is a user counter (``state.counters``, bytes_per_second,
-items_per_second) and becomes a metric of its own name.  The benchmarks are read one row at a
+items_per_second) and becomes a metric of its own name.  A row is read by
+collectors.harness (gbench_kind, gbench_row), as a harness run's output is (``compare
+--harness gbench``).  The benchmarks are read one row at a
 time, so a file of any size is read in bounded memory."""
 
 from __future__ import annotations
@@ -15,58 +17,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from perflab.imports.common import bad, is_num, iso_date, json_members, mtime
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    workload_direction,
+from perflab import notes as said
+from perflab.collectors.harness import (
+    HarnessOutputError,
+    gbench_kind,
+    gbench_metric,
+    gbench_name,
+    gbench_row,
 )
+from perflab.imports.common import bad, is_num, iso_date, json_members, mtime
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "gbench"
-SOURCE = "Google Benchmark"
-
-# time_unit -> factor to ns
-TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-# The keys of a row that are not user counters (benchmark/src/json_reporter.cc).
-ROW_KEYS = frozenset((
-    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-    "repetition_index", "threads", "aggregate_name", "aggregate_unit", "error_occurred",
-    "error_message", "skipped", "skip_message", "iterations", "real_time", "cpu_time",
-    "time_unit", "cpu_coefficient", "real_coefficient", "big_o", "rms", "label"))
-# The memory manager's keys: lower is better.
-MEMORY_KEYS = frozenset(("allocs_per_iter", "max_bytes_used", "total_allocated_bytes",
-                         "net_heap_growth"))
-TIME_METRICS = {
-    "real_time": MetricInfo("ns_per_op", "ns", SOURCE,
-                            description="real (wall) time per iteration of the benchmark loop"),
-    "cpu_time": MetricInfo("cpu_ns_per_op", "ns", SOURCE,
-                           description="CPU time per iteration of the benchmark loop"),
-}
 
 
 def sniff(head: str) -> bool:
     return (head.lstrip().startswith("{") and '"benchmarks"' in head
             and ('"run_type"' in head or '"library_build_type"' in head
                  or '"mhz_per_cpu"' in head))
-
-
-def counter_direction(name: str) -> str:
-    """A user counter's direction by its name: a rate (bytes_per_second, items_per_second, the
-    ``*_per_s`` of perflab's workloads) is higher-is-better; memory and any other counter
-    lower-is-better, as a workload's keys."""
-    if name.endswith("_per_second") or name in MEMORY_KEYS:
-        return "higher" if name.endswith("_per_second") else "lower"
-    return workload_direction(name)
-
-
-def counter_unit(name: str) -> str:
-    if name.endswith("_per_second"):
-        return "B/s" if name.startswith("bytes") else "1/s"
-    return "B" if name in MEMORY_KEYS and name != "allocs_per_iter" else ""
 
 
 def _fingerprint(path: Path, context: Any) -> dict[str, Any]:
@@ -90,28 +58,20 @@ def _fingerprint(path: Path, context: Any) -> dict[str, Any]:
     return fp
 
 
-def _row_values(path: Path, i: int, row: dict[str, Any], name: str) -> dict[str, float]:
-    """An iteration row's metrics: its times in ns per iteration and its user counters."""
-    where = f"benchmarks[{i}] ('{name}')"
-    unit = row.get("time_unit")
-    if unit not in TIME_UNITS:
-        raise bad(path, FORMAT, f"{where} has the time_unit {unit!r}, not one of "
-                  f"{', '.join(TIME_UNITS)}")
-    values: dict[str, float] = {}
-    for key, info in TIME_METRICS.items():
-        v = row.get(key)
-        if not is_num(v) or v < 0:
-            raise bad(path, FORMAT, f"{where} has no '{key}'" if v is None else
-                      f"{where} has the {key} {v!r}, not a time >= 0")
-        values[info.name] = float(v) * TIME_UNITS[str(unit)]
-    for key, v in row.items():
-        if key in ROW_KEYS or isinstance(v, bool | str):
-            continue
-        if not isinstance(v, int | float):
-            raise bad(path, FORMAT, f"{where} has the counter {key} {v!r}, not a number")
-        if is_num(v):  # a NaN counter (a rate over no time) is left out of the run
-            values[key] = float(v)
-    return values
+def _row(path: Path, i: int, row: Any) -> tuple[str, str]:
+    """A row's kind and benchmark name (collectors.harness.gbench_kind), a bad row refused."""
+    try:
+        kind = gbench_kind(row)
+    except HarnessOutputError as e:
+        raise bad(path, FORMAT, f"benchmarks[{i}] {e.what}") from None
+    return kind, (gbench_name(row) if kind != "aggregate" else "")
+
+
+def _row_values(path: Path, i: int, row: dict[str, Any]) -> dict[str, float]:
+    try:
+        return gbench_row(row)
+    except HarnessOutputError as e:
+        raise bad(path, FORMAT, f"benchmarks[{i}] ('{e.name}') {e.what}") from None
 
 
 def read(path: Path, benchmark: str | None) -> ResultSet:
@@ -127,18 +87,11 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
             raise bad(path, FORMAT, "'benchmarks' is not a list")
         if key != "benchmarks" or i is None:
             continue
-        if not isinstance(row, dict):
-            raise bad(path, FORMAT, f"benchmarks[{i}] is not an object")
-        if row.get("run_type") == "aggregate" or "aggregate_name" in row:
+        kind, name = _row(path, i, row)
+        if kind == "aggregate":
             aggregates += 1
             continue
-        if row.get("run_type", "iteration") != "iteration":
-            raise bad(path, FORMAT, f"benchmarks[{i}] has the run_type {row['run_type']!r}, "
-                      "not 'iteration' or 'aggregate'")
-        name = row.get("run_name", row.get("name"))
-        if not isinstance(name, str) or not name:
-            raise bad(path, FORMAT, f"benchmarks[{i}] has no 'name'")
-        if row.get("skipped") is True:
+        if kind == "skipped":
             skipped += 1
             continue
         cfg = configs.get(name)
@@ -146,18 +99,16 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
             cfg = configs[name] = Configuration(name=name, command=[name],
                                                 benchmark=benchmark or name,
                                                 is_baseline=not configs)
-        if row.get("error_occurred") is True:
+        if kind == "error":
             failed += 1
             cfg.runs.append(Run(seq=seq, status="failed", exit_code=None,
                                 error=str(row.get("error_message", ""))))
             seq += 1
             continue
-        values = _row_values(path, i, row, name)
+        values = _row_values(path, i, row)
         for m in values:
             if m not in rs.metrics:
-                rs.metrics[m] = next((t for t in TIME_METRICS.values() if t.name == m), None) \
-                    or MetricInfo(m, counter_unit(m), SOURCE, direction=counter_direction(m),
-                                  description="user counter")
+                rs.metrics[m] = gbench_metric(m)
         cfg.runs.append(Run(seq=seq, values=values))
         seq += 1
     if not configs:
@@ -175,20 +126,24 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
 def _notes(rs: ResultSet, aggregates: int, skipped: int, failed: int) -> None:
     fp = rs.fingerprint.extra
     most = max(len(c.runs) for c in rs.configurations)
-    rs.notes.append("imported from Google Benchmark: ns_per_op and cpu_ns_per_op per iteration "
-                    f"of each benchmark's loop, one run per repetition ({most} at most)")
+    rs.notes.add(said.imported(
+        "imported from Google Benchmark: ns_per_op and cpu_ns_per_op per iteration "
+        f"of each benchmark's loop, one run per repetition ({most} at most)"))
     if most < 2:
-        rs.notes.append("one repetition per benchmark: no spread to judge a change by (run "
-                        "with --benchmark_repetitions=10)")
+        rs.notes.add(said.imported(
+            "one repetition per benchmark: no spread to judge a change by (run "
+            "with --benchmark_repetitions=10)"))
     if aggregates:
-        rs.notes.append(f"{aggregates} aggregate rows (mean, median, stddev, cv...) are "
-                        "summaries of the repetitions, not samples: not imported")
+        rs.notes.add(said.imported(f"{aggregates} aggregate rows (mean, median, stddev, cv...) are "
+                                   "summaries of the repetitions, not samples: not imported"))
     if skipped:
-        rs.notes.append(f"{skipped} benchmark rows were skipped (SkipWithMessage)")
+        rs.notes.add(said.imported(f"{skipped} benchmark rows were skipped (SkipWithMessage)"))
     if failed:
-        rs.notes.append(f"{failed} benchmark rows are errors (SkipWithError): failed runs")
+        rs.notes.add(said.imported(
+            f"{failed} benchmark rows are errors (SkipWithError): failed runs"))
     if fp.get("gbench_library_build_type") == "debug":
-        rs.notes.append("the Google Benchmark library was built as debug (it warns that timings "
-                        "may be affected)")
+        rs.notes.add(said.imported(
+            "the Google Benchmark library was built as debug (it warns that timings "
+            "may be affected)"))
     if fp.get("cpu_scaling_enabled") is True:
-        rs.notes.append("CPU frequency scaling was enabled when the file was made")
+        rs.notes.add(said.imported("CPU frequency scaling was enabled when the file was made"))

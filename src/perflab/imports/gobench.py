@@ -12,31 +12,24 @@ golang.org/x/perf/benchfmt), read line by line:
 
 ns/op -> ns_per_op (ns), B/op -> bytes_per_op, allocs/op -> allocs_per_op; any other unit
 (MB/s from b.SetBytes, b.ReportMetric's own) is a metric of its own name (MB/s -> mb_per_s):
-higher is better when the unit is a rate ("/s"), else lower."""
+higher is better when the unit is a rate ("/s"), else lower.  A result line is read by
+collectors.harness.go_result, as a harness run's output is (``compare --harness gobench``)."""
 
 from __future__ import annotations
 
-import functools
-import math
 import re
 from pathlib import Path
 
+from perflab import notes as said
+from perflab.collectors.harness import GO_RESULT_LINE as RESULT_LINE
+from perflab.collectors.harness import HarnessOutputError, go_result
 from perflab.imports.common import bad, mtime, text_lines
-from perflab.model import Configuration, Fingerprint, MetricInfo, ResultSet, Run, Settings
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "gobench"
-SOURCE = "go test -bench"
 
-# unit -> (metric, factor to its unit, unit, description)
-UNITS: dict[str, tuple[str, float, str, str]] = {
-    "ns/op": ("ns_per_op", 1.0, "ns", "time per operation (b.N loop iteration)"),
-    "sec/op": ("ns_per_op", 1e9, "ns", "time per operation (b.N loop iteration)"),
-    "B/op": ("bytes_per_op", 1.0, "B", "bytes allocated per operation (-benchmem)"),
-    "allocs/op": ("allocs_per_op", 1.0, "count", "heap allocations per operation (-benchmem)"),
-}
 FINGERPRINT_KEYS = {"goos": "os", "goarch": "arch", "cpu": "cpu_model"}
 CONFIG_LINE = re.compile(r"([a-z][^\sA-Z:]*):(?:[ \t]+(.*)|$)")
-RESULT_LINE = re.compile(r"Benchmark(\S*)\s+(\S+)\s+(.*)")
 
 
 def sniff(head: str) -> bool:
@@ -44,41 +37,6 @@ def sniff(head: str) -> bool:
     return any(RESULT_LINE.match(line) for line in lines) and (
         any(line.startswith(("goos:", "goarch:", "pkg:")) for line in lines)
         or any(re.match(r"Benchmark\S*\s+\d+\s+\S+ ns/op", line) for line in lines))
-
-
-@functools.lru_cache(maxsize=1024)
-def metric_of(unit: str) -> MetricInfo:
-    """The metric a unit becomes: perflab's name for ns/op, B/op, allocs/op; else the unit's
-    own (MB/s -> mb_per_s, bytes/hash -> bytes_per_hash), higher-is-better for a rate."""
-    if unit in UNITS:
-        name, _, u, desc = UNITS[unit]
-        return MetricInfo(name, u, SOURCE, description=desc)
-    name = re.sub(r"[^a-z0-9]+", "_", unit.lower().replace("/", "_per_")).strip("_") or "value"
-    rate = unit.endswith("/s")
-    return MetricInfo(name, unit, SOURCE, direction="higher" if rate else "lower",
-                      description=f"reported in {unit}")
-
-
-def _result(path: Path, lineno: int, m: re.Match[str]) -> dict[str, tuple[float, MetricInfo]]:
-    """A result line's metrics (a line with an iteration count); a value that is not a number,
-    or a value without its unit, refuses the file."""
-    name, rest = m.group(1), m.group(3).split()
-    where = f"line {lineno} (Benchmark{name})"
-    if not rest or len(rest) % 2:
-        raise bad(path, FORMAT, f"{where} has a value without its unit" if rest else
-                  f"{where} has no measurements")
-    values: dict[str, tuple[float, MetricInfo]] = {}
-    for value, unit in zip(rest[::2], rest[1::2], strict=True):
-        try:
-            v = float(value)
-        except ValueError:
-            raise bad(path, FORMAT, f"{where} has the value {value!r} for {unit}, not a "
-                      "number") from None
-        if not math.isfinite(v) or v < 0:
-            raise bad(path, FORMAT, f"{where} has the value {value} for {unit}")
-        info = metric_of(unit)
-        values[info.name] = (v * (UNITS[unit][1] if unit in UNITS else 1.0), info)
-    return values
 
 
 def read(path: Path, benchmark: str | None) -> ResultSet:
@@ -92,13 +50,16 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     for lineno, line in enumerate(text_lines(path, FORMAT), start=1):
         line = line.rstrip("\r\n")
         if line.startswith("Benchmark"):
-            m = RESULT_LINE.fullmatch(line.rstrip())
-            if m is None or not m.group(2).isdigit():
+            try:
+                got = go_result(line)
+            except HarnessOutputError as e:
+                raise bad(path, FORMAT, f"line {lineno} (Benchmark{e.name}) {e.what}") from None
+            if got is None:
                 # A name alone, or followed by the benchmark's own output (go test prints the
                 # result on a later line): benchstat skips it too.
                 unparsed += 1
                 continue
-            name, values = m.group(1), _result(path, lineno, m)
+            name, values = got
             key = (name, tuple(sorted(config.items())))
             cfg = configs.get(key)
             if cfg is None:
@@ -127,14 +88,17 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     rs.configurations = list(configs.values())
     rs.fingerprint = Fingerprint.from_json(fingerprint)
     most = max(len(c.runs) for c in rs.configurations)
-    rs.notes.append(f"imported from go test -bench: one run per result line ({most} at most "
-                    "per benchmark: -count)")
+    rs.notes.add(said.imported(
+        f"imported from go test -bench: one run per result line ({most} at most "
+        "per benchmark: -count)"))
     if most < 2:
-        rs.notes.append("one result per benchmark: no spread to judge a change by (run with "
-                        "-count 10)")
+        rs.notes.add(said.imported(
+            "one result per benchmark: no spread to judge a change by (run with "
+            "-count 10)"))
     if unparsed:
-        rs.notes.append(f"{unparsed} 'Benchmark...' lines without results were ignored (a "
-                        "benchmark's own output, or a failed benchmark)")
+        rs.notes.add(said.imported(
+            f"{unparsed} 'Benchmark...' lines without results were ignored (a "
+            "benchmark's own output, or a failed benchmark)"))
     return rs
 
 

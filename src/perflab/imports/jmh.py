@@ -12,17 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from perflab import notes as said
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, first_negative, is_num, mtime, need, read_json
-from perflab.model import (
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+from perflab.metrics import MetricInfo, metric_direction
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "jmh"
 SOURCE = "JMH"
@@ -184,7 +178,7 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
     rs.fingerprint = Fingerprint.from_json(fp)
     if "jmh_version" in first:
         rs.settings.extra["jmh_version"] = first["jmh_version"]
-    rs.notes.append("imported from JMH: one sample per fork and measurement iteration; "
-                    + ", ".join(f"{m} ({i.unit}, {i.direction} is better)"
-                                for m, i in sorted(rs.metrics.items())))
+    rs.notes.add(said.imported("imported from JMH: one sample per fork and measurement iteration; "
+                               + ", ".join(f"{m} ({i.unit}, {i.direction} is better)"
+                                           for m, i in sorted(rs.metrics.items()))))
     return rs

@@ -9,19 +9,11 @@ import math
 import re
 from pathlib import Path
 
+from perflab import notes as said
 from perflab.format import fmt_fixed
 from perflab.imports.common import bad, is_num, loads, mtime, text_lines
-from perflab.model import (
-    BUILTIN_METRICS,
-    HARDWARE_COUNTERS,
-    PERF_HW,
-    PERF_SW,
-    Configuration,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-)
+from perflab.metrics import BUILTIN_METRICS, HARDWARE_COUNTERS, PERF_HW, PERF_SW, MetricInfo
+from perflab.model import Configuration, ResultSet, Run, Settings
 
 FORMAT = "perf-stat"
 
@@ -121,13 +113,14 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         raise bad(path, "perf stat -j", "every event was <not supported> or <not counted>")
     rs.configurations.append(cfg)
     if unsupported:
-        rs.notes.append(f"perf stat could not count: {', '.join(sorted(unsupported))} "
-                        "(no hardware PMU on the measured machine?)")
+        rs.notes.add(said.imported(f"perf stat could not count: {', '.join(sorted(unsupported))} "
+                                   "(no hardware PMU on the measured machine?)"))
     if multiplexed:
-        rs.notes.append("multiplexed counters (perf scaled them; % of time counted): " + ", ".join(
-            f"{m} {fmt_fixed(p)}%" for m, p in sorted(multiplexed.items())))
+        rs.notes.add(said.imported(
+            "multiplexed counters (perf scaled them; % of time counted): " + ", ".join(
+            f"{m} {fmt_fixed(p)}%" for m, p in sorted(multiplexed.items()))))
     if repeated:
-        rs.notes.append("perf stat -r: each imported run is the MEAN of perf's repeats")
+        rs.notes.add(said.imported("perf stat -r: each imported run is the MEAN of perf's repeats"))
     if "wall_time" not in rs.metrics:
-        rs.notes.append("no duration_time event: no wall_time (add -e duration_time)")
+        rs.notes.add(said.imported("no duration_time event: no wall_time (add -e duration_time)"))
     return rs

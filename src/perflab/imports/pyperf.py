@@ -11,18 +11,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from perflab.format import seconds_per
-from perflab.imports.common import bad, is_num, iso_date, mtime, read_json
-from perflab.model import (
-    BUILTIN_METRICS,
-    Configuration,
-    Fingerprint,
-    MetricInfo,
-    ResultSet,
-    Run,
-    Settings,
-    metric_direction,
-)
+import numpy as np
+
+from perflab import notes as said
+from perflab.imports.common import END, bad, is_num, iso_date, json_events, mtime
+from perflab.metrics import BUILTIN_METRICS, MetricInfo, metric_direction, seconds_per
+from perflab.model import Configuration, Fingerprint, ResultSet, Run, RunColumns, Settings
 
 FORMAT = "pyperf"
 
@@ -83,50 +77,90 @@ PYPERF_MEANING = {"ns_per_op": "per loop iteration",
 
 
 def read(path: Path, benchmark: str | None) -> ResultSet:
-    data = read_json(path, "pyperf")
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list) \
-            or not data["benchmarks"]:
+    """Read one pyperf run at a time (json_events), its values kept in columns (RunColumns) as
+    pyperf wrote them; the metric they become is told at the end, by the benchmark's metadata
+    merged over the file's (which pyperf may write after the benchmarks)."""
+    benches: list[tuple[dict[str, Any], RunColumns]] = []
+    top: dict[str, Any] = {}
+    bmeta: dict[str, Any] = {}
+    runs = RunColumns()
+    has_runs = False  # the benchmark read so far has a 'runs' list
+    seq = 0
+    first_date: float | None = None
+    for where, v, _ in json_events(path, "pyperf", ("benchmarks[]/runs[]",)):
+        if where == "benchmarks[]/runs[]":
+            name = str(bmeta.get("name") or f"benchmark {len(benches) + 1}")
+            seq, started = _run(path, name, v, runs, seq)
+            first_date = first_date or started
+        elif where == "benchmarks[]/metadata":
+            bmeta = v if isinstance(v, dict) else {}
+        elif where == "benchmarks[]/runs":
+            has_runs = v is END
+        elif where == "benchmarks[]":
+            if v is not END or not has_runs:
+                raise bad(path, "pyperf", f"benchmark {len(benches) + 1} has no 'runs'")
+            benches.append((bmeta, runs))
+            bmeta, runs, has_runs = {}, RunColumns(), False
+        elif where == "benchmarks" and v is not END:
+            raise bad(path, "pyperf", "no 'benchmarks' list")
+        elif where in ("metadata", "version"):
+            top[where] = v
+    if not benches:
         raise bad(path, "pyperf", "no 'benchmarks' list")
-    meta = data.get("metadata") or {}
+    return _result_set(path, benchmark, top, benches, first_date)
+
+
+_RAW = "pyperf_raw"  # a run's value as pyperf wrote it, until its metric is known
+
+
+def _run(path: Path, name: str, run: Any, runs: RunColumns, seq: int
+         ) -> tuple[int, float | None]:
+    """One pyperf run's warm-ups and values appended to ``runs``; the next seq and its date."""
+    if not isinstance(run, dict):
+        raise bad(path, "pyperf", f"a run of '{name}' is not an object")
+    rmeta = run.get("metadata") or {}
+    started = iso_date(rmeta.get("date"))
+    for w in run.get("warmups") or []:
+        if isinstance(w, list) and len(w) == 2 and is_num(w[1]):
+            runs.append(Run(seq=seq, values={_RAW: w[1]}, warmup=True,
+                            started_at=started or 0.0))
+            seq += 1
+    load1 = rmeta.get("load_avg_1min")
+    for v in run.get("values") or []:
+        if not is_num(v) or v < 0:
+            raise bad(path, "pyperf", f"{'negative' if is_num(v) else 'non-numeric'} "
+                      f"value {v!r} in '{name}'")
+        runs.append(Run(seq=seq, values={_RAW: v}, started_at=started or 0.0,
+                        load1=load1 if is_num(load1) else None))
+        seq += 1
+    return seq, started
+
+
+def _result_set(path: Path, benchmark: str | None, top: dict[str, Any],
+                benches: list[tuple[dict[str, Any], RunColumns]],
+                first_date: float | None) -> ResultSet:
+    meta = top.get("metadata") if isinstance(top.get("metadata"), dict) else {}
     rs = ResultSet(kind="import", created_at=mtime(path), label=f"pyperf {path.name}",
                    fingerprint=Fingerprint.from_json(_pyperf_fingerprint(meta)),
                    settings=Settings(file=str(path), import_format="pyperf",
-                                     extra={"pyperf_version": data.get("version")}))
-    seq = 0
-    first_date: float | None = None
-    for i, bench in enumerate(data["benchmarks"]):
-        if not isinstance(bench, dict) or not isinstance(bench.get("runs"), list):
-            raise bad(path, "pyperf", f"benchmark {i + 1} has no 'runs'")
-        bmeta = {**meta, **(bench.get("metadata") or {})}
+                                     extra={"pyperf_version": top.get("version")}))
+    for i, (own, runs) in enumerate(benches):
+        bmeta = {**meta, **own}
         name = str(bmeta.get("name") or f"benchmark {i + 1}")
         info, factor, argv = _metric(bmeta, name)
-        metric = info.name
-        rs.metrics[metric] = info
+        rs.metrics[info.name] = info
+        raw = runs.metrics.pop(_RAW, None)
+        if raw is not None:  # pyperf's unit to the metric's, in place
+            column = np.frombuffer(raw, dtype=np.float64)
+            column *= factor
+            runs.metrics[info.name] = raw
         cfg = Configuration(name=name, command=argv, benchmark=benchmark or name,
-                            is_baseline=(i == 0))
-        for run in bench["runs"]:
-            rmeta = run.get("metadata") or {}
-            started = iso_date(rmeta.get("date"))
-            if started and first_date is None:
-                first_date = started
-            for w in run.get("warmups") or []:
-                if isinstance(w, list) and len(w) == 2 and is_num(w[1]):
-                    cfg.runs.append(Run(seq=seq, values={metric: w[1] * factor}, warmup=True,
-                                        started_at=started or 0.0))
-                    seq += 1
-            for v in run.get("values") or []:
-                if not is_num(v) or v < 0:
-                    raise bad(path, "pyperf", f"{'negative' if is_num(v) else 'non-numeric'} "
-                              f"value {v!r} in '{name}'")
-                cfg.runs.append(Run(seq=seq, values={metric: v * factor},
-                                    started_at=started or 0.0,
-                                    load1=rmeta.get("load_avg_1min")))
-                seq += 1
-        if not cfg.measured_runs():
+                            is_baseline=(i == 0), runs=runs)
+        if not cfg.measured_count():
             raise bad(path, "pyperf", f"benchmark '{name}' has no measured values")
         rs.configurations.append(cfg)
     if first_date:
         rs.created_at = first_date
-    rs.notes.append("imported from pyperf: " + ", ".join(sorted(
-        f"{m} ({PYPERF_MEANING.get(m, _other_meaning(m))})" for m in rs.metrics)))
+    rs.notes.add(said.imported("imported from pyperf: " + ", ".join(sorted(
+        f"{m} ({PYPERF_MEANING.get(m, _other_meaning(m))})" for m in rs.metrics))))
     return rs

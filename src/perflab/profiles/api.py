@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.errors import PerflabError
 from perflab.fingerprint import PROFILE_IDENTITY_KEYS as IDENTITY_KEYS
 from perflab.profiles.analysis import DiffRow, SymbolStat, diff_symbols
 from perflab.profiles.store import ProfileRecord, load_profile, profiles_dir
 from perflab.storage import Store
+
+if TYPE_CHECKING:
+    from perflab.model import ResultSet
 
 
 def top_symbols(profile_id: int, store: Store | None = None, *, limit: int | None = 20,
@@ -122,3 +127,21 @@ def diff_profiles(a_id: int, b_id: int, store: Store | None = None, *,
             out.warnings.append("no differential flame graph: a profile's folded stacks are "
                                 f"missing ({a.folded_path} or {b.folded_path})")
     return out
+
+
+def profile_configurations(rs: ResultSet, store: Store,
+                           recorded: Callable[[int, str], None] = lambda pid, name: None,
+                           ) -> list[ProfileDiff]:
+    """A perf profile of each configuration of ``rs`` (stored with the result), and the diff
+    of each other configuration's against the first's; ``recorded(profile id, name)`` is
+    called as each profile is stored."""
+    from perflab.profiles.record import record_profile
+
+    ids = []
+    for cfg in rs.configurations:
+        argv = ["/bin/sh", "-c", " ".join(cfg.command)] if cfg.shell else cfg.command
+        pid = record_profile(argv, env=cfg.env or None, name=cfg.name, store=store,
+                             result_id=rs.id, configuration_id=cfg.id)
+        recorded(pid, cfg.name)
+        ids.append(pid)
+    return [diff_profiles(ids[0], other, store) for other in ids[1:]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from perflab.format import fmt_change_pct, fmt_ci_end, fmt_count, fmt_sig, fmt_signed
@@ -143,9 +143,3 @@ def _cell_text(cell: str) -> str:
     if not params:
         return ""
     return " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-
-
-def story_metrics(metrics: Sequence[str]) -> list[str]:
-    """The counters among ``metrics`` a story would talk about (for callers choosing what to
-    compare)."""
-    return [m for m, _ in STORY_COUNTERS if m in metrics]

@@ -1,6 +1,6 @@
-"""One Analysis per result: what every view of it shows, computed once (issue 24).
+"""One Analysis per result: what every view of it shows, computed once.
 
-The use-case layer (session, cli/measure, suites/report) judges a result once, with the plan it
+The use-case layer (session, cli/measure, reports/report) judges a result once, with the plan it
 is judged by, and hands the Analysis to every view: terminal tables, exports (JSON, CSV,
 Markdown, hyperfine, pyperf), a suite's tables, plots and HTML.  A view reads the summaries,
 comparisons, plan and warnings here; it neither summarizes samples itself nor keeps defaults
@@ -14,14 +14,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from perflab import stats
+from perflab.judging import Estimator, Plan
 from perflab.model import Configuration, ResultSet
-from perflab.stats import Comparison, Estimator, Plan, Summary
+from perflab.stats import Comparison, Summary
 
 
 @dataclass(frozen=True)
 class Analysis:
     """A result, the plan it is judged by, its comparisons, and (computed on first use, once)
-    the summary of every (configuration, metric) and its warnings."""
+    the summary of every (configuration, metric); what the views read (reports.matrix,
+    reports.warnings)."""
 
     rs: ResultSet
     plan: Plan
@@ -72,18 +74,3 @@ class Analysis:
 
     def comparisons_of(self, metric: str) -> list[Comparison]:
         return [c for c in self.comparisons if c.metric == metric]
-
-    @cached_property
-    def warnings(self) -> list[str]:
-        """What makes these numbers less trustworthy (reports.warnings.result_warnings), the
-        busy-machine warning included."""
-        from perflab.reports.warnings import result_warnings
-
-        return result_warnings(self)
-
-    @cached_property
-    def busy(self) -> list[str]:
-        """The machine's load during the runs, when it was more than half busy."""
-        from perflab.reports.warnings import busy_machine
-
-        return busy_machine(self.rs)

@@ -14,9 +14,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from perflab.format import (
+    env_differences,
     fmt_change,
     fmt_change_pct,
     fmt_cv,
+    fmt_env,
     fmt_interval,
     fmt_p,
     fmt_params,
@@ -26,7 +28,7 @@ from perflab.format import (
     fmt_signed,
     fmt_value,
 )
-from perflab.model import ResultSet
+from perflab.model import Configuration, ResultSet
 from perflab.stats import Comparison, Summary
 from perflab.table import Table
 
@@ -173,17 +175,23 @@ def comparison_csv_rows(a: Analysis, metric: str) -> list[dict[str, Any]]:
 
 def configuration_rows(rs: ResultSet) -> list[dict[str, str]]:
     """What each configuration ran: its command (the first cell's, with the number of cells
-    whose parameters vary it) and its benchmark; a report named neither (issue 25: grep for
-    the program found nothing in the HTML, the Markdown or the CSV)."""
+    whose parameters vary it) and its benchmark, so a grep for the program finds it in the HTML, the
+    Markdown and the CSV."""
     rows: dict[str, dict[str, str]] = {}
     cells: dict[str, int] = {}
+    firsts: dict[str, Configuration] = {}
+    for c in rs.configurations:
+        firsts.setdefault(c.name, c)
+    # The variables that tell configurations apart (runtime knobs), set before the command as
+    # a shell would: configurations that run one command differ only there.
+    envs = dict(zip(firsts, env_differences([c.env for c in firsts.values()]), strict=True))
     for c in rs.configurations:
         cells[c.name] = cells.get(c.name, 0) + 1
         if c.name not in rows:
             cmd = " ".join(c.command)
             rows[c.name] = {"configuration": c.name + (" (baseline)" if c.is_baseline else ""),
                             "benchmark": c.benchmark if c.benchmark != cmd else "-",
-                            "command": cmd}
+                            "command": " ".join(filter(None, (fmt_env(envs[c.name]), cmd)))}
     for name, n in cells.items():
         if n > 1:
             rows[name]["command"] += f"  (first of {n} cells)"

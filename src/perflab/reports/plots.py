@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.errors import printable
 from perflab.format import fmt_share
+from perflab.judging import Plan
 from perflab.model import ResultSet
 from perflab.reports.matrix import (
     cell_params,
@@ -29,10 +31,10 @@ from perflab.reports.matrix import (
     interval_words,
     unit_of,
 )
-from perflab.stats import Comparison, Plan, axis_comparisons
+from perflab.stats import Comparison, axis_comparisons, cpu_share_caveat
 
 # matplotlib is imported where a plot is drawn: a report without plots, and the study axes
-# (suites/report.py), load none of it (0.3 s of import, more on a busy machine; issue 25).
+# (reports/report.py), load none of it (0.3 s of import, more on a busy machine).
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -147,13 +149,13 @@ def _set_scales(ax: Axes, xs: Sequence[float], ys: Sequence[float], log_x: Any,
             ax.set_xscale("log")
     if xs and all(float(v).is_integer() for v in xs):
         # An integer parameter (depth, threads) is ticked at its own values, as integers:
-        # not "10^1" on a log axis, nor 1.2, 1.4 between 1 and 2 threads (issue 25).
+        # not "10^1" on a log axis, nor 1.2, 1.4 between 1 and 2 threads.
         ticks = sorted({float(v) for v in xs})
         ax.set_xticks(ticks, [f"{int(v)}" for v in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
     if log_y is True or (log_y == "auto" and _spans_decades(ys)):
         ax.set_yscale("log")
-        # Plain numbers on a log axis ("2", "20"), not "2x10^0" (issue 25).
+        # Plain numbers on a log axis ("2", "20"), not "2x10^0".
         for set_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
             set_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
@@ -185,7 +187,7 @@ def _grid(n: int) -> tuple[int, int]:
 def _figure(n: int, title: str, caption: str,
             sharey: bool = False) -> tuple[Figure, list[Axes]]:
     """``sharey``: one y range for every panel, where panels are compared (ratios: 1.1 must
-    look the same in each; issue 25 found them on independent ranges)."""
+    look the same in each, not on independent ranges)."""
     from matplotlib.figure import Figure
 
     rows, cols = _grid(n)
@@ -268,11 +270,12 @@ def plot_metric(analysis: Analysis, metric: str, x: str, out: Path, *, log_x: An
 
 def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, float, float,
                 float]]]], x: str, ylabel: str, title: str, out: Path, name: str,
-                log_x: Any) -> PlotFile | None:
-    """series: panel label -> line label -> [(x, ratio, lo, hi)]."""
+                log_x: Any, caveat: str = "") -> PlotFile | None:
+    """series: panel label -> line label -> [(x, ratio, lo, hi)]; ``caveat``: what the ratios
+    measure, under the caption."""
     if not any(series.values()):
         return None
-    cap = caption_for(rs)
+    cap = caption_for(rs) + (f"\n{textwrap.fill(caveat, 110)}" if caveat else "")
     panels = [k for k, v in series.items() if v]
     fig, axes = _figure(len(panels), title, cap, sharey=True)
     xvals = _params_of(rs)[x]
@@ -318,7 +321,7 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
         series.setdefault(_label(params) or metric, {}).setdefault(c.candidate, []).append(
             (xv, c.ratio, c.ci_low, c.ci_high))
     # The bars are the verdicts' own intervals, at the family-adjusted levels (Holm's are
-    # wider than 95%): the title names them (it said "95% CI", issue 25).
+    # wider than 95%): the title names them, not "95% CI".
     levels = sorted({round(c.ci_level, 4) for c in comparisons
                      if c.metric == metric and math.isfinite(c.ratio)}) or [0.95]
     level = (f"{fmt_share(levels[0])} CI" if len(levels) == 1 else
@@ -354,9 +357,11 @@ def plot_scaling(analysis: Analysis, metric: str, x: str, out: Path, *,
         return None
     lo, hi = min(vals), max(vals)
     series, words = _cross_ratio(rs, metric, x, param, hi, lo, analysis.plan)
+    share = cpu_share_caveat(rs, metric, param, hi, lo)
     return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
                        f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
-                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x)
+                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x,
+                       caveat=str(share or ""))
 
 
 def plot_kinds(analysis: Analysis, metric: str, x: str, out: Path,

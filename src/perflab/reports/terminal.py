@@ -7,15 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
-from perflab.model import BUILTIN_METRICS, Configuration, MetricInfo, ResultSet
-from perflab.stats import (
-    CORRECTION_NAMES,
-    Comparison,
-    Estimator,
-    Summary,
-    bands_used,
-    parse_estimator,
-)
+from perflab.judging import Estimator, parse_estimator
+from perflab.metrics import BUILTIN_METRICS, MetricInfo, in_family
+from perflab.model import Configuration, ResultSet
+from perflab.stats import CORRECTION_NAMES, Comparison, Summary, bands_used
 from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:
@@ -49,7 +44,8 @@ def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> li
     if requested:
         return [m for m in requested if m in rs.metrics]
     primary = rs.settings.primary_metric or "wall_time"
-    out = [primary] if primary in rs.metrics else []
+    # The primary metric, or a harness run's every benchmark's metric of its family
+    out = [m for m in rs.metrics if in_family(m, primary)]
     out += [m for m in DEFAULT_ORDER if m in rs.metrics and m not in out]
     for m in rs.metrics:
         if m in out or m in BUILTIN_METRICS:
@@ -69,7 +65,7 @@ def _metric_rows(rs: ResultSet, cfg: Configuration, metrics: Sequence[str],
     for m in metrics:
         xs = cfg.samples(m)
         if xs:
-            yield m, Cell(m, "bold" if m == primary else ""), rs.metrics[m], xs
+            yield m, Cell(m, "bold" if in_family(m, primary) else ""), rs.metrics[m], xs
 
 
 def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
@@ -140,21 +136,24 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     est = parse_estimator(plan.estimator)
     paired = any(c.paired for c in comps)
     what = ("per-round ratios" if paired else "ratio of the runs (not interleaved)")
-    n_primary = sum(c.p_value is not None and c.metric == primary for c in comps)
-    levels = [c.ci_level for c in comps if c.p_value is not None and c.metric == primary]
+    n_primary = sum(c.p_value is not None and in_family(c.metric, primary) for c in comps)
+    levels = [c.ci_level for c in comps if c.p_value is not None and in_family(c.metric, primary)]
     level = f"{fmt_sig(100 * min(levels), 4)}%" if levels else "95%"
     looks = (f", alpha spent over {plan.looks} looks (judged at {fmt_sig(plan.level, 2)})"
              if plan.level is not None else
              f", alpha split over {plan.looks} looks" if plan.looks > 1 else "")
     exact = primary is not None and n_primary == 0 and any(
-        c.metric == primary and c.deterministic for c in comps)
+        in_family(c.metric, primary) and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
-    # false slower/faster on some secondary one in about a third of A/A compares (issue 19).
+    # false slower/faster on some secondary one in about a third of A/A compares.
     others = (f"other metrics: exploratory (their claims so marked), "
               f"{CORRECTION_NAMES[plan.secondary]} "
               f"{'over all of them, one family' if plan.pool_exploratory else 'per metric'}")
+    # A harness run: the primary family is every benchmark's metric of it
+    benches = len({c.metric for c in comps if in_family(c.metric, primary) and c.metric != primary})
+    named = f"{primary} of {benches} benchmarks" if benches else primary
     fam = (f"{primary}: exact counts, compared without statistics; {others}" if exact else
-           f"{primary} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
+           f"{named} (guarded): {CORRECTION_NAMES[plan.correction]} over {n_primary} "
            f"comparison{'s' if n_primary != 1 else ''}{looks}, CI at up to {level}; {others}"
            if primary else f"{CORRECTION_NAMES[plan.correction]} per metric{looks}")
     bands = bands_text(comps)

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from enum import StrEnum
 
 import numpy as np
 
+from perflab import notes as said
 from perflab.format import fmt_fixed, fmt_ratio, fmt_share
+from perflab.judging import MIN_RUNS, parse_estimator
 from perflab.model import ResultSet
+from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import cell_label
-from perflab.stats import MIN_RUNS, Summary, differing_results, parse_estimator
-
-if TYPE_CHECKING:
-    from perflab.reports.analysis import Analysis
+from perflab.stats import Summary, busy_load, differing_results, kernel_blind_note
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
+# Across a suite's series, noise is judged against the run's own: a series is unusually noisy
+# when its CV exceeds both NOISY_CV and the median CV of its peers (same metric, same run) by
+# UNUSUAL_MADS robust spreads (1.4826 x the MAD of the CVs, a standard deviation for normal
+# data).  A workload whose every series varies by 10% is what this workload does on this
+# machine (said once, as the run's typical CV); the series that stands out is what to look at.
+UNUSUAL_MADS = 3.0
 
 
 def is_noisy(s: Summary) -> bool:
@@ -27,8 +33,8 @@ def is_noisy(s: Summary) -> bool:
 
 
 def result_warnings(a: Analysis) -> list[str]:
-    """What makes these numbers less trustworthy (hyperfine-style warnings, and more); read
-    through Analysis.warnings, which computes them once per result."""
+    """What makes these numbers less trustworthy (hyperfine-style warnings, and more), the
+    busy-machine warning included."""
     rs = a.rs
     out: list[str] = []
     primary = rs.settings.primary_metric or "wall_time"
@@ -75,17 +81,42 @@ def result_warnings(a: Analysis) -> list[str]:
                 out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
-    out += a.busy
+    out += busy_machine(a.rs) + threads_over_cpus(a.rs) + kernel_heavy(a.rs)
     return out
+
+
+def kernel_heavy(rs: ResultSet) -> list[str]:
+    """Per configuration with a valgrind count: the kernel's share of its CPU time, where the
+    kernel does most of the work (stats.kernel_blind_note)."""
+    out = []
+    counted = [m for m, info in rs.metrics.items() if "callgrind" in info.source]
+    for name in dict.fromkeys(c.name for c in rs.configurations):
+        cfgs = [c for c in rs.configurations if c.name == name]
+        if not any(c.samples(m) for c in cfgs for m in counted):
+            continue
+        note = next(filter(None, (kernel_blind_note(rs, m, cfgs) for m in counted)), None)
+        if note is not None:
+            out.append(f"{name}: {note}")
+    return out
+
+
+def threads_over_cpus(rs: ResultSet) -> list[str]:
+    """Cells that ask for more threads than the machine that measured them has CPUs."""
+    cpus = rs.fingerprint.cpu_count
+    over = [c for c in rs.configurations if cpus and c.threads and c.threads > cpus]
+    if not cpus or not over:
+        return []
+    return [said.more_threads_than_cpus(max(c.threads or 0 for c in over), cpus,
+                                        len({c.cell for c in over}), len(rs.cells()))]
 
 
 def busy_machine(rs: ResultSet) -> list[str]:
     """The machine's load during the runs, when it was more than half busy: in the terminal's
     warnings and in every report's (the HTML page had it only as load_at_start)."""
     cpus = rs.fingerprint.cpu_count or 1
-    loads = [r.load1 for c in rs.configurations for r in c.runs if r.load1 is not None]
-    if loads and max(loads) > max(1.0, 0.5 * cpus):
-        return [f"the machine was busy: load average up to {fmt_fixed(max(loads), 2)} on {cpus} "
+    load = busy_load(rs)
+    if load is not None:
+        return [f"the machine was busy: load average up to {fmt_fixed(load, 2)} on {cpus} "
                 "CPUs during the runs"]
     return []
 
@@ -98,36 +129,127 @@ def _robust(a: Analysis) -> str:
     return f"the {est.label} the verdicts use is robust to a few"
 
 
+class WarningKind(StrEnum):
+    MACHINE = "machine"
+    CPUS = "cpus"
+    KERNEL = "kernel"
+    SKIPPED = "skipped"
+    NOTE = "note"
+    NOISY = "noisy"
+    INCONCLUSIVE = "inconclusive"
+    DIFFERENT = "different results"
+    FAILED = "failed"
+
+
 @dataclass
 class Warning_:
-    kind: str  # noisy | inconclusive | different results | failed | skipped | note
+    kind: WarningKind
     text: str
+    runs_needed: int | None = None  # inconclusive: runs per configuration that would decide
+
+
+def noise_limit(cvs: list[float]) -> float:
+    """The CV above which a series is unusually noisy for this run (UNUSUAL_MADS)."""
+    xs = np.array([c for c in cvs if not math.isnan(c)])
+    if not len(xs):
+        return NOISY_CV
+    med = float(np.median(xs))
+    mad = float(np.median(np.abs(xs - med))) * 1.4826
+    return max(NOISY_CV, med + UNUSUAL_MADS * mad)
+
+
+def typical_cv(a: Analysis, metric: str) -> tuple[float, int, int]:
+    """The run's median CV of ``metric`` over its series, their count and the median runs."""
+    ss = [s for s in a.summaries(metric).values() if s.n > 1 and not math.isnan(s.cv)]
+    if not ss:
+        return math.nan, 0, 0
+    return (float(np.median([s.cv for s in ss])), len(ss),
+            int(np.median([s.n for s in ss])))
 
 
 def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
     rs = a.rs
-    out: list[Warning_] = [Warning_("machine", w) for w in a.busy]
+    W = WarningKind
+    out: list[Warning_] = [Warning_(W.MACHINE, w) for w in busy_machine(a.rs)]
+    out += [Warning_(W.CPUS, w) for w in threads_over_cpus(a.rs)]
+    out += [Warning_(W.KERNEL, w) for w in kernel_heavy(a.rs)]
     for msg in rs.settings.suite.skipped or []:
-        out.append(Warning_("skipped", msg))
+        out.append(Warning_(W.SKIPPED, msg))
     for n in dict.fromkeys(rs.notes):
-        out.append(Warning_("note", n))
-    for (cell, name), s in a.summaries(metric).items():
-        if is_noisy(s):
-            out.append(Warning_("noisy", f"{cell_label(cell, rs)} / {name}: runs vary by "
+        out.append(Warning_(W.NOTE, n))
+    summaries = a.summaries(metric)
+    limit = noise_limit([s.cv for s in summaries.values() if s.n > 1])
+    for (cell, name), s in summaries.items():
+        if is_noisy(s) and s.cv > limit:
+            out.append(Warning_(W.NOISY, f"{cell_label(cell, rs)} / {name}: runs vary by "
                                 f"{fmt_share(s.cv)} (CV of {metric}, n={s.n}, {s.outliers} "
-                                "outliers)"))
+                                f"outliers; this run's limit {fmt_share(limit)})"))
     for c in a.comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
             need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
                     if c.runs_needed else f" ({c.note})" if c.note else "")
-            out.append(Warning_("inconclusive", f"{cell_label(c.cell, rs)} / {c.candidate} vs "
-                                f"{c.baseline}: ratio {fmt_ratio(c)}{need}"))
+            out.append(Warning_(W.INCONCLUSIVE, f"{cell_label(c.cell, rs)} / {c.candidate} vs "
+                                f"{c.baseline}: ratio {fmt_ratio(c)}{need}", c.runs_needed))
     for cell in rs.cells():
         for msg in differing_results(rs, cell):
-            out.append(Warning_("different results", f"{cell_label(cell, rs)}: {msg}"))
+            out.append(Warning_(W.DIFFERENT, f"{cell_label(cell, rs)}: {msg}"))
     for cfg in rs.configurations:
         bad = [r for r in cfg.runs if r.status != "ok"]
         if bad:
-            out.append(Warning_("failed", f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
+            out.append(Warning_(W.FAILED, f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
                                 f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
+    return out
+
+
+def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -> list[str]:
+    """The terminal's warnings: one line per kind, each with its count and what to do (every
+    warning itself is in the report at ``where``)."""
+    W = WarningKind
+    by: dict[WarningKind, list[Warning_]] = {}
+    for w in warns:
+        by.setdefault(w.kind, []).append(w)
+    out: list[str] = []
+    for w in by.get(W.MACHINE, []):
+        out.append(f"machine: 1 warning: {w.text}; confirm on a quieter machine what a "
+                   "verdict hangs on")
+    for w in by.get(W.CPUS, []):
+        out.append(f"cpus: 1 warning: {w.text}")
+    if by.get(W.KERNEL):
+        ws = by[W.KERNEL]
+        out.append(f"kernel: {len(ws)} configuration(s) whose valgrind counts miss most of "
+                   f"their CPU time (first: {ws[0].text}); judge them on task_clock or "
+                   "cpu_time")
+    if by.get(W.SKIPPED):
+        ws = by[W.SKIPPED]
+        out.append(f"skipped: {len(ws)} (first: {ws[0].text}); install what is missing and "
+                   f"run again to measure them (each in {where})")
+    if by.get(W.FAILED):
+        ws = by[W.FAILED]
+        out.append(f"failed: {len(ws)} series with failed runs (first: {ws[0].text}); fix "
+                   "the workload and run the suite again with --resume")
+    if by.get(W.DIFFERENT):
+        out.append(f"different results: {len(by[W.DIFFERENT])} cells whose configurations "
+                   f"printed different results; check the workloads agree (each in {where})")
+    med, series, runs = typical_cv(a, metric)
+    noisy = by.get(W.NOISY, [])
+    if series and (noisy or med > NOISY_CV):
+        limit = noise_limit([s.cv for s in a.summaries(metric).values() if s.n > 1])
+        act = (f"rerun those cells with --pin or on a quieter machine (each in {where})"
+               if noisy else "more runs narrow the CIs")
+        out.append(f"noisy: {len(noisy)} of {series} series of {metric} vary more than this "
+                   f"run's limit (CV > {fmt_share(limit)}; the median CV is {fmt_share(med)} "
+                   f"with {runs} runs); {act}")
+    inc = by.get(W.INCONCLUSIVE, [])
+    if inc:
+        total = sum(c.metric == metric for c in a.comparisons)
+        needed = sorted(w.runs_needed for w in inc if w.runs_needed)
+        decide = (f"about {needed[len(needed) // 2]} runs per configuration would decide half "
+                  f"of them (up to {needed[-1]}): raise runs in [measure]" if needed else
+                  f"see why in {where}")
+        out.append(f"inconclusive: {len(inc)} of {total} comparisons of {metric} stayed "
+                   f"inconclusive; {decide}")
+    if by.get(W.NOTE):
+        ws = by[W.NOTE]
+        out.append(f"notes: {len(ws)} said once by the collectors (first: {ws[0].text}); read "
+                   f"them all in {where}")
     return out

@@ -1,7 +1,7 @@
 """The machine's speed now, for a suite's estimate (SuitePlan.estimate_seconds, report_seconds).
 
-Estimates made from constants measured on a quiet machine were 4-12x too low at load 17-21
-(issue 25).  Before planning a run, perflab measures two things, in well under a second on a
+Estimates made from constants measured on a quiet machine are 4-12x too low at load 17-21.
+Before planning a run, perflab measures two things, in well under a second on a
 quiet machine:
 
 - the CPU share one thread gets now: a busy loop of PROBE_S wall seconds and the CPU time it

@@ -10,6 +10,7 @@ is lost.  The resume says so, in its output and in the result's notes.
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from collections.abc import Iterable
@@ -29,9 +30,18 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from perflab import notes as said
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
-from perflab.format import fmt_duration, fmt_fixed, fmt_params, fmt_plain, fmt_share
+from perflab.format import (
+    env_differences,
+    fmt_duration,
+    fmt_env,
+    fmt_fixed,
+    fmt_params,
+    fmt_plain,
+    fmt_share,
+)
 from perflab.model import Configuration, ResultSet, Settings, SuiteRecord
 from perflab.storage import Store
 from perflab.suites.calibrate import CalibrationFailed, calibrate
@@ -73,7 +83,7 @@ def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: flo
     the group in flight and the report included.  The pace (actual over estimated seconds) is
     the finished groups'; before the first ends, the plan's (1), and never less than the group
     in flight shows once it outlasts its estimate: a busy machine read "1/3 cells, about 1s
-    left" with 15 s left (issue 25).  Nor is the group in flight done while ``runs_done`` (the
+    left" with 15 s left.  Nor is the group in flight done while ``runs_done`` (the
     share of its runs made) is below 1: what it has left is at least that share of its
     estimate, at the pace."""
     pace = elapsed_done / done_est if done_est > 0 else 1.0
@@ -87,8 +97,8 @@ def time_left(elapsed: float, elapsed_done: float, done_est: float, cur_est: flo
 
 
 def measure_options(plan: SuitePlan) -> Any:
+    from perflab.judging import Plan
     from perflab.runner import MeasureOptions
-    from perflab.stats import Plan
 
     suite = plan.suite
     m = dict(suite.measure)
@@ -239,11 +249,8 @@ class SuiteRun:
                 continue
             # Superseded, not reused: the partial runs come from an earlier session (another
             # load, another round order), and mixing sessions in one cell would unpair them.
-            note = (f"resumed: the {n} runs of unfinished cell {cell_key} from the interrupted "
-                    "session are superseded (kept in the store, left out of the analysis); the "
-                    "cell is measured again from the start")
-            if note not in rs.notes:
-                rs.notes.append(note)
+            note = said.resumed(n, cell_key)
+            rs.notes.add(note)
             self.console.print(note, highlight=False, soft_wrap=True)
         rs.configurations = [c for c in rs.configurations if c.cell in done]
         self.progress.failed = []  # failed cells are not done: they are measured again now
@@ -427,11 +434,18 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
              f"configuration series, baseline {s.baseline}"]
     for msg in plan.skipped:
         lines.append(f"  note: {msg}")
+    cpus = len(os.sched_getaffinity(0))
+    over = [t for c in plan.cells if isinstance(t := c.params.get("threads"), int) and t > cpus]
+    if over:
+        note = said.more_threads_than_cpus(max(over), cpus, len(over), len(plan.cells))
+        lines.append(f"  note: {note}")
     for cell in plan.cells:
         lines.append(f"  cell {fmt_params(cell.params) or '(single)'}")
-        for p in cell.configs:
+        envs = env_differences([p.env for p in cell.configs])
+        for p, env in zip(cell.configs, envs, strict=True):
             mark = " (baseline)" if p.is_baseline else ""
-            lines.append(f"    {p.name}{mark}: {shlex.join(p.argv)}")
+            cmd = " ".join(filter(None, (fmt_env(env), shlex.join(p.argv))))
+            lines.append(f"    {p.name}{mark}: {cmd}")
     m = s.measure
     per = (f"{m['runs']} runs" if "runs" in m else
            f"adaptive {m.get('min_runs', 6)}..{m.get('max_runs', 1000)} runs until the "

@@ -84,7 +84,7 @@ class SuitePlan:
         """The matrix parameters the report divides cells by: [report] kinds' parameter and the
         scaling parameter (threads, unless it is the x axis).  Cells that differ only in these
         are measured in the same rounds (groups), so those ratios are paired, not cells
-        measured minutes apart (issue 19: load drift read as a 0.70-0.75x thread scaling)."""
+        measured minutes apart (where load drift reads as a 0.70-0.75x thread scaling)."""
         rep = self.suite.report
         names = {a.name for a in self.suite.axes}
         out = [rep["kinds"]["param"]] if rep.get("kinds") else []

@@ -21,7 +21,7 @@ from typing import Any
 
 from perflab.errors import PerflabError
 from perflab.format import fmt_count, fmt_plain
-from perflab.stats import (
+from perflab.judging import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
@@ -154,7 +154,7 @@ class Suite:
     metrics: list[str] = field(default_factory=list)
     primary: str | None = None
     threshold: float = DEFAULT_THRESHOLD
-    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (stats.Plan)
+    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (judging.Plan)
     correction: str = DEFAULT_CORRECTION  # the primary metric's family across the matrix
     estimator: str = str(DEFAULT_ESTIMATOR)
     unavailable: str = "skip"
@@ -314,15 +314,27 @@ def load_suite(path: str | Path) -> Suite:
     return parse_suite(text, p)
 
 
+def toml_error_line(e: tomllib.TOMLDecodeError, text: str) -> tuple[int, bool]:
+    """The line a TOML error is at, and whether tomllib found it at the end of the file (an
+    array, string or table left open: the last line with text).  tomllib says where in its
+    message, "(at line N, column M)" or "(at end of document)"."""
+    lineno = getattr(e, "lineno", None)  # Python 3.14 gives it as an attribute
+    if isinstance(lineno, int) and lineno > 0:
+        return lineno, False
+    m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+    if m:
+        return int(m.group(1)), False
+    return max(1, len(text.rstrip().splitlines())), True
+
+
 def parse_suite(text: str, path: Path) -> Suite:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        m = re.search(r"line (\d+)", str(e))
-        line = m.group(1) if m else "1"
-        raise PerflabError(f"{path}:{line}: not valid TOML ({e})",
-                           "fix the syntax at that line (strings need quotes, tables [name])"
-                           ) from None
+        line, at_end = toml_error_line(e, text)
+        fix = ("close what is left open above it (an array's ], a string's quote, a table's })"
+               if at_end else "fix the syntax at that line (strings need quotes, tables [name])")
+        raise PerflabError(f"{path}:{line}: not valid TOML ({e})", fix) from None
     ck = _Checker(path, text)
     suite = _build(data, ck, path, text)
     if ck.problems:

@@ -125,10 +125,6 @@ class Workload:
     def is_available(self) -> bool:
         return self.available().ok
 
-    @property
-    def unavailable_reason(self) -> str:
-        return self.available().reason
-
     def is_built(self) -> bool:
         """Every declared output exists and was built from the sources as they are now (the
         content hash stored beside the outputs matches); a workload with nothing to build is

@@ -32,6 +32,7 @@ from perflab import __version__
 from perflab.format import fmt_band
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps
+from perflab.reports.warnings import result_warnings
 from perflab.stats import Comparison, bands_used
 
 SCHEMA = "perflab-result/1"
@@ -74,7 +75,7 @@ def result_to_json(a: Analysis) -> dict[str, Any]:
         "schema": SCHEMA, "perflab_version": __version__, "id": rs.id, "kind": rs.kind,
         "status": rs.status, "created_at": rs.created_at, "label": rs.label,
         "commit": rs.commit, "dirty": rs.dirty, "environment": rs.fingerprint.to_json(),
-        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": a.warnings,
+        "settings": rs.settings.to_dict(), "notes": rs.notes, "warnings": result_warnings(a),
         "configurations": configs, "comparisons": comps, "correction": plan.correction,
         "threshold": plan.threshold, "bands": bands_json(a.comparisons)})
 

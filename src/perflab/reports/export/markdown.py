@@ -8,6 +8,7 @@ from perflab.format import fmt_change, fmt_value, md_text, status_phrase
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import table
 from perflab.reports.terminal import correction_line, metrics_to_show
+from perflab.reports.warnings import result_warnings
 
 
 def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str:
@@ -45,7 +46,7 @@ def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str
         parts.append(table(rows, "" if cell == "{}" else f"cell {cell}").to_markdown())
     if a.comparisons:
         parts.append(md_text(correction_line(a, rs.settings.primary_metric)) + "\n")
-    notes = [f"- warning: {md_text(w)}" for w in a.warnings]
+    notes = [f"- warning: {md_text(w)}" for w in result_warnings(a)]
     notes += [f"- note: {md_text(n)}" for n in rs.notes]
     phrase = status_phrase(rs.status)
     head = [f"result {rs.id}: **{phrase}**\n"] if phrase else []

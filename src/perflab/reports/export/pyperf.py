@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perflab.format import seconds_per
+from perflab.metrics import seconds_per
 from perflab.model import ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.export import clean, dumps

@@ -9,16 +9,26 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
-from perflab.format import md_text, seconds_per, status_phrase
+from perflab.format import md_text, status_phrase
+from perflab.judging import Plan, parse_estimator
+from perflab.metrics import seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
 from perflab.reports.html import render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
-from perflab.reports.terminal import verdict_style, verdicts_heading
-from perflab.reports.warnings import Warning_, suite_warnings
-from perflab.stats import Comparison, Plan, axis_comparisons, parse_estimator
+from perflab.reports.study import LEGEND, axis_answers, ratio_matrix
+from perflab.reports.terminal import verdicts_heading
+from perflab.reports.warnings import (
+    Warning_,
+    kernel_heavy,
+    suite_warnings,
+    threads_over_cpus,
+    warning_lines,
+)
+from perflab.stats import axis_comparisons, cpu_share_caveat
 from perflab.validate import output_dir
 
 
@@ -75,13 +85,11 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
     # (Holm by default), BH for the others, even when --metric leaves the primary out.
     primary = decided_on(view) or (mets[0] if mets else "wall_time")
     shown = primary if primary in mets else (mets[0] if mets else primary)
-    tables = _metric_tables(a, mets, primary)
-    axis_tables, styles_of = _axis_tables(a, mets)
-    tables += axis_tables
+    tables = _metric_tables(a, mets, primary) + _axis_tables(a, mets)
     warns = suite_warnings(a, shown)
-    if console is not None:
-        _print_tables(console, tables, styles_of, a.comparisons_of(shown), mets, shown, warns)
     _write_files(rep, tables)
+    if console is not None:
+        print_study(console, a, shown, warns, out / "tables.md", out / "index.html")
     if plots:
         rcfg = info.report or {}
         plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
@@ -121,43 +129,39 @@ def _metric_tables(a: Analysis, mets: list[str], primary: str) -> Tables:
     return tables
 
 
-def _axis_tables(a: Analysis, mets: list[str]) -> tuple[Tables, dict[str, list[str]]]:
+def _axis_tables(a: Analysis, mets: list[str]) -> Tables:
     """What the study's plots divide (its [report] kinds, its thread scaling), with verdicts:
-    paired by round where the cells were measured in the same rounds (suites.execute).  The
-    tables, and each one's verdict styles by title."""
+    paired by round where the cells were measured in the same rounds (suites.execute)."""
     view, plan = a.rs, a.plan
     tables: Tables = []
-    styles_of: dict[str, list[str]] = {}
     for m in mets:
-        for param, a, b in study_axes(view, view.settings.suite.report or {}):
-            ac = axis_comparisons(view, m, param, a, b, plan=plan)
+        for param, numer, denom in study_axes(view, view.settings.suite.report or {}):
+            ac = axis_comparisons(view, m, param, numer, denom, plan=plan)
             if ac:
-                title = (f"{m}: {param}={a} over {param}={b} per configuration "
-                         f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)")
+                share = cpu_share_caveat(view, m, param, numer, denom)
+                title = (f"{m}: {param}={numer} over {param}={denom} per configuration "
+                         f"({matrix.interval_words(ac)}; {len(ac)} comparisons, one family)"
+                         + (f"; {share}" if share else ""))
                 tables.append((title, matrix.axis_rows(view, ac)))
-                styles_of[title] = [verdict_style(c) for c in ac]
-    return tables, styles_of
+    return tables
 
 
-def _print_tables(console: Console, tables: Tables, styles_of: dict[str, list[str]],
-                  comps: list[Comparison], mets: list[str], shown: str,
-                  warns: list[Warning_]) -> None:
-    """The terminal gets the primary metric (``comps``: its comparisons); every metric is in
-    the HTML and Markdown."""
-    styles = [verdict_style(c) for c in comps]  # comparison_rows'
-    for title, rows in tables:
-        if title.startswith(f"{shown}:") or title.startswith(f"{shown} ("):
-            has_verdict = bool(rows) and "verdict" in rows[0]
-            console.print(matrix.table(rows, title, verdict_styles=styles_of.get(
-                title, styles) if has_verdict else None).to_rich(console))
-    if len(mets) > 1:
-        others = [m for m in mets if m != shown]
-        console.print(f"(tables for {', '.join(others)} are in the HTML and Markdown)",
-                      highlight=False)
-    for w in warns[:30]:
-        console.print(f"[yellow]{w.kind}[/]: {w.text}", highlight=False)
-    if len(warns) > 30:
-        console.print(f"... and {len(warns) - 30} more warnings in the HTML report")
+def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_],
+                tables_md: Path, html: Path) -> None:
+    """The study's answer in one screen: the decided metric's ratio matrix, the study's axes
+    in words, the warnings one line per kind; every table of every metric is in
+    ``tables_md`` and ``html``, and the last lines say so."""
+    t = ratio_matrix(a, shown)
+    if t is not None:
+        console.print(t.to_rich(console))
+        console.print(LEGEND, highlight=False, soft_wrap=False)
+    for line in axis_answers(a, shown):
+        console.print(line, highlight=False)
+    for line in warning_lines(a, shown, warns, f"{html.name}#warnings"):
+        console.print(f"[yellow]{escape(line.split(':', 1)[0])}[/]:"
+                      f"{escape(line.split(':', 1)[1])}", highlight=False)
+    console.print(f"tables: {tables_md} (medians, comparisons and axes of every metric, and "
+                  "every metric per cell)", highlight=False)
 
 
 def _write_files(rep: Report, tables: Tables) -> None:
@@ -174,7 +178,8 @@ def _write_files(rep: Report, tables: Tables) -> None:
         for cell in view.cells()]
     md = out / "tables.md"
     # How the verdicts were reached, as the HTML page says it (the bands that decided).
-    judged = md_text(verdicts_heading(a))
+    judged = md_text(verdicts_heading(a)) + "".join(
+        f"\n\nwarning: {md_text(w)}" for w in threads_over_cpus(view) + kernel_heavy(view))
     state = f", {status_phrase(view.status)}" if status_phrase(view.status) else ""
     rep.markdown = (f"# {md_text(view.label or 'perflab')} (result {view.id}{state})\n\n"
                     f"{judged}\n\n"

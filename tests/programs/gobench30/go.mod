@@ -1,0 +1,3 @@
+module perflab.test/gobench30
+
+go 1.21

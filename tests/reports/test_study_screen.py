@@ -1,0 +1,78 @@
+"""A stored study reads in one screen: the terminal end of a report fits 60 lines at 120
+columns, answers the study's axes in words, and every warning line has a count and an action."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from test_reports_matrix import make_result
+
+from perflab.model import ResultSet
+from perflab.reports.report import build_report
+from perflab.reports.warnings import WarningKind
+from perflab.storage import Store
+
+pytestmark = pytest.mark.unit
+
+SCHEMA4 = Path(__file__).parent.parent / "fixtures" / "core" / "schema4" / "results.db"
+KINDS = tuple(k.value for k in WarningKind) + ("notes",)
+
+
+def _screen(rs: ResultSet, out: Path) -> list[str]:
+    con = Console(width=120, record=True, file=io.StringIO())
+    build_report(rs, out, console=con, plots=False)
+    return con.export_text().splitlines()
+
+
+def _warning_lines(lines: list[str]) -> list[str]:
+    # a warning line starts with its kind; a long one wraps onto the next screen line
+    text = "\n".join(lines)
+    starts = [m.start() for m in re.finditer(rf"^({'|'.join(KINDS)}): ", text, re.M)]
+    ends = [*starts[1:], text.find("\ntables: ")]
+    return [text[a:b].replace("\n", " ") for a, b in zip(starts, ends, strict=True)]
+
+
+def _check(lines: list[str], out: Path) -> list[str]:
+    assert len(lines) <= 60, "\n".join(lines)
+    assert all(len(ln) <= 120 for ln in lines), [ln for ln in lines if len(ln) > 120]
+    assert f"tables: {out / 'tables.md'}" in " ".join(lines[-3:])  # where the long tables are
+    warns = _warning_lines(lines)
+    for w in warns:
+        assert re.search(r": \d+ ", w), f"no count: {w}"
+        head, _, action = w.rpartition("; ")
+        assert head and len(action.split()) >= 3, f"no action: {w}"
+    return warns
+
+
+def test_a_stored_suite_of_the_earlier_schema_reads_in_one_screen(tmp_path: Path) -> None:
+    db = tmp_path / "results.db"
+    shutil.copy(SCHEMA4, db)
+    rs = Store(f"sqlite:///{db}").load(4)
+    lines = _screen(rs, tmp_path / "r")
+    warns = _check(lines, tmp_path / "r")
+    # 6 runs a configuration: too few to rule out drift, neither comparison is decided
+    assert any(w.startswith("inconclusive: 2 of 2 comparisons") and "3111 runs" in w
+               for w in warns)
+    assert "to a per cell" in "\n".join(lines[:3])  # the matrix of task_clock, the primary
+
+
+def test_a_stored_study_answers_its_axes_in_one_screen(tmp_path: Path) -> None:
+    store = Store(tmp_path / "study.sqlite")
+    rs = store.load(store.save(make_result(n=20)))  # fewer cannot rule out drift
+    out = tmp_path / "r"
+    lines = _screen(rs, out)
+    warns = _check(lines, out)
+    text = "\n".join(lines)
+    # 12 cells down, three configurations across, each the ratio with its mark
+    assert re.search(r"│ 0 +│ 1 +│ hardware +│ +2▲ │ +1= │", text)
+    assert "kind=hardware / kind=software: base" in text  # the kinds axis, in words
+    assert "ns_per_op per extra depth at threads=1 kind=software" in text
+    # the noisy configuration stands out from its quiet peers; the quiet ones are not flagged
+    (noisy,) = [w for w in warns if w.startswith("noisy:")]
+    assert noisy.startswith("noisy: 12 of 48 series"), noisy
+    assert (out / "tables.md").exists()
