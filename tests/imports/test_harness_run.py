@@ -129,7 +129,7 @@ def _go() -> str:
 
 
 def _verdicts(db: Path) -> dict[str, str]:
-    from perflab.stats import EXPLORATORY, compare_result as judge
+    from perflab.stats import compare_result as judge
 
     store = Store(db)
     rs = store.load(max(r["id"] for r in store.list_results(None)))
