@@ -28,6 +28,18 @@ DEFAULT_THRESHOLD = 0.01  # the one default band (+-1%), stored with every resul
 DEFAULT_CORRECTION = "holm"  # the primary metric's family
 SECONDARY_CORRECTION = "bh"  # every other metric's family
 MIN_RUNS = 6  # per configuration, for any statistical verdict
+# The largest lag-1 correlation verdicts are guaranteed for: an interval is widened for at most
+# this much, and for this much where it cannot be estimated (below SERIAL_MIN_RUNS).  Beyond it
+# the estimate from a few runs is mostly noise.
+SERIAL_RHO_MAX = 0.8
+# Below this many runs the lag-1 correlation is not estimated: simulated under AR(1) noise of
+# lag-1 0.8 (the guarantee's range, docs/statistics.md), an interval widened for the estimate
+# from 10-16 runs still gave 2.9-4.3% false slower (or faster) in A/A, where 20 give 2.5%.
+# Below it the interval is widened for SERIAL_RHO_MAX itself (drift cannot be ruled out), so
+# only a change far beyond the band is claimed, an undecided comparison says "too few runs to
+# rule out drift" (stats.DRIFT_NOTE), and a fixed --runs below it is warned about before
+# measuring.
+SERIAL_MIN_RUNS = 20
 CORRECTIONS = ("holm", "bh", "none")
 
 
@@ -203,15 +215,23 @@ class Plan:
     estimator: str = str(DEFAULT_ESTIMATOR)
     alpha: float = ALPHA
     looks: int = 1  # planned looks at the data (adaptive measuring); alpha is split over them
+    # The level the verdicts are judged at where the looks spent alpha unevenly (look_level:
+    # the level of the look measuring stopped at); None: alpha split evenly over ``looks``.
+    level: float | None = None
     # Bands of their own (--threshold METRIC=VALUE, a suite's [bands]): metric or kind -> text.
     bands: dict[str, str] = field(default_factory=dict)
     # Memory and counts get their kinds' default bands (default_band); False for results
     # stored before those existed, which are judged as they were: +-threshold for every metric.
     kind_bands: bool = True
+    # Every metric other than the primary's family is one family (plan.secondary, BH): in an
+    # A/A table at most alpha of tables hold a false exploratory claim.  False for results
+    # stored before, judged as they were: one family per metric.
+    pool_exploratory: bool = True
 
     @property
     def alpha_look(self) -> float:
-        return self.alpha / max(1, self.looks)
+        """The level the verdicts are judged at (before their family's adjustment)."""
+        return self.level if self.level is not None else self.alpha / max(1, self.looks)
 
     def band_for(self, metric: str, info: MetricInfo | None) -> Band:
         """The band ``metric`` is judged against: its own, its kind's, or the default."""

@@ -445,7 +445,8 @@ class Settings:
         result stored without one, what earlier versions kept elsewhere (_stored_plan)."""
         if self.comparison is not None:
             return self.comparison
-        return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False)
+        return _stored_plan({}, self.suite, self.threshold) or Plan(kind_bands=False,
+                                                                     pool_exploratory=False)
 
     def copy(self) -> Settings:
         return copy.deepcopy(self)
@@ -475,6 +476,7 @@ def _stored_plan(comparison: dict[str, Any], suite: SuiteRecord | None,
         return None
     comp = {**legacy, **comp}
     comp.setdefault("kind_bands", False)
+    comp.setdefault("pool_exploratory", False)
     return Plan.from_dict(comp)
 
 

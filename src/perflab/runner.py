@@ -14,7 +14,7 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,14 @@ from perflab.metrics import (
 )
 from perflab.model import Configuration, PrimaryChoice, ResultSet, Run, StopInfo
 from perflab.notes import Notes
-from perflab.stats import look_schedule, planned_looks, round_pairs, stop_check, summarize
+from perflab.stats import (
+    look_level,
+    look_schedule,
+    planned_looks,
+    round_pairs,
+    stop_check,
+    summarize,
+)
 from perflab.storage import Outage, Store, StoreUnreachable, ride_out
 from perflab.workloads import registry as workload_registry
 from perflab.workloads.manifest import MetricDecl
@@ -99,7 +106,7 @@ class MeasureOptions:
     # Let the warm-up runs choose between primary_metric (a wall-clock metric) and its CPU-time
     # counterpart (choose_primary); set by the verbs when no --metric was given.
     auto_primary: bool = False
-    # How verdicts are judged (stored as rs.settings.comparison; see stats.Plan).
+    # How verdicts are judged (stored as rs.settings.comparison; see judging.Plan).
     threshold: float = DEFAULT_THRESHOLD
     bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (Plan.bands)
     correction: str = DEFAULT_CORRECTION
@@ -474,6 +481,10 @@ class Measurement:
         self.pairs = _pairs(configs)
         self.family = opts.family_size or len(self.pairs)
         self.fixed = KERNEL_PROBE_ROUNDS if self.count_only else opts.runs
+        # Adaptive measuring of one comparison spends alpha over its looks (stats.look_level);
+        # a suite's cells, judged as one family at one level, split it evenly (Plan.looks).
+        self.spend = self.fixed is None and opts.family_size is None
+        self.at_look = False  # measuring stopped at a look that decided it
         self.precision = (opts.precision if opts.precision is not None or self.pairs
                           else STAT_PRECISION)
         self.estimator = parse_estimator(opts.estimator)
@@ -665,13 +676,22 @@ class Measurement:
                     self.rs.notes.add(said.budget(fmt_plain(budget), rounds))
                 return f"the {fmt_plain(budget)} s budget was spent"
         if rounds in self.looks_at:
-            if self.verdicts_decided():
+            self.at_look = True
+            if self.verdicts_decided(rounds):
                 return "every primary comparison was decided"
             if self.precise_enough():
                 return f"every CI was within ±{fmt_share(self.precision)}"
+            self.at_look = False
         return ""
 
-    def verdicts_decided(self) -> bool:
+    def look_plan(self, rounds: int, final: bool) -> Plan:
+        """The plan with the level of the look at ``rounds`` runs (stats.look_level)."""
+        if not self.spend:
+            return self.plan
+        return replace(self.plan, level=look_level(self.min_runs, self.max_runs, rounds, final,
+                                                   self.plan.alpha))
+
+    def verdicts_decided(self, rounds: int) -> bool:
         """The stop rule: every primary comparison decided at the level its verdict will use."""
         if not self.pairs:
             return False
@@ -680,8 +700,9 @@ class Measurement:
         # each is decided at the level of the whole family.
         paired = bool(self.rs.settings.interleaved)
         members = family_members(self.rs, self.opts.primary_metric)
+        plan = self.look_plan(rounds, final=False)
         return all(stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
-                               for b, c in self.pairs], paired=paired, plan=self.plan,
+                               for b, c in self.pairs], paired=paired, plan=plan,
                               family_size=self.family * max(1, len(members)),
                               info=self.rs.metrics.get(m))
                    for m in members)
@@ -705,6 +726,9 @@ class Measurement:
         if self.opts.auto_primary:  # fewer runs than PRIMARY_MIN_RUNS in all
             _settle_primary(rs, configs, self.opts, self.store)
         rs.settings.stop = StopInfo(rounds, reason, round(time.monotonic() - self.started, 3))
+        if self.spend and rs.settings.comparison is self.plan:
+            # The verdicts are judged at the level of the look measuring stopped at.
+            self.plan.level = self.look_plan(rounds, final=not self.at_look).level
         if self.valgrind_mode:
             self.run_rounds(self._shuffled(max(1, self.opts.valgrind_runs)), False, True)
             _check_determinism(rs, configs)

@@ -242,6 +242,8 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
         CORRECTIONS,
         ESTIMATOR_CHOICES,
         MIN_RUNS,
+        SERIAL_MIN_RUNS,
+        SERIAL_RHO_MAX,
         check_estimator_runs,
         parse_estimator,
     )
@@ -264,6 +266,11 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
             warn(warning(f"the default estimator ({est.label}) needs {est.min_runs()} runs: "
                          f"with --runs {runs} the comparisons will be inconclusive (too few "
                          "runs); raise --runs or pass --estimator median"))
+        elif verdict and runs < SERIAL_MIN_RUNS and est.kind != "median":
+            warn(warning(f"--runs {runs} is too few to rule out drift (runs correlated in "
+                         f"time): below {SERIAL_MIN_RUNS} runs the intervals are widened for a "
+                         f"lag-1 correlation of {SERIAL_RHO_MAX}, so only large changes are "
+                         f"decided; use --runs {SERIAL_MIN_RUNS} or more"))
     return est
 
 
@@ -444,8 +451,10 @@ def merge_results(loaded: list[ResultSet], names: list[str] | None, force: bool,
         warn(warning(line))
         rs.notes.add(line)
     rs.settings.interleaved = False  # different sessions: no pairing
-    # Each stored result was judged with its own looks: the comparison keeps the most.
-    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded))
+    # Each stored result was judged with its own looks: the comparison keeps the most, and
+    # the strictest level any of them was judged at.
+    rs.settings.comparison = Plan.of(first, looks=max(Plan.of(r).looks for r in loaded),
+                                     level=min(Plan.of(r).alpha_look for r in loaded))
     rs.notes.add(said.measured_apart(origin))
     for cell in rs.cells():
         rs.configurations_in(cell)[0].is_baseline = True  # the first result's, in each cell

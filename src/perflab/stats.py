@@ -15,8 +15,9 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
 - **Intervals.**  Trimmed mean / mean: Tukey-McLaughlin trimmed t (one sample of log-ratios,
   winsorised variance, df = h - 1) or Yuen-Welch (two samples; the same test as
   ``scipy.stats.ttest_ind(trim=...)``), both widened for runs correlated in time: variance x
-  (1 + r) / (1 - r), df / the same, r the lag-1 autocorrelation in run order
-  (serial_correlation; AR(1) rho 0.5 kept 90.6-92.7% coverage where it had 74-79%).
+  the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order (serial_correlation),
+  estimated from 20 runs and taken as 0.8 below ("too few runs to rule out drift"): A/A at
+  most 3% false under AR(1) lag-1 up to 0.8 at 6-40 runs.
   Asymmetric trimming (``trim:LOW:HIGH``) uses the
   same formulas with LOW and HIGH winsorised proportions.  Median, interleaved: the
   order-statistic interval of the median log-ratio (the sign test inverted: exact,
@@ -37,18 +38,21 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   difference is compared with the band too.  A baseline of 0 has no ratio: the absolute
   difference is reported and any non-zero change is beyond the band.  Data that cannot be
   logged (zeros, negatives) is compared on the difference scale with the band T x |baseline|.
-- **Families.**  Each metric is its own family across the whole result (every cell and
-  configuration).  The primary metric's family is confirmatory (Holm by default, BH or none on
-  request); every other metric's family uses BH, so counters never dilute the primary.  For a
+- **Families.**  The primary metric is one family across the whole result (every cell and
+  configuration), confirmatory (Holm by default, BH or none on request); all the other
+  metrics' comparisons are one exploratory family (BH), so counters never dilute the primary
+  and an A/A table holds a false exploratory claim in at most about 5% of tables.  For a
   comparison with raw p and adjusted p_adj, the CI is shown at level 1 - alpha_eff with
   alpha_eff = alpha_look * p / p_adj (Bonferroni: alpha/m; Holm: the step's level or
   stricter; BH: the FCR-adjusted level of Benjamini-Yekutieli), so the interval decides exactly
   when the adjusted p does.
-- **Looks.**  Adaptive measuring looks at the data at most ``looks`` times (a fixed geometric
-  schedule, see look_schedule); alpha is split evenly over the planned looks (Bonferroni over a
-  bounded number of looks: valid whatever the correlation between looks, and simple to state).
-  A result measured with K looks is judged at alpha/K ever after.  bisect's rounds are looks
-  too.
+- **Looks.**  Adaptive measuring looks at the data on a fixed geometric schedule
+  (look_schedule); alpha is spent over the looks by one Hwang-Shih-DeCani function
+  (spending_levels: strict early), the look where measuring ends getting what the looks
+  before it left (look_level), so the looks taken spend alpha at most (the union bound: valid
+  whatever the correlation between looks).  The result is judged at the level of the look it
+  stopped at (Plan.level) ever after; a suite's cells split alpha evenly over the looks.
+  bisect's rounds spend by the same function.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ from perflab.judging import (
     DEFAULT_ESTIMATOR,
     DEFAULT_THRESHOLD,
     MIN_RUNS,
+    SERIAL_MIN_RUNS,
+    SERIAL_RHO_MAX,
     Band,
     Estimator,
     Plan,
@@ -136,28 +142,23 @@ def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
     return float(s[kl:n - kh].mean()), float((n - 1) * w.var(ddof=1) / (h * (h - 1))), h
 
 
-# The largest lag-1 correlation the interval is widened for (variance x7): beyond it the
-# estimate from a few runs is mostly noise, and the widening only made absurd intervals
-# (coverage and false alarms unchanged in simulation from 0.9 down to 0.6).
-SERIAL_CAP = 0.75
-# Fewer runs give fewer than 9 lag-1 products: the estimate is mostly noise, and widening for it
-# cost more than it saved (simulated, 6 runs: a clear +8% found 50% instead of 72% at the first
-# adaptive look; 2.5x on user_time read inconclusive [-99.6%, >+9,900%]).  Below it nothing is
-# widened; AR(1) rho 0.5 at 6-9 runs then gives 8-10% false slower/faster at one look (1.2% at
-# the adaptive first look, alpha / 15), said in docs/statistics.md.
-SERIAL_MIN_RUNS = 10
+# Below SERIAL_MIN_RUNS runs (judging) an undecided comparison says so.
+DRIFT_NOTE = "too few runs to rule out drift"
 
 
 def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     """The lag-1 autocorrelation of ``x`` in run order, as the interval widens for it: the
     series winsorised as the estimator's variance is (an outlying run does not make a
     correlation), the estimate's small-sample bias added back (E[r] ~ rho - (1 + 4 rho) / n,
-    Marriott & Pope 1954), and kept within [0, SERIAL_CAP]: negative correlation never narrows an
-    interval.  Noise correlated in time (a neighbour that comes and goes, a warming cache)
-    makes successive runs alike, so n runs hold less information than n independent ones."""
+    Marriott & Pope 1954), raised by half its standard error (about 1 / sqrt(n): too little
+    widening costs more than too much, most in the tails the strict levels judge at), and kept
+    within [0, SERIAL_RHO_MAX]: negative correlation never narrows an interval.  Below
+    SERIAL_MIN_RUNS it cannot be estimated: SERIAL_RHO_MAX.  Noise correlated in time (a
+    neighbour that comes and goes, a warming cache) makes successive runs alike, so n runs hold
+    less information than n independent ones."""
     n = len(x)
     if n < SERIAL_MIN_RUNS:
-        return 0.0
+        return SERIAL_RHO_MAX
     kl, kh = trim_counts(n, est)
     s = np.sort(x)
     w = np.clip(x, s[kl], s[n - kh - 1])
@@ -166,20 +167,40 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     if den <= 0:
         return 0.0
     r = float(np.dot(w[1:], w[:-1])) / den
-    return float(min(SERIAL_CAP, max(0.0, r + (1 + 4 * r) / n)))
+    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n + 0.5 / math.sqrt(n))))
 
 
-def _inflation(rho: float) -> float:
-    """Under AR(1) noise of lag-1 correlation ``rho`` the variance of a mean of n runs is this
-    many times the independent one's (large n), and the effective number of runs that many
-    times smaller."""
-    return (1 + rho) / (1 - rho)
+def _ar1_mean_factor(rho: float, n: int) -> float:
+    """Var(mean of n runs) under AR(1) noise of lag-1 correlation ``rho``, in units of
+    sigma^2 / n: 1 + 2 sum_k (1 - k/n) rho^k."""
+    k = np.arange(1, n)
+    return float(1 + 2 * np.sum((1 - k / n) * rho ** k))
 
 
-def _widened(se: float, df: float, rho: float) -> tuple[float, float]:
-    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``."""
-    f = _inflation(rho)
-    return se * math.sqrt(f), max(1.0, df / f)
+def _inflation(rho: float, n: int) -> float:
+    """How many times the variance of a mean of ``n`` runs under AR(1) noise of lag-1
+    correlation ``rho`` exceeds its estimate s^2 / n from the same runs: the mean's variance is
+    f sigma^2 / n, and the runs' spread about their own mean underestimates sigma^2 by
+    (n - f) / (n - 1) (successive runs alike), so f (n - 1) / (n - f), exactly, for any n."""
+    if rho <= 0 or n < 2:
+        return 1.0
+    f = _ar1_mean_factor(rho, n)
+    return f * (n - 1) / max(n - f, 1e-9)
+
+
+def _serial_df(df: float, rho: float, n: int) -> float:
+    """The widened interval's df: df / f (f the mean's AR(1) variance factor: the runs'
+    effective number) for an estimated correlation; df / sqrt(f) where SERIAL_RHO_MAX is
+    assumed (fewer than SERIAL_MIN_RUNS), which simulation shows conservative there (the
+    widened t of AR(1) 0.8 runs needs df 3.75 at 6-10 runs, 5-7 at 12-20; this gives 2.5-4)."""
+    f = _ar1_mean_factor(rho, n)
+    return max(1.0, df / (f if n >= SERIAL_MIN_RUNS else math.sqrt(f)))
+
+
+def _widened(se: float, df: float, rho: float, n: int) -> tuple[float, float]:
+    """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``: the
+    variance x _inflation, the df as _serial_df."""
+    return se * math.sqrt(_inflation(rho, n)), _serial_df(df, rho, n)
 
 
 # --- the location of a comparison and its interval at any level --------------------------------
@@ -216,6 +237,8 @@ class Location:
     # correlation used (the larger of the two samples' when not interleaved), and the factor.
     serial: float = 0.0
     widened: float = 1.0
+    # Too few runs to estimate the correlation: widened for SERIAL_RHO_MAX (DRIFT_NOTE).
+    assumed_serial: bool = False
 
     @property
     def zero_width(self) -> bool:
@@ -303,9 +326,10 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
             tm, se, df = trimmed_t(d, est)
             if se > 0:
                 rho = serial_correlation(d, est)
-                wse, wdf = _widened(float(se), float(df), rho)
+                wse, wdf = _widened(float(se), float(df), rho, len(d))
                 return Location("trimmed-t", float(tm), wse, wdf, serial=rho,
-                                widened=wse / float(se))
+                                widened=wse / float(se),
+                                assumed_serial=len(d) < SERIAL_MIN_RUNS)
         return _tied(Location("sign", float(np.median(d)), sorted_values=np.sort(d)))
     if np.ptp(la) == 0 and np.ptp(lb) == 0:
         return Location("yuen", float(lb[0] - la[0]), 0.0, math.inf)
@@ -316,12 +340,13 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
         if se > 0:
             # Each sample widened for its own serial correlation (runs in run order).
             ra, rb = serial_correlation(la, est), serial_correlation(lb, est)
-            fa, fb = _inflation(ra), _inflation(rb)
+            fa, fb = _inflation(ra, len(la)), _inflation(rb, len(lb))
             da, db = da * fa, db * fb
             wse = math.sqrt(da + db)
-            df = (da + db) ** 2 / (da ** 2 / max(1.0, (ha - 1) / fa)
-                                   + db ** 2 / max(1.0, (hb - 1) / fb))
-            return Location("yuen", mb - ma, wse, df, serial=max(ra, rb), widened=wse / se)
+            df = (da + db) ** 2 / (da ** 2 / _serial_df(ha - 1, ra, len(la))
+                                   + db ** 2 / _serial_df(hb - 1, rb, len(lb)))
+            return Location("yuen", mb - ma, wse, df, serial=max(ra, rb), widened=wse / se,
+                            assumed_serial=min(len(la), len(lb)) < SERIAL_MIN_RUNS)
     rng = np.random.default_rng(12345)
     ia = rng.integers(0, len(la), (BOOT_RESAMPLES, len(la)))
     ib = rng.integers(0, len(lb), (BOOT_RESAMPLES, len(lb)))
@@ -533,7 +558,7 @@ class Comparison:
     ci_level: float = CONFIDENCE
     note: str = ""  # "too few runs", ...
     direction: str = "lower"  # of the metric: lower | higher | none
-    family: str = ""  # the metric whose family this comparison is in
+    family: str = ""  # the family this comparison is adjusted in: its metric, or EXPLORATORY
     correction: str = DEFAULT_CORRECTION
     loc: Location | None = field(default=None, repr=False, compare=False)
     # The values shown beside the change: the baseline's location by the estimator (the
@@ -545,8 +570,9 @@ class Comparison:
     cand_center: float = math.nan
     # Runs below the metric's resolution (MetricInfo.resolution) on both sides: not judged.
     coarse: bool = False
-    # Not the result's primary metric: its family is exploratory (BH per metric), and its
-    # claims are marked so in every table (label).
+    # Not the result's primary metric: its family is the exploratory one (BH over every other
+    # metric's comparisons, Plan.pool_exploratory), and its claims are marked so in every
+    # table (label).
     exploratory: bool = False
     # Baseline and candidate are versions of one program (a command, or one workload at two
     # builds or settings); False between two workloads (eh/cpp vs eh/java), where an up or down
@@ -653,8 +679,14 @@ def _set_interval(c: Comparison, alpha_eff: float, info: MetricInfo | None) -> N
         c.verdict = "inconclusive"
     if c.verdict == "inconclusive" and not c.coarse:
         c.runs_needed = runs_needed(min(c.n_baseline, c.n_candidate), loc, band, alpha_eff)
+        if loc.assumed_serial and (not c.note or c.note.startswith(DRIFT_NOTE)):
+            # The plan's runs are at least those that estimate the correlation.
+            c.runs_needed = max(SERIAL_MIN_RUNS, c.runs_needed or 0)
+            c.note = f"{DRIFT_NOTE}: at least {c.runs_needed} runs"
     else:
         c.runs_needed = None
+        if c.note.startswith(DRIFT_NOTE):
+            c.note = ""
 
 
 def runs_needed(n: int, loc: Location, band: tuple[float, float], alpha: float,
@@ -797,8 +829,10 @@ CORRECTION_NAMES = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochber
 
 
 def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = ALPHA,
-                  info: MetricInfo | None = None) -> None:
-    """Adjust one family's p-values and put each CI at its adjusted level (in place)."""
+                  info: MetricInfo | None = None,
+                  infos: dict[str, MetricInfo] | None = None) -> None:
+    """Adjust one family's p-values and put each CI at its adjusted level (in place); each
+    comparison's metric read as ``info``, or as its own in ``infos`` (a family of several)."""
     tested = [c for c in comps if c.raw_p_value is not None and c.loc is not None]
     if not tested:
         return
@@ -809,7 +843,7 @@ def adjust_family(comps: Sequence[Comparison], correction: str, alpha: float = A
         c.correction = correction
         # Level at which this comparison is tested: p < alpha_eff <=> q < alpha.
         alpha_eff = alpha * float(p) / float(q) if q > 0 else alpha / len(tested)
-        _set_interval(c, min(alpha, alpha_eff), info)
+        _set_interval(c, min(alpha, alpha_eff), infos.get(c.metric) if infos else info)
 
 
 def is_paired(rs: ResultSet, cell: str) -> bool:
@@ -868,20 +902,33 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                 c.cell = cell
                 c.same_program = not _two_workloads(base, cfg)
                 out.append(c)
-    # A harness run's per-benchmark metrics (Sum-8 ns_per_op, Hash-8 ns_per_op) are one family.
-    for m in dict.fromkeys(metric_family(c.metric) for c in out):
-        fam = [c for c in out if metric_family(c.metric) == m]
+    for m, fam in _families(out, primary, plan).items():
         corr = plan.correction if m == primary or primary is None else plan.secondary
-        adjust_family(fam, corr, plan.alpha_look, rs.metrics.get(fam[0].metric))
+        adjust_family(fam, corr, plan.alpha_look, infos=rs.metrics)
         for c in fam:
             c.family = m
             c.correction = corr
-            c.exploratory = primary is not None and m != primary
+            c.exploratory = primary is not None and metric_family(c.metric) != primary
             if c.p_value is not None:
                 # On the verdict's scale: a claim is made iff p < alpha (the adjusted p was
-                # judged against alpha / looks; it read "p=0.0063 ... inconclusive").
-                c.p_value = min(1.0, c.p_value * max(1, plan.looks))
+                # judged against the look's level, Plan.alpha_look; it read "p=0.0063 ...
+                # inconclusive").
+                c.p_value = min(1.0, c.p_value * plan.alpha / plan.alpha_look)
     _kernel_blind(rs, out)
+    return out
+
+
+def _families(comps: list[Comparison], primary: str | None,
+              plan: Plan) -> dict[str, list[Comparison]]:
+    """The families a result's comparisons are adjusted in, by metric family (a harness run's
+    per-benchmark metrics, Sum-8 ns_per_op and Hash-8 ns_per_op, are one: metric_family): the
+    primary's; every other family's together (EXPLORATORY) when the plan pools them, else one
+    per metric family."""
+    out: dict[str, list[Comparison]] = {}
+    for c in comps:
+        fam = metric_family(c.metric)
+        pooled = plan.pool_exploratory and primary is not None and fam != primary
+        out.setdefault(EXPLORATORY if pooled else fam, []).append(c)
     return out
 
 
@@ -1135,26 +1182,55 @@ def bisect_band(step_ratio: float) -> float:
     return max(DEFAULT_THRESHOLD, math.sqrt(step_ratio) - 1.0)
 
 
+# The spending function's shape (Hwang-Shih-DeCani) for adaptive measuring's looks and for
+# bisect's rounds: negative spends little at early looks, keeping most of alpha for the last
+# ones.  The looks' -6 decides +5% at CV 5% within 60 runs in 92% (-4: 90%, by simulation,
+# docs/statistics.md); bisect's rounds keep -4.
+LOOK_GAMMA = -6.0
+BISECT_GAMMA = -4.0
+
+
+def spending_levels(looks: int, alpha: float, gamma: float) -> list[float]:
+    """alpha spent over ``looks`` looks by the Hwang-Shih-DeCani function
+    alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / looks, each look getting its increment
+    (8 looks, alpha 0.1, gamma -4: 0.0006, 0.001, ..., 0.02).  They add up to alpha, so over
+    all looks a claim is wrong with probability at most alpha, whatever the correlation
+    between looks (the union bound).  Early looks are strict: a comparison decided on its
+    first runs is a clear one, and most of alpha is kept for the end, where one that needed
+    many runs is decided instead of left inconclusive.  Adaptive measuring's looks
+    (look_level) and bisect's rounds (bisect_levels) both spend by it."""
+    k = np.arange(looks + 1) / max(1, looks)
+    spent = alpha * -np.expm1(-gamma * k) / -math.expm1(-gamma)
+    return [float(x) for x in np.diff(spent)]
+
+
+def look_level(min_runs: int, max_runs: int, rounds: int, final: bool,
+               alpha: float = ALPHA) -> float:
+    """The level of adaptive measuring's look at ``rounds`` runs per configuration: the
+    schedule's looks (look_schedule) spend alpha by spending_levels (LOOK_GAMMA); a look where
+    measuring ends (``final``: --max-runs reached, the budget spent, between looks or at one)
+    gets what the looks before it left.  So the levels of the looks a measurement takes add up
+    to alpha at most, wherever it stops."""
+    sched = look_schedule(min_runs, max_runs)
+    inc = spending_levels(len(sched), alpha, LOOK_GAMMA)
+    if not final and rounds in sched:
+        return inc[sched.index(rounds)]
+    return max(0.0, alpha - sum(x for n, x in zip(sched, inc, strict=True) if n < rounds))
+
+
 # One-sided, per direction, spent over a step's rounds: the steps after the check ask which end
 # a commit resembles, and at either end the error is far below this (the edge is midway);
 # the check, which claims that bad is slower at all, is held to compare's 2.5% a direction.
 BISECT_ALPHA = 0.1
 BISECT_CHECK_ALPHA = ALPHA / 2
 BISECT_ROUNDS = 8  # the default run budget of a step: --max-rounds of --runs each
-BISECT_GAMMA = -4.0  # the spending function's shape: negative spends little at early looks
 
 
 def bisect_levels(rounds: int, alpha: float = BISECT_ALPHA) -> list[float]:
-    """The one-sided level of each round's look at a bisect step: alpha spent over the rounds by
-    the Hwang-Shih-DeCani function alpha * (1 - exp(-g t)) / (1 - exp(-g)) at t = k / rounds,
-    g = BISECT_GAMMA, each look getting its increment (8 rounds: 0.0006, 0.001, ..., 0.02;
-    they add up to alpha, so over all rounds a step is wrong about its side of the band's edge
-    with probability at most alpha, whatever the correlation between looks).  Early looks are
-    strict: a step decided on its first 10 runs is a clear one, and most of alpha is kept for
-    the budget's end, where a step that needed many runs is decided instead of skipped."""
-    k = np.arange(rounds + 1) / max(1, rounds)
-    spent = alpha * -np.expm1(-BISECT_GAMMA * k) / -math.expm1(-BISECT_GAMMA)
-    return [float(x) for x in np.diff(spent)]
+    """The one-sided level of each round's look at a bisect step: alpha spent over the rounds
+    (spending_levels: 8 rounds: 0.0006, 0.001, ..., 0.02), so over all rounds a step is wrong
+    about its side of the band's edge with probability at most alpha."""
+    return spending_levels(rounds, alpha, BISECT_GAMMA)
 
 
 def bisect_step(base: Sequence[float], cand: Sequence[float], *, threshold: float, level: float,

@@ -34,7 +34,7 @@ def _result() -> ResultSet:
     for name, f in (("a", 1.0), ("b", 0.994)):
         cfg = Configuration(name=name, command=[name], cell="{}", is_baseline=name == "a")
         cfg.runs = [Run(seq=i, values={m: round(v * f * rng.normal(1, 0.001), 3)
-                                       for m, v in centre.items()}) for i in range(12)]
+                                       for m, v in centre.items()}) for i in range(20)]
         rs.configurations.append(cfg)
     return rs
 

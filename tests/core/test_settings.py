@@ -23,7 +23,7 @@ OLD_ROW = {  # what a stat of an earlier version stored, plus a bisect's own key
 
 
 # The plan that row is judged with: what it stored, the rest as earlier versions judged.
-OLD_PLAN = Plan(threshold=0.02, correction="holm", kind_bands=False)
+OLD_PLAN = Plan(threshold=0.02, correction="holm", kind_bands=False, pool_exploratory=False)
 
 
 def without_plan(d: dict) -> dict:
@@ -83,16 +83,18 @@ def test_the_plan_is_read_from_one_place_whatever_the_version() -> None:
     """judging.Plan.of reads Settings.plan() only: a suite of an earlier version kept its band in
     ``suite``, a bisect in ``threshold``; both were judged +-threshold for every metric."""
     suite = Settings.from_dict({"suite": {"threshold": 0.05, "correction": "bh"}})
-    assert suite.plan() == Plan(threshold=0.05, correction="bh", kind_bands=False)
+    assert suite.plan() == Plan(threshold=0.05, correction="bh", kind_bands=False,
+                                pool_exploratory=False)
     assert suite.comparison is None and "comparison" not in suite.to_dict()  # row unchanged
     bisect = Settings.from_dict({"threshold": 0.04, "comparison": {"estimator": "median"}})
-    assert bisect.plan() == Plan(threshold=0.04, estimator="median", kind_bands=False)
+    assert bisect.plan() == Plan(threshold=0.04, estimator="median", kind_bands=False,
+                                 pool_exploratory=False)
     new = Settings(comparison=Plan(threshold=0.02))
     assert new.plan().kind_bands is True and new.plan().threshold == 0.02
     assert new.to_dict() == {"comparison": Plan(threshold=0.02).to_dict()}
     rs = ResultSet(kind="suite", settings=suite)
     assert Plan.of(rs).threshold == 0.05 and Plan.of(rs).correction == "bh"
-    assert Settings().plan() == Plan(kind_bands=False)
+    assert Settings().plan() == Plan(kind_bands=False, pool_exploratory=False)
 
 
 def test_a_stored_suite_entry_is_typed_and_written_back_as_it_was() -> None:
@@ -109,4 +111,4 @@ def test_a_stored_suite_entry_is_typed_and_written_back_as_it_was() -> None:
     back = s.to_dict()["suite"]
     assert back == stored and list(back) == list(stored)
     assert s.plan() == Plan(threshold=0.05, correction="holm", estimator="trim",
-                            kind_bands=False)
+                            kind_bands=False, pool_exploratory=False)

@@ -226,7 +226,9 @@ def _pyperf_suite(path: Path, values: dict[str, list[float]]) -> Path:
 def test_stored_results_pair_configurations_by_name_not_position(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from cli_helpers import run_cli
-    rng = [1.0 + 0.001 * k for k in (3, 0, 6, 2, 7, 1, 5, 4)]  # in no order: not a drift
+    # 20 runs (fewer cannot rule out drift), in no order: not a drift
+    rng = [1.0 + 0.0005 * k for k in (3, 17, 6, 12, 0, 19, 9, 14, 2, 7, 16, 1, 11, 5, 18, 8,
+                                       13, 4, 15, 10)]
     a = _pyperf_suite(tmp_path / "a.json", {"join": [1e-6 * r for r in rng],
                                             "sort": [1.35e-6 * r for r in rng]})
     # b lists them in the other order: matched by position, join would meet sort (+35%).

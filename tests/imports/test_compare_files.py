@@ -16,7 +16,7 @@ from perflab import session
 from perflab.judging import Plan
 from perflab.reports.analysis import Analysis
 from perflab.reports.benchmarks import benchmark_of, is_many
-from perflab.stats import MVALUE_MIN_RUNS, compare_samples, geomean_ratio, modality
+from perflab.stats import DRIFT_NOTE, MVALUE_MIN_RUNS, compare_samples, geomean_ratio, modality
 
 pytestmark = pytest.mark.unit
 
@@ -38,13 +38,14 @@ def _verdicts(a: Analysis, metric: str) -> dict[str, str]:
 
 
 def test_the_slowed_benchmarks_lead_the_table_and_no_other_moves() -> None:
-    """This recording (load about 9 on 2 CPUs) decides one of the three at -count 10 with
-    false discoveries controlled; the three are the three largest increases, none other is
-    called slower or faster (benchstat, uncorrected, calls xor/n=4096 5% faster)."""
+    """This recording (load about 9 on 2 CPUs, -count 10) is too few runs to rule out drift:
+    the three undecided say so; they are the three largest increases, none other is called
+    slower or faster (benchstat, uncorrected, calls xor/n=4096 5% faster)."""
     a = _judged()
     cpu = _verdicts(a, "cpu_ns_per_op")
     assert {b for b, v in cpu.items() if v == "slower"} <= SLOWED
-    assert {b for b, v in cpu.items() if v == "slower"}
+    assert all(c.note.startswith(DRIFT_NOTE) for c in a.comparisons_of("cpu_ns_per_op")
+               if benchmark_of(c.cell) in SLOWED and c.verdict == "inconclusive")
     assert not {b for b, v in cpu.items() if v in MOVED} - SLOWED
     by_change = sorted(a.comparisons_of("cpu_ns_per_op"), key=lambda c: c.ratio, reverse=True)
     assert {benchmark_of(c.cell) for c in by_change[:3]} == SLOWED

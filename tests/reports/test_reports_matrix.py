@@ -35,7 +35,7 @@ def expected_base(depth: int, threads: int, kind: str) -> float:
         3.0 if kind == "hardware" else 1.0)
 
 
-def make_result(n: int = 8, seed: int = 7) -> ResultSet:
+def make_result(n: int = 20, seed: int = 7) -> ResultSet:
     """A suite-like result: depth x threads x kind, four configurations, known medians."""
     rng = np.random.default_rng(seed)
     rs = ResultSet(kind="suite", label="known", created_at=1_700_000_000.0, status="complete",

@@ -70,7 +70,7 @@ Threshold = Annotated[list[str] | None, typer.Option(
     "`report` use the bands stored with the result).")]
 Correction = Annotated[str | None, typer.Option(
     "--correction", help="holm | bh | none for the primary metric's family (default holm; "
-    "other metrics: bh per metric).")]
+    "other metrics: one bh family).")]
 FailOnRegression = Annotated[bool, typer.Option(
     "--fail-on-regression", help="Exit with status 1 on a regression (slower, or larger "
     "memory/counts): compare: in the primary metric of any configuration; detect: a change "

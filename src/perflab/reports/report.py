@@ -201,4 +201,7 @@ def _write_files(rep: Report, tables: Tables) -> None:
 
 
 def _family(metric: str, primary: str, plan: Plan) -> str:
-    return plan.correction if metric == primary else f"{plan.secondary}, a secondary metric"
+    if metric == primary:
+        return plan.correction
+    return (f"{plan.secondary}, one family with every other secondary metric's"
+            if plan.pool_exploratory else f"{plan.secondary}, a secondary metric")

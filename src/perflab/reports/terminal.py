@@ -167,13 +167,16 @@ def correction_line(a: Analysis, primary: str | None = None) -> str:
     n_primary = sum(c.p_value is not None and in_family(c.metric, primary) for c in comps)
     levels = [c.ci_level for c in comps if c.p_value is not None and in_family(c.metric, primary)]
     level = f"{fmt_sig(100 * min(levels), 4)}%" if levels else "95%"
-    looks = f", alpha split over {plan.looks} looks" if plan.looks > 1 else ""
+    looks = (f", alpha spent over {plan.looks} looks (judged at {fmt_sig(plan.level, 2)})"
+             if plan.level is not None else
+             f", alpha split over {plan.looks} looks" if plan.looks > 1 else "")
     exact = primary is not None and n_primary == 0 and any(
         in_family(c.metric, primary) and c.deterministic for c in comps)
     # The primary metric's verdicts are the guarded ones; a result with ten metrics has a
     # false slower/faster on some secondary one in about a third of A/A compares.
     others = (f"other metrics: exploratory (their claims so marked), "
-              f"{CORRECTION_NAMES[plan.secondary]} per metric")
+              f"{CORRECTION_NAMES[plan.secondary]} "
+              f"{'over all of them, one family' if plan.pool_exploratory else 'per metric'}")
     # A harness run: the primary family is every benchmark's metric of it
     benches = len({c.metric for c in comps if in_family(c.metric, primary) and c.metric != primary})
     named = f"{primary} of {benches} benchmarks" if benches else primary
@@ -191,10 +194,14 @@ def verdicts_heading(a: Analysis) -> str:
     """How a report's verdicts were reached, for its heading (HTML, Markdown): the bands that
     decided, by kind, and the families."""
     bands = bands_text(a.comparisons)
-    return (f"verdicts against the bands {bands}" if bands else "no verdicts") + (
+    families = (
+        f", one family for the primary across the run ({a.plan.correction}), one for all the "
+        f"others ({a.plan.secondary}, exploratory: their claims so marked); "
+        if a.plan.pool_exploratory else
         f", one family per metric across the run ({a.plan.correction} for the primary, "
-        f"{a.plan.secondary} for the others, exploratory: their claims so marked); "
-        f"{values_legend(parse_estimator(a.plan.estimator))}")
+        f"{a.plan.secondary} for the others, exploratory: their claims so marked); ")
+    return ((f"verdicts against the bands {bands}" if bands else "no verdicts") + families
+            + values_legend(parse_estimator(a.plan.estimator)))
 
 
 KIND_WORDS = {"time": "time", "memory": "memory", "count": "counts", "other": "other"}
