@@ -90,12 +90,11 @@ def test_one_report_per_regression_with_everything_to_file_it(
     res = invoke("detect", "--db", str(db), "--repo", str(r), "--report", str(out),
                  "--webhook", url, "--fail-on-regression")
     assert res.exit_code == 1, res.output  # --fail-on-regression keeps its exit code
-    # the terminal table names the machines as the reports do (not by their row ids); it is
-    # too wide for the runner's 80 columns, so its rows are stacked (table.fit): one block per
-    # change point, "  header: value" a line
-    blocks = [b.splitlines() for b in ("\n" + res.output).split("\nsyn/b\n")[1:]]
-    machines = [next(ln.split(": ", 1)[1] for ln in b if ln.startswith("  machine: "))
-                for b in blocks if "  : regression" in b]
+    # the terminal table names the machines as the reports do (not by their row ids): one row
+    # a change point at the runner's 220 columns
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in res.output.splitlines()
+            if ln.startswith("│ syn/b ")]
+    machines = [row[3] for row in rows if row[-1] == "regression"]
     assert sorted(machines) == ["alpha", "beta"], res.output
     mds = sorted(out.glob("*.md"))
     assert len(mds) == 1  # one regression, seen on two machines

@@ -224,8 +224,10 @@ def _pyperf_suite(path: Path, values: dict[str, list[float]]) -> Path:
 
 @pytest.mark.system
 def test_stored_results_pair_configurations_by_name_not_position(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from cli_helpers import run_cli
+    monkeypatch.setenv("COLUMNS", "200")  # one line a row: the rows are read below
     # 20 runs (fewer cannot rule out drift), in no order: not a drift
     rng = [1.0 + 0.0005 * k for k in (3, 17, 6, 12, 0, 19, 9, 14, 2, 7, 16, 1, 11, 5, 18, 8,
                                        13, 4, 15, 10)]

@@ -37,7 +37,9 @@ def test_stat_names_the_runtime_in_the_environment(runtime: str,
     assert rs.configurations[0].params["runtime"] == runtime
 
 
-def test_compare_names_each_configurations_runtime(capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_names_each_configurations_runtime(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # the runtime line on one line: it is read below
     for runtime in CSHARP_RUNTIMES:
         csharp_runtime(runtime)
     built_workload("eh/csharp")
