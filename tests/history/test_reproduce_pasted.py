@@ -21,7 +21,9 @@ import pytest
 from cli_helpers import verdicts_of
 from git_helpers import commit, git, new_repo
 
-pytestmark = pytest.mark.system
+# Its verdicts come from real runs (the stored pair, the pasted compare, bisect): measured one
+# test at a time (tests/tiers.py), as the other verdict tests are.
+pytestmark = pytest.mark.measure
 
 PROG = """int main(void) {
     volatile unsigned long x = 0;
@@ -52,7 +54,7 @@ def _measure_at(tree: Path, rev: str, db: Path, env: dict[str, str]) -> None:
     git(tree, "checkout", "-q", "--detach", rev)
     subprocess.run(["sh", "-c", BUILD], cwd=tree, check=True)
     subprocess.run([sys.executable, "-m", "perflab", "stat", "--db", str(db), "--repo",
-                    str(tree), "-m", "task_clock", "--runs", "20", "--", str(tree / "prog")],
+                    str(tree), "-m", "task_clock", "--runs", "40", "--", str(tree / "prog")],
                    check=True, capture_output=True, env=env, cwd=tree.parent, timeout=300)
 
 
