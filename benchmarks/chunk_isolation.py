@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-import perflab.runner as runner
+import perflab.runner.loop as runner
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
 from perflab.storage import Store

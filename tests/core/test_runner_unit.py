@@ -254,10 +254,10 @@ def test_chunks_of_a_batch_keep_each_run_with_its_configuration(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The server hands a batch over in chunks (here about every run), which split rounds:
     # each run still lands in its own configuration, and each commit holds whole rounds.
-    from perflab import runner
+    from perflab.runner import loop
     from perflab.storage import Store
 
-    monkeypatch.setattr(runner, "BATCH_SECONDS", 0.0005)
+    monkeypatch.setattr(loop, "BATCH_SECONDS", 0.0005)
     store = Store(tmp_path / "r.sqlite")
     rs = ResultSet(kind="compare")
     configs = [Configuration(name=n, command=["sh", "-c", f'echo \'{{"which": {i}}}\''],

@@ -393,7 +393,7 @@ def test_cli_list_exits_non_zero_on_a_malformed_manifest(root: Path) -> None:
 def test_declared_metrics_give_units_and_directions(root: Path) -> None:
     # A workload's [metrics.*] reach the result's MetricInfo: unit KiB, lower is better; a
     # bookkeeping count has no direction; an undeclared *_kib key still reads as KiB.
-    from perflab.runner import _metric_info
+    from perflab.runner.declared import metric_info
 
     text = HEAD.replace('name="f/r"', 'name="mem/r"').replace('family="f"', 'family="mem"') + (
         '[metrics.committed_kib]\nunit="KiB"\ndirection="lower"\nhelp="after GC"\n'
@@ -402,12 +402,12 @@ def test_declared_metrics_give_units_and_directions(root: Path) -> None:
     write(root, "mem", "r", text)
     wl = get("mem/r")
     assert wl.metrics["committed_kib"].unit == "KiB"
-    info = _metric_info("committed_kib", "mem/r", False)
+    info = metric_info("committed_kib", "mem/r", False)
     assert (info.unit, info.higher_is_better, info.description) == ("KiB", False, "after GC")
-    assert _metric_info("allocs_per_s", "mem/r", False).higher_is_better
-    assert _metric_info("compiled", "mem/r", False).unit == "count"
-    assert _metric_info("other_kib", "mem/r", False).unit == "KiB"
-    assert _metric_info("committed_kib", "./a.out --x", False).unit == "KiB"  # a command
+    assert metric_info("allocs_per_s", "mem/r", False).higher_is_better
+    assert metric_info("compiled", "mem/r", False).unit == "count"
+    assert metric_info("other_kib", "mem/r", False).unit == "KiB"
+    assert metric_info("committed_kib", "./a.out --x", False).unit == "KiB"  # a command
 
 
 # -- staleness: outputs are keyed by a content hash of the sources -------------------------------
