@@ -24,6 +24,7 @@ from perflab.collectors.workload_json import WorkloadJSONError, parse_last_json,
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
+from perflab.runner.executors import OneByOne
 
 pytestmark = pytest.mark.measure
 
@@ -152,8 +153,8 @@ class FakeBackend:
 def test_hardware_counters_are_scaled_and_multiplexing_is_reported(spin: Path) -> None:
     rs = ResultSet(kind="stat")
     cfg = Configuration(name="spin", command=[str(spin), "1000"])
-    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0, backend=FakeBackend(pmu=True),
-                                      region=False))
+    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0, region=False),
+            executor=OneByOne(FakeBackend(pmu=True)))
     v = cfg.runs[0].values
     assert v["instructions"] == 2000.0  # 1000 counted in half the time: scaled to 2000
     assert v["page_faults"] == 1000.0  # software: not multiplexed, not scaled
@@ -164,7 +165,8 @@ def test_hardware_counters_are_scaled_and_multiplexing_is_reported(spin: Path) -
 def test_no_pmu_is_said_once_and_software_events_still_count(spin: Path) -> None:
     rs = ResultSet(kind="stat")
     cfg = Configuration(name="spin", command=[str(spin), "1000"])
-    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0, backend=FakeBackend(pmu=False)))
+    measure(rs, [cfg], MeasureOptions(runs=2, warmup=0),
+            executor=OneByOne(FakeBackend(pmu=False)))
     assert "instructions" not in rs.metrics and "task_clock" in rs.metrics
     pmu_notes = [n for n in rs.notes if "hardware counters unavailable" in n]
     assert len(pmu_notes) == 1 and "no hardware PMU" in pmu_notes[0]
@@ -280,7 +282,8 @@ def test_notes_are_said_once_across_cells(spin: Path) -> None:
     rs = ResultSet(kind="suite")
     for depth in (1, 2):  # a suite measures cell by cell into one result set
         cfg = Configuration(name="spin", command=[str(spin), "1000"], params={"d": depth})
-        measure(rs, [cfg], MeasureOptions(runs=1, warmup=0, backend=FakeBackend(pmu=False)))
+        measure(rs, [cfg], MeasureOptions(runs=1, warmup=0),
+                executor=OneByOne(FakeBackend(pmu=False)))
     assert sum("hardware counters unavailable" in n for n in rs.notes) == 1
 
 

@@ -30,19 +30,13 @@ from perflab import notes as said
 from perflab.collectors.perf_events import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
-    CounterBackend,
-    KernelBackend,
 )
 from perflab.collectors.process import (
     Interrupted,
-    LaunchServer,
     RunOutcome,
     RunRequest,
-    batchable,
-    execute,
     resolve_executable,
 )
-from perflab.collectors.valgrind import execute_callgrind, require_valgrind
 from perflab.collectors.workload_json import runtime_label
 from perflab.console import stderr_console
 from perflab.errors import PerflabError, printable
@@ -59,6 +53,7 @@ from perflab.metrics import (
 from perflab.model import Configuration, ResultSet, Run, StopInfo
 from perflab.notes import Notes
 from perflab.runner.declared import family_members, metric_info
+from perflab.runner.executors import Callgrind, Executor, ForkServer
 from perflab.runner.options import (
     KERNEL_PROBE_ROUNDS,
     STAT_PRECISION,
@@ -90,11 +85,11 @@ class RunFailed(PerflabError):
 
 
 
-def _counter_plan(opts: MeasureOptions, backend: CounterBackend,
+def _counter_plan(opts: MeasureOptions, executor: Executor,
                   notes: Notes) -> list[str]:
     if opts.counters == "none":
         return []
-    probe = backend.probe(list(SOFTWARE_EVENTS) + list(HARDWARE_EVENTS))
+    probe = executor.probe(list(SOFTWARE_EVENTS) + list(HARDWARE_EVENTS))
     names = [n for n, why in probe.items() if why is None]
     sw_why = next((probe[n] for n in SOFTWARE_EVENTS if probe[n]), None)
     hw_why = next((probe[n] for n in HARDWARE_EVENTS if probe[n]), None)
@@ -121,15 +116,17 @@ def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
             store: Store | None = None, progress: Progress | None = None,
             console: Console | None = None,
             on_run: Callable[[Configuration, Run], None] | None = None,
-            on_stored: Callable[[list[Run]], None] | None = None) -> ResultSet:
+            on_stored: Callable[[list[Run]], None] | None = None, *,
+            executor: Executor | None = None) -> ResultSet:
     """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs.
 
     ``on_run`` hears of each run as it is recorded (a batch's runs before they are stored);
-    ``on_stored`` of each round's runs once its transaction is committed (their ids set)."""
+    ``on_stored`` of each round's runs once its transaction is committed (their ids set).
+    ``executor`` makes the timed runs (runner.executors; the fork server by default)."""
     if not configs:
         raise PerflabError("nothing to measure", "give at least one command")
     return Measurement(rs, configs, opts, store, console or stderr_console(),
-                       on_run, on_stored).run(progress)
+                       on_run, on_stored, executor or ForkServer()).run(progress)
 
 
 def _pairs(configs: list[Configuration]) -> list[tuple[Configuration, Configuration]]:
@@ -154,23 +151,24 @@ class Measurement:
     a commit.  Durable per batch: a batch's rounds are stored before the next batch starts,
     and whatever is pending is stored on Ctrl-C, on a failed run and on any other early end."""
 
-    # Set by run(), for the measurement's length: the progress display and the fork server.
+    # Set by run(), for the measurement's length: the progress display.
     progress: Progress
     task: TaskID
-    server: LaunchServer
 
     def __init__(self, rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
                  store: Store | None, console: Console,
                  on_run: Callable[[Configuration, Run], None] | None = None,
-                 on_stored: Callable[[list[Run]], None] | None = None) -> None:
+                 on_stored: Callable[[list[Run]], None] | None = None,
+                 executor: Executor | None = None) -> None:
         self.rs, self.configs, self.opts, self.store = rs, configs, opts, store
         self.console, self.on_run, self.on_stored = console, on_run, on_stored
         self.rng = random.Random(opts.seed)
-        self.backend = opts.backend or KernelBackend()
+        self.executor = executor or ForkServer()  # the timed runs
         self.valgrind_mode = opts.instructions == "valgrind"
-        if self.valgrind_mode:
-            require_valgrind()
-        counters = _counter_plan(opts, self.backend, rs.notes)
+        # callgrind's runs (refused here, before anything runs, where valgrind is missing)
+        self.callgrind = (Callgrind(opts.region_symbol, opts.client_region)
+                          if self.valgrind_mode else None)
+        counters = _counter_plan(opts, self.executor, rs.notes)
         # Counted by callgrind: a few timed rounds still run, for what a user-space count
         # cannot see (the kernel's share of CPU time: stats.kernel_share); never a PMU's
         # instructions beside callgrind's in one metric.
@@ -242,7 +240,6 @@ class Measurement:
         fixed, opts = self.fixed, self.opts
         total = len(self.configs) * ((fixed or 0) + opts.warmup) if fixed else None
         self.task = self.progress.add_task("measuring", total=total, status="")
-        self.server = LaunchServer()
         self.outage.speak(lambda line: self.console.print(
             f"note: {line}", markup=False, highlight=False, soft_wrap=True))
         try:
@@ -257,7 +254,7 @@ class Measurement:
             self._failed(e)
             raise
         finally:
-            self.server.close()
+            self.executor.close()
             self.progress.remove_task(self.task)
         self.rs.status = "complete"
         if self.store is not None and self.rs.id is not None:
@@ -470,7 +467,7 @@ class Measurement:
             env = {**os.environ, **opts.env, **cfg.env}
             self.requests[key] = RunRequest(
                 argv=argv, env=env, pin=opts.pin, timeout=opts.timeout,
-                counters=[] if callgrind else self.counters, backend=self.backend,
+                counters=[] if callgrind else self.counters, backend=self.executor.backend,
                 region=opts.region and not callgrind, harness=cfg.harness)
         return self.requests[key]
 
@@ -482,60 +479,48 @@ class Measurement:
 
     def run_rounds(self, rounds: list[list[Configuration]], warmup: bool,
                    callgrind: bool, warm: int = 0) -> None:
-        """Run these rounds (each a random order of the configurations) and store them in one
-        transaction.  Without callgrind or an injected PMU, all of them go to the fork
-        server as one batch: it makes the runs back to back with no Python between them, and
-        perflab records them afterwards.  The first ``warm`` rounds are warm-up rounds
+        """Run these rounds (each a random order of the configurations) and store them as they
+        come.  All of them go to the executor as one batch: the fork server makes the runs back
+        to back with no Python between them and hands them over in chunks of about
+        BATCH_SECONDS, each stored (one transaction) while it makes the next ones; the other
+        executors hand each run over as it ends.  The first ``warm`` rounds are warm-up rounds
         (``_warmed`` follows the last of them)."""
         label = "callgrind " if callgrind else "warm-up " if warmup else ""
+        executor = self.callgrind if callgrind else self.executor
+        assert executor is not None
         self._status("warm-up " if warm else label, rounds[0][0].name)
         reqs = [self.request(cfg, callgrind) for order in rounds for cfg in order]
-        if callgrind or not all(batchable(r) for r in reqs):
-            if warm:
-                self._run_one_by_one(rounds[:warm], "warm-up ", True, callgrind)
-                self._warmed()
-            self._run_one_by_one(rounds[warm:], label, warmup, callgrind)
-            return
         # The runs in order, each with whether it is a warm-up run, whether it ends its round
-        # and whether it ends the warm-up; the server hands them over in chunks of about
-        # BATCH_SECONDS, each stored (one transaction) while it makes the next ones.
-        slots = iter([(cfg, warmup or k < warm, i == len(order) - 1,
-                       k == warm - 1 and i == len(order) - 1)
-                      for k, order in enumerate(rounds) for i, cfg in enumerate(order)])
+        # and whether it ends the warm-up.
+        slots = [(cfg, warmup or k < warm, i == len(order) - 1,
+                  k == warm - 1 and i == len(order) - 1)
+                 for k, order in enumerate(rounds) for i, cfg in enumerate(order)]
+        taken = 0  # slots whose outcome was recorded
 
         def keep(outcomes: list[RunOutcome]) -> None:
+            nonlocal taken
             load1 = os.getloadavg()[0]  # once a chunk: a fraction of a second apart
-            # outcomes first: zip stops at its end without taking the next run's slot
-            for outcome, (cfg, warm_run, ends_round, ends_warm_up) in zip(outcomes, slots,
-                                                                          strict=False):
+            for outcome in outcomes:
+                cfg, warm_run, ends_round, ends_warm_up = slots[taken]
+                taken += 1
                 self.record(cfg, outcome, warm_run, load1)
                 if ends_round:
                     self._end_round()
                 if ends_warm_up:
                     self._warmed()  # raising here stops the server: the batch goes no further
                     self._status(label, rounds[warm][0].name)
+            if taken < len(slots):  # the run being made now (a chunk of many: one of them)
+                self._status("warm-up " if slots[taken][1] else label, slots[taken][0].name)
             self.flush(whole_rounds=True)  # a round split between chunks: with the next
 
         try:
-            self.server.run_batch(reqs, stop_on_failure=not self.opts.ignore_failure,
-                                  on_chunk=keep, chunk_s=BATCH_SECONDS)
+            executor.run_batch(reqs, stop_on_failure=not self.opts.ignore_failure,
+                               on_chunk=keep, chunk_s=BATCH_SECONDS)
         except Interrupted as e:
             keep(e.outcomes)
             self.flush()
             raise KeyboardInterrupt from None
         self.flush()
-
-    def _run_one_by_one(self, rounds: list[list[Configuration]], label: str, warmup: bool,
-                        callgrind: bool) -> None:
-        """One run at a time, perflab opening the counters (callgrind, an injected PMU)."""
-        opts = self.opts
-        for order in rounds:
-            for cfg in order:
-                self._status(label, cfg.name)
-                req = self.request(cfg, callgrind)
-                self.record(cfg, execute_callgrind(req, opts.region_symbol, opts.client_region)
-                            if callgrind else execute(req, self.server), warmup)
-            self.flush()
 
     def eta(self, rounds: int) -> str:
         if self.fixed is not None or self.per_round is None:

@@ -6,9 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from perflab.collectors.perf_events import (
-    CounterBackend,
-)
 from perflab.judging import (
     DEFAULT_CORRECTION,
     DEFAULT_ESTIMATOR,
@@ -61,7 +58,6 @@ class MeasureOptions:
     client_region: bool = False  # the binary toggles callgrind itself (perflab_region.h)
     seed: int | None = None
     env: dict[str, str] = field(default_factory=dict)
-    backend: CounterBackend | None = None  # tests inject a fake PMU here
 
     @classmethod
     def of(cls, *, metric: str | None, default_primary: str = "wall_time",
