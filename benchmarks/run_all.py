@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +55,11 @@ from rich.console import Console
 from rich.table import Table
 from scipy import stats as sps
 
+from perflab import session
 from perflab.cli.measure import compare as compare_cmd
 from perflab.fingerprint import machine_fingerprint, pmu_status
 from perflab.model import Configuration, ResultSet
 from perflab.runner import MeasureOptions, measure
-from perflab.session import build_options
 from perflab.stats import compare_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -100,7 +101,11 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
     rs = ResultSet(kind="compare", fingerprint={}, settings={})
     a = Configuration(name="A", command=[str(spin), str(n_a)], is_baseline=True, cell="{}")
     b = Configuration(name="B", command=[str(spin), str(n_b)], cell="{}")
-    opts: MeasureOptions = build_options(**_defaults(budget=budget, seed=seed))
+    schedule = _defaults(session.Schedule, budget=budget, seed=seed)
+    # the budget is the limit
+    schedule = replace(schedule, max_runs=max(schedule.max_runs, 100_000))
+    opts: MeasureOptions = session.build_options(
+        schedule, _defaults(session.RunSetup), session.judging_plan(), metric=None)
     opts.region = False  # the whole process, as hyperfine measures it: the same commands
     load_at = os.getloadavg()[0]
     t0 = time.monotonic()
@@ -124,21 +129,18 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
     return out
 
 
-def _defaults(**given: Any) -> dict[str, Any]:
-    """`perflab compare`'s own option defaults (read off its signature), plus ``given``."""
+def _defaults(concept: Any, **given: Any) -> Any:
+    """A session concept (Schedule, RunSetup) with `perflab compare`'s own option defaults
+    (read off its signature), plus ``given``."""
     sig = inspect.signature(compare_cmd)
     kw: dict[str, Any] = {}
-    for name, prm in inspect.signature(build_options).parameters.items():
-        if name in given:
-            kw[name] = given[name]
-        elif name in sig.parameters and sig.parameters[name].default is not inspect.Parameter.empty:
-            kw[name] = sig.parameters[name].default
-        elif prm.default is not inspect.Parameter.empty:
-            kw[name] = prm.default
-        else:
-            kw[name] = None
-    kw["max_runs"] = max(int(kw.get("max_runs") or 0), 100_000)  # the budget is the limit
-    return kw
+    for f in fields(concept):
+        if f.name in given:
+            kw[f.name] = given[f.name]
+        elif f.name in sig.parameters and \
+                sig.parameters[f.name].default is not inspect.Parameter.empty:
+            kw[f.name] = sig.parameters[f.name].default
+    return concept(**kw)
 
 
 def _line(label: str, t: int, trials: int, r: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from perflab.fleet.permachine import PerMachine
-    from perflab.judging import Estimator
+    from perflab.judging import Estimator, Plan
     from perflab.model import Configuration, ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
@@ -274,33 +275,65 @@ def check_plan(estimator: str | None, correction: str | None, runs: int | None,
     return est
 
 
-def build_options(*, warmup: int, runs: int | None, min_runs: int | None, max_runs: int,
-                  budget: float | None, precision: float | None, metric: str | None,
-                  pin: str | None, timeout: float | None, env: list[str] | None,
-                  ignore_failure: bool, no_counters: bool, region_symbol: str | None,
-                  seed: int | None, default_primary: str = "wall_time",
-                  estimator: str | None = None, threshold: float | None = None,
-                  correction: str | None = None) -> MeasureOptions:
-    """MeasureOptions from the command line's values, each checked (one line per mistake)."""
+@dataclass(frozen=True)
+class Schedule:
+    """How many runs, and when measuring stops, as the command line gives them (--warmup,
+    --runs, --min-runs, --max-runs, --budget, --precision, --seed)."""
+
+    warmup: int = 1
+    runs: int | None = None
+    min_runs: int | None = None
+    max_runs: int = 1000
+    budget: float | None = None
+    precision: float | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """How each run is made, as the command line gives it (--pin, --timeout, --env,
+    --ignore-failure, --no-counters, --region-symbol)."""
+
+    pin: str | None = None
+    timeout: float | None = None
+    env: list[str] | None = None
+    ignore_failure: bool = False
+    no_counters: bool = False
+    region_symbol: str | None = None
+
+
+def judging_plan(estimator: str | None = None, threshold: float | None = None,
+                 correction: str | None = None, bands: dict[str, str] | None = None) -> Plan:
+    """How the verdicts are judged (--estimator, --threshold, --correction, --threshold
+    METRIC=BAND): the plan the measurement stores, built once here."""
     from perflab.judging import DEFAULT_CORRECTION, DEFAULT_THRESHOLD, Plan, parse_estimator
+
+    return Plan(threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                correction=correction or DEFAULT_CORRECTION,
+                estimator=str(parse_estimator(estimator)), bands=dict(bands or {}))
+
+
+def build_options(schedule: Schedule, setup: RunSetup, plan: Plan, metric: str | None,
+                  default_primary: str = "wall_time") -> MeasureOptions:
+    """MeasureOptions from the command line's values, each checked (one line per mistake):
+    ``metric`` is --metric (None: ``default_primary``, which the warm-up may swap for its
+    CPU-time counterpart), ``plan`` is passed through (judging_plan)."""
     from perflab.runner import MeasureOptions
 
+    s = schedule
     primary = metric or default_primary
-    positive(budget, "--budget", "60")
-    positive(timeout, "--timeout", "30")
-    if precision is not None:
-        fraction(precision, "--precision", "0.01")
-    plan = Plan(threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-                correction=correction or DEFAULT_CORRECTION,
-                estimator=str(parse_estimator(estimator)))
+    positive(s.budget, "--budget", "60")
+    positive(setup.timeout, "--timeout", "30")
+    if s.precision is not None:
+        fraction(s.precision, "--precision", "0.01")
     return MeasureOptions.of(
         metric=metric, default_primary=default_primary, plan=plan,
-        warmup=warmup, runs=runs, min_runs=min_runs, max_runs=max(max_runs, min_runs or 0),
-        budget=budget, precision=precision, pin=parse_cpus(pin),
-        timeout=timeout, ignore_failure=ignore_failure,
-        counters="none" if no_counters else "auto",
+        warmup=s.warmup, runs=s.runs, min_runs=s.min_runs,
+        max_runs=max(s.max_runs, s.min_runs or 0), budget=s.budget, precision=s.precision,
+        pin=parse_cpus(setup.pin), timeout=setup.timeout, ignore_failure=setup.ignore_failure,
+        counters="none" if setup.no_counters else "auto",
         instructions="valgrind" if counts_with_valgrind(primary) else None,
-        region_symbol=region_symbol, seed=seed, env=parse_env(env))
+        region_symbol=setup.region_symbol, seed=s.seed, env=parse_env(setup.env))
 
 
 def new_result(kind: str, *, repo: Path | None, commit: str | None,

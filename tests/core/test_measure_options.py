@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from perflab import session
-from perflab.judging import Plan
-from perflab.runner import MeasureOptions
+from perflab.errors import PerflabError
+from perflab.judging import DEFAULT_ESTIMATOR, Plan
+from perflab.runner import MeasureOptions, measured_plan
 
 pytestmark = pytest.mark.unit
 
@@ -26,23 +28,26 @@ def test_no_metric_named_lets_the_warm_up_choose() -> None:
     assert not MeasureOptions.of(metric=None, auto_primary=False).auto_primary
 
 
-def test_the_plan_travels_into_the_options() -> None:
+def test_the_plan_travels_through_the_options() -> None:
     plan = Plan(threshold=0.05, correction="bh", estimator="median", bands={"max_rss": "64KiB"})
-    o = MeasureOptions.of(metric=None, plan=plan)
-    assert (o.threshold, o.correction, o.estimator, o.bands) == (
-        0.05, "bh", "median", {"max_rss": "64KiB"})
-    assert o.bands is not plan.bands  # the options' own copy
-    d = MeasureOptions.of(metric=None)
-    assert (d.threshold, d.correction, d.bands) == (Plan().threshold, Plan().correction, {})
+    o = MeasureOptions.of(metric=None, plan=plan, runs=6)
+    assert o.plan is plan  # passed through, not unpacked
+    stored = measured_plan(o)  # what the measurement stores: the caller's, with its looks
+    assert stored == replace(plan, looks=1) and stored is not plan
+    assert stored.bands is not plan.bands  # the measurement's own copy
+    assert MeasureOptions.of(metric=None).plan == Plan()
 
 
 def test_the_command_line_builds_through_it() -> None:
-    o = session.build_options(warmup=1, runs=None, min_runs=None, max_runs=100, budget=None,
-                              precision=None, metric=None, pin=None, timeout=None, env=None,
-                              ignore_failure=False, no_counters=True, region_symbol=None,
-                              seed=3, threshold=0.02, correction="bh")
+    plan = session.judging_plan(None, 0.02, "bh", {"max_rss": "64KiB"})
+    assert (plan.threshold, plan.correction, plan.estimator, plan.bands) == (
+        0.02, "bh", str(DEFAULT_ESTIMATOR), {"max_rss": "64KiB"})
+    o = session.build_options(session.Schedule(max_runs=100, seed=3),
+                              session.RunSetup(no_counters=True), plan, None)
     assert o.auto_primary and o.primary_metric == "wall_time" and o.counters == "none"
-    assert (o.threshold, o.correction, o.seed) == (0.02, "bh", 3)
+    assert o.plan is plan and (o.seed, o.max_runs) == (3, 100)
+    with pytest.raises(PerflabError, match="--budget"):
+        session.build_options(session.Schedule(budget=-1.0), session.RunSetup(), plan, None)
 
 
 def test_options_are_constructed_only_by_measure_options_of() -> None:

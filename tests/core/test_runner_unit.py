@@ -17,7 +17,7 @@ from perflab.runner import (
     effective_budget,
     effective_min_runs,
     measure,
-    plan_for,
+    measured_plan,
 )
 
 pytestmark = pytest.mark.unit
@@ -81,14 +81,14 @@ def test_failed_runs_leave_nothing_to_choose_from() -> None:
 # -- options ------------------------------------------------------------------------------------
 def test_fixed_runs_have_one_look_and_no_budget() -> None:
     opts = MeasureOptions(runs=5)
-    assert plan_for(opts).looks == 1
+    assert measured_plan(opts).looks == 1
     assert effective_budget(opts, 3) is None
 
 
 def test_adaptive_defaults() -> None:
     opts = MeasureOptions()
     assert effective_budget(opts, 3) == DEFAULT_BUDGET_PER_CONFIG * 3
-    assert plan_for(opts).looks > 1  # alpha is split over the adaptive schedule's looks
+    assert measured_plan(opts).looks > 1  # alpha is split over the adaptive schedule's looks
     # --min-runs below what the estimator needs is raised to it; above it is kept.
     need = effective_min_runs(opts)
     assert effective_min_runs(MeasureOptions(min_runs=1)) == need

@@ -123,12 +123,15 @@ def _header(rs: ResultSet, store: Store) -> None:
 
 
 def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None,
-             **judge: Any) -> Any:
-    """MeasureOptions from the MEASURE values in ``kw`` (what the verb has not taken out)."""
-    names = ("warmup", "runs", "min_runs", "max_runs", "budget", "precision", "metric", "pin",
-             "timeout", "env", "ignore_failure", "no_counters", "seed", "estimator")
-    return session.build_options(**{n: kw[n] for n in names}, region_symbol=region_symbol,
-                                 default_primary=default_primary, **judge)
+             plan: Any) -> Any:
+    """MeasureOptions from the MEASURE values in ``kw`` (what the verb has not taken out) and
+    the plan the verdicts are judged by (session.judging_plan)."""
+    schedule = session.Schedule(**{n: kw[n] for n in (
+        "warmup", "runs", "min_runs", "max_runs", "budget", "precision", "seed")})
+    setup = session.RunSetup(pin=kw["pin"], timeout=kw["timeout"], env=kw["env"],
+                             ignore_failure=kw["ignore_failure"],
+                             no_counters=kw["no_counters"], region_symbol=region_symbol)
+    return session.build_options(schedule, setup, plan, kw["metric"], default_primary)
 
 
 @_with(MEASURE, EXPORT)
@@ -183,7 +186,7 @@ def stat(
             raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
         cfg.name = cfg.benchmark = name.strip()
     session.check_metric_name(metric, [cfg.benchmark_key])
-    opts = _options(kw, default_primary, rsym)
+    opts = _options(kw, default_primary, rsym, session.judging_plan(kw["estimator"]))
     cfg.is_baseline = True
     store = session.open_store(kw["db"])
     rs = session.new_result("stat", repo=kw["repo"], commit=kw["commit"],
@@ -379,11 +382,10 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
             commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"], note=note)
         session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
     thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
-    opts = _options(kw, default_primary, kw["region_symbol"] or rsym,
-                    threshold=thr, correction=correction)
+    plan = session.judging_plan(kw["estimator"], thr, correction, bands)
+    opts = _options(kw, default_primary, kw["region_symbol"] or rsym, plan)
     if harness is not None:
         opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
-    opts.bands = bands
     rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
     measure(rs, configs, opts, store=store, console=err_quiet)

@@ -18,7 +18,7 @@ from perflab.runner.options import (
     counts_only,
     effective_budget,
     effective_min_runs,
-    plan_for,
+    measured_plan,
 )
 from perflab.runner.policy import (
     CPU_COUNTERPART,
@@ -32,5 +32,6 @@ __all__ = [
     "BATCH_SECONDS", "CPU_COUNTERPART", "DEFAULT_BUDGET_PER_CONFIG", "KERNEL_PROBE_ROUNDS",
     "PRIMARY_MIN_RUNS", "STAT_PRECISION", "MeasureOptions", "Measurement", "RunFailed",
     "choose_primary", "counts_only", "effective_budget", "effective_min_runs", "family_members",
-    "known_metrics", "measure", "metric_info", "plan_for", "reconcile_primary", "settle_primary",
+    "known_metrics", "measure", "measured_plan", "metric_info", "reconcile_primary",
+    "settle_primary",
 ]

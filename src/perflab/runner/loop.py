@@ -61,7 +61,7 @@ from perflab.runner.options import (
     counts_only,
     effective_budget,
     effective_min_runs,
-    plan_for,
+    measured_plan,
 )
 from perflab.runner.policy import PRIMARY_MIN_RUNS, settle_primary
 from perflab.stats import (
@@ -176,7 +176,7 @@ class Measurement:
         if self.valgrind_mode:
             counters = [c for c in counters if c not in HARDWARE_EVENTS]
         self.counters = counters
-        self.plan = plan_for(opts)
+        self.plan = measured_plan(opts)
         self.min_runs = effective_min_runs(opts)
         self.max_runs = max(opts.max_runs, self.min_runs)
         self.looks_at = set(look_schedule(self.min_runs, self.max_runs))
@@ -190,7 +190,7 @@ class Measurement:
         self.at_look = False  # measuring stopped at a look that decided it
         self.precision = (opts.precision if opts.precision is not None or self.pairs
                           else STAT_PRECISION)
-        self.estimator = parse_estimator(opts.estimator)
+        self.estimator = parse_estimator(opts.plan.estimator)
         self.round_times: list[float] = []
         self.per_round: float | None = None  # the rounds' median time so far (upper median)
         # A warm-up round's time, for the size of the batches until a timed round has one.

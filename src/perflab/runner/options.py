@@ -1,15 +1,12 @@
 """How a measurement runs and stops: MeasureOptions and what follows from them (the minimum
-runs, the budget, the plan's looks)."""
+runs, the budget, the plan it stores)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from perflab.judging import (
-    DEFAULT_CORRECTION,
-    DEFAULT_ESTIMATOR,
-    DEFAULT_THRESHOLD,
     Plan,
     parse_estimator,
 )
@@ -39,11 +36,10 @@ class MeasureOptions:
     # Let the warm-up runs choose between primary_metric (a wall-clock metric) and its CPU-time
     # counterpart (choose_primary); set by the verbs when no --metric was given.
     auto_primary: bool = False
-    # How verdicts are judged (stored as rs.settings.comparison; see judging.Plan).
-    threshold: float = DEFAULT_THRESHOLD
-    bands: dict[str, str] = field(default_factory=dict)  # metric or kind -> band (Plan.bands)
-    correction: str = DEFAULT_CORRECTION
-    estimator: str = str(DEFAULT_ESTIMATOR)
+    # How verdicts are judged (threshold, correction, estimator, bands), built once by the
+    # caller (session, a suite, a bisect) and stored with the looks of this measurement's
+    # schedule as rs.settings.comparison (measured_plan).
+    plan: Plan = field(default_factory=Plan)
     # Comparisons in the primary metric's family across the whole result (a suite's matrix);
     # None: those measured in this call.  The stop rule decides at alpha / looks / this.
     family_size: int | None = None
@@ -67,25 +63,20 @@ class MeasureOptions:
         suites.execute.measure_options; a bisect: Bisector._options): the primary metric
         (``metric``, else ``default_primary``, which the warm-up runs may swap for its CPU-time
         counterpart: ``auto_primary``, by default when no metric was named), how verdicts are
-        judged (``plan``: threshold, correction, estimator, bands), the rest as given."""
-        opts = cls(primary_metric=metric or default_primary,
+        judged (``plan``, passed through; None: the defaults), the rest as given."""
+        return cls(primary_metric=metric or default_primary,
                    auto_primary=metric is None if auto_primary is None else auto_primary,
-                   **given)
-        if plan is not None:
-            opts.threshold, opts.correction = plan.threshold, plan.correction
-            opts.estimator, opts.bands = plan.estimator, dict(plan.bands)
-        return opts
+                   plan=plan if plan is not None else Plan(), **given)
 
 
 
-def plan_for(opts: MeasureOptions) -> Plan:
-    """The verdict plan a measurement with ``opts`` stores: its looks are the adaptive
-    schedule's (alpha is split over them), or 1 for a fixed number of runs."""
-    est = parse_estimator(opts.estimator)
+def measured_plan(opts: MeasureOptions) -> Plan:
+    """The plan a measurement with ``opts`` stores: the caller's (a copy: the measurement sets
+    the level it stopped at), with the looks of its schedule (alpha is split over them), or 1
+    for a fixed number of runs."""
     looks = 1 if opts.runs is not None or counts_only(opts) else planned_looks(
         effective_min_runs(opts), opts.max_runs)
-    return Plan(threshold=opts.threshold, correction=opts.correction, estimator=str(est),
-                looks=looks, bands=dict(opts.bands))
+    return replace(opts.plan, looks=looks, bands=dict(opts.plan.bands))
 
 
 def counts_only(opts: MeasureOptions) -> bool:
@@ -96,7 +87,7 @@ def counts_only(opts: MeasureOptions) -> bool:
 
 
 def effective_min_runs(opts: MeasureOptions) -> int:
-    need = parse_estimator(opts.estimator).min_runs()
+    need = parse_estimator(opts.plan.estimator).min_runs()
     return max(need, opts.min_runs or need)
 
 
