@@ -40,6 +40,16 @@ SERIAL_RHO_MAX = 0.8
 # rule out drift" (stats.DRIFT_NOTE), and a fixed --runs below it is warned about before
 # measuring.
 SERIAL_MIN_RUNS = 20
+# A comparison of fewer runs that belongs to a family of series measured the same way (the
+# benchmarks of one imported pair of files, the cells of one result) is widened for the lag-1
+# correlation pooled over the family's series (stats.pool_serial) once they hold this many lag
+# pairs in all, instead of for SERIAL_RHO_MAX.
+SERIAL_POOL_PAIRS = 20
+# The pooled estimate is raised to this many standard errors above it (an upper confidence
+# bound, the standard error from the spread of the series' own estimates, never below the
+# sampling model's): correlation that differs between series then under-widens few of them
+# (docs/statistics.md, "Pooled serial correlation").
+SERIAL_POOL_Z = 1.645
 CORRECTIONS = ("holm", "bh", "none")
 
 
