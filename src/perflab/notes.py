@@ -217,9 +217,11 @@ def kernel_share(share: str) -> Note:
                 "workload's CPU time is in the kernel")
 
 
-def serial_pooled(family: str, series: int, rho: str) -> Note:
+def serial_pooled(families: dict[str, tuple[int, str]]) -> Note:
     """Comparisons of fewer runs than estimate their own lag-1 correlation, widened for the
-    one pooled over their family's ``series`` (``rho``: the upper bound they were widened
-    for)."""
-    return Note(NoteKind.SERIAL_POOLED, f"{family}: lag-1 correlation pooled over {series} "
-                f"series: {rho} (an upper bound; too few runs for each series' own)")
+    one pooled over their family's series: family -> (series, the upper bound widened for)."""
+    what = "; ".join(f"{fam} {rho}" for fam, (_, rho) in families.items())
+    counts = {n for n, _ in families.values()}
+    over = (f"{counts.pop()} series" if len(counts) == 1 else "each metric's series")
+    return Note(NoteKind.SERIAL_POOLED, f"lag-1 correlation pooled over {over} (an upper "
+                f"bound; too few runs for each series' own): {what}")

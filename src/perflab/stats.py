@@ -16,8 +16,10 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   winsorised variance, df = h - 1) or Yuen-Welch (two samples; the same test as
   ``scipy.stats.ttest_ind(trim=...)``), both widened for runs correlated in time: variance x
   the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order (serial_correlation),
-  estimated from 20 runs and taken as 0.8 below ("too few runs to rule out drift"): A/A at
-  most 3% false under AR(1) lag-1 up to 0.8 at 6-40 runs.
+  estimated from 20 runs; below, an upper bound of the one pooled over the comparison's
+  family (its metric across the result's cells: pool_serial), or 0.8 without a family ("too
+  few runs to rule out drift"): A/A at most 3% false under AR(1) lag-1 up to 0.8 at 6-40
+  runs, pooled or not.
   Asymmetric trimming (``trim:LOW:HIGH``) uses the
   same formulas with LOW and HIGH winsorised proportions.  Median, interleaved: the
   order-statistic interval of the median log-ratio (the sign test inverted: exact,
@@ -283,14 +285,17 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
 
 
 def pooled_serial_notes(comps: Sequence[Comparison]) -> list[said.Note]:
-    """What the comparisons widened for a pooled lag-1 correlation say: one note per metric
-    family ("lag-1 correlation pooled over 30 series: 0.12")."""
+    """What the comparisons widened for a pooled lag-1 correlation say: one note, each metric
+    family's bound and the series it was pooled over ("lag-1 correlation pooled over 30
+    series: 0.12")."""
     seen: dict[str, Location] = {}
     for c in comps:
         if c.loc is not None and c.loc.pooled and metric_family(c.metric) not in seen:
             seen[metric_family(c.metric)] = c.loc
-    return [said.serial_pooled(fam, loc.pooled, fmt_fixed(loc.serial, 2))
-            for fam, loc in seen.items()]
+    if not seen:
+        return []
+    return [said.serial_pooled({fam: (loc.pooled, fmt_fixed(loc.serial, 2))
+                                for fam, loc in seen.items()})]
 
 
 def _ar1_mean_factor(rho: float, n: int) -> float:
@@ -313,12 +318,19 @@ def _inflation(rho: float, n: int) -> float:
 
 def _serial_df(df: float, rho: float, n: int, assumed: bool) -> float:
     """The widened interval's df: df / f (f the mean's AR(1) variance factor: the runs'
-    effective number) for an estimated correlation (its own, or pooled); df / sqrt(f) where
+    effective number) for an estimated correlation (its own, or pooled: at least the df of the
+    SERIAL_RHO_MAX rule below SERIAL_MIN_RUNS); df / sqrt(f) where
     SERIAL_RHO_MAX is assumed (fewer than SERIAL_MIN_RUNS, no family), which simulation shows
     conservative there (the widened t of AR(1) 0.8 runs needs df 3.75 at 6-10 runs, 5-7 at
     12-20; this gives 2.5-4)."""
     f = _ar1_mean_factor(rho, n)
-    return max(1.0, df / (math.sqrt(f) if assumed else f))
+    if assumed:
+        return max(1.0, df / math.sqrt(f))
+    if n < SERIAL_MIN_RUNS:
+        # A family's pooled bound: never fewer df than the bound SERIAL_RHO_MAX assumed for
+        # one series, so a family's interval is never wider than its series' alone.
+        return max(1.0, df / f, df / math.sqrt(_ar1_mean_factor(SERIAL_RHO_MAX, n)))
+    return max(1.0, df / f)
 
 
 def _widened(se: float, df: float, rho: float, n: int, assumed: bool) -> tuple[float, float]:
