@@ -71,6 +71,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/harness_interleaved.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/sim_verdicts.py
+	$(BIN)/python benchmarks/sim_pooled.py
 	$(BIN)/python benchmarks/import_memory.py
 
 clean:

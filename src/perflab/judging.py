@@ -32,14 +32,25 @@ MIN_RUNS = 6  # per configuration, for any statistical verdict
 # this much, and for this much where it cannot be estimated (below SERIAL_MIN_RUNS).  Beyond it
 # the estimate from a few runs is mostly noise.
 SERIAL_RHO_MAX = 0.8
-# Below this many runs the lag-1 correlation is not estimated: simulated under AR(1) noise of
-# lag-1 0.8 (the guarantee's range, docs/statistics.md), an interval widened for the estimate
-# from 10-16 runs still gave 2.9-4.3% false slower (or faster) in A/A, where 20 give 2.5%.
-# Below it the interval is widened for SERIAL_RHO_MAX itself (drift cannot be ruled out), so
+# Below this many runs a series' own lag-1 correlation is not estimated: simulated under AR(1)
+# noise of lag-1 0.8 (the guarantee's range, docs/statistics.md), an interval widened for the
+# estimate from 10-16 runs still gave 2.9-4.3% false slower (or faster) in A/A, where 20 give 2.5%.
+# Below it, without a family (SERIAL_POOL_PAIRS), the interval is widened for SERIAL_RHO_MAX
+# itself (drift cannot be ruled out), so
 # only a change far beyond the band is claimed, an undecided comparison says "too few runs to
 # rule out drift" (stats.DRIFT_NOTE), and a fixed --runs below it is warned about before
 # measuring.
 SERIAL_MIN_RUNS = 20
+# A comparison of fewer runs that belongs to a family of series measured the same way (the
+# benchmarks of one imported pair of files, the cells of one result) is widened for the lag-1
+# correlation pooled over the family's series (stats.pool_serial) once they hold this many lag
+# pairs in all, instead of for SERIAL_RHO_MAX.
+SERIAL_POOL_PAIRS = 20
+# The pooled estimate is raised to this many standard errors above it (an upper confidence
+# bound, the standard error from the spread of the series' own estimates, never below the
+# sampling model's): correlation that differs between series then under-widens few of them
+# (docs/statistics.md, "Pooled serial correlation").
+SERIAL_POOL_Z = 1.645
 CORRECTIONS = ("holm", "bh", "none")
 
 

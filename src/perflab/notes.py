@@ -34,6 +34,7 @@ class NoteKind(StrEnum):
     THREADS = "more threads than CPUs"  # a cell asks for more threads than the machine has CPUs
     CPU_SHARE = "CPU share"  # wall time over threads on too few (or busy) CPUs
     KERNEL = "kernel share"  # an instruction count blind to the kernel's share of the CPU time
+    SERIAL_POOLED = "pooled serial correlation"  # intervals widened for a family's lag-1
 
 
 # Kinds said at most once per result: the first one stays (a second counter error, a second
@@ -214,3 +215,13 @@ def kernel_share(share: str) -> Note:
     kernel's (``share``: "73%")."""
     return Note(NoteKind.KERNEL, f"valgrind does not count the kernel: {share} of this "
                 "workload's CPU time is in the kernel")
+
+
+def serial_pooled(families: dict[str, tuple[int, str]]) -> Note:
+    """Comparisons of fewer runs than estimate their own lag-1 correlation, widened for the
+    one pooled over their family's series: family -> (series, the upper bound widened for)."""
+    what = "; ".join(f"{fam} {rho}" for fam, (_, rho) in families.items())
+    counts = {n for n, _ in families.values()}
+    over = (f"{counts.pop()} series" if len(counts) == 1 else "each metric's series")
+    return Note(NoteKind.SERIAL_POOLED, f"lag-1 correlation pooled over {over} (an upper "
+                f"bound; too few runs for each series' own): {what}")

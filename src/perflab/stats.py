@@ -16,8 +16,10 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   winsorised variance, df = h - 1) or Yuen-Welch (two samples; the same test as
   ``scipy.stats.ttest_ind(trim=...)``), both widened for runs correlated in time: variance x
   the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order (serial_correlation),
-  estimated from 20 runs and taken as 0.8 below ("too few runs to rule out drift"): A/A at
-  most 3% false under AR(1) lag-1 up to 0.8 at 6-40 runs.
+  estimated from 20 runs; below, an upper bound of the one pooled over the comparison's
+  family (its metric across the result's cells: pool_serial), or 0.8 without a family ("too
+  few runs to rule out drift"): A/A at most 3% false under AR(1) lag-1 up to 0.8 at 6-40
+  runs, pooled or not.
   Asymmetric trimming (``trim:LOW:HIGH``) uses the
   same formulas with LOW and HIGH winsorised proportions.  Median, interleaved: the
   order-statistic interval of the median log-ratio (the sign test inverted: exact,
@@ -66,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from perflab import notes as said
-from perflab.format import fmt_count, fmt_share, fmt_value
+from perflab.format import fmt_count, fmt_fixed, fmt_share, fmt_value
 from perflab.judging import (
     ALPHA,
     DEFAULT_CORRECTION,
@@ -74,6 +76,8 @@ from perflab.judging import (
     DEFAULT_THRESHOLD,
     MIN_RUNS,
     SERIAL_MIN_RUNS,
+    SERIAL_POOL_PAIRS,
+    SERIAL_POOL_Z,
     SERIAL_RHO_MAX,
     Band,
     Estimator,
@@ -170,6 +174,130 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n + 0.5 / math.sqrt(n))))
 
 
+def _lag1(x: np.ndarray, kl: int, kh: int) -> np.ndarray:
+    """The lag-1 autocorrelation along the last axis of runs winsorised at ``kl``/``kh`` runs
+    a side (as the estimator's variance is), each row about its own mean; 0 for a row without
+    spread."""
+    n = x.shape[-1]
+    s = np.sort(x, axis=-1)
+    w = np.clip(x, s[..., kl:kl + 1], s[..., n - kh - 1:n - kh])
+    w = w - w.mean(axis=-1, keepdims=True)
+    den = np.sum(w * w, axis=-1)
+    num = np.sum(w[..., 1:] * w[..., :-1], axis=-1)
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+# The lag-1 correlations the pooled estimate is calibrated over (stats.pool_serial).
+_RHO_GRID = np.linspace(-0.5, 0.98, 75)
+_CALIBRATION_SERIES = 3000
+
+
+@functools.cache
+def _lag1_calibration(n: int, kl: int, kh: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and sd of _lag1 over ``n`` runs of Gaussian AR(1) noise, for each lag-1
+    correlation of _RHO_GRID: a seeded simulation (3,000 series each), so the same every time.
+    The mean lies well below the correlation at few runs (about -1/n for independent runs)."""
+    rng = np.random.default_rng(20261128 + n)
+    e = rng.standard_normal((len(_RHO_GRID), _CALIBRATION_SERIES, n))
+    rho = _RHO_GRID[:, None]
+    x = np.empty_like(e)
+    x[..., 0] = e[..., 0]
+    for t in range(1, n):
+        x[..., t] = rho * x[..., t - 1] + np.sqrt(1 - rho ** 2) * e[..., t]
+    r = _lag1(x, kl, kh)
+    return np.maximum.accumulate(r.mean(axis=1)), r.std(axis=1)
+
+
+@dataclass(frozen=True)
+class SerialPool:
+    """The lag-1 correlation pooled over a family's series: the calibrated estimate, and the
+    upper bound the intervals are widened for (within [0, SERIAL_RHO_MAX])."""
+
+    rho: float
+    estimate: float
+    series: int
+    pairs: int
+
+
+def pool_serial(series: Sequence[np.ndarray], est: Estimator) -> SerialPool | None:
+    """The lag-1 correlation of a family of series measured the same way, pooled: each series
+    winsorised as the estimator's variance is and centred on its own mean, its lag-1 r; the
+    mean r of the series weighted by their lag pairs (n - 1); mapped back through the
+    simulated E[r] of AR(1) runs of each series' length (_lag1_calibration: the short-series
+    bias, about -(1 + 4 rho) / n, corrected exactly for Gaussian AR(1)); and raised to
+    SERIAL_POOL_Z standard errors above it, the standard error the larger of the series'
+    spread about the mean r (which grows where the correlation differs between series) and the
+    sampling model's.  None below SERIAL_POOL_PAIRS lag pairs in all (series of 3 runs or
+    more, with spread)."""
+    xs = [np.asarray(x, dtype=float) for x in series]
+    xs = [x for x in xs if len(x) >= 3 and np.ptp(x) > 0]
+    w = np.asarray([len(x) - 1 for x in xs], dtype=float)
+    if w.sum() < SERIAL_POOL_PAIRS:
+        return None
+    r = np.asarray([float(_lag1(x, *trim_counts(len(x), est))) for x in xs])
+    mean_r = np.zeros(len(_RHO_GRID))
+    var_r = np.zeros(len(_RHO_GRID))
+    for x, wj in zip(xs, w, strict=True):
+        m, sd = _lag1_calibration(len(x), *trim_counts(len(x), est))
+        mean_r += wj * m
+        var_r += wj ** 2 * sd ** 2
+    total = float(w.sum())
+    mean_r, sd_model = mean_r / total, np.sqrt(var_r) / total
+    r_bar = float(np.dot(w, r) / total)
+    estimate = float(np.interp(r_bar, mean_r, _RHO_GRID))
+    k = len(xs)
+    se_spread = (math.sqrt(float(np.dot(w ** 2, (r - r_bar) ** 2)) * k / (k - 1)) / total
+                 if k > 1 else 0.0)
+    se = max(se_spread, float(np.interp(estimate, _RHO_GRID, sd_model)))
+    upper = float(np.interp(r_bar + SERIAL_POOL_Z * se, mean_r, _RHO_GRID))
+    return SerialPool(min(SERIAL_RHO_MAX, max(0.0, upper)), estimate, k, int(total))
+
+
+def serial_series(a: np.ndarray, b: np.ndarray, paired: bool) -> list[np.ndarray]:
+    """The series in run order whose lag-1 correlation widens a comparison's interval, on the
+    scale locate works on: the per-round differences when paired, else each sample."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        return []
+    if min(a.min(), b.min()) > 0:
+        a, b = np.log(a), np.log(b)
+    if paired and len(a) == len(b):
+        return [b - a]
+    return [a, b]
+
+
+def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], bool]],
+                 est: Estimator) -> dict[tuple[str, bool], SerialPool]:
+    """The pooled lag-1 correlation of each family of comparisons measured the same way, keyed
+    by (family, paired): ``samples`` holds each comparison's family (its metric family), its
+    baseline and candidate runs in run order, and whether they are paired by round.  A family
+    without a pool (too few lag pairs) is left out: its comparisons keep the single-series
+    rule, and so is a family of one comparison."""
+    series: dict[tuple[str, bool], list[np.ndarray]] = {}
+    count: dict[tuple[str, bool], int] = {}
+    for fam, a, b, paired in samples:
+        count[(fam, paired)] = count.get((fam, paired), 0) + 1
+        series.setdefault((fam, paired), []).extend(
+            serial_series(np.asarray(a, dtype=float), np.asarray(b, dtype=float), paired))
+    # One comparison is no family (its two unpaired samples included): the single-series rule.
+    pools = {key: pool_serial(xs, est) for key, xs in series.items() if count[key] > 1}
+    return {key: p for key, p in pools.items() if p is not None}
+
+
+def pooled_serial_notes(comps: Sequence[Comparison]) -> list[said.Note]:
+    """What the comparisons widened for a pooled lag-1 correlation say: one note, each metric
+    family's bound and the series it was pooled over ("lag-1 correlation pooled over 30
+    series: 0.12")."""
+    seen: dict[str, Location] = {}
+    for c in comps:
+        if c.loc is not None and c.loc.pooled and metric_family(c.metric) not in seen:
+            seen[metric_family(c.metric)] = c.loc
+    if not seen:
+        return []
+    return [said.serial_pooled({fam: (loc.pooled, fmt_fixed(loc.serial, 2))
+                                for fam, loc in seen.items()})]
+
+
 def _ar1_mean_factor(rho: float, n: int) -> float:
     """Var(mean of n runs) under AR(1) noise of lag-1 correlation ``rho``, in units of
     sigma^2 / n: 1 + 2 sum_k (1 - k/n) rho^k."""
@@ -188,19 +316,27 @@ def _inflation(rho: float, n: int) -> float:
     return f * (n - 1) / max(n - f, 1e-9)
 
 
-def _serial_df(df: float, rho: float, n: int) -> float:
+def _serial_df(df: float, rho: float, n: int, assumed: bool) -> float:
     """The widened interval's df: df / f (f the mean's AR(1) variance factor: the runs'
-    effective number) for an estimated correlation; df / sqrt(f) where SERIAL_RHO_MAX is
-    assumed (fewer than SERIAL_MIN_RUNS), which simulation shows conservative there (the
-    widened t of AR(1) 0.8 runs needs df 3.75 at 6-10 runs, 5-7 at 12-20; this gives 2.5-4)."""
+    effective number) for an estimated correlation (its own, or pooled: at least the df of the
+    SERIAL_RHO_MAX rule below SERIAL_MIN_RUNS); df / sqrt(f) where
+    SERIAL_RHO_MAX is assumed (fewer than SERIAL_MIN_RUNS, no family), which simulation shows
+    conservative there (the widened t of AR(1) 0.8 runs needs df 3.75 at 6-10 runs, 5-7 at
+    12-20; this gives 2.5-4)."""
     f = _ar1_mean_factor(rho, n)
-    return max(1.0, df / (f if n >= SERIAL_MIN_RUNS else math.sqrt(f)))
+    if assumed:
+        return max(1.0, df / math.sqrt(f))
+    if n < SERIAL_MIN_RUNS:
+        # A family's pooled bound: never fewer df than the bound SERIAL_RHO_MAX assumed for
+        # one series, so a family's interval is never wider than its series' alone.
+        return max(1.0, df / f, df / math.sqrt(_ar1_mean_factor(SERIAL_RHO_MAX, n)))
+    return max(1.0, df / f)
 
 
-def _widened(se: float, df: float, rho: float, n: int) -> tuple[float, float]:
+def _widened(se: float, df: float, rho: float, n: int, assumed: bool) -> tuple[float, float]:
     """A mean's standard error and df under AR(1) noise of lag-1 correlation ``rho``: the
     variance x _inflation, the df as _serial_df."""
-    return se * math.sqrt(_inflation(rho, n)), _serial_df(df, rho, n)
+    return se * math.sqrt(_inflation(rho, n)), _serial_df(df, rho, n, assumed)
 
 
 # --- the location of a comparison and its interval at any level --------------------------------
@@ -239,6 +375,8 @@ class Location:
     widened: float = 1.0
     # Too few runs to estimate the correlation: widened for SERIAL_RHO_MAX (DRIFT_NOTE).
     assumed_serial: bool = False
+    # Widened for the correlation pooled over this many series of its family (pool_serial).
+    pooled: int = 0
 
     @property
     def zero_width(self) -> bool:
@@ -305,9 +443,19 @@ class Location:
         return float(min(1.0, beyond, inside))
 
 
+def _rho_for(x: np.ndarray, est: Estimator, pool: SerialPool | None) -> tuple[float, int]:
+    """The lag-1 correlation a sample's interval is widened for, and the series it was pooled
+    over (0: its own estimate, or SERIAL_RHO_MAX assumed): its own from SERIAL_MIN_RUNS runs,
+    its family's pooled one below them."""
+    if pool is not None and len(x) < SERIAL_MIN_RUNS:
+        return pool.rho, pool.series
+    return serial_correlation(x, est), 0
+
+
 def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
-           scale: str) -> Location:
-    """The comparison's location (cand vs base) on ``scale`` ('log' or 'diff')."""
+           scale: str, pool: SerialPool | None = None) -> Location:
+    """The comparison's location (cand vs base) on ``scale`` ('log' or 'diff'); ``pool``: the
+    lag-1 correlation of its family (pool_serial), for fewer than SERIAL_MIN_RUNS runs."""
     if scale == "log":
         la, lb = np.log(a), np.log(b)
     else:
@@ -325,11 +473,12 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
         if est.kind != "median":
             tm, se, df = trimmed_t(d, est)
             if se > 0:
-                rho = serial_correlation(d, est)
-                wse, wdf = _widened(float(se), float(df), rho, len(d))
+                rho, pooled = _rho_for(d, est, pool)
+                assumed = len(d) < SERIAL_MIN_RUNS and not pooled
+                wse, wdf = _widened(float(se), float(df), rho, len(d), assumed)
                 return Location("trimmed-t", float(tm), wse, wdf, serial=rho,
-                                widened=wse / float(se),
-                                assumed_serial=len(d) < SERIAL_MIN_RUNS)
+                                widened=wse / float(se), assumed_serial=assumed,
+                                pooled=pooled)
         return _tied(Location("sign", float(np.median(d)), sorted_values=np.sort(d)))
     if np.ptp(la) == 0 and np.ptp(lb) == 0:
         return Location("yuen", float(lb[0] - la[0]), 0.0, math.inf)
@@ -339,14 +488,16 @@ def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
         se = math.sqrt(da + db)
         if se > 0:
             # Each sample widened for its own serial correlation (runs in run order).
-            ra, rb = serial_correlation(la, est), serial_correlation(lb, est)
+            (ra, pa), (rb, pb) = _rho_for(la, est, pool), _rho_for(lb, est, pool)
+            sa = len(la) < SERIAL_MIN_RUNS and not pa
+            sb = len(lb) < SERIAL_MIN_RUNS and not pb
             fa, fb = _inflation(ra, len(la)), _inflation(rb, len(lb))
             da, db = da * fa, db * fb
             wse = math.sqrt(da + db)
-            df = (da + db) ** 2 / (da ** 2 / _serial_df(ha - 1, ra, len(la))
-                                   + db ** 2 / _serial_df(hb - 1, rb, len(lb)))
+            df = (da + db) ** 2 / (da ** 2 / _serial_df(ha - 1, ra, len(la), sa)
+                                   + db ** 2 / _serial_df(hb - 1, rb, len(lb), sb))
             return Location("yuen", mb - ma, wse, df, serial=max(ra, rb), widened=wse / se,
-                            assumed_serial=min(len(la), len(lb)) < SERIAL_MIN_RUNS)
+                            assumed_serial=sa or sb, pooled=max(pa, pb))
     rng = np.random.default_rng(12345)
     ia = rng.integers(0, len(la), (BOOT_RESAMPLES, len(la)))
     ib = rng.integers(0, len(lb), (BOOT_RESAMPLES, len(lb)))
@@ -728,9 +879,12 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
                     higher_is_better: bool = False, paired: bool = False, metric: str = "",
                     baseline: str = "A", candidate: str = "B",
                     estimator: Estimator | None = None, alpha: float = ALPHA,
-                    info: MetricInfo | None = None) -> Comparison:
+                    info: MetricInfo | None = None,
+                    pool: SerialPool | None = None) -> Comparison:
     """One comparison, judged alone at level ``alpha`` (compare_result adjusts families).
-    Without ``info`` the samples are read as times (slower/faster)."""
+    Without ``info`` the samples are read as times (slower/faster).  ``pool``: the lag-1
+    correlation pooled over the comparison's family (pool_serial), which widens it below
+    SERIAL_MIN_RUNS runs instead of SERIAL_RHO_MAX."""
     est = estimator or DEFAULT_ESTIMATOR
     if info is None:
         info = MetricInfo(metric, "s", "", deterministic=deterministic,
@@ -766,7 +920,7 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
         return c
     c.scale = "log" if min(a.min(), b.min()) > 0 else "diff"
     c.base_center = center(a, est)
-    c.loc = locate(a, b, paired, est, c.scale)
+    c.loc = locate(a, b, paired, est, c.scale, pool)
     band = _band(c.scale, threshold, c.base_center, abs_band)
     if max(abs(c.base_center), abs(center(b, est))) < info.resolution:
         # Not judged (no p: outside its family), but the change is still shown.
@@ -878,7 +1032,7 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
                        estimator=None if estimator is None else str(estimator))
     est = parse_estimator(plan.estimator) if isinstance(plan.estimator, str) else plan.estimator
     primary = rs.settings.primary_metric
-    out: list[Comparison] = []
+    jobs: list[tuple[str, Configuration, Configuration, str, list[float], list[float], bool]] = []
     for cell in rs.cells():
         base = rs.baseline_in(cell)
         if base is None:
@@ -888,20 +1042,23 @@ def compare_result(rs: ResultSet, metrics: list[str] | None = None, *,
             if cfg is base:
                 continue
             for m in metrics if metrics is not None else list(rs.metrics):
-                info = rs.metrics.get(m)
                 a, b = round_pairs(base, cfg, m) if paired else (base.samples(m),
                                                                  cfg.samples(m))
-                if not a or not b or not _comparable(base, cfg, m):
-                    continue
-                band = plan.band_for(m, info)
-                c = compare_samples(a, b, threshold=band.rel, abs_band=band.absolute,
-                                    paired=paired, metric=m,
-                                    baseline=base.name, candidate=cfg.name, estimator=est,
-                                    alpha=plan.alpha_look,
-                                    info=info or MetricInfo(m, "", ""))
-                c.cell = cell
-                c.same_program = not _two_workloads(base, cfg)
-                out.append(c)
+                if a and b and _comparable(base, cfg, m):
+                    jobs.append((cell, base, cfg, m, a, b, paired))
+    pools = family_pools([(metric_family(m), a, b, p) for _, _, _, m, a, b, p in jobs], est)
+    out: list[Comparison] = []
+    for cell, base, cfg, m, a, b, paired in jobs:
+        info = rs.metrics.get(m)
+        band = plan.band_for(m, info)
+        c = compare_samples(a, b, threshold=band.rel, abs_band=band.absolute,
+                            paired=paired, metric=m,
+                            baseline=base.name, candidate=cfg.name, estimator=est,
+                            alpha=plan.alpha_look, info=info or MetricInfo(m, "", ""),
+                            pool=pools.get((metric_family(m), paired)))
+        c.cell = cell
+        c.same_program = not _two_workloads(base, cfg)
+        out.append(c)
     for m, fam in _families(out, primary, plan).items():
         corr = plan.correction if m == primary or primary is None else plan.secondary
         adjust_family(fam, corr, plan.alpha_look, infos=rs.metrics)
@@ -998,6 +1155,7 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
         return {k: v for k, v in p.items() if k != param}
 
     out: list[Comparison] = []
+    jobs: list[tuple[str, str, list[float], list[float], bool]] = []
     for cell_a, pa in params.items():
         if str(pa.get(param)) != str(a):
             continue
@@ -1013,16 +1171,19 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
                 continue
             xs, ys = (round_pairs(base, cand, metric) if paired
                       else (base.samples(metric), cand.samples(metric)))
-            if not xs or not ys:
-                continue
-            band = plan.band_for(metric, info)
-            c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
-                                paired=paired, metric=metric, baseline=f"{name} at {param}={b}",
-                                candidate=name, estimator=est, alpha=plan.alpha,
-                                info=info or MetricInfo(metric, "", ""))
-            c.cell = canonical_params(rest(pa))
-            c.same_program = True
-            out.append(c)
+            if xs and ys:
+                jobs.append((canonical_params(rest(pa)), name, xs, ys, paired))
+    pools = family_pools([(metric, xs, ys, p) for _, _, xs, ys, p in jobs], est)
+    band = plan.band_for(metric, info)
+    for cell, name, xs, ys, paired in jobs:
+        c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
+                            paired=paired, metric=metric, baseline=f"{name} at {param}={b}",
+                            candidate=name, estimator=est, alpha=plan.alpha,
+                            info=info or MetricInfo(metric, "", ""),
+                            pool=pools.get((metric, paired)))
+        c.cell = cell
+        c.same_program = True
+        out.append(c)
     adjust_family(out, plan.correction, plan.alpha, info)
     share = cpu_share_caveat(rs, metric, param, a, b)
     for c in out:

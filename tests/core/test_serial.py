@@ -12,7 +12,13 @@ from scipy import stats as sps
 
 from perflab.judging import DEFAULT_ESTIMATOR, SERIAL_RHO_MAX
 from perflab.metrics import MetricInfo
-from perflab.stats import compare_samples, serial_correlation, trimmed_t
+from perflab.stats import (
+    DRIFT_NOTE,
+    compare_samples,
+    pool_serial,
+    serial_correlation,
+    trimmed_t,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -151,3 +157,70 @@ def test_fixed_runs_too_few_to_rule_out_drift_are_warned_about() -> None:
     check_plan(None, None, 20, verdict=True, warn=said.append)
     check_plan(None, None, 8, verdict=False, warn=said.append)  # stat: nothing to judge
     assert said == []
+
+
+# --- the lag-1 correlation pooled over a family (stats.pool_serial) ------------------------------
+
+def _family(rng: np.random.Generator, k: int, n: int, rhos: np.ndarray) -> list[np.ndarray]:
+    """``k`` paired series of ``n`` per-round log-ratios, AR(1) of lag-1 ``rhos[j]`` each."""
+    from perflab.simulate import ar1
+
+    return [ar1(rng, n, float(rhos[j]), 0.02) for j in range(k)]
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.6])
+def test_the_pooled_estimate_corrects_the_short_series_bias(rho: float) -> None:
+    """30 series of 8 runs: each series' r is biased low by about (1 + 4 rho) / n (-0.13 for
+    independent runs); the pooled, calibrated estimate averages out near the truth, and the
+    bound the intervals are widened for lies above it."""
+    rng = np.random.default_rng(int(rho * 10) + 3)
+    est, raw, bound = [], [], []
+    for _ in range(60):
+        xs = _family(rng, 30, 8, np.full(30, rho))
+        p = pool_serial(xs, DEFAULT_ESTIMATOR)
+        assert p is not None and p.series == 30 and p.pairs == 210
+        est.append(p.estimate)
+        bound.append(p.rho)
+        raw.append(np.mean([np.corrcoef(x[1:], x[:-1])[0, 1] for x in xs]))
+    assert abs(np.mean(est) - rho) < 0.04
+    assert np.mean(raw) < rho - 0.1  # what pooling without the correction would give
+    assert all(b >= min(e, SERIAL_RHO_MAX) or b == 0 for b, e in zip(bound, est, strict=True))
+
+
+def test_too_few_lag_pairs_pool_nothing() -> None:
+    rng = np.random.default_rng(5)
+    assert pool_serial(_family(rng, 3, 7, np.zeros(3)), DEFAULT_ESTIMATOR) is None  # 18 pairs
+    assert pool_serial(_family(rng, 3, 8, np.zeros(3)), DEFAULT_ESTIMATOR) is not None
+
+
+def test_a_family_of_short_comparisons_is_widened_for_its_pooled_correlation() -> None:
+    """compare_result over 30 cells of 8 interleaved rounds (A/A, independent runs): each
+    interval widened for the family's pooled bound, not the 0.8 assumed for one series; no
+    "too few runs to rule out drift"; the terminal's verdicts line says what it was pooled
+    over."""
+    from perflab.judging import Plan
+    from perflab.model import Configuration, ResultSet, Run
+    from perflab.reports.terminal import serial_note
+    from perflab.stats import compare_result
+
+    rng = np.random.default_rng(2)
+    rs = ResultSet(kind="compare", metrics={"t": MetricInfo("t", "ms", "simulated")},
+                   settings={"interleaved": True, "primary_metric": "t"})
+    for j in range(30):
+        for name in ("A", "B"):
+            cfg = Configuration(name=name, command=[name], params={"s": j},
+                                is_baseline=name == "A")
+            cfg.runs = [Run(seq=i, values={"t": float(v)})
+                        for i, v in enumerate(np.exp(rng.normal(0, 0.02, 8)))]
+            rs.configurations.append(cfg)
+    comps = compare_result(rs, plan=Plan())
+    assert len(comps) == 30
+    for c in comps:
+        assert c.loc is not None and c.loc.pooled == 30 and not c.loc.assumed_serial
+        assert c.loc.serial < SERIAL_RHO_MAX and DRIFT_NOTE not in c.note
+        assert c.verdict not in ("slower", "faster")
+    assert "lag-1 correlation pooled over 30 series (an upper bound" in serial_note(comps)
+    # One comparison alone keeps the single-series rule.
+    alone = compare_samples(rs.configurations[0].samples("t"), rs.configurations[1].samples("t"),
+                            paired=True)
+    assert alone.loc is not None and alone.loc.assumed_serial and alone.loc.pooled == 0

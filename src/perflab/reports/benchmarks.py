@@ -130,7 +130,7 @@ def verdicts_line(a: Analysis) -> str:
     """How these verdicts were reached, in one line: unpaired runs, the estimator, the bands,
     and the family each metric's benchmarks form."""
     from perflab.judging import parse_estimator
-    from perflab.reports.terminal import bands_text, values_legend
+    from perflab.reports.terminal import bands_text, serial_note, values_legend
     from perflab.stats import CORRECTION_NAMES
 
     est = parse_estimator(a.plan.estimator)
@@ -145,4 +145,4 @@ def verdicts_line(a: Analysis) -> str:
     bands = bands_text(a.comparisons)
     return (f"verdicts: {est.label} of {what}, one CI decides against the metric's band"
             f"{f' ({bands})' if bands else ''}; one family per metric across the benchmarks "
-            f"({'; '.join(fams)}); {values_legend(est)}")
+            f"({'; '.join(fams)}){serial_note(a.comparisons)}; {values_legend(est)}")

@@ -10,7 +10,13 @@ from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, f
 from perflab.judging import Estimator, parse_estimator
 from perflab.metrics import BUILTIN_METRICS, MetricInfo, in_family
 from perflab.model import Configuration, ResultSet
-from perflab.stats import CORRECTION_NAMES, Comparison, Summary, bands_used
+from perflab.stats import (
+    CORRECTION_NAMES,
+    Comparison,
+    Summary,
+    bands_used,
+    pooled_serial_notes,
+)
 from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:
@@ -232,8 +238,9 @@ def serial_note(comps: Sequence[Comparison]) -> str:
     for c in comps:
         if c.loc is not None and c.loc.widened >= SERIAL_WORTH_SAYING:
             most[c.metric] = max(most.get(c.metric, (0.0, 0.0)), (c.loc.widened, c.loc.serial))
+    pooled = "".join(f"; {n}" for n in pooled_serial_notes(comps))
     if not most:
-        return ""
+        return pooled
     return "; CIs widened for runs correlated in time: " + ", ".join(
-        f"{m} ×{fmt_sig(w, 2)} (lag-1 {fmt_fixed(r, 2)})" for m, (w, r) in most.items())
+        f"{m} ×{fmt_sig(w, 2)} (lag-1 {fmt_fixed(r, 2)})" for m, (w, r) in most.items()) + pooled
 

@@ -1,0 +1,180 @@
+"""Simulated guarantees of the pooled lag-1 correlation (stats.pool_serial): families of series
+measured the same way, each an interleaved A/A (or changed) comparison of a few runs, judged
+through perflab's own decision path: stats.family_pools pools the family's series,
+stats.locate widens each interval for the pool's bound, each comparison is judged alone at
+alpha and in its family by Holm (the claim p, the adjusted level, the interval at it: as
+compare_result does; checked against compare_result itself on the first families).
+
+Noise (perflab.simulate.rounds): every run's log-value CV x N(0, 1), AR(1) in run order with
+lag-1 rho for each configuration on its own, plus drift the two configurations share (AR(1) of
+lag-1 0.95 over the run slots, A or B first at random).  rho common to the family's series, or
+drawn for each series uniformly from 0..0.8 ("varying").  Band +-1%, CV 2%.
+
+Goals (docs/statistics.md, "The guarantee"): a comparison judged alone is falsely called
+slower or faster in at most 5% (2.5% a direction); a family judged by Holm holds a false claim
+in at most 5% of A/A families.
+
+Usage: python benchmarks/sim_pooled.py [--quick] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from neighbours import load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
+from sim_verdicts import Row  # noqa: E402
+
+from perflab import simulate  # noqa: E402
+from perflab.console import stdout_console  # noqa: E402
+from perflab.judging import ALPHA, DEFAULT_ESTIMATOR, Plan  # noqa: E402
+from perflab.metrics import MetricInfo  # noqa: E402
+from perflab.model import Configuration, ResultSet, Run  # noqa: E402
+from perflab.stats import (  # noqa: E402
+    SerialPool,
+    compare_result,
+    family_pools,
+    holm,
+    locate,
+)
+from perflab.table import Column, Table  # noqa: E402
+
+CV = 0.02
+BAND = (float(np.log1p(-0.01)), float(np.log1p(0.01)))
+
+
+def family(rng: np.random.Generator, k: int, n: int, rho: float | None,
+           changed: dict[int, float] | None = None) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                                                             np.ndarray]:
+    """``k`` series of ``n`` interleaved rounds; rho None: each series' own, uniform 0..0.8."""
+    rhos = rng.uniform(0, 0.8, k) if rho is None else np.full(k, rho)
+    changed = changed or {}
+    return [simulate.rounds(rng, n, CV, float(rhos[j]), ratio=changed.get(j, 1.0))
+            for j in range(k)], rhos
+
+
+def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True
+          ) -> tuple[np.ndarray, np.ndarray, SerialPool | None]:
+    """Each comparison's verdict sign (+1 up, -1 down, 0 none) alone at ALPHA and by Holm over
+    the family, as compare_result judges them."""
+    pool = (family_pools([("t", a, b, True) for a, b in pairs], DEFAULT_ESTIMATOR)
+            .get(("t", True)) if pooled else None)
+    locs = [locate(a, b, True, DEFAULT_ESTIMATOR, "log", pool) for a, b in pairs]
+    p = np.asarray([loc.claim_p(*BAND) for loc in locs])
+    q = holm(p)
+    alone, fam = np.zeros(len(locs)), np.zeros(len(locs))
+    for i, loc in enumerate(locs):
+        for out, level in ((alone, ALPHA), (fam, min(ALPHA, ALPHA * p[i] / q[i])
+                                            if q[i] > 0 else ALPHA / len(locs))):
+            lo, hi = loc.interval(level)
+            out[i] = 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
+    return alone, fam, pool
+
+
+def check_against_compare_result(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """The family's verdicts by compare_result itself (one cell per series) equal judge's."""
+    rs = ResultSet(kind="compare", metrics={"t": MetricInfo("t", "ms", "simulated")},
+                   settings={"interleaved": True, "primary_metric": "t"})
+    for j, (a, b) in enumerate(pairs):
+        for name, x in (("A", a), ("B", b)):
+            cfg = Configuration(name=name, command=[name], cell=f'{{"s": {j}}}',
+                                params={"s": j}, is_baseline=name == "A")
+            cfg.runs = [Run(seq=i, values={"t": float(v)}) for i, v in enumerate(x)]
+            rs.configurations.append(cfg)
+    comps = compare_result(rs, plan=Plan())
+    got = np.asarray([1 if c.verdict == "slower" else -1 if c.verdict == "faster" else 0
+                      for c in sorted(comps, key=lambda c: int(c.cell.split(":")[1][:-1]))])
+    _, fam, _ = judge(pairs)
+    assert (got == fam).all(), (got, fam)
+
+
+def aa(rows: list[Row], trials: int, k: int, n: int, rho: float | None) -> None:
+    rng = np.random.default_rng(7000 + 100 * k + n + int(10 * (rho if rho is not None else 9)))
+    up = down = families = hi_n = hi_false = pooled_rho = 0.0
+    for t in range(trials):
+        pairs, rhos = family(rng, k, n, rho)
+        if t < 2:
+            check_against_compare_result(pairs)
+        alone, fam, pool = judge(pairs)
+        up += float((alone > 0).sum())
+        down += float((alone < 0).sum())
+        families += bool((fam != 0).any())
+        hi = rhos >= 0.6
+        hi_n += float(hi.sum())
+        hi_false += float((alone[hi] != 0).sum())
+        pooled_rho += pool.rho if pool is not None else 0.8
+    total = trials * k
+    model = "varying 0..0.8" if rho is None else f"{rho:g}"
+    extra = (f"; series of lag-1 >= 0.6: {hi_false / max(hi_n, 1):.1%}" if rho is None else "")
+    rows.append(Row(f"A/A, {k} series of {n} runs, lag-1 {model}: compared alone, false slower "
+                    "or faster", total, int(up + down), "<= 0.05",
+                    f"slower {up / total:.1%}, faster {down / total:.1%}; widened for "
+                    f"{pooled_rho / trials:.2f} on average{extra}",
+                    also=max(up, down) / total <= 0.025))
+    rows.append(Row(f"A/A, {k} series of {n} runs, lag-1 {model}: families (Holm) with a "
+                    "false claim", trials, int(families), "<= 0.05"))
+
+
+def power(rows: list[Row], trials: int, k: int, n: int, rho: float | None,
+          ratio: float) -> None:
+    rng = np.random.default_rng(9000 + k + n + int(100 * ratio))
+    changed = {0: ratio, 1: ratio, 2: ratio}
+    hits = {True: 0, False: 0}
+    false = {True: 0, False: 0}
+    for _ in range(trials):
+        pairs, _ = family(rng, k, n, rho, changed)
+        for pooled in (True, False):
+            _, fam, _ = judge(pairs, pooled)
+            hits[pooled] += int((fam[:3] > 0).sum())
+            false[pooled] += int((fam[3:] != 0).sum())
+    model = "varying 0..0.8" if rho is None else f"{rho:g}"
+    rows.append(Row(f"+{ratio - 1:.0%} in 3 of {k} series of {n} runs, lag-1 {model}: called "
+                    "slower (Holm)", 3 * trials, hits[True], "",
+                    f"single-series rule (0.8 below 20 runs): {hits[False] / (3 * trials):.1%}; "
+                    f"false claims on the other {k - 3}: {false[True]}"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a fifth of the trials")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    q = 5 if args.quick else 1
+    started, load_before = time.time(), load()
+    rows: list[Row] = []
+    for k, trials in ((5, 600), (30, 150), (100, 60)):
+        for n in (6, 8, 10, 15):
+            for rho in (0.0, 0.3, 0.6, 0.8, None):
+                aa(rows, max(4, trials // q), k, n, rho)
+    for rho in (0.0, 0.3, None):
+        for ratio in (1.10, 1.05):
+            power(rows, max(4, 200 // q), 30, 10, rho, ratio)
+    t = Table.of("simulated guarantees: the pooled lag-1 correlation", [
+        Column("model", "left"), "n", "rate", "95% CI (Wilson)", "goal", "met?",
+        Column("note", "left")])
+    for r in rows:
+        lo, hi = r.ci
+        goal = r.goal.replace(">=", "≥").replace("<=", "≤") or "-"
+        t.add_row(r.model, str(r.n), f"{r.rate:.1%}", f"[{lo:.1%}, {hi:.1%}]", goal,
+                  r.met, r.note)
+    t.print(stdout_console())
+    took = time.time() - started
+    command = "python benchmarks/sim_pooled.py" + (" --quick" if args.quick else "")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {load_before} -> "
+          f"{load()}, {took:.0f} s: {command}")
+    save_figures({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "command": command, "load_before": load_before, "load_after": load(),
+                  "seconds": round(took, 1),
+                  "rows": [{**{k: v for k, v in vars(r).items()}, "rate": r.rate,
+                            "ci95": list(r.ci), "met": r.met} for r in rows],
+                  "markdown": t.to_markdown()}, "sim-pooled", args.out)
+    return 0 if all(r.met != "NO" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
