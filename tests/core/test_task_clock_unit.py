@@ -20,7 +20,8 @@ from perflab.imports import import_file
 from perflab.metrics import BUILTIN_METRICS, PERF_SW, MetricInfo, in_today_unit
 from perflab.migrations import migrate
 from perflab.model import Configuration, ResultSet, Run
-from perflab.storage import SCHEMA_VERSION, Store, meta
+from perflab.schema import SCHEMA_VERSION, meta
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 

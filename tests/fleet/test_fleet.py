@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from cli_helpers import two_config_suite
 from perflab.errors import EXIT_STORE_UNREACHABLE
 from perflab.model import Fingerprint
-from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
+from perflab.schema import configurations, fleet_jobs, results, runs, workers
+from perflab.storage import Store
 
 if TYPE_CHECKING:
     from perflab.fleet.localpg import LocalPostgres

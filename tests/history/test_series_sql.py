@@ -7,7 +7,8 @@ import sqlalchemy as sa
 
 from perflab.history.series import glob_like, load_series
 from perflab.model import Configuration, ResultSet, Run
-from perflab.storage import Store, configurations, runs
+from perflab.schema import configurations, runs
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 
