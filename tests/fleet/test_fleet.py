@@ -172,10 +172,10 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
     (new_id, new), = [(k, v) for k, v in m2.items() if k != lost_id]
     assert new == ("complete", 2 * (runs_n + 1))
 
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     # history sees one point per machine and configuration: the abandoned attempt is left out
-    series = load_series(store, metric="task_clock")
+    series = load_series(store, SeriesFilter(metric="task_clock"))
     assert len(series) == 3 * 2 and all(len(s.points) == 1 for s in series)
 
     states = dict(store.read(lambda c: c.execute(

@@ -307,7 +307,7 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                  fail_on_regression: bool, **judge: Any) -> bool:
     """Stored results from several machines: shown side by side, each judged on its own
     samples (never pooled); True when they were (False: one machine, compared as one)."""
-    from perflab.fleet.permachine import machines_differ, show
+    from perflab.fleet.permachine import build, machines_differ, show
 
     if not machines_differ(loaded):
         return False
@@ -317,8 +317,9 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                            "export each machine's result (results show ID --export-*), "
                            "or read the per-machine HTML page without --export-*")
     ids = "-".join(str(r.id) for r in loaded)
-    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", store=store,
-              **judge)
+    pm = build(loaded, **judge)
+    pm.name_store(store)  # the reproduce lines' --db
+    show(pm, console, store.reports_dir() / f"machines-{ids}")
     if fail_on_regression:
         _gate(session.machine_regression(pm))
     return True
