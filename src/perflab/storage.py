@@ -706,10 +706,6 @@ class Store:
 
         return self.read(go)
 
-    # Older spellings, kept for callers written before read/write were public.
-    _read = read
-    _write = write
-
 
 _SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
 
