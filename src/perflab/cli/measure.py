@@ -12,7 +12,6 @@ a refused option do not need (tests/core/test_cli_startup.py).
 from __future__ import annotations
 
 import inspect
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -329,26 +328,12 @@ def _merged(loaded: list[ResultSet], store: Store, from_db: list[int] | None,
             name: list[str] | None, force: bool, match: str | None) -> ResultSet:
     """The results to compare, merged by benchmark (session.merge_results); --match keeps the
     benchmarks it matches, and the ones in only one result are said in a note."""
-    from perflab.reports.benchmarks import keep_matching
-
     if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
     else:
         files = ", ".join(str(r.settings.file) for r in loaded)
         rs = session.merge_results(loaded, name, force, _warn, f"compared from files {files}")
-    try:
-        alone = keep_matching(rs, match)
-    except re.error as e:
-        raise PerflabError(f"--match {match!r} is not a regular expression ({e})",
-                           "e.g. --match 'Kernel/(sum|fnv)'") from None
-    if not rs.configurations:
-        raise PerflabError(f"--match {match!r} matches no benchmark", "check the names")
-    both = sum(len(rs.configurations_in(cell)) > 1 for cell in rs.cells())
-    if alone and both > 1:  # many benchmarks, judged together: the rest is said, not shown
-        rs.notes.add(f"{len(alone)} benchmark(s) in one result only, not compared: "
-                     + ", ".join(alone[:10]) + (" ..." if len(alone) > 10 else ""))
-        rs.configurations = [c for c in rs.configurations
-                             if len(rs.configurations_in(c.cell)) > 1]
+    session.keep_compared(rs, match)
     return rs
 
 
