@@ -1,6 +1,7 @@
 """The environment a result was measured in: what makes two results comparable or not.
 
-The probing lives here; the record it makes is model.Fingerprint (typed, stored as before)."""
+The probing lives here; the record it makes is model.Fingerprint (typed, stored as one JSON
+object)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.metrics import BUILTIN_METRICS, FORMER_UNITS, MetricInfo, in_today_unit
-from perflab.storage import _GROWING, _chunks, configurations, results, runs
+from perflab.schema import GROWING, chunks, configurations, results, runs
 
 # The unit each metric of FORMER_UNITS had up to schema 4, whatever its result's header says:
 # the collectors and imports of schema 4 stored it so, and a result whose header was never
@@ -64,7 +64,7 @@ def _growing_ids(conn: sa.Connection) -> None:
     """Schema 4: 64-bit ids and their sequences (SQLite's INTEGER PRIMARY KEY is 64-bit
     already).  Each ALTER rewrites its table under an exclusive lock: minutes for a large
     store, during which the fleet's writers wait."""
-    for table, col in _GROWING:
+    for table, col in GROWING:
         conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {col} TYPE BIGINT"))
         if col == "id":
             seq = conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"),
@@ -88,7 +88,7 @@ def _former_units_to_current(conn: sa.Connection) -> None:
         if found:
             divisors[int(rid)] = found
     converted: dict[int, set[str]] = {}
-    for ids in _chunks(sorted(divisors)):
+    for ids in chunks(sorted(divisors)):
         rows = []
         for run_id, rid, _, values in _runs_of(conn, ids):
             d = {k: v for k, v in divisors[rid].items() if _number(values.get(k))}
@@ -115,7 +115,7 @@ def _task_clock_left_in_ms(conn: sa.Connection) -> None:
     evidence shows no ms: a second pass changes nothing."""
     cpus = {int(rid): _cpu_count(fp) for rid, fp in conn.execute(
         sa.select(results.c.id, results.c.fingerprint)).all()}
-    for ids in _chunks(sorted(cpus)):
+    for ids in chunks(sorted(cpus)):
         by_config: dict[int, list[tuple[int, dict[str, Any]]]] = {}
         said: dict[int, list[bool]] = {}
         for run_id, rid, cid, values in _runs_of(conn, ids):

@@ -392,9 +392,9 @@ class Settings:
     column) and read by the runner, the statistics, the reports, suites and history.
 
     The keys every stage reads are typed fields; what only one kind of result writes (a
-    bisect's steps, an import's file name) stays in ``extra``.  ``to_dict`` writes the same
-    flat JSON object as before these were typed, leaving out what is unset, so stored rows of
-    every perflab version read back through ``from_dict``.
+    bisect's steps, an import's file name) stays in ``extra``.  ``to_dict`` writes one flat
+    JSON object, leaving out what is unset, and ``from_dict`` reads the stored rows of every
+    perflab version.
     """
 
     primary_metric: str | None = None  # the metric verdicts are decided on

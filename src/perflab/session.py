@@ -494,6 +494,27 @@ def merge_results(loaded: list[ResultSet], names: list[str] | None, force: bool,
     return rs
 
 
+def keep_compared(rs: ResultSet, match: str | None) -> None:
+    """Of a merged comparison, the benchmarks ``match`` (a regular expression, --match)
+    selects; when several are compared, those in one result only are left out and said in a
+    note."""
+    from perflab.reports.benchmarks import keep_matching
+
+    try:
+        alone = keep_matching(rs, match)
+    except re.error as e:
+        raise PerflabError(f"--match {match!r} is not a regular expression ({e})",
+                           "e.g. --match 'Kernel/(sum|fnv)'") from None
+    if not rs.configurations:
+        raise PerflabError(f"--match {match!r} matches no benchmark", "check the names")
+    both = sum(len(rs.configurations_in(cell)) > 1 for cell in rs.cells())
+    if alone and both > 1:  # many benchmarks, judged together: the rest is said, not shown
+        rs.notes.add(f"{len(alone)} benchmark(s) in one result only, not compared: "
+                     + ", ".join(alone[:10]) + (" ..." if len(alone) > 10 else ""))
+        rs.configurations = [c for c in rs.configurations
+                             if len(rs.configurations_in(c.cell)) > 1]
+
+
 # -- exports --------------------------------------------------------------------------------------
 def check_exports(paths: dict[str, Path | None]) -> None:
     """Refuse an export path that cannot be written before measuring, not after."""

@@ -155,7 +155,7 @@ def test_compare_from_db_refuses_other_machines(spin: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     import sqlalchemy as sa
 
-    from perflab.storage import results
+    from perflab.schema import results
 
     run_cli(["stat", "-r", "2", "--", "true"], capsys)
     run_cli(["stat", "-r", "2", "--", "true"], capsys)

@@ -68,14 +68,14 @@ def test_a_result_killed_before_its_header_shows_its_runs(tmp_path: Path, name: 
 def test_history_marks_the_killed_results_and_reads_them_in_seconds(tmp_path: Path) -> None:
     """schema5.db's series of spin: one complete result and two killed ones (one left in ms by
     an earlier migration): every point about 0.33 ms, the killed ones marked."""
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
     from perflab.storage import Store
 
     db = tmp_path / "schema5.db"
     shutil.copy(FIXTURE / "schema5.db", db)
     for rid in (2, 3):
         _owner_here_before_a_restart(db, rid)
-    (series,) = load_series(Store(db), benchmark="spin", metric="task_clock")
+    (series,) = load_series(Store(db), SeriesFilter(benchmark="spin", metric="task_clock"))
     assert series.unit == "s"
     assert [(p.result_id, p.label) for p in series.points] == [
         (1, "stat"), (2, "stat, interrupted: partial"), (3, "stat, interrupted: partial")]

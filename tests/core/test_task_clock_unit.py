@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from perflab.history.series import load_series
+from perflab.history.series import SeriesFilter, load_series
 from perflab.imports import import_file
 from perflab.metrics import BUILTIN_METRICS, PERF_SW, MetricInfo, in_today_unit
 from perflab.migrations import migrate
 from perflab.model import Configuration, ResultSet, Run
-from perflab.storage import SCHEMA_VERSION, Store, meta
+from perflab.schema import SCHEMA_VERSION, meta
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 
@@ -106,7 +107,7 @@ def test_history_across_the_migration_compares_like_with_like(store_url: str) ->
     _schema_4(store_url, [_result("old", [1_000_000] * 5, old=True, at=1000.0)])
     store = Store(store_url, create=True)
     store.save(_result("new", [1_100_000] * 5, old=False, at=2000.0))
-    (series,) = load_series(store, metric="task_clock")
+    (series,) = load_series(store, SeriesFilter(metric="task_clock"))
     assert series.unit == "s"
     assert [p.commit for p in series.points] == ["old", "new"]
     assert [p.median for p in series.points] == [0.001, 0.0011]

@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from cli_helpers import two_config_suite
 from perflab.errors import EXIT_STORE_UNREACHABLE
 from perflab.model import Fingerprint
-from perflab.storage import Store, configurations, fleet_jobs, results, runs, workers
+from perflab.schema import configurations, fleet_jobs, results, runs, workers
+from perflab.storage import Store
 
 if TYPE_CHECKING:
     from perflab.fleet.localpg import LocalPostgres
@@ -171,10 +172,10 @@ def test_three_workers_one_killed_mid_job(fleet_url: str, spin: Path) -> None:
     (new_id, new), = [(k, v) for k, v in m2.items() if k != lost_id]
     assert new == ("complete", 2 * (runs_n + 1))
 
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     # history sees one point per machine and configuration: the abandoned attempt is left out
-    series = load_series(store, metric="task_clock")
+    series = load_series(store, SeriesFilter(metric="task_clock"))
     assert len(series) == 3 * 2 and all(len(s.points) == 1 for s in series)
 
     states = dict(store.read(lambda c: c.execute(

@@ -20,7 +20,8 @@ import sqlalchemy as sa
 from test_fleet import announce, cli, fleet_url, start_worker  # noqa: F401 - fixture
 
 from cli_helpers import verdicts_of
-from perflab.storage import Store, fleet_jobs
+from perflab.schema import fleet_jobs
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 

@@ -57,13 +57,13 @@ def test_history_table_and_plot(tmp_path: Path) -> None:
 def test_machines_are_named_not_numbered_and_ordered_by_name(tmp_path: Path) -> None:
     """m3 was stored first (machine row 1), m1 second: every output says m1 and m3, never
     "machine 1", and lists m1 first."""
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     db = tmp_path / "r.sqlite"
     commits = [f"{i:02d}" + "cd" * 19 for i in range(16)]
     fill(db, commits, step_at=8, seed=1, machine="m3")
     fill(db, commits, step_at=8, seed=2, machine="m1")
-    series = load_series(Store(db), "syn/b", metric="wall_time")
+    series = load_series(Store(db), SeriesFilter("syn/b", metric="wall_time"))
     assert [(s.key.machine, s.key.machine_id) for s in series] == [("m1", 2), ("m3", 1)]
     assert series[0].key.label() == "syn/b depth=1 [A] m1 wall_time"  # the plot's panel title
     res = invoke("history", "syn/b", "--db", str(db), "--plot", str(tmp_path / "h.png"))
@@ -162,11 +162,11 @@ def test_history_in_git_order(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     # stored newest-first (a backfill): store order is the reverse of git order
     fill(db, shas, step_at=None, created=[2000.0 - i for i in range(6)])
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
-    (s,) = load_series(Store(db), "syn/b", metric="wall_time")
+    (s,) = load_series(Store(db), SeriesFilter("syn/b", metric="wall_time"))
     assert [p.commit for p in s.points] == shas[::-1]
-    (s,) = load_series(Store(db), "syn/b", metric="wall_time", repo=repo)
+    (s,) = load_series(Store(db), SeriesFilter("syn/b", metric="wall_time"), repo=repo)
     assert [p.commit for p in s.points] == shas
 
 

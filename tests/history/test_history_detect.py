@@ -148,7 +148,7 @@ def test_missing_explicit_settings_file(tmp_path: Path) -> None:
 
 def test_detect_over_the_store(tmp_path: Path) -> None:
     """Series come out of the store keyed by benchmark/cell/config/machine/metric."""
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     store = Store(tmp_path / "r.sqlite")
     r = np.random.default_rng(7)
@@ -163,7 +163,7 @@ def test_detect_over_the_store(tmp_path: Path) -> None:
             c.runs.append(Run(seq=9, values={"wall_time": 99.0}, warmup=True))  # not analysed
             rs.configurations.append(c)
         store.save(rs)
-    series = load_series(store, "syn/*")
+    series = load_series(store, SeriesFilter("syn/*"))
     assert len(series) == 2
     by_depth = {s.key.params_text(): s for s in series}
     assert [len(s.points) for s in series] == [40, 40]

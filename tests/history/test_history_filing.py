@@ -232,7 +232,7 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
     from perflab.history.detect import ChangePoint
     from perflab.history.filing import commands, group
     from perflab.history.reproduce import db_arg
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     r = new_repo(tmp_path / "repo")
     build = {"bench/build.sh": "cp prog.in ../prog && chmod +x ../prog\n"}
@@ -261,7 +261,7 @@ def test_pasted_reproduce_commands_build_the_commits_and_give_the_same_verdict(
             rs.configurations.append(cfg)
             store.save(rs)
     found = []
-    for s in load_series(store, metric="task_clock"):
+    for s in load_series(store, SeriesFilter(metric="task_clock")):
         a, b = s.points
         found.append((s, ChangePoint(s.key, 1, a.commit, b.commit, a.result_id, b.result_id,
                                      300.0, a.median, 0.0, b.median, 0.0, 1e-6, True)))

@@ -272,11 +272,11 @@ def test_a_history_never_alternates_between_tools(
     # Before: an imported hyperfine result and perflab's own stat of the same command made one
     # series, whose "step" was the tools' difference (perflab's launcher vs hyperfine's).
     from cli_helpers import run_cli
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
     db = str(tmp_path / "r.sqlite")
     assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
     assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
-    series = load_series(Store(db), "true", metric="wall_time")
+    series = load_series(Store(db), SeriesFilter("true", metric="wall_time"))
     assert sorted(s.key.source for s in series) == ["hyperfine", "perflab"]
     assert all(len(s.points) == 1 for s in series)
     assert "(imported from hyperfine)" in next(s.key.label() for s in series

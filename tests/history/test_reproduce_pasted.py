@@ -63,7 +63,7 @@ def test_pasted_regression_page_reproduces_the_stored_verdict_and_bisects(
         tmp_path: Path) -> None:
     from perflab.history.detect import ChangePoint
     from perflab.history.filing import write_reports
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
     from perflab.storage import Store
 
     repo = new_repo(tmp_path / "repo")
@@ -78,7 +78,7 @@ def test_pasted_regression_page_reproduces_the_stored_verdict_and_bisects(
     for rev in (good, bad):  # the fleet measured the two ends of the range
         _measure_at(tree, rev, db, env)
     store = Store(db)
-    [s] = load_series(store, metric="task_clock")
+    [s] = load_series(store, SeriesFilter(metric="task_clock"))
     a, b = s.points
     assert (a.commit, b.commit) == (good, bad)
     cp = ChangePoint(s.key, 1, a.commit, b.commit, a.result_id, b.result_id, 200.0, a.median,

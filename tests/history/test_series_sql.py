@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from perflab.history.series import glob_like, load_series
+from perflab.history.series import SeriesFilter, glob_like, load_series
 from perflab.model import Configuration, ResultSet, Run
-from perflab.storage import Store, configurations, runs
+from perflab.schema import configurations, runs
+from perflab.storage import Store
 
 pytestmark = pytest.mark.system
 
@@ -28,7 +29,7 @@ def fill(store: Store) -> None:
 
 
 def benchmarks(store: Store, glob: str | None, **kw: object) -> list[str]:
-    return sorted({s.key.benchmark for s in load_series(store, glob, **kw)})  # type: ignore[arg-type]
+    return sorted({s.key.benchmark for s in load_series(store, SeriesFilter(glob, **kw))})  # type: ignore[arg-type]
 
 
 def test_series_are_filtered_in_sql(store_url: str) -> None:
@@ -46,15 +47,15 @@ def test_series_are_filtered_in_sql(store_url: str) -> None:
     assert benchmarks(store, "[eE]h/c*") == ["Eh/cpp", "eh/cpp"]
     assert benchmarks(store, "*") == sorted(NAMES)
     # machine and time window
-    both = load_series(store, "eh/cpp")
+    both = load_series(store, SeriesFilter("eh/cpp"))
     assert len(both) == 2 and [len(s.points) for s in both] == [2, 2]
     machine = both[0].key.machine_id
-    only = load_series(store, "eh/*", machine=machine)
+    only = load_series(store, SeriesFilter("eh/*", machine=machine))
     assert len(only) == 2 and {s.key.machine_id for s in only} == {machine}
-    recent = load_series(store, "eh/cpp", since=1500.0)
+    recent = load_series(store, SeriesFilter("eh/cpp", since=1500.0))
     assert [p.created_at for s in recent for p in s.points] == [2000.0, 2000.0]
     statements.clear()
-    assert load_series(store, None, since=2500.0) == []
+    assert load_series(store, SeriesFilter(None, since=2500.0)) == []
     assert any("created_at >=" in s for s in statements)
 
 

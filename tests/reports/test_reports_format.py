@@ -82,9 +82,9 @@ def test_one_value_renders_the_same_everywhere(tmp_path: Path) -> None:
     md = result_to_markdown(a)
     assert f"| {want} |" in md
     # HTML report
-    page = html_report.render_html(
-        a, title="t", tables=[("medians", matrix.medians_rows(a, "ns_per_op"))], plots=[],
-        warnings=[], suite_text="", out_dir=tmp_path)
+    page = html_report.render_html(a, html_report.ReportPage(
+        title="t", tables=[("medians", matrix.medians_rows(a, "ns_per_op"))], plots=[],
+        warnings=[], suite_text="", out_dir=tmp_path))
     assert row["base"] in page.read_text()
     # history: the stored baseline's series, through the history verb's table
     rs.configurations[0].benchmark = "syn/fmt"

@@ -186,11 +186,12 @@ def test_every_title_lies_within_its_figure(tmp_path: Path) -> None:
     assert {"ns_per_op-scaling-threads", "ns_per_op-ratio-to-baseline"} <= {f.name for f in files}
     # One panel (a figure 5.2 inches wide) with an eh study's titles
     pts = [(d, 1.5, 1.4, 1.6) for d in (0, 10, 100)]
+    words = plots.RatioWords("cpu_ns_per_op: threads=8 over threads=1 per configuration "
+                             "(paired per round, 99.2-99.8% CIs, family-adjusted)",
+                             "cpu_ns_per_op at threads=8 / threads=1 (x)", "one-panel")
     one = plots._ratio_plot(
         rs, {"workload=exceptions-unwinding-through-frames, kind=hardware": {"base": pts}},
-        "depth", "cpu_ns_per_op at threads=8 / threads=1 (x)",
-        "cpu_ns_per_op: threads=8 over threads=1 per configuration (paired per round, "
-        "99.2-99.8% CIs, family-adjusted)", tmp_path / "img", "one-panel", "auto")
+        "depth", words, tmp_path / "img", "auto")
     assert one is not None
     for f in [*files, one]:
         fig = f.figure

@@ -71,7 +71,7 @@ def check_args(argv: list[str]) -> dict[str, Any]:
     ``profile record``), by their parameter names (``suite_file``, ``workload``...).  The queue
     (fleet/queue.py) calls this through ``submit(check_args=)``: the command line is the CLI's
     to know, not the queue's."""
-    from perflab.cli import app
+    from perflab.cli.root import app
 
     try:  # typer >= 0.2x carries its own copy of click
         from typer._click.exceptions import UsageError  # type: ignore[import-not-found]

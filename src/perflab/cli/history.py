@@ -47,9 +47,12 @@ def history_cmd(
     db: o.Db = None,
 ) -> None:
     """The series of BENCHMARK in commit order: a table and a plot with change points."""
+    from dataclasses import replace
+
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.plot import plot_series
     from perflab.history.series import (
+        SeriesFilter,
         default_metric,
         known_benchmarks,
         load_series,
@@ -60,10 +63,11 @@ def history_cmd(
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
     wanted = parse_params(param)
-    found = load_series(store, benchmark, wanted, None, config, machine, repo, after)
+    which = SeriesFilter(benchmark, wanted, config=config, machine=machine)
+    found = load_series(store, replace(which, since=after), repo)
     if not found:
         # Only the error path reads the window's outside, to say which filter emptied it.
-        if after is not None and load_series(store, benchmark, wanted, None, config, machine):
+        if after is not None and load_series(store, which):
             raise PerflabError(f"no results for benchmark '{benchmark}' since {since}",
                                "give an earlier --since, or leave it out for the whole history")
         names = known_benchmarks(store)
@@ -123,13 +127,13 @@ def detect_cmd(
     webhook: Webhook = None, db: o.Db = None,
 ) -> None:
     """Change points in every stored series (a change-point search + t-test, as Apache Otava)."""
-    from perflab.history.detect import across_machines, detect_series, load_settings
+    from perflab.history.detect import find_changes, load_settings
     from perflab.history.filing import check_webhook
-    from perflab.history.series import deciding_series, load_series, parse_since
+    from perflab.history.series import SeriesFilter, parse_since
     from perflab.validate import output_dir
 
     after = parse_since(since)
-    # Where the findings go is checked before any work: a bad path or URL is one line now.
+    # Where the findings go is checked before any work: a bad path or URL is one line at once.
     if report is not None:
         output_dir(report, "--report")
     if webhook:
@@ -138,15 +142,9 @@ def detect_cmd(
         session.check_can_regress(metric)
     sets = load_settings(settings)
     store = session.open_store(db, read_only=True)
-    series = load_series(store, benchmark, None, metric, None, machine, repo, after)
-    if not metric and not all_metrics:
-        series = deciding_series(store, series)
-    items = [(s, detect_series(s, sets)) for s in series]
-    # The other machines that measured each change's range, tested there (or "unchanged").
-    ranges = across_machines(items, sets)
-    found = [(s, cp) for s, cps in items for cp in cps]
-    found += [(s, cp) for s, cp in ranges if cp.kind != "unchanged"]
-    cps = [cp for _, cp in found]
+    which = SeriesFilter(benchmark, metric=metric, machine=machine, since=after)
+    findings = find_changes(store, which, repo, sets, every_metric=all_metrics)
+    series, cps = findings.series, findings.change_points()
     shown = [cp for cp in cps if show_ignored or not cp.ignored]
     regressions = [cp for cp in cps if cp.regression and not cp.ignored]
     if as_json:
@@ -161,8 +159,7 @@ def detect_cmd(
                       f"improvement(s), {ignored} ignored"
                       + (f" (settings: {sets.source})" if sets.source else ""))
     if report is not None or webhook:
-        _file_regressions(store, found + [(s, cp) for s, cp in ranges if cp.kind == "unchanged"],
-                          report, webhook, repo)
+        _file_regressions(store, findings.found + findings.unchanged, report, webhook, repo)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
 
@@ -232,11 +229,11 @@ def dashboard_cmd(
     """A static HTML dashboard (one page per series, change points marked); no server needed."""
     from perflab.history.dashboard import write_dashboard
     from perflab.history.detect import detect_series, load_settings
-    from perflab.history.series import load_series
+    from perflab.history.series import SeriesFilter, load_series
 
     sets = load_settings(settings)
     store = session.open_store(db, read_only=True)
-    series = load_series(store, benchmark, None, None, None, None, repo)
+    series = load_series(store, SeriesFilter(benchmark), repo)
     if not series:
         raise PerflabError("no stored results to show" + (f" for '{benchmark}'" if benchmark
                                                            else ""),

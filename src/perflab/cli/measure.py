@@ -12,7 +12,6 @@ a refused option do not need (tests/core/test_cli_startup.py).
 from __future__ import annotations
 
 import inspect
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -310,7 +309,7 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                  fail_on_regression: bool, **judge: Any) -> bool:
     """Stored results from several machines: shown side by side, each judged on its own
     samples (never pooled); True when they were (False: one machine, compared as one)."""
-    from perflab.fleet.permachine import machines_differ, show
+    from perflab.fleet.permachine import build, machines_differ, show
 
     if not machines_differ(loaded):
         return False
@@ -320,8 +319,9 @@ def _per_machine(loaded: list[ResultSet], exports: dict[str, Path | None], store
                            "export each machine's result (results show ID --export-*), "
                            "or read the per-machine HTML page without --export-*")
     ids = "-".join(str(r.id) for r in loaded)
-    pm = show(loaded, console, out=store.reports_dir() / f"machines-{ids}", store=store,
-              **judge)
+    pm = build(loaded, **judge)
+    pm.name_store(store)  # the reproduce lines' --db
+    show(pm, console, store.reports_dir() / f"machines-{ids}")
     if fail_on_regression:
         _gate(session.machine_regression(pm))
     return True
@@ -331,26 +331,12 @@ def _merged(loaded: list[ResultSet], store: Store, from_db: list[int] | None,
             name: list[str] | None, force: bool, match: str | None) -> ResultSet:
     """The results to compare, merged by benchmark (session.merge_results); --match keeps the
     benchmarks it matches, and the ones in only one result are said in a note."""
-    from perflab.reports.benchmarks import keep_matching
-
     if from_db:
         rs = session.merge_from_db(store, from_db, name, force, warn=_warn)
     else:
         files = ", ".join(str(r.settings.file) for r in loaded)
         rs = session.merge_results(loaded, name, force, _warn, f"compared from files {files}")
-    try:
-        alone = keep_matching(rs, match)
-    except re.error as e:
-        raise PerflabError(f"--match {match!r} is not a regular expression ({e})",
-                           "e.g. --match 'Kernel/(sum|fnv)'") from None
-    if not rs.configurations:
-        raise PerflabError(f"--match {match!r} matches no benchmark", "check the names")
-    both = sum(len(rs.configurations_in(cell)) > 1 for cell in rs.cells())
-    if alone and both > 1:  # many benchmarks, judged together: the rest is said, not shown
-        rs.notes.add(f"{len(alone)} benchmark(s) in one result only, not compared: "
-                     + ", ".join(alone[:10]) + (" ..." if len(alone) > 10 else ""))
-        rs.configurations = [c for c in rs.configurations
-                             if len(rs.configurations_in(c.cell)) > 1]
+    session.keep_compared(rs, match)
     return rs
 
 

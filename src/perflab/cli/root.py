@@ -1,5 +1,5 @@
 """The typer application behind ``perflab``: the top-level group that lists the verbs of
-perflab.cli.VERBS and imports a verb's stage only when that verb runs, and the one place that
+perflab.cli.verbs.VERBS and imports a verb's stage only when that verb runs, and the one place that
 turns errors into one line (``run``).  perflab.cli.main imports this module for every command
 but ``--version``; no module outside perflab.cli imports typer."""
 
@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - older typer depends on click
     import click  # type: ignore[no-redef]
 
 from perflab import __version__  # noqa: E402
-from perflab.cli import VERBS  # noqa: E402
+from perflab.cli.verbs import VERBS  # noqa: E402
 from perflab.errors import PerflabError, printable  # noqa: E402
 
 _loaded: dict[str, TyperGroup] = {}

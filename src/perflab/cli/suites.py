@@ -4,15 +4,17 @@ plots and an HTML page of a stored run).  See docs/suites.md."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+
+if TYPE_CHECKING:
+    from perflab.storage import Store
 
 # Above these a suite runs only with --yes (or a "y" at a terminal): a typo in a matrix must not
 # start days of measurement.
@@ -66,7 +68,7 @@ def run_cmd(
     if out is not None and not no_report:
         from perflab.validate import output_dir
 
-        output_dir(out, "--out")  # a bad --out is one line now, not after measuring
+        output_dir(out, "--out")  # a bad --out is one line before measuring, not after
     store = session.open_store(db)
     history = history_per_run(store, plan)
     speed = measure_speed(plan)
@@ -86,7 +88,7 @@ def run_cmd(
                   f"perflab run {suite_file} --resume {rs.id}"
                   + (f" --db {redact_url(str(db))}" if db else ""), highlight=False, soft_wrap=True)
     if not no_report and rs.cells():
-        _report(rs.id, db, out, console, store=store)
+        _report(rs.id, store, out)
     if outcome.interrupted:
         raise typer.Exit(130)
     if rs.status != "complete":
@@ -141,7 +143,7 @@ def report_cmd(
     if not ids:
         raise PerflabError("no run to report", "pass a result id (perflab results list) or "
                            "--submission ID")
-    _report(ids[0], db, out, stdout_console(), metrics=metric or None, plots=not no_plots,
+    _report(ids[0], session.open_store(db), out, metrics=metric or None, plots=not no_plots,
             single_file=single_file, markdown=markdown)
 
 
@@ -174,19 +176,21 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
                    highlight=False, soft_wrap=True)
 
 
-def _report(run_id: int | None, db: str | None, out: Path | None, console: Console, *,
-            store: object | None = None, metrics: list[str] | None = None,
-            plots: bool = True, single_file: bool = False, markdown: bool = False) -> None:
+def _report(run_id: int | None, st: Store, out: Path | None, *,
+            metrics: list[str] | None = None, plots: bool = True, single_file: bool = False,
+            markdown: bool = False) -> None:
+    """A stored run's report: terminal tables (GitHub Markdown on stdout with ``markdown``),
+    the HTML page and the plots, written under ``out`` (default: the store's reports)."""
     from perflab.reports.report import build_report
 
     if run_id is None:
         raise PerflabError("no run to report", "pass a result id")
-    st = store if store is not None else session.open_store(db)
-    rs = st.load(run_id)  # type: ignore[attr-defined]
+    console = stdout_console()
+    rs = st.load(run_id)
     if not rs.configurations:
         raise PerflabError(f"result {run_id} has no measured configurations",
                            "run the suite again, or --resume it")
-    rep = build_report(rs, out or st.reports_dir() / f"run-{run_id}",  # type: ignore[attr-defined]
+    rep = build_report(rs, out or st.reports_dir() / f"run-{run_id}",
                        metrics=metrics, console=None if markdown else console,
                        plots=plots, single_file=single_file)
     if markdown:

@@ -684,18 +684,9 @@ def machines_differ(results: list[ResultSet]) -> bool:
     return len(groups) > 1 and all(n >= 2 for n in groups.values())
 
 
-def show(results: list[ResultSet], console: Console, *, out: Path,
-         metric: str | None = None, metrics: list[str] | None = None,
-         threshold: float | None = None, correction: str | None = None,
-         baseline: str | None = None, bands: dict[str, str] | None = None,
-         store: object = None) -> PerMachine:
+def show(pm: PerMachine, console: Console, out: Path) -> None:
     """Terminal tables, then the HTML page in ``out`` (the verb's default: the store's
-    reports_dir()/machines-IDS); the reproduce lines read from ``store``."""
-    pm = build(results, metric=metric, metrics=metrics, threshold=threshold,
-               correction=correction, baseline=baseline, bands=bands)
-    if store is not None:
-        pm.name_store(store)
+    reports_dir()/machines-IDS)."""
     print_terminal(pm, console)
     page = render_html(pm, out)
     console.print(f"report: {page}", highlight=False, soft_wrap=True)
-    return pm

@@ -92,9 +92,9 @@ def make_app(store: Store, worker: str | None = None,
     = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
     polls) and perflab's heartbeat (``beat``), named in pg_stat_activity.  ``configure`` runs
     on each connection the pool opens: the worker takes its machine's name lock there
-    (worker.NameLock), so an idle worker holds 1 connection (was 2 with the lock on a
-    connection of its own; 7 before that: psycopg_pool's default 4, LISTEN's own, the lock's,
-    SQLAlchemy's).  The worker polls (``--poll``) instead of LISTENing, since procrastinate's
+    (worker.NameLock), so an idle worker holds 1 connection (the lock on a connection of its
+    own would make 2; psycopg_pool's default pool, LISTEN and SQLAlchemy's engine 7).  The
+    worker polls (``--poll``) instead of LISTENing, since procrastinate's
     LISTEN takes a connection of its own outside the pool.  Queries are milliseconds, and one
     job runs at a time: they wait their turn on it.  A submitter's pool is one connection too
     (psycopg_pool's default opens 4): its defers run one after another."""

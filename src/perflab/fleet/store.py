@@ -1,5 +1,5 @@
 """The fleet's queries: every SQL statement of the queue (queue.py), the worker (worker.py) and
-the fleet's verbs, on perflab's fleet tables (storage.workers, storage.fleet_jobs) and
+the fleet's verbs, on perflab's fleet tables (schema.workers, schema.fleet_jobs) and
 procrastinate's.  The others call these functions and hold no SQL of their own."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model import Fingerprint
-from perflab.storage import Store, fleet_jobs, results, upsert_stmt, workers
+from perflab.schema import fleet_jobs, results, workers
+from perflab.storage import Store, upsert_stmt
 
 # A lock taken before procrastinate's schema is created, so two `fleet init` wait for each other.
 _INIT_LOCK = 7065727166002

@@ -584,12 +584,21 @@ def _lost_database(e: BaseException) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Pace:
+    """A worker's pace: its row's heartbeat every ``heartbeat`` s, the queue polled every
+    ``poll`` s, and whether it stops once the queue is empty (``exit_when_idle``)."""
+    heartbeat: float
+    poll: float
+    exit_when_idle: bool
+
+
 class _Life:
     """A worker's loop around procrastinate's: serve the machine's queue, ride out a lost
     database, stop in time (run_worker sets it up)."""
 
-    def __init__(self, app: Any, runner: JobRunner, lock: NameLock, outage: Outage,
-                 heartbeat: float, poll: float, exit_when_idle: bool, hello: Any) -> None:
+    def __init__(self, app: Any, runner: JobRunner, lock: NameLock, outage: Outage, pace: Pace,
+                 hello: Any) -> None:
         from perflab.fleet.queue import queue_name
 
         self.app, self.lock, self.outage = app, lock, outage
@@ -598,7 +607,8 @@ class _Life:
                                            self.settings.say)
         self.hello: Any = hello  # the worker's row and first line, once it holds its name
         self.queue = queue_name(self.name)
-        self.heartbeat, self.poll, self.exit_when_idle = heartbeat, poll, exit_when_idle
+        self.heartbeat, self.poll = pace.heartbeat, pace.poll
+        self.exit_when_idle = pace.exit_when_idle
 
     async def idle(self) -> bool:
         if not self.activity.idle():
@@ -743,7 +753,7 @@ def run_worker(db: str, name: str | None, tags: list[str], exit_when_idle: bool,
             f"queue {queue_name(name)} of {store.location}")
 
     try:
-        asyncio.run(_Life(app, runner, lock, outage, heartbeat, poll, exit_when_idle,
+        asyncio.run(_Life(app, runner, lock, outage, Pace(heartbeat, poll, exit_when_idle),
                           hello).main())
         try:  # a stop does not wait for a lost database, for a count
             return fstore.jobs_done(store, name, wait=False)

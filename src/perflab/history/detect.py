@@ -38,12 +38,15 @@ import tomllib
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from perflab.errors import PerflabError
-from perflab.history.series import Series, SeriesKey
+from perflab.history.series import Series, SeriesFilter, SeriesKey
+
+if TYPE_CHECKING:
+    from perflab.storage import Store
 
 DEFAULT_CONFIG = Path(".perflab/detect.toml")
 _KNOWN = {"max_pvalue", "min_change", "window", "min_points", "min_segment", "algorithm",
@@ -268,7 +271,7 @@ def _merge(data: np.ndarray, cps: list[int], t: Thresholds) -> list[tuple[int, T
     """Drop the weakest change point until every one left is significant and large enough.
 
     Otava's merge (otava.analysis.merge), re-written on plain indices because the rule is a
-    dozen lines and Otava is now an optional extra: the candidate with the largest p-value goes
+    dozen lines and Otava is an optional extra: the candidate with the largest p-value goes
     while it exceeds max_pvalue, then the one with the smallest magnitude while that is below
     min_change; its neighbours are re-tested against the wider segments each time.
     """
@@ -496,3 +499,33 @@ def _range_point(s: Series, found: ChangePoint, idx: int, st: TTestStats,
                        after.result_id, pct, m1, st.std_1, m2, st.std_2, one_sided, worse,
                        direction=s.direction, kind=found.kind if confirmed else "unchanged",
                        found_by="range")
+
+
+@dataclass
+class Findings:
+    """What detect found in the store: the series it looked at, every change point (each
+    series' own, and a change's range tested on the other machines that measured it where it
+    changed there too), and the ranges that did not change on another machine."""
+    series: list[Series]
+    found: list[tuple[Series, ChangePoint]]
+    unchanged: list[tuple[Series, ChangePoint]]
+
+    def change_points(self) -> list[ChangePoint]:
+        return [cp for _, cp in self.found]
+
+
+def find_changes(store: Store, which: SeriesFilter, repo: Path | None, settings: DetectSettings,
+                 *, every_metric: bool) -> Findings:
+    """Change points in the stored series ``which`` selects (in ``repo``'s commit order when
+    given): of the metric that decided each result, or of ``every_metric``; the ranges of the
+    changes found are tested on the other machines too (across_machines)."""
+    from perflab.history.series import deciding_series, load_series
+
+    series = load_series(store, which, repo)
+    if not which.metric and not every_metric:
+        series = deciding_series(store, series)
+    items = [(s, detect_series(s, settings)) for s in series]
+    ranges = across_machines(items, settings)
+    found = [(s, cp) for s, cps in items for cp in cps]
+    found += [(s, cp) for s, cp in ranges if cp.kind != "unchanged"]
+    return Findings(series, found, [(s, cp) for s, cp in ranges if cp.kind == "unchanged"])

@@ -146,7 +146,7 @@ _AGE_UNITS = {"h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 
 
 def parse_since(text: str | None, now: float | None = None) -> float | None:
-    """``--since``: an age (``12h``, ``30d``, ``2w``) or a date (``2026-11-01``, ISO 8601, UTC
+    """``--since``: an age (``12h``, ``30d``, ``2w``) or a date (ISO 8601, ``YYYY-MM-DD``, UTC
     unless it names a zone) as epoch seconds; None without one.  A time after ``now`` is
     refused: it would select nothing and read as "no change"."""
     if text is None:
@@ -171,25 +171,31 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
     return at
 
 
-def load_series(
-    store: Store,
-    benchmark: str | None = None,
-    params: dict[str, str] | None = None,
-    metric: str | None = None,
-    config: str | None = None,
-    machine: int | str | None = None,
-    repo: Path | None = None,
-    since: float | None = None,
-) -> list[Series]:
-    """Every stored series matching the filters (``benchmark`` may be a glob), in commit order.
-    ``since`` (epoch seconds) keeps the results created from then on; ``machine`` is a
-    machine's name or id.  The benchmark, config, machine and time filters are applied by the
-    database, so a large store is not read whole."""
+@dataclass(frozen=True)
+class SeriesFilter:
+    """Which stored series: of ``benchmark`` (a glob), of these parameters, of ``metric``, of
+    the configuration ``config``, measured on ``machine`` (its name or id), in the results
+    created from ``since`` (epoch seconds) on.  None: any."""
+    benchmark: str | None = None
+    params: dict[str, str] | None = None
+    metric: str | None = None
+    config: str | None = None
+    machine: int | str | None = None
+    since: float | None = None
+
+
+def load_series(store: Store, which: SeriesFilter | None = None,
+                repo: Path | None = None) -> list[Series]:
+    """Every stored series ``which`` selects, in commit order (of ``repo``'s history when
+    given).  The benchmark, config, machine and time filters are applied by the database, so
+    a large store is not read whole."""
+    w = which or SeriesFilter()
+    benchmark, metric, since = w.benchmark, w.metric, w.since
     names = store.machine_names()
-    mid = machine_id(names, machine)
-    rows = hstore.run_rows(store, benchmark, config, mid, since)
+    mid = machine_id(names, w.machine)
+    rows = hstore.run_rows(store, benchmark, w.config, mid, since)
     source_of = hstore.import_sources(store, mid, since)
-    out = _series_of(rows, source_of, names, benchmark, params or {}, metric)
+    out = _series_of(rows, source_of, names, benchmark, w.params or {}, metric)
     if repo is not None:
         _in_commit_order(out, repo)
     for s in out:

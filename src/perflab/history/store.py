@@ -10,7 +10,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model import Owner, Settings
-from perflab.storage import Store, configurations, effective_status, results, runs
+from perflab.schema import configurations, results, runs
+from perflab.storage import Store, effective_status
 
 EXCLUDED_KINDS = ("bisect",)
 

@@ -36,7 +36,7 @@ from perflab.imports import (
     pyperf,
 )
 from perflab.imports import perflab as perflab_json
-from perflab.imports.common import bad
+from perflab.imports.common import BadFile, bad
 from perflab.model import ResultSet
 
 READERS: tuple[ModuleType, ...] = (perflab_json, perfstat, benchmarkdotnet, gbench, gobench,
@@ -72,7 +72,15 @@ def detect_format(path: Path) -> str:
 
 
 def import_file(path: Path, fmt: str | None, benchmark: str | None = None) -> ResultSet:
-    """The result set of one file: of format ``fmt``, or of the format its content tells."""
+    """The result set of one file: of format ``fmt``, or of the format its content tells.  A
+    file its reader refuses raises one PerflabError whose fix lists every format."""
+    try:
+        return _import(path, fmt, benchmark)
+    except BadFile as e:
+        raise PerflabError(e.problem, f"{e.fix} ({', '.join(FORMATS)})") from e
+
+
+def _import(path: Path, fmt: str | None, benchmark: str | None) -> ResultSet:
     if fmt is not None and fmt not in BY_FORMAT:
         raise PerflabError(f"unknown import format '{fmt}'", f"use one of {', '.join(FORMATS)}")
     if path.is_dir():

@@ -16,13 +16,19 @@ from perflab.collectors.harness import is_num as is_num  # one home: the harness
 from perflab.errors import PerflabError
 
 
-def bad(path: Path, fmt: str, why: str) -> PerflabError:
-    """The one line refusing ``path`` as a file of ``fmt``: ``why`` names the field or the
-    value at fault; the fix lists every format perflab reads."""
-    from perflab.imports import FORMATS  # the registry imports this module first
+class BadFile(PerflabError):
+    """A file its reader refuses: ``why`` names the field or the value at fault.  The package's
+    face (perflab.imports.import_file), which knows every reader, adds the formats perflab reads
+    to the fix."""
 
-    return PerflabError(f"{path} is not a {fmt} result file ({why})",
-                        f"give the file {fmt} wrote, or the right --format ({', '.join(FORMATS)})")
+    def __init__(self, path: Path, fmt: str, why: str) -> None:
+        super().__init__(f"{path} is not a {fmt} result file ({why})",
+                         f"give the file {fmt} wrote, or the right --format")
+
+
+def bad(path: Path, fmt: str, why: str) -> BadFile:
+    """The one line refusing ``path`` as a file of ``fmt`` (raise it)."""
+    return BadFile(path, fmt, why)
 
 
 def read_json(path: Path, fmt: str) -> Any:

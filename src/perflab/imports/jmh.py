@@ -9,6 +9,7 @@ writes ``rawDataHistogram`` instead: an iteration's sample is the mean of its hi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +109,17 @@ def _params(bench: dict[str, Any], where: str, path: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in params.items()}
 
 
-def _configuration(rs: ResultSet, bench: dict[str, Any], where: str, path: Path, seq: int,
-                   name: str, params: dict[str, str], benchmark: str | None) -> Configuration:
+@dataclass(frozen=True)
+class _Entry:
+    """One benchmark object of the file: the object, where it sits (``[3]``), its parameters."""
+    bench: dict[str, Any]
+    where: str
+    params: dict[str, str]
+
+
+def _configuration(rs: ResultSet, entry: _Entry, path: Path, seq: int, name: str,
+                   benchmark: str | None) -> Configuration:
+    bench, where, params = entry.bench, entry.where, entry.params
     primary = need(bench, "primaryMetric", "an object", where, path, FORMAT)
     unit = need(primary, "scoreUnit", "text", f"{where}.primaryMetric", path, FORMAT)
     known = score_metric(unit)
@@ -157,21 +167,21 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
             raise bad(path, FORMAT, f"{where} is not a benchmark object")
         need(bench, "benchmark", "text", where, path, FORMAT)
         need(bench, "mode", "text", where, path, FORMAT)
-        heads.append((bench, where, _params(bench, where, path)))
+        heads.append(_Entry(bench, where, _params(bench, where, path)))
     # The same benchmark and parameters in several modes (-bm avgt,thrpt): the mode is named.
     seen: dict[str, set[str]] = {}
-    for bench, _, params in heads:
-        seen.setdefault(_name(bench, params, False), set()).add(bench["mode"])
+    for e in heads:
+        seen.setdefault(_name(e.bench, e.params, False), set()).add(e.bench["mode"])
     runtimes: dict[str, str] = {}
     seq = 0
-    for bench, where, params in heads:
-        name = _name(bench, params, len(seen[_name(bench, params, False)]) > 1)
-        cfg = _configuration(rs, bench, where, path, seq, name, params, benchmark)
+    for e in heads:
+        name = _name(e.bench, e.params, len(seen[_name(e.bench, e.params, False)]) > 1)
+        cfg = _configuration(rs, e, path, seq, name, benchmark)
         seq += len(cfg.runs)
         rs.configurations.append(cfg)
-        rt = _runtime(bench)
+        rt = _runtime(e.bench)
         runtimes[name] = " ".join(rt[k] for k in ("vm_name", "vm_version") if k in rt)
-    first = _runtime(heads[0][0])
+    first = _runtime(heads[0].bench)
     fp: dict[str, Any] = {k: v for k, v in first.items() if k != "jmh_version"}
     if any(runtimes.values()):
         fp["runtimes"] = {k: v for k, v in runtimes.items() if v}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,8 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
         elif where.startswith("configurations[]/"):
             c[where.split("/", 1)[1]] = v
         elif where == "configurations[]":
-            cfg = _configuration(path, benchmark, c if v is END else {}, len(configs), meta,
-                                 columns, metrics, seq)
+            read_in = _Element(c if v is END else {}, meta, columns)
+            cfg = _configuration(path, benchmark, read_in, len(configs), metrics, seq)
             seq += len(cfg.runs)
             failed = failed or bool(c.get("failed_runs"))
             configs.append(cfg)
@@ -71,11 +72,20 @@ def read(path: Path, benchmark: str | None) -> ResultSet:
 _STREAMED = ("configurations[]/metrics/*/samples[]",)
 
 
-def _configuration(path: Path, benchmark: str | None, c: dict[str, Any], i: int,
-                   meta: dict[str, dict[str, Any]], columns: dict[str, array[float]],
+@dataclass(frozen=True)
+class _Element:
+    """One element of ``configurations`` as read: its members but metrics (``c``), its metrics'
+    members but samples (``meta``), and their samples (``columns``)."""
+    c: dict[str, Any]
+    meta: dict[str, dict[str, Any]]
+    columns: dict[str, array[float]]
+
+
+def _configuration(path: Path, benchmark: str | None, element: _Element, i: int,
                    metrics: dict[str, MetricInfo], seq: int) -> Configuration:
-    """One element of configurations, its runs numbered from ``seq``; its metrics' facts are
-    added to ``metrics``."""
+    """The ``i``-th element of configurations, its runs numbered from ``seq``; its metrics'
+    facts are added to ``metrics``."""
+    c, meta, columns = element.c, element.meta, element.columns
     if c.get("metrics") is not True:
         raise bad(path, "perflab", f"configuration {i + 1} has no 'metrics'")
     name = str(c.get("name") or f"configuration {i + 1}")

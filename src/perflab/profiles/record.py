@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -226,13 +226,25 @@ def _call_graph_args(call_graph: str) -> list[str]:
     return []
 
 
-def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path, event: str,
-                 frequency: int, call_graph: str, region: bool,
-                 duration: float | None) -> _PerfRun:
-    argv = [perf, "record", "-o", str(out), "-e", event, "-F", str(frequency),
+@dataclass(frozen=True)
+class Sampling:
+    """How perf record samples a command: the event at a frequency (Hz), the call graph's
+    method (fp, dwarf, lbr), only within the timed region the command announces (``region``),
+    and for at most ``duration`` seconds."""
+    event: str
+    frequency: int
+    call_graph: str
+    region: bool
+    duration: float | None
+
+
+def _perf_record(perf: str, command: list[str], env: dict[str, str], out: Path,
+                 how: Sampling) -> _PerfRun:
+    region, duration = how.region, how.duration
+    argv = [perf, "record", "-o", str(out), "-e", how.event, "-F", str(how.frequency),
             # No BPF side-band thread: it keeps perf record alive for its 1 s poll timeout
             # after the command ends (perf 6.1), and perflab does not profile BPF programs.
-            "--no-bpf-event", *_call_graph_args(call_graph)]
+            "--no-bpf-event", *_call_graph_args(how.call_graph)]
     run_env = {**os.environ, **env}
     with contextlib.ExitStack() as stack:
         if region:
@@ -419,6 +431,21 @@ def import_perf_script(path: Path, *, store: Store | None = None, name: str = ""
         raise
 
 
+def _check_request(command: list[str], call_graph: str, duration: float | None) -> None:
+    """Refuse a profile that cannot be recorded: no command, an unknown call graph mode, a
+    duration not positive or without coreutils' timeout to enforce it."""
+    if not command:
+        raise PerflabError("no command to profile", "give a command, or --workload NAME")
+    if call_graph not in CALL_GRAPHS:
+        raise PerflabError(f"unknown call graph mode '{call_graph}'",
+                           "use --call-graph fp, dwarf or none")
+    if duration is not None and duration <= 0:
+        raise PerflabError(f"duration must be positive, not {duration}", "pass seconds > 0")
+    if duration is not None and shutil.which("timeout") is None:
+        raise PerflabError("--duration needs coreutils' timeout, which is not on PATH",
+                           "install coreutils, or limit the work with the command's own flags")
+
+
 def record_profile(command: list[str], *, env: dict[str, str] | None = None, name: str = "",
                    store: Store | None = None, result_id: int | None = None,
                    configuration_id: int | None = None, call_graph: str = "fp",
@@ -432,16 +459,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
     seconds (the command is terminated).  ``event``: the perf event (default: cycles with a PMU,
     cpu-clock without).  ``frequency``: samples per second.
     """
-    if not command:
-        raise PerflabError("no command to profile", "give a command, or --workload NAME")
-    if call_graph not in CALL_GRAPHS:
-        raise PerflabError(f"unknown call graph mode '{call_graph}'",
-                           "use --call-graph fp, dwarf or none")
-    if duration is not None and duration <= 0:
-        raise PerflabError(f"duration must be positive, not {duration}", "pass seconds > 0")
-    if duration is not None and shutil.which("timeout") is None:
-        raise PerflabError("--duration needs coreutils' timeout, which is not on PATH",
-                           "install coreutils, or limit the work with the command's own flags")
+    _check_request(command, call_graph, duration)
     env = jit_map_env(dict(env or {}))
     exe = command[0]
     if shutil.which(exe, path=env.get("PATH", os.environ.get("PATH"))) is None:
@@ -453,6 +471,7 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
     if modifier and ":" not in ev:
         ev += modifier
     freq = frequency or (DWARF_FREQUENCY if call_graph == "dwarf" else DEFAULT_FREQUENCY)
+    how = Sampling(ev, freq, call_graph, region, duration)
     store = store or Store()
     data_dir = new_data_dir(store)
     warnings: list[str] = []
@@ -461,14 +480,14 @@ def record_profile(command: list[str], *, env: dict[str, str] | None = None, nam
     started = time.time()
     try:
         data = data_dir / "perf.data"
-        run = _perf_record(perf, command, env, data, ev, freq, call_graph, region, duration)
+        run = _perf_record(perf, command, env, data, how)
         if region and not run.enabled and _perf_error(run, ev, command) is None:
             # The command never announced a timed region, so perf never sampled: profile the
             # whole process instead (one more run, only for commands without the protocol).
             warnings.append("the command did not announce a timed region: profiled the whole "
                             "process (start-up included)")
             data.unlink(missing_ok=True)  # else perf keeps the empty one as perf.data.old
-            run = _perf_record(perf, command, env, data, ev, freq, call_graph, False, duration)
+            run = _perf_record(perf, command, env, data, replace(how, region=False))
             region = False
         err = _perf_error(run, ev, command)
         if err is not None:

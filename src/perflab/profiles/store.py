@@ -14,8 +14,9 @@ import sqlalchemy as sa
 
 from perflab.errors import PerflabError
 from perflab.model import Fingerprint
-from perflab.storage import Store, machines
-from perflab.storage import profiles as profiles_table
+from perflab.schema import machines
+from perflab.schema import profiles as profiles_table
+from perflab.storage import Store
 
 
 def profiles_dir(store: Store) -> Path:

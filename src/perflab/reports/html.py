@@ -11,6 +11,7 @@ import html
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,17 +66,30 @@ def _table(rows: Sequence[dict[str, Any]], *, wrap: bool = False) -> str:
     return Table.from_dicts(rows, left=left).to_html(wrap=wrap)
 
 
-def render_html(a: Analysis, *, title: str, tables: Sequence[tuple[str, list[dict[str, str]]]],
-                plots: Sequence[PlotFile], warnings: Sequence[Warning_], suite_text: str,
-                out_dir: Path, exports: Sequence[Path] = (),
-                single_file: Path | None = None) -> Path:
+@dataclass(frozen=True)
+class ReportPage:
+    """What a result's HTML page shows: its title, the tables (name, rows), the plots (files
+    under ``out_dir`` already), the warnings, the suite file's text, and the exports written
+    beside it, in the directory ``out_dir``."""
+    title: str
+    tables: Sequence[tuple[str, list[dict[str, str]]]]
+    plots: Sequence[PlotFile]
+    warnings: Sequence[Warning_]
+    suite_text: str
+    out_dir: Path
+    exports: Sequence[Path] = ()
+
+
+def render_html(a: Analysis, content: ReportPage, *, single_file: Path | None = None) -> Path:
     """Write ``out_dir/index.html`` for the analysed result (the verdicts' band and families
-    from its plan); plots must already be files under ``out_dir``.
+    from its plan).
 
     With ``single_file``, write that one file instead: the plots inlined as base64 PNG data
     URIs and no links to files beside it, so it opens offline and can be attached to an issue
     or sent as it is."""
     rs = a.rs
+    title, tables, plots, warnings = content.title, content.tables, content.plots, content.warnings
+    suite_text, out_dir, exports = content.suite_text, content.out_dir, content.exports
     out_dir.mkdir(parents=True, exist_ok=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(rs.created_at or time.time()))
     esc = html.escape

@@ -292,13 +292,23 @@ def plot_metric(analysis: Analysis, metric: str, x: str, out: Path, *, log_x: An
     return _save(fig, out, f"{_safe(metric)}-vs-{_safe(x)}", title, cap)
 
 
+@dataclass(frozen=True)
+class RatioWords:
+    """What a ratio figure says: its title, its y axis, its file's name, and what the ratios
+    measure (``caveat``, under the caption)."""
+    title: str
+    ylabel: str
+    name: str
+    caveat: str = ""
+
+
 def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, float, float,
-                float]]]], x: str, ylabel: str, title: str, out: Path, name: str,
-                log_x: Any, caveat: str = "") -> PlotFile | None:
-    """series: panel label -> line label -> [(x, ratio, lo, hi)]; ``caveat``: what the ratios
-    measure, under the caption."""
+                float]]]], x: str, words: RatioWords, out: Path,
+                log_x: Any) -> PlotFile | None:
+    """series: panel label -> line label -> [(x, ratio, lo, hi)]."""
     if not any(series.values()):
         return None
+    title, caveat = words.title, words.caveat
     cap = caption_for(rs) + (f"\n{textwrap.fill(caveat, 110)}" if caveat else "")
     panels = [k for k, v in series.items() if v]
     fig, axes = _figure(len(panels), title, cap, sharey=True)
@@ -323,11 +333,11 @@ def _ratio_plot(rs: ResultSet, series: dict[str, dict[str, list[tuple[float, flo
         ax.axhline(1.0, color="0.4", linestyle="--", linewidth=1)
         _set_scales(ax, list(xvals), ys + [1.0], log_x, "auto")
         ax.set_xlabel(x)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(words.ylabel)
         ax.set_title(panel, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    return _save(fig, out, name, title, cap)
+    return _save(fig, out, words.name, title, cap)
 
 
 def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], metric: str,
@@ -351,9 +361,9 @@ def plot_ratio_to_baseline(rs: ResultSet, comparisons: Sequence[Comparison], met
     level = (f"{fmt_share(levels[0])} CI" if len(levels) == 1 else
              f"{fmt_share(levels[0])}-{fmt_share(levels[-1])} CIs") + (
         ", family-adjusted" if levels[-1] > 0.9501 else "")
-    return _ratio_plot(rs, series, x, f"{metric} ratio to {base} (x)",
-                       f"{metric}: ratio to the baseline {base} ({level})", out,
-                       f"{_safe(metric)}-ratio-to-baseline", log_x)
+    words = RatioWords(f"{metric}: ratio to the baseline {base} ({level})",
+                        f"{metric} ratio to {base} (x)", f"{_safe(metric)}-ratio-to-baseline")
+    return _ratio_plot(rs, series, x, words, out, log_x)
 
 
 def _cross_ratio(rs: ResultSet, metric: str, x: str, param: str, a: Any, b: Any, plan: Plan,
@@ -382,10 +392,10 @@ def plot_scaling(analysis: Analysis, metric: str, x: str, out: Path, *,
     lo, hi = min(vals), max(vals)
     series, words = _cross_ratio(rs, metric, x, param, hi, lo, analysis.plan)
     share = cpu_share_caveat(rs, metric, param, hi, lo)
-    return _ratio_plot(rs, series, x, f"{metric} at {param}={hi} / {param}={lo} (x)",
-                       f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
-                       out, f"{_safe(metric)}-scaling-{_safe(param)}", log_x,
-                       caveat=str(share or ""))
+    said = RatioWords(f"{metric}: {param}={hi} over {param}={lo} per configuration ({words})",
+                       f"{metric} at {param}={hi} / {param}={lo} (x)",
+                       f"{_safe(metric)}-scaling-{_safe(param)}", caveat=str(share or ""))
+    return _ratio_plot(rs, series, x, said, out, log_x)
 
 
 def plot_kinds(analysis: Analysis, metric: str, x: str, out: Path,
@@ -393,9 +403,10 @@ def plot_kinds(analysis: Analysis, metric: str, x: str, out: Path,
     rs = analysis.rs
     param, a, b = kinds
     series, words = _cross_ratio(rs, metric, x, param, a, b, analysis.plan)
-    return _ratio_plot(rs, series, x, f"{metric} {param}={a} / {param}={b} (x)",
-                       f"{metric}: {a} over {b} per configuration ({words})", out,
-                       f"{_safe(metric)}-{_safe(a)}-vs-{_safe(b)}", log_x)
+    said = RatioWords(f"{metric}: {a} over {b} per configuration ({words})",
+                       f"{metric} {param}={a} / {param}={b} (x)",
+                       f"{_safe(metric)}-{_safe(a)}-vs-{_safe(b)}")
+    return _ratio_plot(rs, series, x, said, out, log_x)
 
 
 def plot_bars(analysis: Analysis, metric: str, out: Path) -> PlotFile | None:

@@ -17,7 +17,7 @@ from perflab.metrics import seconds_per
 from perflab.model import ResultSet
 from perflab.reports import matrix
 from perflab.reports.analysis import Analysis
-from perflab.reports.html import render_html
+from perflab.reports.html import ReportPage, render_html
 from perflab.reports.plots import PlotFile, all_plots, study_axes
 from perflab.reports.study import LEGEND, axis_answers, ratio_matrix
 from perflab.reports.terminal import verdicts_heading
@@ -95,12 +95,10 @@ def build_report(rs: ResultSet, out_dir: Path, *, metrics: list[str] | None = No
         plot_metrics = [m for m in rcfg.get("metrics", []) if m in mets] or mets[:1]
         rep.plots = all_plots(a, plot_metrics, out / "img", rcfg)
     title = (info.report or {}).get("title") or f"perflab: {view.label or 'result'}"
-    page = {"title": title, "tables": tables, "plots": rep.plots, "warnings": warns,
-            "suite_text": info.text or "", "out_dir": out, "exports": rep.files}
-    rep.html = render_html(a, **page)
+    page = ReportPage(title, tables, rep.plots, warns, info.text or "", out, rep.files)
+    rep.html = render_html(a, page)
     if single_file:
-        rep.single_file = render_html(a, **page,
-                                      single_file=out / f"perflab-run-{rs.id}.html")
+        rep.single_file = render_html(a, page, single_file=out / f"perflab-run-{rs.id}.html")
     return rep
 
 

@@ -216,9 +216,9 @@ PERFLAB_PER_RUN_S = 0.01
 # per cell (a measure() call: counter probe, result updates), measured on the project's machine.
 PERFLAB_START_S = 2.0
 PERFLAB_PER_CELL_S = 0.1
-# Writing the report on the project's quiet 2-vCPU machine (benchmarks/estimate.py,
-# 2026-11-26): its start (imports, statistics), a table row, and a plot: a fixed part and a
-# part per configuration series drawn in it.
+# Writing the report on the project's quiet 2-vCPU machine (benchmarks/estimate.py): its start
+# (imports, statistics), a table row, and a plot: a fixed part and a part per configuration
+# series drawn in it.
 REPORT_START_S = 1.5
 REPORT_ROW_S = 0.01
 PLOT_S = 0.25
@@ -226,9 +226,9 @@ PLOT_SERIES_S = 0.01
 
 # Start-up and in-process warm-up of a workload run outside its timed region, by runtime
 # (median of wall_time - region time over two `make demo` runs on the project's quiet 2-vCPU
-# machine, 2026-11-24, load about 1; the 2026-11-23 figures, taken at load 7-20, were 1.5-3.5x
-# these and made the first estimate of the study 45% too long): used for estimates when a
-# start-up could not be measured now (suites/estimate.py) and a suite has no history.
+# machine at load about 1; at load 7-20 they are 1.5-3.5x these): used for estimates when a
+# start-up could not be measured at the start of the run (suites/estimate.py) and a suite has
+# no history.
 RUNTIME_START_S = {"java": 0.13, "node": 0.15, "python": 0.08, "csharp": 0.07, "go": 0.005}
 NATIVE_START_S = 0.005
 

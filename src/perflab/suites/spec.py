@@ -511,7 +511,8 @@ def _range_values(name: str, r: dict[str, Any], ck: _Checker) -> list[Scalar] | 
                "use a larger step or factor")
         return None
     if "factor" in r:
-        # Repeated products, as before (stored parameter values must not change); the count
+        # Repeated products (start, start*f, start*f*f...: stored parameter values stay
+        # comparable across results, so the arithmetic must not change); the count
         # bounds the loop, with one spare for a product that rounds below the logs' count.
         x = start
         while x <= stop * (1 + 1e-9) and len(values) < count + 1:
