@@ -20,12 +20,12 @@ MANY = 8
 AT_MOST = 6
 
 # The functions that take MANY or more; the test fails on one that takes fewer (strike it) and
-# on any other that takes MANY.  runner.measure and session.build_options belong to the runner's
-# cut into options, policy and loop; record_profile, store_profile, compare_samples and run_plan
+# on any other that takes MANY.  runner's measure and Measurement take what watches a measurement
+# one by one; record_profile, store_profile, compare_samples and run_plan
 # are entry points whose keyword arguments are each an optional setting with its default.
 ALLOWED = {
-    "runner.measure",
-    "session.build_options",
+    "runner.loop.measure",
+    "runner.loop.Measurement.__init__",
     "profiles.record.record_profile",
     "profiles.record.store_profile",
     "stats.compare_samples",

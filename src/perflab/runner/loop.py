@@ -273,7 +273,7 @@ class Measurement:
             # A pause idles the launcher's CPU: beside two CPU-bound neighbours on 2 CPUs the
             # scheduler then spread them one to a CPU, and the commands started after it
             # waited for a neighbour's time slice (half of the 300-run sets of `true`, against
-            # 1 in 12 without the pause; 2026-11-26, perf sched timehist).  The server now
+            # 1 in 12 without the pause; perf sched timehist).  The server
             # starts each command on its own CPU, which mends that after any pause
             # (perflab-launch.c, launcher_cpus); the pause is spared all the same.  No batch
             # needs sizing here: no budget is checked.
@@ -594,7 +594,7 @@ class Measurement:
         """Store the rounds recorded so far (and a part-recorded one) in one transaction: the
         rounds of one chunk of a launcher batch (about BATCH_SECONDS of runs), acknowledged
         (on_stored) together once it is committed.  A commit per round was 60% of perflab's
-        Python time per run of `true` (78 of 128 us, 300 runs, 2026-11-26).
+        Python time per run of `true` (78 of 128 us, 300 runs).
         A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
         rounds stay in memory, measured, until they are stored, so a server restart costs no
         run.  They leave ``ended`` once their transaction is committed.  ``whole_rounds``:
