@@ -40,10 +40,11 @@ DEFAULT_ORDER = [
 
 
 def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> list[str]:
-    """The primary metric first, then perflab's in perf stat's order, then workload figures
-    that vary from run to run."""
-    if requested:
-        return [m for m in requested if m in rs.metrics]
+    """The ``requested`` metrics (each with its family's members), else the primary metric
+    first, then perflab's in perf stat's order, then workload figures that vary from run to
+    run."""
+    if requested:  # a metric, or a family: a harness run's every benchmark's metric of it
+        return list(dict.fromkeys(m for r in requested for m in rs.metrics if in_family(m, r)))
     primary = rs.settings.primary_metric or "wall_time"
     # The primary metric, or a harness run's every benchmark's metric of its family
     out = [m for m in rs.metrics if in_family(m, primary)]
