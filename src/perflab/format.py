@@ -148,6 +148,16 @@ def fmt_value(value: float | None, unit: str) -> str:
     return f"{fmt_number(value)} {unit}"
 
 
+def fmt_alike(values: Sequence[float], unit: str) -> list[str]:
+    """Values read side by side (a sample's modes) in one scale, the largest's: "980 ns" and
+    "1.05 µs" read as "0.98 µs" and "1.05 µs"; other units as fmt_value."""
+    f = seconds_per(unit)
+    if f is None or not values:
+        return [fmt_value(v, unit) for v in values]
+    per, u = time_scale(max(abs(v) for v in values) * f)
+    return [f"{fmt_number(v * f / per)} {u}" for v in values]
+
+
 def fmt_interval(median: float, low: float, high: float, unit: str, *,
                  exact: bool = False) -> str:
     """``median [low, high] unit`` in the median's unit; a deterministic value (an exact

@@ -62,6 +62,18 @@ def test_primary_first_then_perf_order_then_varying_workload_keys() -> None:
     assert metrics_to_show(rs, ["ops", "nope", "task_clock"]) == ["ops", "task_clock"]
 
 
+def test_a_requested_family_shows_every_benchmark_of_it() -> None:
+    """compare --harness gobench --metric cpu_ns_per_op: each benchmark's metric of the family
+    (collectors/harness.py names them "BENCHMARK METRIC")."""
+    rs = _rs(_cfg("a", 1.0, baseline=True))
+    for name in ("Sum-2 cpu_ns_per_op", "Hash-2 cpu_ns_per_op", "Sum-2 ns_per_op"):
+        rs.metrics[name] = MetricInfo(name, "ns", "go test -bench")
+    assert metrics_to_show(rs, ["cpu_ns_per_op"]) == ["Sum-2 cpu_ns_per_op",
+                                                      "Hash-2 cpu_ns_per_op"]
+    assert metrics_to_show(rs, ["ns_per_op", "Sum-2 ns_per_op"]) == ["ns_per_op",
+                                                                     "Sum-2 ns_per_op"]
+
+
 def test_stat_table_cells() -> None:
     rs = _rs(_cfg("a", 1.0, baseline=True))
     cfg = rs.configurations[0]

@@ -32,6 +32,9 @@ class Analysis:
     # use, so a view that shows one metric does not pay for all of them.
     _memo: dict[tuple[int, str, str], Summary] = field(default_factory=dict, init=False,
                                                         repr=False, compare=False)
+    # (position of the configuration, metric) -> its modality (stats.modality), on first use
+    _modes: dict[tuple[int, str], stats.Modality | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, rs: ResultSet, comparisons: Sequence[Comparison] = (),
@@ -65,6 +68,14 @@ class Analysis:
                                   estimator)
             self._memo[key] = got
         return got
+
+    def modality(self, cfg: Configuration, metric: str) -> stats.Modality | None:
+        """The modes of ``cfg``'s runs of ``metric`` (stats.modality: None below
+        stats.MVALUE_MIN_RUNS runs)."""
+        key = (self._position[id(cfg)], metric)
+        if key not in self._modes:
+            self._modes[key] = stats.modality(cfg.samples(metric))
+        return self._modes[key]
 
     def summaries(self, metric: str) -> dict[tuple[str, str], Summary]:
         """(cell, configuration name) -> summary of ``metric``, for the configurations that

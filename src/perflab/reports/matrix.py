@@ -29,6 +29,7 @@ from perflab.format import (
     fmt_value,
 )
 from perflab.model import Configuration, ResultSet
+from perflab.reports.modes import mark
 from perflab.stats import Comparison, Summary
 from perflab.table import Table
 
@@ -102,9 +103,17 @@ def medians_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
         row: dict[str, str] = {"cell": cell_label(cell, rs)}
         for n in names:
             s = sums.get((cell, n))
-            row[n] = fmt_ci(s, unit, is_exact(rs, metric)) if s else "-"
+            row[n] = (fmt_ci(s, unit, is_exact(rs, metric))
+                      + _mark(a, cell, n, metric)) if s else "-"
         rows.append(row)
     return rows
+
+
+def _mark(a: Analysis, cell: str, name: str, metric: str) -> str:
+    """modes.mark of the configuration ``name`` of ``cell`` (the last of that name, as
+    Analysis.summaries keeps)."""
+    cfg = next((c for c in reversed(a.rs.configurations_in(cell)) if c.name == name), None)
+    return mark(a, cfg, metric) if cfg is not None else ""
 
 
 def delta_value(c: Comparison) -> float | None:
@@ -135,8 +144,8 @@ def comparison_rows(a: Analysis, metric: str) -> list[dict[str, str]]:
             "cell": cell_label(c.cell, rs),
             "configuration": c.candidate,
             # The values the change is made of (stats.Comparison.base_center, cand_center).
-            "base": fmt_value(c.base_center, unit),
-            "diff": fmt_value(c.cand_center, unit),
+            "base": fmt_value(c.base_center, unit) + _mark(a, c.cell, c.baseline, metric),
+            "diff": fmt_value(c.cand_center, unit) + _mark(a, c.cell, c.candidate, metric),
             "delta": fmt_delta(c, unit),
             "ratio": fmt_ratio(c),
             "change": fmt_change_pct(c.change_pct, 1),

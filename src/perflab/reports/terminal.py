@@ -10,6 +10,7 @@ from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, f
 from perflab.judging import Estimator, parse_estimator
 from perflab.metrics import BUILTIN_METRICS, MetricInfo, in_family
 from perflab.model import Configuration, ResultSet
+from perflab.reports.modes import mark, modal_samples, notes
 from perflab.stats import (
     CORRECTION_NAMES,
     Comparison,
@@ -45,10 +46,11 @@ DEFAULT_ORDER = [
 
 
 def metrics_to_show(rs: ResultSet, requested: Sequence[str] | None = None) -> list[str]:
-    """The primary metric first, then perflab's in perf stat's order, then workload figures
-    that vary from run to run."""
-    if requested:
-        return [m for m in requested if m in rs.metrics]
+    """The ``requested`` metrics (each with its family's members), else the primary metric
+    first, then perflab's in perf stat's order, then workload figures that vary from run to
+    run."""
+    if requested:  # a metric, or a family: a harness run's every benchmark's metric of it
+        return list(dict.fromkeys(m for r in requested for m in rs.metrics if in_family(m, r)))
     primary = rs.settings.primary_metric or "wall_time"
     # The primary metric, or a harness run's every benchmark's metric of its family
     out = [m for m in rs.metrics if in_family(m, primary)]
@@ -88,9 +90,10 @@ def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
         ci = ("exact" if info.deterministic and s.ci_low == s.ci_high else
               "-" if math.isnan(s.ci_low) else
               f"{fmt_value(s.ci_low, info.unit)} .. {fmt_value(s.ci_high, info.unit)}")
-        t.add_row(name, fmt_value(s.center, info.unit), ci,
+        t.add_row(name, fmt_value(s.center, info.unit) + mark(a, cfg, m), ci,
                   "-" if math.isnan(s.cv) else fmt_share(s.cv), fmt_value(s.min, info.unit),
                   fmt_value(s.max, info.unit), info.source)
+    t.notes += notes(modal_samples(a, [cfg], [m for m in metrics if cfg.samples(m)]))
     return t
 
 
@@ -134,7 +137,7 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str,
         comps = [by_key[(c.name, m)] for c in others if (c.name, m) in by_key]
         sb = a.summary(base, m)
         row: list[str | Cell] = [name, shown_value(sb, comps[0].base_center if comps else None,
-                                                   info)]
+                                                   info) + mark(a, base, m)]
         for c in others:
             cs = c.samples(m)
             comp = by_key.get((c.name, m))
@@ -143,12 +146,14 @@ def compare_table(a: Analysis, metrics: Sequence[str], cell: str,
                 continue
             sc = a.summary(c, m)
             if comp is None:  # not compared: other work declared (stats._comparable)
-                row += [shown_value(sc, None, info), "-", Cell("other work", "dim")]
+                row += [shown_value(sc, None, info) + mark(a, c, m), "-",
+                        Cell("other work", "dim")]
                 continue
-            row += [shown_value(sc, comp.cand_center, info),
+            row += [shown_value(sc, comp.cand_center, info) + mark(a, c, m),
                     fmt_change(comp, info.unit, absolute=False),
                     Cell(comp.label, verdict_style(comp))]
         t.add_row(*row)
+    t.notes += notes(modal_samples(a, [base, *others], [m for m in metrics if base.samples(m)]))
     one_line = f"{base.name} (baseline)"
     if len(one_line) <= max((len(r[1].text) for r in t.rows), default=0):
         t.columns[1] = Column(one_line)  # as narrow as its values on one line

@@ -13,9 +13,11 @@ import numpy as np
 from perflab import notes as said
 from perflab.format import fmt_fixed, fmt_ratio, fmt_share
 from perflab.judging import MIN_RUNS, parse_estimator
+from perflab.metrics import in_family
 from perflab.model import ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import cell_label
+from perflab.reports.modes import modal_samples
 from perflab.stats import Summary, busy_load, differing_results, kernel_blind_note
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
@@ -82,6 +84,9 @@ def result_warnings(a: Analysis) -> list[str]:
                            f"at least {MIN_RUNS} per configuration, so those comparisons are "
                            "inconclusive (too few runs)")
     out += busy_machine(a.rs) + threads_over_cpus(a.rs) + kernel_heavy(a.rs)
+    modal = modal_warnings(a, [m for m in rs.metrics if in_family(m, primary)])
+    if modal:
+        out.append(bimodal_line(a, modal))
     return out
 
 
@@ -139,6 +144,7 @@ class WarningKind(StrEnum):
     INCONCLUSIVE = "inconclusive"
     DIFFERENT = "different results"
     FAILED = "failed"
+    BIMODAL = "bimodal"
 
 
 @dataclass
@@ -146,6 +152,23 @@ class Warning_:
     kind: WarningKind
     text: str
     runs_needed: int | None = None  # inconclusive: runs per configuration that would decide
+
+
+def modal_warnings(a: Analysis, metrics: list[str]) -> list[Warning_]:
+    """A BIMODAL warning per configuration whose runs of these metrics have two or more modes
+    (reports.modes: the mark in the tables)."""
+    return [Warning_(WarningKind.BIMODAL, m.text() if cell == "{}" else
+                     f"{cell_label(cell, a.rs)} / {m.text()}")
+            for cell in a.rs.cells()
+            for m in modal_samples(a, a.rs.configurations_in(cell), metrics)]
+
+
+def bimodal_line(a: Analysis, ws: list[Warning_]) -> str:
+    """The BIMODAL warnings in one line: how many, the first, what to do."""
+    where = f"perflab results show {a.rs.id} --export-json - lists each run's samples"
+    many = f"{len(ws)} samples have" if len(ws) > 1 else "1 sample has"
+    return (f"bimodal: {many} two or more modes ({ws[0].text}); look at the runs ({where}) "
+            "or pin CPUs (--pin)")
 
 
 def noise_limit(cvs: list[float]) -> float:
@@ -198,7 +221,7 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
         if bad:
             out.append(Warning_(W.FAILED, f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
                                 f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
-    return out
+    return out + modal_warnings(a, [metric])
 
 
 def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -> list[str]:
@@ -248,6 +271,8 @@ def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -
                   f"see why in {where}")
         out.append(f"inconclusive: {len(inc)} of {total} comparisons of {metric} stayed "
                    f"inconclusive; {decide}")
+    if by.get(W.BIMODAL):
+        out.append(bimodal_line(a, by[W.BIMODAL]))
     if by.get(W.NOTE):
         ws = by[W.NOTE]
         out.append(f"notes: {len(ws)} said once by the collectors (first: {ws[0].text}); read "

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from perflab.format import fmt_change, fmt_value, md_text, status_phrase
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import table
+from perflab.reports.modes import mark, modal_samples
+from perflab.reports.modes import notes as mode_notes
 from perflab.reports.terminal import correction_line, metrics_to_show
 from perflab.reports.warnings import result_warnings
 
@@ -33,17 +35,21 @@ def result_to_markdown(a: Analysis, metrics: Sequence[str] | None = None) -> str
             # The values a change is made of (Comparison.base_center, cand_center); the
             # median where nothing was compared.
             row = {"metric": m, f"{base.name} (baseline)": fmt_value(
-                comps[0].base_center if comps else a.summary(base, m).median, info.unit)}
+                comps[0].base_center if comps else a.summary(base, m).median, info.unit)
+                + mark(a, base, m)}
             for c in others:
                 comp = by_key.get((cell, c.name, m))
                 cs = c.samples(m)
                 have = bool(cs) and comp is not None
                 row[c.name] = "-" if not cs else fmt_value(
-                    comp.cand_center if comp is not None else a.summary(c, m).median, info.unit)
+                    comp.cand_center if comp is not None else a.summary(c, m).median,
+                    info.unit) + mark(a, c, m)
                 row[f"{c.name}: change [CI]"] = fmt_change(comp, info.unit) if have else "-"
                 row[f"{c.name}: verdict"] = comp.label if comp is not None and have else "-"
             rows.append(row)
-        parts.append(table(rows, "" if cell == "{}" else f"cell {cell}").to_markdown())
+        t = table(rows, "" if cell == "{}" else f"cell {cell}")
+        t.notes += mode_notes(modal_samples(a, [base, *others], shown))
+        parts.append(t.to_markdown())
     if a.comparisons:
         parts.append(md_text(correction_line(a, rs.settings.primary_metric)) + "\n")
     notes = [f"- warning: {md_text(w)}" for w in result_warnings(a)]
