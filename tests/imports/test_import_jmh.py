@@ -13,6 +13,7 @@ import pytest
 from cli_helpers import invoke
 from perflab.errors import PerflabError
 from perflab.imports import detect_format, import_file, jmh
+from perflab.metrics import ns_in, unit_kind
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -58,6 +59,10 @@ def test_units_become_perflab_units() -> None:
     assert jmh.score_metric("ops/us") == ("ops_per_s", 1e6)
     assert jmh.score_metric("ops/s") == ("ops_per_s", 1.0)
     assert jmh.score_metric("MB/sec") is None
+    # JMH's longer TimeUnit labels are read from harness output, never a band's unit
+    assert jmh.score_metric("min/op") == ("ns_per_op", 60e9)
+    assert jmh.score_metric("ops/day") == ("ops_per_s", 1e9 / 86400e9)
+    assert ns_in("µs") == 1e3 and ns_in("min") is None and unit_kind("min") is None
 
 
 def _edited(tmp_path: Path, edit: Callable[[Any], Any]) -> Path:
