@@ -243,13 +243,21 @@ def test_stored_results_pair_configurations_by_name_not_position(
     assert sorted(c.name for c in rs.configurations) == ["join", "sort"]
 
 
-@pytest.mark.system
-def test_values_from_two_tools_are_compared_only_with_a_warning(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def hyperfine_and_perflab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """A store holding hyperfine's import of ``true`` (result 1) and perflab's own stat of it
+    (result 2): its path."""
     from cli_helpers import run_cli
     db = str(tmp_path / "r.sqlite")
     assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
     assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    return db
+
+
+@pytest.mark.system
+def test_values_from_two_tools_are_compared_only_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_helpers import run_cli
+    db = hyperfine_and_perflab(tmp_path, capsys)
     code, out, err = run_cli(["compare", "--from-db", "1", "--from-db", "2", "--force",
                               "--db", db], capsys)
     text = " ".join((out + err).split())
@@ -263,11 +271,8 @@ def test_a_history_never_alternates_between_tools(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before: an imported hyperfine result and perflab's own stat of the same command made one
     # series, whose "step" was the tools' difference (perflab's launcher vs hyperfine's).
-    from cli_helpers import run_cli
     from perflab.history.series import load_series
-    db = str(tmp_path / "r.sqlite")
-    assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
-    assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    db = hyperfine_and_perflab(tmp_path, capsys)
     series = load_series(Store(db), "true", metric="wall_time")
     assert sorted(s.key.source for s in series) == ["hyperfine", "perflab"]
     assert all(len(s.points) == 1 for s in series)
