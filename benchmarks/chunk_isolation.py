@@ -25,7 +25,7 @@ from rich.console import Console
 
 import perflab.runner.loop as runner
 from perflab.model import Configuration, ResultSet
-from perflab.runner import MeasureOptions, measure
+from perflab.runner import MeasureOptions, Watchers, measure
 from perflab.storage import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -51,7 +51,7 @@ def main() -> None:
                 rs = ResultSet(kind="stat", fingerprint={"hostname": "bench"}, settings={})
                 cfg = Configuration(name="spin", command=[str(spin), str(n)])
                 measure(rs, [cfg], MeasureOptions(runs=args.runs, warmup=3, counters="auto"),
-                        store=store, console=Console(quiet=True))
+                        store=store, watchers=Watchers(console=Console(quiet=True)))
                 w = np.array(cfg.samples("wall_time"))
                 t = np.array(cfg.samples("task_clock"))
                 res[mode].append((np.median(w) * 1e3, np.percentile(w, 90) * 1e3,

@@ -36,7 +36,7 @@ from neighbours import Neighbours, load  # benchmarks/neighbours.py
 from rich.console import Console
 
 from perflab.model import Configuration, ResultSet
-from perflab.runner import MeasureOptions, measure
+from perflab.runner import MeasureOptions, Watchers, measure
 from perflab.storage import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def perflab(argv: list[str], runs: int, warmup: int, store: Store,
     cfg = Configuration(name=argv[0], command=argv)
     opts = MeasureOptions(runs=runs, warmup=warmup, counters="auto" if counters else "none")
     t0 = time.perf_counter()
-    measure(rs, [cfg], opts, store=store, console=Console(quiet=True))
+    measure(rs, [cfg], opts, store=store, watchers=Watchers(console=Console(quiet=True)))
     elapsed = time.perf_counter() - t0
     return elapsed / (runs + warmup), float(np.median(cfg.samples("wall_time")))
 

@@ -59,7 +59,7 @@ from perflab import session
 from perflab.cli.measure import compare as compare_cmd
 from perflab.fingerprint import machine_fingerprint, pmu_status
 from perflab.model import Configuration, ResultSet
-from perflab.runner import MeasureOptions, measure
+from perflab.runner import MeasureOptions, Watchers, measure
 from perflab.stats import compare_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -109,7 +109,7 @@ def perflab_trial(spin: Path, n_a: int, n_b: int, budget: float, seed: int) -> d
     opts.region = False  # the whole process, as hyperfine measures it: the same commands
     load_at = os.getloadavg()[0]
     t0 = time.monotonic()
-    measure(rs, [a, b], opts, store=None, console=QUIET)
+    measure(rs, [a, b], opts, store=None, watchers=Watchers(console=QUIET))
     elapsed = time.monotonic() - t0
     primary = rs.settings.primary_metric
     metrics = [primary] + (["wall_time"] if primary != "wall_time" else [])
@@ -295,7 +295,7 @@ def bench_valgrind(spin: Path) -> dict[str, Any]:
     b = Configuration(name="B", command=[str(spin), str(int(n * 1.01))], cell="{}")
     opts = MeasureOptions(primary_metric="instructions", instructions="valgrind",
                           region_symbol="*perflab_timed_region*", valgrind_runs=3)
-    measure(rs, [a, b], opts, console=QUIET)
+    measure(rs, [a, b], opts, watchers=Watchers(console=QUIET))
     comps = {c.metric: c for c in compare_result(rs, ["instructions", "instructions_per_op"])}
     ins = comps["instructions"]
     return {"instructions_a": a.samples("instructions"),

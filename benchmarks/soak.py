@@ -45,7 +45,7 @@ def writer(db: str, runs: int, slot: int) -> int:
     from rich.console import Console
 
     from perflab.model import Configuration, ResultSet
-    from perflab.runner import MeasureOptions, measure
+    from perflab.runner import MeasureOptions, Watchers, measure
     from perflab.storage import Store
 
     store = Store(db)
@@ -64,8 +64,8 @@ def writer(db: str, runs: int, slot: int) -> int:
         sys.stdout.write(f"batch {len(runs)}\n")
         sys.stdout.flush()
 
-    measure(rs, [cfg], opts, store=store, console=Console(stderr=True, quiet=True),
-            on_stored=ack)
+    measure(rs, [cfg], opts, store=store,
+            watchers=Watchers(console=Console(stderr=True, quiet=True), on_stored=ack))
     return 0
 
 

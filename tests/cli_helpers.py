@@ -6,15 +6,25 @@ from __future__ import annotations
 import json
 
 import pytest
+import typer
 from typer.testing import CliRunner, Result
 
-from perflab.cli import app, main
+from perflab.cli import app, history, main
 
 
 def invoke(*args: str) -> Result:
     """perflab's typer app on ``args`` in-process (CliRunner, 220 columns): a PerflabError is
     left in ``result.exception`` for the test to check, not turned into a line."""
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "220"})
+
+
+def history_app() -> typer.Typer:
+    """A typer app of the history verbs alone (import, bisect, detect...), as the cli
+    registers them."""
+    hist = typer.Typer()
+    history.register(hist)
+    hist.callback()(lambda: None)
+    return hist
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

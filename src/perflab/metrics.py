@@ -6,7 +6,9 @@ place, as pyperf's ``_metadata.py`` keeps its fields.
   and what a name alone tells of any other (named_metric, metric_direction);
 - units (UNITS): each unit's kind (time, memory, count) and its size in the kind's base unit
   (seconds, KiB, events), which says how a value is scaled for print (format.fmt_value), which
-  bands may be given in it, and which words a change reads in (verdict_word);
+  bands may be given in it, and which words a change reads in (verdict_word); a time label
+  in nanoseconds (ns_in), with the longer ones harnesses print (HARNESS_TIMES), for the
+  harness readers;
 - the default band of each kind (MEMORY_BAND, COUNT_FLOOR: judging.default_band);
 - units earlier perflabs stored a metric in (FORMER_UNITS).
 
@@ -295,6 +297,21 @@ def in_base_unit(unit: str) -> float:
 def seconds_per(unit: str) -> float | None:
     """Seconds in one ``unit`` (s, ms, us/µs, ns); None when the unit is not a time."""
     return UNITS[unit][1] if unit_kind(unit) == "time" else None
+
+
+# Longer time labels harnesses print (JMH's TimeUnit short names) -> seconds: read from their
+# output, never a unit perflab stores a metric in (so no band is given in them).
+HARNESS_TIMES: dict[str, float] = {"min": 60.0, "m": 60.0, "hr": 3600.0, "h": 3600.0,
+                                   "day": 86400.0, "d": 86400.0}
+
+
+def ns_in(unit: str, longer: bool = False) -> float | None:
+    """Nanoseconds in one ``unit`` of time, exactly (ns, us/µs, ms, s; with ``longer`` also
+    HARNESS_TIMES' labels); None when the unit is not a time."""
+    s = seconds_per(unit)
+    if s is None and longer:
+        s = HARNESS_TIMES.get(unit)
+    return None if s is None else float(round(s * 1e9))
 
 
 def is_time_like(info: MetricInfo | None) -> bool:

@@ -4,7 +4,11 @@ benchmarks/sim_verdicts.py measures and the tests check.  Runs are drawn from a 
 instead of measured: every run's log-value is CV x N(0, 1) noise, AR(1) in run order with
 lag-1 ``rho`` for each configuration on its own, plus (``shared``) drift the two configurations
 share (an AR(1) of lag-1 0.95 over the run slots, A or B first in each round at random, as the
-runner interleaves them), which the per-round ratio mostly cancels."""
+runner interleaves them), which the per-round ratio mostly cancels.
+
+One module per decision path simulated: this one the A/B verdicts (stats, judging);
+perflab.history.simulate the history's (bisect's steps, detect's change points), its runs
+measured in TIME as here."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from perflab.collectors.process import RunOutcome, RunRequest
 from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet
-from perflab.runner import MeasureOptions, RunFailed, measure
+from perflab.runner import MeasureOptions, RunFailed, Watchers, measure
 from perflab.runner.executors import Callgrind, FakeExecutor
 
 pytestmark = pytest.mark.unit
@@ -33,7 +33,7 @@ def test_every_run_goes_through_the_executor_in_rounds() -> None:
     configs = _configs("a", "bb")
     rs = ResultSet(kind="compare")
     measure(rs, configs, MeasureOptions(runs=4, warmup=1, counters="none", seed=3),
-            console=Console(quiet=True), executor=fake)
+            watchers=Watchers(console=Console(quiet=True)), executor=fake)
     assert rs.status == "complete"
     assert [c.name for c in configs] == ["a", "bb"]
     for cfg, wall in zip(configs, (0.001, 0.002), strict=True):
@@ -58,7 +58,7 @@ def test_a_failed_run_stops_the_batch_unless_failures_are_ignored() -> None:
     rs = ResultSet(kind="stat")
     with pytest.raises(RunFailed, match="exit code 3"):
         measure(rs, _configs("a"), MeasureOptions(runs=5, warmup=0, counters="none"),
-                console=Console(quiet=True), executor=fake)
+                watchers=Watchers(console=Console(quiet=True)), executor=fake)
     assert len(fake.requests) == 3 and rs.status == "failed"
 
     count = itertools.count()
@@ -67,7 +67,7 @@ def test_a_failed_run_stops_the_batch_unless_failures_are_ignored() -> None:
     (cfg,) = configs = _configs("a")
     measure(rs, configs, MeasureOptions(runs=5, warmup=0, counters="none",
                                         ignore_failure=True),
-            console=Console(quiet=True), executor=fake)
+            watchers=Watchers(console=Console(quiet=True)), executor=fake)
     assert len(fake.requests) == 5 and [r.status for r in cfg.runs].count("failed") == 1
 
 
@@ -75,7 +75,7 @@ def test_the_counters_are_those_the_executor_can_count() -> None:
     fake = FakeExecutor(_ok, counters=["task_clock", "page_faults"])
     rs = ResultSet(kind="stat")
     measure(rs, _configs("a"), MeasureOptions(runs=2, warmup=0),
-            console=Console(quiet=True), executor=fake)
+            watchers=Watchers(console=Console(quiet=True)), executor=fake)
     assert rs.settings.counters == ["task_clock", "page_faults"]
     assert {tuple(req.counters) for req in fake.requests} == {("task_clock", "page_faults")}
     assert sum("counters unavailable" in n for n in rs.notes) == 2  # software and hardware
@@ -92,5 +92,5 @@ def test_callgrind_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPat
         measure(ResultSet(kind="stat"), _configs("a"),
                 MeasureOptions(runs=2, warmup=0, instructions="valgrind",
                                primary_metric="instructions"),
-                console=Console(quiet=True), executor=fake)
+                watchers=Watchers(console=Console(quiet=True)), executor=fake)
     assert fake.requests == []

@@ -20,12 +20,9 @@ MANY = 8
 AT_MOST = 6
 
 # The functions that take MANY or more; the test fails on one that takes fewer (strike it) and
-# on any other that takes MANY.  runner's measure and Measurement take what watches a measurement
-# one by one; record_profile, store_profile, compare_samples and run_plan
+# on any other that takes MANY.  record_profile, store_profile, compare_samples and run_plan
 # are entry points whose keyword arguments are each an optional setting with its default.
 ALLOWED = {
-    "runner.loop.measure",
-    "runner.loop.Measurement.__init__",
     "profiles.record.record_profile",
     "profiles.record.store_profile",
     "stats.compare_samples",

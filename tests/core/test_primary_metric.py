@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from perflab.cli import app
 from perflab.model import Configuration, Fingerprint, PrimaryChoice, ResultSet, Run
-from perflab.runner import MeasureOptions, choose_primary, measure, reconcile_primary
+from perflab.runner import MeasureOptions, Watchers, choose_primary, measure, reconcile_primary
 from perflab.storage import Store
 
 pytestmark = pytest.mark.measure
@@ -25,7 +25,7 @@ QUIET = Console(stderr=True, quiet=True)
 def _measure(cmd: list[str], **kw: object) -> tuple[ResultSet, MeasureOptions]:
     rs = ResultSet(kind="stat")
     opts = MeasureOptions(**{"warmup": 2, "runs": 2, "auto_primary": True, **kw})  # type: ignore
-    measure(rs, [Configuration(name="x", command=cmd)], opts, console=QUIET)
+    measure(rs, [Configuration(name="x", command=cmd)], opts, watchers=Watchers(console=QUIET))
     return rs, opts
 
 

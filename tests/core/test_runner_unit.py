@@ -13,6 +13,7 @@ from perflab.model import Configuration, ResultSet, Run
 from perflab.runner import (
     DEFAULT_BUDGET_PER_CONFIG,
     MeasureOptions,
+    Watchers,
     choose_primary,
     effective_budget,
     effective_min_runs,
@@ -98,7 +99,7 @@ def test_adaptive_defaults() -> None:
 # -- measure() on tiny real commands -------------------------------------------------------------
 def _measure(configs: list[Configuration], opts: MeasureOptions) -> ResultSet:
     rs = ResultSet(kind="compare" if len(configs) > 1 else "stat")
-    return measure(rs, configs, opts, console=Console(quiet=True))
+    return measure(rs, configs, opts, watchers=Watchers(console=Console(quiet=True)))
 
 
 def _true(name: str, baseline: bool = False) -> Configuration:
@@ -141,8 +142,8 @@ def test_on_stored_hears_each_batch_once_it_is_committed(tmp_path: Path) -> None
 
     measure(rs, [_true("a", baseline=True), _true("b")],
             MeasureOptions(runs=5, warmup=1, counters="none"), store=store,
-            console=Console(quiet=True), on_run=lambda _c, r: recorded.append(r.seq),
-            on_stored=stored)
+            watchers=Watchers(console=Console(quiet=True),
+                              on_run=lambda _c, r: recorded.append(r.seq), on_stored=stored))
     # a warm-up round, the first timed round (alone: no round time yet), then the other 4
     # rounds of `true` in one batch (about 0.25 s of runs), so fewer commits than rounds
     assert all(len(batch) % 2 == 0 for batch in heard) and len(heard) < 6
@@ -194,7 +195,7 @@ def test_unknown_primary_metric_fails_the_result() -> None:
     opts = MeasureOptions(runs=1, warmup=0, counters="none", primary_metric="nonsense")
     rs = ResultSet(kind="stat")
     with pytest.raises(PerflabError, match="unknown metric 'nonsense'"):
-        measure(rs, [_true("a")], opts, console=Console(quiet=True))
+        measure(rs, [_true("a")], opts, watchers=Watchers(console=Console(quiet=True)))
     assert rs.status == "failed"
 
 
@@ -245,7 +246,7 @@ def test_an_unknown_metric_after_a_merged_warm_up_stops_the_batch() -> None:
     rs = ResultSet(kind="stat")
     cfg = _true("a")
     with pytest.raises(PerflabError, match="unknown metric 'nonsense'"):
-        measure(rs, [cfg], opts, console=Console(quiet=True))
+        measure(rs, [cfg], opts, watchers=Watchers(console=Console(quiet=True)))
     assert rs.status == "failed"
     assert 2 <= len(cfg.runs) < 5_000
 
@@ -265,7 +266,7 @@ def test_chunks_of_a_batch_keep_each_run_with_its_configuration(
                              is_baseline=i == 1) for i, n in ((1, "a"), (2, "b"), (3, "c"))]
     heard: list[list[Run]] = []
     measure(rs, configs, MeasureOptions(runs=8, warmup=1, counters="none"), store=store,
-            console=Console(quiet=True), on_stored=heard.append)
+            watchers=Watchers(console=Console(quiet=True), on_stored=heard.append))
     for i, cfg in enumerate(configs, 1):
         assert [r.values["which"] for r in cfg.runs] == [i] * 9
     assert all(len(batch) % 3 == 0 for batch in heard)

@@ -23,12 +23,16 @@ the test's tmp_path.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import re
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,3 +251,28 @@ def kill_quietly(pids: Sequence[int]) -> None:
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def on_pty(perflab: Perflab, env: Mapping[str, str], *args: str, rows_cols: tuple[int, int]
+           | None = None, new_session: bool = False) -> tuple[int, bytes]:
+    """perflab run on a real pseudo-terminal (rich sees a TTY) with ``env``, the terminal
+    ``rows_cols`` in size when given (else the pty's own): its exit code and every byte it
+    wrote."""
+    master, slave = pty.openpty()
+    if rows_cols is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *rows_cols, 0, 0))
+    p = subprocess.Popen([sys.executable, "-m", "perflab", *args], stdin=slave, stdout=slave,
+                         stderr=slave, env=dict(env), cwd=perflab.cwd, close_fds=True,
+                         start_new_session=new_session)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return p.wait(timeout=120), out

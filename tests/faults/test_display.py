@@ -3,15 +3,11 @@ escaped."""
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from faults.helpers import ANSI, Perflab
+from faults.helpers import ANSI, Perflab, on_pty
 
 pytestmark = pytest.mark.system
 
@@ -25,23 +21,9 @@ def run_in_terminal(perflab: Perflab, columns: int, *args: str) -> tuple[int, st
 
 def raw_terminal_output(perflab: Perflab, columns: int, *args: str) -> tuple[int, bytes]:
     """perflab's exit code and every byte it wrote to a real pseudo-terminal."""
-    master, slave = pty.openpty()
     env = {**perflab.env, "COLUMNS": str(columns), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
-    p = subprocess.Popen([sys.executable, "-m", "perflab", *args], stdin=slave, stdout=slave,
-                         stderr=slave, env=env, cwd=perflab.cwd, close_fds=True)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the terminal's other side is closed
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return p.wait(timeout=120), out
+    return on_pty(perflab, env, *args)
 
 
 def test_compare_at_40_columns_keeps_every_figure(perflab: Perflab) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.helpers import ANSI, Perflab
+from faults.helpers import ANSI, Perflab, on_pty
 
 pytestmark = pytest.mark.system
 
@@ -52,24 +52,10 @@ def piped(perflab: Perflab, *args: str, columns: int | None = None,
 
 def on_terminal(perflab: Perflab, columns: int, *args: str) -> str:
     """perflab on a real pseudo-terminal ``columns`` wide (COLUMNS unset), its text."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = {k: v for k, v in perflab.env.items() if k not in ("COLUMNS", "NO_COLOR")}
     env["TERM"] = "xterm"
-    p = subprocess.Popen([sys.executable, "-m", "perflab", *args], stdin=slave, stdout=slave,
-                         stderr=slave, env=env, cwd=perflab.cwd, start_new_session=True)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the other side is closed
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    assert p.wait(timeout=120) == 0, out
+    code, out = on_pty(perflab, env, *args, rows_cols=(40, columns), new_session=True)
+    assert code == 0, out
     return ANSI.sub("", out.decode(errors="replace")).replace("\r\n", "\n")
 
 

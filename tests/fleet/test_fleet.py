@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import sqlalchemy as sa
@@ -705,19 +705,28 @@ SUITE = two_config_suite("fleet-tiny", 6, [1, 2, 3, 4, 5],
                          ["PY", "-c", SLEEP.format(0.02), "{n}"])
 
 
+def submit_suite(fleet_url: str, tmp_path: Path, machine: str,
+                 keep_file: bool = True) -> tuple[Store, Any, subprocess.Popen[str]]:
+    """SUITE submitted to ``machine`` (announced) as ``run --no-report`` (without
+    ``keep_file``, the submitter's file removed: the job carries it), and a worker started on
+    it: the store, the job's id and the worker."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.replace("PY", sys.executable))
+    announce(fleet_url, machine)
+    sub = cli("fleet", "submit", "--machine", machine, "--db", fleet_url, "--", "run",
+              str(suite), "--no-report")
+    assert sub.returncode == 0, sub.stderr
+    if not keep_file:
+        suite.unlink()
+    store = Store(fleet_url)
+    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
+    return store, job, start_worker(fleet_url, machine)
+
+
 def test_a_suite_run_resumes_after_its_worker_is_killed(fleet_url: str, tmp_path: Path) -> None:
     """The suite file travels in the job; the retried job continues the same result with
     run --resume: every cell ends with exactly its runs, none measured twice."""
-    suite = tmp_path / "tiny.toml"
-    suite.write_text(SUITE.replace("PY", sys.executable))
-    announce(fleet_url, "s1")
-    sub = cli("fleet", "submit", "--machine", "s1", "--db", fleet_url, "--", "run", str(suite),
-              "--no-report")
-    assert sub.returncode == 0, sub.stderr
-    suite.unlink()  # the worker does not need the submitter's file
-    store = Store(fleet_url)
-    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
-    w = start_worker(fleet_url, "s1")
+    store, job, w = submit_suite(fleet_url, tmp_path, "s1", keep_file=False)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         done = job_runs(store, job)
@@ -746,15 +755,7 @@ def test_sigterm_interrupts_a_busy_workers_job_which_resumes_on_the_next(
     it stored is kept, the job is queued again (not failed, not done) and the worker exits 0;
     the machine's next worker resumes the same result, each cell ending with exactly its
     runs."""
-    suite = tmp_path / "tiny.toml"
-    suite.write_text(SUITE.replace("PY", sys.executable))
-    announce(fleet_url, "t1")
-    sub = cli("fleet", "submit", "--machine", "t1", "--db", fleet_url, "--", "run", str(suite),
-              "--no-report")
-    assert sub.returncode == 0, sub.stderr
-    store = Store(fleet_url)
-    job = store.read(lambda c: c.execute(sa.select(fleet_jobs.c.job_id)).scalar())
-    w = start_worker(fleet_url, "t1")
+    store, job, w = submit_suite(fleet_url, tmp_path, "t1")
     wait_for("the job's first cells", lambda: sum(n for _, n in job_runs(store, job).values())
              >= 20)
     before = sum(n for _, n in job_runs(store, job).values())

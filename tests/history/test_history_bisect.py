@@ -7,11 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from cli_helpers import history_app
 from git_helpers import commit, git, new_repo
-from perflab.cli import history
 from perflab.errors import PerflabError
 from perflab.history.bisect import BisectSpec, run_bisect
 from perflab.storage import Store
@@ -77,10 +76,7 @@ def test_bisect_wall_time_cli(tmp_path: Path) -> None:
     # binary were seen to differ by +50% in median over 24 runs, so a 5x step could leave the
     # commit before it "inconclusive" (skipped).  The step decides, not the timing.
     repo, shas = make_repo(tmp_path, 5, slow_at=2, factor=20, base_n=3_000_000)
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    res = CliRunner().invoke(app, [
+    res = CliRunner().invoke(history_app(), [
         "bisect", "--good", shas[0], "--bad", "main", "--build", BUILD, "--repo", str(repo),
         "--runs", "8", "--max-rounds", "3", "--db", str(tmp_path / "r.sqlite"), "--", "./prog"])
     assert res.exit_code == 0, res.output + repr(res.exception)

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from perflab.cli import history
+from cli_helpers import history_app
 from perflab.errors import PerflabError
 from perflab.imports import import_file
 from perflab.storage import Store
@@ -20,13 +19,6 @@ from perflab.storage import Store
 pytestmark = pytest.mark.unit
 
 FIX = Path(__file__).parents[1] / "fixtures" / "history"
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    return app
 
 
 def test_hyperfine_fixture() -> None:
@@ -47,7 +39,7 @@ def test_hyperfine_live_run_imports_and_stores(tmp_path: Path) -> None:
     subprocess.run(["hyperfine", "-N", "--runs", "3", "--style", "none", "--export-json",
                     str(out), "true"], check=True, capture_output=True)
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", str(out), "--format", "hyperfine",
+    res = CliRunner().invoke(history_app(), ["import", str(out), "--format", "hyperfine",
                                       "--benchmark", "true", "--db", str(db)])
     assert res.exit_code == 0, res.output
     store = Store(db)
@@ -87,7 +79,7 @@ def test_a_pyperf_command_benchmark_is_the_wall_time_of_whole_runs(tmp_path: Pat
     raw = json.loads(out.read_text())
     assert raw["metadata"]["command"] == "true"  # what marks a `pyperf command` benchmark
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", str(out), "--db", str(db)])
+    res = CliRunner().invoke(history_app(), ["import", str(out), "--db", str(db)])
     assert res.exit_code == 0, res.output
     store = Store(db)
     (rid,) = store.result_ids("import")
@@ -159,12 +151,12 @@ def test_cli_bad_file_stores_nothing(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     bad = tmp_path / "empty.json"
     bad.write_text("")
-    res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-two.json"), str(bad),
+    res = CliRunner().invoke(history_app(), ["import", str(FIX / "hyperfine-two.json"), str(bad),
                                       "--format", "hyperfine", "--db", str(db)])
     assert res.exit_code != 0
     assert isinstance(res.exception, PerflabError) and "empty file" in res.exception.problem
     assert Store(db).result_ids() == []  # the good file before it is not half-imported
-    res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-two.json"),
+    res = CliRunner().invoke(history_app(), ["import", str(FIX / "hyperfine-two.json"),
                                       "--format", "nosuchtool", "--db", str(db)])
     assert isinstance(res.exception, PerflabError)
     assert "unknown import format" in res.exception.problem
@@ -174,10 +166,10 @@ def test_cli_bad_file_stores_nothing(tmp_path: Path) -> None:
 def test_imports_show_in_history(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     for _ in range(2):
-        res = CliRunner().invoke(_app(), ["import", str(FIX / "hyperfine-true.json"),
+        res = CliRunner().invoke(history_app(), ["import", str(FIX / "hyperfine-true.json"),
                                           "--format", "hyperfine", "--db", str(db)])
         assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(_app(), ["history", "true", "--db", str(db)],
+    res = CliRunner().invoke(history_app(), ["history", "true", "--db", str(db)],
                              env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert res.output.count(" import ") == 2
@@ -195,7 +187,7 @@ def test_the_format_is_told_from_the_file(fixture: str, fmt: str, tmp_path: Path
     assert detect_format(FIX / fixture) == fmt
     # And `perflab import` without --format stores the same as with it.
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", str(FIX / fixture), "--db", str(db)])
+    res = CliRunner().invoke(history_app(), ["import", str(FIX / fixture), "--db", str(db)])
     assert res.exit_code == 0, res.output
     (rid,) = Store(db).result_ids("import")
     got, want = Store(db).load(rid), import_file(FIX / fixture, fmt)
@@ -251,13 +243,21 @@ def test_stored_results_pair_configurations_by_name_not_position(
     assert sorted(c.name for c in rs.configurations) == ["join", "sort"]
 
 
-@pytest.mark.system
-def test_values_from_two_tools_are_compared_only_with_a_warning(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def hyperfine_and_perflab(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """A store holding hyperfine's import of ``true`` (result 1) and perflab's own stat of it
+    (result 2): its path."""
     from cli_helpers import run_cli
     db = str(tmp_path / "r.sqlite")
     assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
     assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    return db
+
+
+@pytest.mark.system
+def test_values_from_two_tools_are_compared_only_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_helpers import run_cli
+    db = hyperfine_and_perflab(tmp_path, capsys)
     code, out, err = run_cli(["compare", "--from-db", "1", "--from-db", "2", "--force",
                               "--db", db], capsys)
     text = " ".join((out + err).split())
@@ -271,11 +271,8 @@ def test_a_history_never_alternates_between_tools(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before: an imported hyperfine result and perflab's own stat of the same command made one
     # series, whose "step" was the tools' difference (perflab's launcher vs hyperfine's).
-    from cli_helpers import run_cli
     from perflab.history.series import SeriesFilter, load_series
-    db = str(tmp_path / "r.sqlite")
-    assert run_cli(["import", str(FIX / "hyperfine-true.json"), "--db", db], capsys)[0] == 0
-    assert run_cli(["stat", "-r", "6", "--db", db, "--", "true"], capsys)[0] == 0
+    db = hyperfine_and_perflab(tmp_path, capsys)
     series = load_series(Store(db), SeriesFilter("true", metric="wall_time"))
     assert sorted(s.key.source for s in series) == ["hyperfine", "perflab"]
     assert all(len(s.points) == 1 for s in series)
@@ -327,16 +324,16 @@ def test_imported_harness_files_at_commits_are_a_series(tmp_path: Path) -> None:
     db = str(tmp_path / "h.sqlite")
     gob = Path(__file__).parents[1] / "fixtures" / "imports" / "gobench-count6.txt"
     for c in commits:
-        res = CliRunner().invoke(_app(), ["import", str(gob), "--commit", c, "--repo",
+        res = CliRunner().invoke(history_app(), ["import", str(gob), "--commit", c, "--repo",
                                           str(repo), "--db", db])
         assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(_app(), ["history", "*", "--config", "Sum-2", "-m", "ns_per_op",
+    res = CliRunner().invoke(history_app(), ["history", "*", "--config", "Sum-2", "-m", "ns_per_op",
                                       "--repo", str(repo), "--db", db], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     rows = [ln for ln in res.output.splitlines() if " import " in ln]
     assert [ln.split()[1] for ln in rows] == [c[:10] for c in commits]
     # detect reads the three benchmarks' imported series (identical files: no change point)
-    res = CliRunner().invoke(_app(), ["detect", "-m", "ns_per_op", "--repo", str(repo),
+    res = CliRunner().invoke(history_app(), ["detect", "-m", "ns_per_op", "--repo", str(repo),
                                       "--db", db], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert "in 3 series" in res.output and "0 regression(s)" in res.output

@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from perflab.cli import history
+from cli_helpers import history_app
+from import_helpers import refused
 from perflab.errors import PerflabError
 from perflab.imports import detect_format, import_file
 from perflab.storage import Store
@@ -40,13 +40,6 @@ def _run(program: Path, out: Path, *flags: str) -> Path:
     subprocess.run([str(program), "--benchmark_min_time=0.01", f"--benchmark_out={out}",
                     "--benchmark_out_format=json", *flags], check=True, capture_output=True)
     return out
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    return app
 
 
 def _expected(path: Path) -> dict[str, list[dict[str, float]]]:
@@ -95,7 +88,7 @@ def test_a_real_benchmark_file_imports_its_repetitions(gbench_demo: Path, tmp_pa
     assert row["time_unit"] == "ms" and calls.samples("ns_per_op")[0] == row["real_time"] * 1e6
     # Stored through `perflab import`: the context is the stored fingerprint.
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", str(f), "--db", str(db)])
+    res = CliRunner().invoke(history_app(), ["import", str(f), "--db", str(db)])
     assert res.exit_code == 0, res.output
     (rid,) = Store(db).result_ids("import")
     got = Store(db).load(rid)
@@ -147,10 +140,7 @@ ROW = {"name": "BM_a", "run_name": "BM_a", "run_type": "iteration", "repetitions
 def test_a_bad_file_gets_one_line_naming_the_field(tmp_path: Path, rows: list, context: object,
                                                    said: str) -> None:
     f = _file(tmp_path, rows, context)
-    with pytest.raises(PerflabError) as e:
-        import_file(f, "gbench")
-    assert said in e.value.problem and str(f) in e.value.problem
-    assert "\n" not in e.value.line()
+    refused(f, "gbench", said)
 
 
 def test_a_bad_file_stores_nothing(tmp_path: Path) -> None:
@@ -158,7 +148,7 @@ def test_a_bad_file_stores_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"context": {}, "benchmarks": {"BM_a": 1}}))
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", "-f", "gbench", str(good), str(bad),
+    res = CliRunner().invoke(history_app(), ["import", "-f", "gbench", str(good), str(bad),
                                          "--db", str(db)])
     assert isinstance(res.exception, PerflabError)
     assert "'benchmarks' is not a list" in res.exception.problem

@@ -10,11 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from perflab.cli import history
-from perflab.errors import PerflabError
+from cli_helpers import history_app
+from import_helpers import refused, stores_nothing
 from perflab.imports import detect_format, import_file
 from perflab.storage import Store
 
@@ -23,13 +22,6 @@ pytestmark = pytest.mark.unit
 FIX = Path(__file__).parents[1] / "fixtures" / "imports"
 PACKAGE = Path(__file__).parents[1] / "programs" / "gobench"
 LINE = re.compile(r"Benchmark(\S+)\s+\d+\s+(.*)")
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    history.register(app)
-    app.callback()(lambda: None)
-    return app
 
 
 def _expected(text: str) -> dict[str, list[dict[str, float]]]:
@@ -81,7 +73,7 @@ def test_real_go_test_bench_output(tmp_path: Path) -> None:
     assert hash_cfg.samples("bytes_per_hash") == [1024.0] * 6
     # Stored through `perflab import`: the header lines are the stored fingerprint.
     db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", str(f), "--db", str(db)])
+    res = CliRunner().invoke(history_app(), ["import", str(f), "--db", str(db)])
     assert res.exit_code == 0, res.output
     (rid,) = Store(db).result_ids("import")
     got = Store(db).load(rid)
@@ -110,14 +102,8 @@ HEAD = "goos: linux\ngoarch: amd64\npkg: example.com/p\ncpu: Some CPU\n"
 def test_a_bad_file_gets_one_line_naming_the_field(tmp_path: Path, line: str, said: str) -> None:
     f = tmp_path / "b.txt"
     f.write_text(HEAD + line + "\n")
-    with pytest.raises(PerflabError) as e:
-        import_file(f, "gobench")
-    assert said in e.value.problem and str(f) in e.value.problem
-    assert "\n" not in e.value.line()
-    db = tmp_path / "r.sqlite"
-    res = CliRunner().invoke(_app(), ["import", "-f", "gobench", str(f), "--db", str(db)])
-    assert isinstance(res.exception, PerflabError)
-    assert not db.exists() or Store(db).result_ids("import") == []
+    refused(f, "gobench", said)
+    stores_nothing(tmp_path / "r.sqlite", "-f", "gobench", str(f))
 
 
 def test_configuration_lines_and_lines_benchstat_ignores(tmp_path: Path) -> None:

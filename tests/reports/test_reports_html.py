@@ -68,6 +68,20 @@ def test_html_is_self_contained_and_complete(report: Report) -> None:
     assert "holm" in page
 
 
+def chromium_flags(tmp_path: Path) -> list[str]:
+    """Headless chromium, offline, its profile in ``tmp_path``, 5 s of virtual time."""
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
+
+
+def dump_dom_at_640(page: Path, flags: list[str]) -> subprocess.CompletedProcess[str]:
+    """``page`` loaded in a window 640 px wide: the DOM its scripts left."""
+    assert CHROMIUM is not None
+    return subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
+                           page.as_uri()], capture_output=True, text=True, timeout=90)
+
+
 @pytest.mark.system
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed")
 def test_html_renders_in_headless_chromium(report: Report, tmp_path: Path) -> None:
@@ -85,11 +99,8 @@ function check() {
 }
 window.addEventListener('load', check); check();
 </script></body>"""))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
-    dom = subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
-                          probe.as_uri()], capture_output=True, text=True, timeout=90)
+    flags = chromium_flags(tmp_path)
+    dom = dump_dom_at_640(probe, flags)
     assert "data-images=\"loaded-4\"" in dom.stdout, dom.stdout[-500:] + dom.stderr[-500:]
     assert "data-fits=\"yes\"" in dom.stdout, dom.stdout[-300:]
     shot = tmp_path / "shot.png"
@@ -119,11 +130,8 @@ window.addEventListener('load', () => {
     + '-of-' + window.innerWidth + '-wide-' + wide);
 });
 </script></body>"""))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
-    dom = subprocess.run([CHROMIUM, *flags, "--window-size=640,900", "--dump-dom",
-                          probe.as_uri()], capture_output=True, text=True, timeout=90)
+    flags = chromium_flags(tmp_path)
+    dom = dump_dom_at_640(probe, flags)
     m = re.search(r'data-verdicts="(\d+)-out-(\d+)-of-(\d+)-wide-(\d+)"', dom.stdout)
     assert m, dom.stdout[-500:] + dom.stderr[-500:]
     cells, out, width, wide = map(int, m.groups())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from cli_helpers import two_config_suite
 from perflab.cli.suites import register
 from perflab.errors import PerflabError
 from perflab.reports.matrix import suite_view
+from perflab.runner import Watchers
 from perflab.storage import Store
 from perflab.suites.execute import history_per_run, run_plan
 from perflab.suites.plan import make_plan
@@ -47,8 +49,9 @@ def interrupt_after(monkeypatch: pytest.MonkeyPatch, n_runs: int) -> list[int]:
         if count[0] == n_runs:
             raise KeyboardInterrupt
 
-    def fake(rs: Any, configs: Any, opts: Any, **kw: Any) -> Any:
-        return real(rs, configs, opts, on_run=on_run, **kw)
+    def fake(rs: Any, configs: Any, opts: Any, store: Any = None,
+             watchers: Watchers | None = None, **kw: Any) -> Any:
+        return real(rs, configs, opts, store, replace(watchers or Watchers(), on_run=on_run), **kw)
 
     monkeypatch.setattr(perflab.runner, "measure", fake)
     return count

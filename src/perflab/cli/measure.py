@@ -153,7 +153,7 @@ def stat(
     """
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import metrics_to_show, stat_table
-    from perflab.runner import measure
+    from perflab.runner import Watchers, measure
 
     workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
@@ -191,7 +191,7 @@ def stat(
     rs = session.new_result("stat", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
     t0 = time.monotonic()
-    measure(rs, [cfg], opts, store=store, console=err_quiet)
+    measure(rs, [cfg], opts, store=store, watchers=Watchers(console=err_quiet))
     _header(rs, store)
     a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
     stat_table(a, cfg, metrics_to_show(rs), est).print(console)
@@ -356,7 +356,7 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
                      correction: str | None, kw: dict[str, Any], store: Store,
                      harness: str | None = None) -> ResultSet:
     """Measure the commands or workloads interleaved: a new result of kind compare."""
-    from perflab.runner import known_metrics, measure
+    from perflab.runner import Watchers, known_metrics, measure
 
     note = lambda line: err_quiet.print(  # noqa: E731
         line, highlight=False, soft_wrap=True, markup=False)
@@ -374,7 +374,7 @@ def _measure_compare(commands: list[str], name: list[str] | None, threshold: lis
         opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
     rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
                             label=kw["label"])
-    measure(rs, configs, opts, store=store, console=err_quiet)
+    measure(rs, configs, opts, store=store, watchers=Watchers(console=err_quiet))
     return rs
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from perflab.metrics import MetricInfo, workload_direction
+from perflab.metrics import MetricInfo, ns_in, workload_direction
 
 GOBENCH, GBENCH = "gobench", "gbench"
 HARNESSES = (GOBENCH, GBENCH)
@@ -109,8 +109,8 @@ def go_result(line: str) -> tuple[str, dict[str, tuple[float, MetricInfo]]] | No
 
 
 # -- Google Benchmark ---------------------------------------------------------------------------
-# time_unit -> factor to ns
-GB_TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# The time_unit labels Google Benchmark writes (each one's size: metrics.ns_in)
+GB_TIME_UNITS = ("ns", "us", "ms", "s")
 # The keys of a row that are not user counters (benchmark/src/json_reporter.cc).
 GB_ROW_KEYS = frozenset((
     "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
@@ -189,7 +189,7 @@ def gbench_row(row: dict[str, Any]) -> dict[str, float]:
         if not is_num(v) or v < 0:
             raise HarnessOutputError(name, f"has no '{key}'" if v is None else
                                      f"has the {key} {v!r}, not a time >= 0")
-        values[info.name] = float(v) * GB_TIME_UNITS[str(unit)]
+        values[info.name] = float(v) * (ns_in(str(unit)) or 1.0)
     for key, v in row.items():
         if key in GB_ROW_KEYS or isinstance(v, bool | str):
             continue

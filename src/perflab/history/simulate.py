@@ -7,7 +7,8 @@ StepRule.after_check as after a real check; detect's series go through change_po
 classify, as ``perflab detect`` sends them.  git's part of a bisect (which commit to try next)
 is modelled: the commit nearest the middle of what is left, skipped commits set aside, as
 ``git bisect`` does on a linear history.  Benchmarks/sim_verdicts.py prints the table; the unit
-tests run small versions.
+tests run small versions.  The A/B verdicts' own simulation is perflab.simulate (whose
+simulated task_clock, TIME, the runs here are measured in).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ import numpy as np
 from perflab.history.bisect import BisectSpec, StepRule
 from perflab.history.detect import ChangePoint, DetectSettings, across_machines, detect_series
 from perflab.history.series import Point, Series, SeriesKey
-from perflab.metrics import MetricInfo
-
-TIME = MetricInfo("task_clock", "ms", "perf")
+from perflab.simulate import TIME
 
 
 @dataclass

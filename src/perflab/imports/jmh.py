@@ -16,15 +16,12 @@ from typing import Any
 from perflab import notes as said
 from perflab.format import fmt_plain
 from perflab.imports.common import bad, first_negative, is_num, mtime, need, read_json
-from perflab.metrics import MetricInfo, metric_direction
+from perflab.metrics import MetricInfo, metric_direction, ns_in
 from perflab.model import Configuration, Fingerprint, ResultSet, Run, Settings
 
 FORMAT = "jmh"
 SOURCE = "JMH"
 
-# JMH's time unit labels (TimeUnit short names) -> nanoseconds
-TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "m": 60e9,
-           "hr": 3600e9, "h": 3600e9, "day": 86400e9, "d": 86400e9}
 # secondary metrics kept: JMH's name (older JMH prefixes a middle dot) -> perflab metric
 SECONDARY = {"gc.alloc.rate.norm": "bytes_per_op"}
 METRICS = {
@@ -49,10 +46,11 @@ def score_metric(unit: str) -> tuple[str, float] | None:
     """The perflab metric of a JMH score unit and the factor to its unit: "us/op" ->
     (ns_per_op, 1000), "ops/ms" -> (ops_per_s, 1000); None for a unit of neither form."""
     num, _, den = unit.partition("/")
-    if den == "op" and num in TIME_NS:
-        return "ns_per_op", TIME_NS[num]
-    if num == "ops" and den in TIME_NS:
-        return "ops_per_s", 1e9 / TIME_NS[den]
+    # JMH's time labels (TimeUnit short names) are the registry's, with its longer ones
+    if den == "op" and (ns := ns_in(num, longer=True)) is not None:
+        return "ns_per_op", ns
+    if num == "ops" and (ns := ns_in(den, longer=True)) is not None:
+        return "ops_per_s", 1e9 / ns
     return None
 
 

@@ -5,7 +5,8 @@ One module per concept, their names handed on here for the stages above:
 - policy: which metric decides (choose_primary, reconcile_primary);
 - declared: the metrics a measurement can produce (perflab.metrics' registry, and what a
   workload declares);
-- loop: the measurement itself (measure, Measurement): rounds, batches, looks, storing.
+- loop: the measurement itself (measure, Measurement): rounds, batches, looks, storing;
+- watchers: what watches a measurement (Watchers: progress, console, hooks on runs).
 """
 
 from perflab.runner.declared import family_members, known_metrics, metric_info
@@ -27,10 +28,11 @@ from perflab.runner.policy import (
     reconcile_primary,
     settle_primary,
 )
+from perflab.runner.watchers import Watchers
 
 __all__ = [
     "BATCH_SECONDS", "CPU_COUNTERPART", "DEFAULT_BUDGET_PER_CONFIG", "KERNEL_PROBE_ROUNDS",
-    "PRIMARY_MIN_RUNS", "STAT_PRECISION", "MeasureOptions", "Measurement", "RunFailed",
+    "PRIMARY_MIN_RUNS", "STAT_PRECISION", "MeasureOptions", "Measurement", "RunFailed", "Watchers",
     "choose_primary", "counts_only", "effective_budget", "effective_min_runs", "family_members",
     "known_metrics", "measure", "measured_plan", "metric_info", "reconcile_primary",
     "settle_primary",

@@ -11,7 +11,6 @@ import contextlib
 import os
 import random
 import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from rich.console import Console
@@ -64,6 +63,7 @@ from perflab.runner.options import (
     measured_plan,
 )
 from perflab.runner.policy import PRIMARY_MIN_RUNS, settle_primary
+from perflab.runner.watchers import Watchers
 from perflab.stats import (
     look_level,
     look_schedule,
@@ -113,20 +113,17 @@ def _make_progress(console: Console) -> Progress:
 
 
 def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-            store: Store | None = None, progress: Progress | None = None,
-            console: Console | None = None,
-            on_run: Callable[[Configuration, Run], None] | None = None,
-            on_stored: Callable[[list[Run]], None] | None = None, *,
+            store: Store | None = None, watchers: Watchers | None = None, *,
             executor: Executor | None = None) -> ResultSet:
     """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs.
 
-    ``on_run`` hears of each run as it is recorded (a batch's runs before they are stored);
-    ``on_stored`` of each round's runs once its transaction is committed (their ids set).
-    ``executor`` makes the timed runs (runner.executors; the fork server by default)."""
+    ``watchers`` are what watches it: a progress display, a console, hooks on each run recorded
+    and each round stored (runner.watchers).  ``executor`` makes the timed runs
+    (runner.executors; the fork server by default)."""
     if not configs:
         raise PerflabError("nothing to measure", "give at least one command")
-    return Measurement(rs, configs, opts, store, console or stderr_console(),
-                       on_run, on_stored, executor or ForkServer()).run(progress)
+    return Measurement(rs, configs, opts, store, watchers or Watchers(),
+                       executor or ForkServer()).run()
 
 
 def _pairs(configs: list[Configuration]) -> list[tuple[Configuration, Configuration]]:
@@ -156,12 +153,12 @@ class Measurement:
     task: TaskID
 
     def __init__(self, rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-                 store: Store | None, console: Console,
-                 on_run: Callable[[Configuration, Run], None] | None = None,
-                 on_stored: Callable[[list[Run]], None] | None = None,
+                 store: Store | None, watchers: Watchers,
                  executor: Executor | None = None) -> None:
         self.rs, self.configs, self.opts, self.store = rs, configs, opts, store
-        self.console, self.on_run, self.on_stored = console, on_run, on_stored
+        self.watchers = watchers
+        self.console = watchers.console or stderr_console()
+        self.on_run, self.on_stored = watchers.on_run, watchers.on_stored
         self.rng = random.Random(opts.seed)
         self.executor = executor or ForkServer()  # the timed runs
         self.valgrind_mode = opts.instructions == "valgrind"
@@ -230,11 +227,12 @@ class Measurement:
                 store.add_configuration(rs.id, cfg)
         self.seq = max((r.seq for c in rs.configurations for r in c.runs), default=-1) + 1
 
-    def run(self, progress: Progress | None = None) -> ResultSet:
+    def run(self) -> ResultSet:
         """Measure until the stop rule (or a fixed count, the budget) ends it."""
         self._settings()
         self._begin()
         self.started = time.monotonic()
+        progress = self.watchers.progress
         own_progress = progress is None
         self.progress = progress or _make_progress(self.console)
         fixed, opts = self.fixed, self.opts

@@ -361,13 +361,13 @@ class SuiteRun:
     def _measure(self, configs: list[Configuration], prog: Progress) -> str:
         """measure() the configurations together: the failure of a run ("" if none); the
         result's status says whether it was interrupted."""
-        from perflab.runner import RunFailed, measure
+        from perflab.runner import RunFailed, Watchers, measure
 
         rs = self.rs
         failure = ""
         before = len(rs.configurations)
         try:
-            measure(rs, configs, self.opts, store=self.store, progress=prog)
+            measure(rs, configs, self.opts, store=self.store, watchers=Watchers(progress=prog))
         except KeyboardInterrupt:
             rs.status = "interrupted"
         except RunFailed as e:
