@@ -19,7 +19,10 @@ The whole command (--cli), as a user pays it: `perflab stat` storing into a SQLi
 each cost per run taken as (T(1000 runs) - T(100 runs)) / 900 of the command's wall time (its
 start-up, warm-up and summary cancel out; storing the runs is counted), beside `hyperfine -N`
 (no counters, goal <= 1.15x) and `perf stat -r` counting the four software events (counters,
-goal <= 1.3x), median of the per-alternation ratios (3 alternations by default).
+goal <= 1.3x), median of the per-alternation ratios (3 alternations by default).  The CPU
+time per run (user + system of the command and all it waited for, the same difference) is
+printed beside: on a shared machine the wall times of the 100-run calls move by more than
+900 runs of `true` take, and CPU time moves far less.
 
 usage: python benchmarks/launch_cost.py [--runs 300] [--reps 7] [--conditions quiet,busy]
                                         [--json FILE]
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -227,10 +231,15 @@ def cli_argv(tool: str, runs: int, db: Path, perflab_exe: str) -> list[str]:
     return [perflab_exe, "stat", "-r", str(runs), *flags, "--db", str(db), "--", true]
 
 
-def wall(argv: list[str]) -> float:
+def wall_and_cpu(argv: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one call: the CPU is user + system of the command and every process
+    it waited for (getrusage of the children), which a busy machine stretches far less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, check=True, capture_output=True, stdin=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def cli_per_run(reps: int = 3) -> dict[str, Any]:
@@ -238,21 +247,25 @@ def cli_per_run(reps: int = 3) -> dict[str, Any]:
     (the tools in turn, reversed every other time) and the goals' ratios within each."""
     tools = ["hyperfine -N", "perflab --no-counters", "perflab", "perf stat -r"]
     exe = str(Path(sys.executable).parent / "perflab")
-    out: dict[str, Any] = {"load_before": load(), "per_run_us": {t: [] for t in tools}}
+    out: dict[str, Any] = {"load_before": load(), "per_run_us": {t: [] for t in tools},
+                           "cpu_per_run_us": {t: [] for t in tools}}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "cli.sqlite"
         for rep in range(reps):
             for tool in tools if rep % 2 == 0 else tools[::-1]:
-                short = wall(cli_argv(tool, SHORT, db, exe))
-                long = wall(cli_argv(tool, LONG, db, exe))
-                out["per_run_us"][tool].append((long - short) / (LONG - SHORT) * 1e6)
-    per = out["per_run_us"]
-    out["goals"] = {}
+                short = wall_and_cpu(cli_argv(tool, SHORT, db, exe))
+                long = wall_and_cpu(cli_argv(tool, LONG, db, exe))
+                for key, i in (("per_run_us", 0), ("cpu_per_run_us", 1)):
+                    out[key][tool].append((long[i] - short[i]) / (LONG - SHORT) * 1e6)
+    out["goals"], out["cpu_ratios"] = {}, {}
     for name, (num, den, goal) in CLI_GOALS.items():
+        per, cpu = out["per_run_us"], out["cpu_per_run_us"]
         ratios = [a / b for a, b in zip(per[num], per[den], strict=True)]
         ratio = float(np.median(ratios))
         out["goals"][name] = {"ratio": ratio, "per_rep": ratios, "goal": goal,
                               "met": ratio <= goal}
+        out["cpu_ratios"][name] = float(np.median(
+            [a / b for a, b in zip(cpu[num], cpu[den], strict=True)]))
     out["load_after"] = load()
     return out
 
@@ -261,12 +274,15 @@ def print_cli(r: dict[str, Any], cond: str) -> None:
     print(f"whole command, ({LONG} runs - {SHORT} runs) / {LONG - SHORT}, {cond}, load "
           f"{r['load_before']} -> {r['load_after']}")
     for tool, us in r["per_run_us"].items():
+        cpu = r["cpu_per_run_us"][tool]
         print(f"  {tool:24s} {float(np.median(us)):8.0f} us a run  "
-              f"({', '.join(f'{u:.0f}' for u in us)})")
+              f"({', '.join(f'{u:.0f}' for u in us)}); CPU {float(np.median(cpu)):6.0f} us "
+              f"({', '.join(f'{u:.0f}' for u in cpu)})")
     for name, g in r["goals"].items():
         print(f"  {name:30s} {g['ratio']:5.2f} x  (goal <= {g['goal']}: "
               f"{'met' if g['met'] else 'NOT met'}; per alternation "
-              f"{', '.join(f'{x:.2f}' for x in g['per_rep'])})")
+              f"{', '.join(f'{x:.2f}' for x in g['per_rep'])}); in CPU "
+              f"{r['cpu_ratios'][name]:.2f} x")
 
 
 def main() -> None:
