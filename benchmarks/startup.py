@@ -13,6 +13,9 @@
                                              <= 3 x its quiet wall time (median of --runs
                                                 calls, quiet and busy measured in turn)
 
+Beside them, against stat's goal: the floors of stat's libraries (`import typer.main,
+rich.progress, numpy` with and without sqlalchemy), what no cut in perflab can go below.
+
 Figures (2026-11-28 UTC, 2 CPUs at load 7-13, PYTHONDONTWRITEBYTECODE=1, --runs 3 --rounds 3;
 docs/benchmarks.md has the table and where the rest goes), before -> after:
   --version 9.9 x -> 2.1 x pass (met); --help 15.8 x -> 16.3 x pass (typer's own floor);
@@ -66,6 +69,8 @@ GOALS: dict[str, tuple[str, float]] = {
     "detect (1,000 results of b00)": ("detect (100 results of b00)", 2.0),
     "detect -b b00 (100 of 1,000 results)": ("detect (100 results of b00)", 2.0),
     "report 1 --no-plots (1,000 results)": ("report 1 --no-plots (100 results)", 2.0),
+    "floor: stat's libraries": (NUMPY, 2.5),
+    "floor: stat's libraries but SQLAlchemy": (NUMPY, 2.5),
 }
 
 
@@ -121,6 +126,11 @@ def cases(exe: str, tmp: Path, pg_url: str | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {
         PASS: [py, "-c", "pass"],
         NUMPY: [py, "-c", "import numpy"],
+        # the libraries' floors, no goal: what stat imports with and without its store's
+        "floor: stat's libraries": [py, "-c", "import typer.main, rich.progress, numpy, "
+                                    "sqlalchemy"],
+        "floor: stat's libraries but SQLAlchemy": [py, "-c", "import typer.main, rich.progress, "
+                                                   "numpy"],
         "--version": [exe, "--version"],
         "--help": [exe, "--help"],
         "stat -r 1 -w 0 -- true": [exe, "stat", "-r", "1", "-w", "0", "--db", str(sqlite),
