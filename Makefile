@@ -69,7 +69,8 @@ bench: setup workloads
 	$(BIN)/python benchmarks/study_axes.py
 	$(BIN)/python benchmarks/estimate.py
 	$(BIN)/python benchmarks/harness_interleaved.py
-	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/startup.py --busy
+	$(BIN)/python benchmarks/launch_cost.py --cli --conditions quiet,busy
 	$(BIN)/python benchmarks/sim_verdicts.py
 	$(BIN)/python benchmarks/sim_pooled.py
 	$(BIN)/python benchmarks/import_memory.py

@@ -15,8 +15,18 @@ ratio is the median over the alternations of the ratio *within* each alternation
 second or two apart, under the same load), so one alternation slowed by a burst of other work
 on a shared machine moves it little; the spread of those ratios is printed beside it.
 
+The whole command (--cli), as a user pays it: `perflab stat` storing into a SQLite store,
+each cost per run taken as (T(1000 runs) - T(100 runs)) / 900 of the command's wall time (its
+start-up, warm-up and summary cancel out; storing the runs is counted), beside `hyperfine -N`
+(no counters, goal <= 1.15x) and `perf stat -r` counting the four software events (counters,
+goal <= 1.3x), median of the per-alternation ratios (3 alternations by default).  The CPU
+time per run (user + system of the command and all it waited for, the same difference) is
+printed beside: on a shared machine the wall times of the 100-run calls move by more than
+900 runs of `true` take, and CPU time moves far less.
+
 usage: python benchmarks/launch_cost.py [--runs 300] [--reps 7] [--conditions quiet,busy]
                                         [--json FILE]
+       python benchmarks/launch_cost.py --cli [--reps 3] [--conditions quiet,busy]
 """
 
 from __future__ import annotations
@@ -24,8 +34,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -200,6 +212,79 @@ def print_table(r: dict[str, Any], console: Console, title: str = "") -> None:
                               f"({v['min']:.2f}-{v['max']:.2f})  goal {goal}", highlight=False)
 
 
+# --cli: the whole command's cost per run, (T(LONG) - T(SHORT)) / (LONG - SHORT) of its wall time.
+SHORT, LONG = 100, 1000
+SOFTWARE_EVENTS = "task-clock,page-faults,context-switches,cpu-migrations"
+# name -> (numerator tool, denominator tool, goal)
+CLI_GOALS = {"no counters vs hyperfine -N": ("perflab --no-counters", "hyperfine -N", 1.15),
+             "counters vs perf stat -r": ("perflab", "perf stat -r", 1.3)}
+
+
+def cli_argv(tool: str, runs: int, db: Path, perflab_exe: str) -> list[str]:
+    true = shutil.which("true") or "/bin/true"
+    if tool == "hyperfine -N":
+        return ["hyperfine", "-N", "--style", "none", "--runs", str(runs), true]
+    if tool == "perf stat -r":
+        return ["perf", "stat", "-r", str(runs), "-e", SOFTWARE_EVENTS, "-x", ",", "-o",
+                os.devnull, "--", true]
+    flags = ["--no-counters"] if tool == "perflab --no-counters" else []
+    return [perflab_exe, "stat", "-r", str(runs), *flags, "--db", str(db), "--", true]
+
+
+def wall_and_cpu(argv: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one call: the CPU is user + system of the command and every process
+    it waited for (getrusage of the children), which a busy machine stretches far less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def cli_per_run(reps: int = 3) -> dict[str, Any]:
+    """Each tool's cost per run of `true`, whole command, storing included: per alternation
+    (the tools in turn, reversed every other time) and the goals' ratios within each."""
+    tools = ["hyperfine -N", "perflab --no-counters", "perflab", "perf stat -r"]
+    exe = str(Path(sys.executable).parent / "perflab")
+    out: dict[str, Any] = {"load_before": load(), "per_run_us": {t: [] for t in tools},
+                           "cpu_per_run_us": {t: [] for t in tools}}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "cli.sqlite"
+        for rep in range(reps):
+            for tool in tools if rep % 2 == 0 else tools[::-1]:
+                short = wall_and_cpu(cli_argv(tool, SHORT, db, exe))
+                long = wall_and_cpu(cli_argv(tool, LONG, db, exe))
+                for key, i in (("per_run_us", 0), ("cpu_per_run_us", 1)):
+                    out[key][tool].append((long[i] - short[i]) / (LONG - SHORT) * 1e6)
+    out["goals"], out["cpu_ratios"] = {}, {}
+    for name, (num, den, goal) in CLI_GOALS.items():
+        per, cpu = out["per_run_us"], out["cpu_per_run_us"]
+        ratios = [a / b for a, b in zip(per[num], per[den], strict=True)]
+        ratio = float(np.median(ratios))
+        out["goals"][name] = {"ratio": ratio, "per_rep": ratios, "goal": goal,
+                              "met": ratio <= goal}
+        out["cpu_ratios"][name] = float(np.median(
+            [a / b for a, b in zip(cpu[num], cpu[den], strict=True)]))
+    out["load_after"] = load()
+    return out
+
+
+def print_cli(r: dict[str, Any], cond: str) -> None:
+    print(f"whole command, ({LONG} runs - {SHORT} runs) / {LONG - SHORT}, {cond}, load "
+          f"{r['load_before']} -> {r['load_after']}")
+    for tool, us in r["per_run_us"].items():
+        cpu = r["cpu_per_run_us"][tool]
+        print(f"  {tool:24s} {float(np.median(us)):8.0f} us a run  "
+              f"({', '.join(f'{u:.0f}' for u in us)}); CPU {float(np.median(cpu)):6.0f} us "
+              f"({', '.join(f'{u:.0f}' for u in cpu)})")
+    for name, g in r["goals"].items():
+        print(f"  {name:30s} {g['ratio']:5.2f} x  (goal <= {g['goal']}: "
+              f"{'met' if g['met'] else 'NOT met'}; per alternation "
+              f"{', '.join(f'{x:.2f}' for x in g['per_rep'])}); in CPU "
+              f"{r['cpu_ratios'][name]:.2f} x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=300)
@@ -207,8 +292,24 @@ def main() -> None:
     ap.add_argument("--conditions", default="quiet",
                     help="quiet and/or busy (two CPU-bound neighbours), comma-separated")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--cli", action="store_true",
+                    help="the whole `perflab stat` command's cost per run (reps default 3)")
     args = ap.parse_args()
     console = Console()
+    if args.cli:
+        conds = args.conditions.split(",")
+        reps = 3 if args.reps == ap.get_default("reps") else args.reps
+        res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        for cond in conds:
+            if cond == "busy":
+                with Neighbours(2):
+                    res[cond] = cli_per_run(reps)
+            else:
+                res[cond] = cli_per_run(reps)
+            print_cli(res[cond], cond)
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        return
     out = run_conditions(args.runs, args.reps, args.conditions.split(","))
     for cond in args.conditions.split(","):
         print_table(out[cond], console, f" ({cond}, load {out[cond]['load']})")

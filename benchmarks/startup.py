@@ -9,6 +9,12 @@
                                              <= 2 x the same on 100 results, for a store of
                                                 one benchmark and for one benchmark's 100
                                                 results among 900 of nine others
+  stat -r 1 -w 0 -- true beside two CPU-bound neighbours (--busy)
+                                             <= 3 x its quiet wall time (median of --runs
+                                                calls, quiet and busy measured in turn)
+
+Beside them, against stat's goal: the floors of stat's libraries (`import typer.main,
+rich.progress, numpy` with and without sqlalchemy), what no cut in perflab can go below.
 
 Figures (2026-11-28 UTC, 2 CPUs at load 7-13, PYTHONDONTWRITEBYTECODE=1, --runs 3 --rounds 3;
 docs/benchmarks.md has the table and where the rest goes), before -> after:
@@ -26,7 +32,7 @@ round, so a change of load between rounds moves both sides.  Bytecode: the figur
 environment as given (PYTHONDONTWRITEBYTECODE as set); whether perflab's own modules had
 compiled bytecode is printed beside them (`make setup` compiles them).  Run by `make bench`.
 
-Usage: python benchmarks/startup.py [--runs 5] [--rounds 3] [--no-fleet] [--out FILE]
+Usage: python benchmarks/startup.py [--runs 5] [--rounds 3] [--no-fleet] [--busy] [--out FILE]
 Figures are written to benchmarks/startup-<date>.json (or --out).
 """
 
@@ -46,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
+from neighbours import Neighbours, load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
 
 import perflab  # noqa: E402
 
@@ -63,6 +69,8 @@ GOALS: dict[str, tuple[str, float]] = {
     "detect (1,000 results of b00)": ("detect (100 results of b00)", 2.0),
     "detect -b b00 (100 of 1,000 results)": ("detect (100 results of b00)", 2.0),
     "report 1 --no-plots (1,000 results)": ("report 1 --no-plots (100 results)", 2.0),
+    "floor: stat's libraries": (NUMPY, 2.5),
+    "floor: stat's libraries but SQLAlchemy": (NUMPY, 2.5),
 }
 
 
@@ -118,6 +126,11 @@ def cases(exe: str, tmp: Path, pg_url: str | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {
         PASS: [py, "-c", "pass"],
         NUMPY: [py, "-c", "import numpy"],
+        # the libraries' floors, no goal: what stat imports with and without its store's
+        "floor: stat's libraries": [py, "-c", "import typer.main, rich.progress, numpy, "
+                                    "sqlalchemy"],
+        "floor: stat's libraries but SQLAlchemy": [py, "-c", "import typer.main, rich.progress, "
+                                                   "numpy"],
         "--version": [exe, "--version"],
         "--help": [exe, "--help"],
         "stat -r 1 -w 0 -- true": [exe, "stat", "-r", "1", "-w", "0", "--db", str(sqlite),
@@ -150,6 +163,37 @@ def measure(argvs: dict[str, list[str]], runs: int, rounds: int) -> dict[str, li
     return ms
 
 
+BUSY_GOAL = 3.0  # wall time of stat -r 1 beside two CPU-bound neighbours, x its quiet one
+
+
+def wall_s(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def busy_figure(argv: list[str], runs: int, rounds: int) -> dict[str, Any]:
+    """Wall time of ARGV quiet and beside two CPU-bound neighbours (benchmarks/neighbours.py),
+    in turn ROUNDS times (RUNS calls each, their median): the median of the busy / quiet ratios
+    within a round, against BUSY_GOAL."""
+    quiet: list[float] = []
+    busy: list[float] = []
+    loads: list[list[float]] = []
+    for _ in range(rounds):
+        quiet.append(statistics.median(wall_s(argv) for _ in range(runs)))
+        with Neighbours(2):
+            busy.append(statistics.median(wall_s(argv) for _ in range(runs)))
+            loads.append(load())
+    ratio = statistics.median(b / q for b, q in zip(busy, quiet, strict=True))
+    row = {"quiet_s": [round(q, 3) for q in quiet], "busy_s": [round(b, 3) for b in busy],
+           "load_busy": loads, "ratio": round(ratio, 2), "goal": BUSY_GOAL,
+           "met": ratio <= BUSY_GOAL}
+    print(f"{'stat -r 1 wall, busy / quiet':40} {statistics.median(busy):8.3f} s / "
+          f"{statistics.median(quiet):.3f} s  {ratio:5.2f} x  (goal <= {BUSY_GOAL}: "
+          f"{'met' if row['met'] else 'NOT met'}; load beside the neighbours {loads})")
+    return row
+
+
 def summarise(ms: dict[str, list[float]]) -> dict[str, Any]:
     """Per case: the median CPU ms and, where it has a goal, the median ratio to its baseline
     within a round and whether the goal is met."""
@@ -173,6 +217,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="times the whole list is measured")
     ap.add_argument("--no-fleet", action="store_true",
                     help="skip fleet status and submit (PostgreSQL)")
+    ap.add_argument("--busy", action="store_true",
+                    help="also the wall time of stat -r 1 beside two CPU-bound neighbours")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if not shutil.which("perf"):
@@ -196,9 +242,13 @@ def main() -> int:
             subprocess.run([exe, "fleet", "init", "--db", pg_url], check=True,
                            capture_output=True)
             announce_machine(pg_url)
-        ms = measure(cases(exe, Path(tmpd), pg_url), args.runs, args.rounds)
-    report["load_after"] = load()
-    report["cases"] = summarise(ms)
+        argvs = cases(exe, Path(tmpd), pg_url)
+        ms = measure(argvs, args.runs, args.rounds)
+        report["load_after"] = load()
+        report["cases"] = summarise(ms)
+        if args.busy:
+            report["busy"] = busy_figure(argvs["stat -r 1 -w 0 -- true"], args.runs,
+                                         args.rounds)
     print(f"load {report['load_before']} -> {report['load_after']}; PYTHONDONTWRITEBYTECODE="
           f"{report['PYTHONDONTWRITEBYTECODE'] or '(unset)'}; perflab's bytecode compiled: "
           f"{compiled}")
