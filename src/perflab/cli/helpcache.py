@@ -6,7 +6,7 @@ against about twice for the standard library alone (docs/benchmarks.md).  So the
 help is asked for, it is printed by typer as always and what typer wrote to stdout is kept; the
 next time the same help is asked for in the same conditions, the kept text is printed as it is.
 
-"The same conditions" is the key of a kept text, a hash of everything the text depends on:
+"The same conditions" is the key of a kept text, everything the text depends on:
 the words asked for; perflab's version and every source file of the package (path, mtime,
 size: any edit makes a new key); the installed typer and rich (their dist-info names and the
 mtime of their packages' ``__init__``); Python's version; whether stdout is a terminal and the
@@ -18,15 +18,19 @@ PERFLAB_*).  A text is kept only when typer wrote nothing to stderr and the comm
 Texts live in perflab's private cache directory ($PERFLAB_CACHE, else the user cache
 directory), under ``help/``, one file per key, checked to be the user's own (perflab.private)
 before one is read; the 64 newest are kept.  PERFLAB_HELP_CACHE=0 turns this off.
+
+What a kept help loads is held to the standard library's cheapest modules: os.path rather than
+pathlib, a scan of sys.path rather than importlib.util, zlib's CRC-32 for the file's name (the
+whole key is stored in the file and compared) rather than hashlib; each of pathlib, hashlib
+and importlib.util cost 5-15 ms of CPU to import here, against 12 ms for all of Python's
+start-up.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
 import sys
-from pathlib import Path
+import zlib
 from typing import Any
 
 # What rich (console.py) and typer (core.py, rich_utils.py) read from the environment when
@@ -53,22 +57,22 @@ def cacheable(args: list[str]) -> bool:
             and all(w.replace("-", "").isalnum() and not w.startswith("-") for w in words))
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """perflab's cache directory: $PERFLAB_CACHE, else the user cache directory.  On Linux
     that is $XDG_CACHE_HOME/perflab or ~/.cache/perflab, written out here because importing
     platformdirs costs 19 ms of CPU, more than the rest of a kept help (test_help_cache
     checks it against platformdirs); elsewhere platformdirs says."""
     if os.environ.get("PERFLAB_CACHE"):
-        return Path(os.environ["PERFLAB_CACHE"])
+        return os.environ["PERFLAB_CACHE"]
     if sys.platform.startswith("linux"):
         xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return Path(xdg if xdg else os.path.expanduser("~/.cache")) / "perflab"
+        return os.path.join(xdg if xdg else os.path.expanduser("~/.cache"), "perflab")
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("perflab"))
+    return str(platformdirs.user_cache_dir("perflab"))
 
 
-def source_stamp(root: Path) -> list[tuple[str, int, int]]:
+def source_stamp(root: str) -> list[tuple[str, int, int]]:
     """(path, mtime in ns, size) of every .py file under ``root``, in a stable order."""
     out = []
     for d, dirs, files in os.walk(root):
@@ -82,18 +86,19 @@ def source_stamp(root: Path) -> list[tuple[str, int, int]]:
 
 
 def _library_stamp(name: str) -> list[Any]:
-    """The installed ``name``: its dist-info directories' names and its ``__init__``'s mtime."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.origin:
-        return [name, None]
-    init = Path(spec.origin)
-    site = init.parent.parent
-    try:
+    """The installed package ``name`` as the import system finds it first on sys.path: its
+    ``__init__``'s path and mtime, and the names of the dist-info directories beside it."""
+    for entry in sys.path:
+        site = entry or os.getcwd()
+        init = os.path.join(site, name, "__init__.py")
+        try:
+            mtime = os.stat(init).st_mtime_ns
+        except OSError:
+            continue
         infos = sorted(e for e in os.listdir(site)
                        if e.startswith(f"{name}-") and e.endswith(".dist-info"))
-    except OSError:
-        infos = []
-    return [name, str(init), os.stat(init).st_mtime_ns, infos]
+        return [name, init, mtime, infos]
+    return [name, None]
 
 
 def _terminal() -> list[Any]:
@@ -112,23 +117,29 @@ def _terminal() -> list[Any]:
     return [tty, size, getattr(sys.stdout, "encoding", None)]
 
 
-def key(args: list[str], root: Path | None = None) -> str:
-    """The hash of everything a help text depends on (see the module's docstring)."""
+def key(args: list[str], root: str | None = None) -> bytes:
+    """Everything a help text depends on (see the module's docstring), as one line."""
     import perflab
 
-    root = root or Path(perflab.__file__).parent
+    root = root or os.path.dirname(perflab.__file__)
     env = sorted((k, v) for k, v in os.environ.items()
                  if k in ENV_NAMES or k.startswith("PERFLAB_"))
     parts = [args, perflab.__version__, source_stamp(root), _library_stamp("typer"),
              _library_stamp("rich"), sys.version, sys.executable, _terminal(), env]
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    return repr(parts).encode("utf-8", "backslashreplace")  # a repr holds no line break
 
 
-def read(name: str) -> tuple[int, bytes] | None:
-    """The kept (exit code, text) under ``name``, or None (none kept, or not the user's own)."""
+def file_name(key_line: bytes) -> str:
+    return f"{zlib.crc32(key_line):08x}-{len(key_line)}"
+
+
+def read(key_line: bytes) -> tuple[int, bytes] | None:
+    """The (exit code, text) kept under ``key_line``, or None (none kept, another key in the
+    file of that name, or a file or folder not the user's own)."""
     from perflab.private import why_unsafe
 
-    folder = cache_dir() / "help"
+    name = file_name(key_line)
+    folder = os.path.join(cache_dir(), "help")
     try:
         dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -145,19 +156,23 @@ def read(name: str) -> tuple[int, bytes] | None:
         return None
     finally:
         os.close(dir_fd)
-    code, sep, text = data.partition(b"\n")
-    if not sep or not code.isdigit():
+    kept_key, _, rest = data.partition(b"\n")
+    code, sep, text = rest.partition(b"\n")
+    if kept_key != key_line or not sep or not code.isdigit():
         return None
     return int(code), text
 
 
-def write(name: str, code: int, text: bytes) -> None:
-    """Keep ``text`` under ``name`` (written whole, then renamed into place); the oldest
+def write(key_line: bytes, code: int, text: bytes) -> None:
+    """Keep ``text`` under ``key_line`` (written whole, then renamed into place); the oldest
     beyond KEEP are removed.  A cache that cannot be written is no error: help was printed."""
+    from pathlib import Path
+
     from perflab.errors import PerflabError
     from perflab.private import open_private_dir
 
-    folder = cache_dir() / "help"
+    name = file_name(key_line)
+    folder = Path(cache_dir()) / "help"
     try:
         dir_fd = open_private_dir(folder, "perflab's help cache", "")
     except PerflabError:
@@ -167,7 +182,7 @@ def write(name: str, code: int, text: bytes) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dir_fd)
         with os.fdopen(fd, "wb") as f:
-            f.write(b"%d\n" % code + text)
+            f.write(key_line + b"\n%d\n" % code + text)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         kept = sorted(os.listdir(dir_fd), key=lambda n: os.stat(n, dir_fd=dir_fd).st_mtime_ns)
         for old in kept[:-KEEP]:
@@ -210,7 +225,7 @@ class _Watch:
         return getattr(self._stream, name)
 
 
-def print_kept(args: list[str]) -> str | None:
+def print_kept(args: list[str]) -> bytes | None:
     """Print the kept text for ``args`` and exit with its code; else the key to keep it under
     (None when the key cannot be made)."""
     try:
@@ -227,7 +242,7 @@ def print_kept(args: list[str]) -> str | None:
     return name
 
 
-def run_and_keep(args: list[str], name: str, run: Any) -> None:
+def run_and_keep(args: list[str], name: bytes, run: Any) -> None:
     """``run(args)`` with stdout kept; kept under ``name`` when it ended as a help does."""
     out, err = _Tee(sys.stdout), _Watch(sys.stderr)
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
