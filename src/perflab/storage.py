@@ -46,16 +46,15 @@ from perflab.model import (
     Run,
     Settings,
 )
+from perflab.quickread import SCHEMA_VERSION, default_path
 
-# The version of the schema this perflab writes.  1: the tables before versioning (a database
+# SCHEMA_VERSION, the version of the schema this perflab writes, is kept by perflab.quickread
+# (which reads a listing without SQLAlchemy).  1: the tables before versioning (a database
 # without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
 # 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
 # grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL;
 # 5: task_clock in seconds like every other time (it was ms); 6: the task_clock samples an
 # earlier step 5 left in ms (results whose header did not name the unit) in seconds too.
-# Raise it with every change to a table or to what a stored value means; older databases are
-# brought up to date by perflab.migrations, one step per version.
-SCHEMA_VERSION = 6
 
 metadata = sa.MetaData()
 
@@ -188,10 +187,7 @@ profiles = sa.Table(
 
 
 def default_db_path() -> Path:
-    env = os.environ.get("PERFLAB_DB")
-    if env:
-        return Path(env)
-    return Path(platformdirs.user_data_dir("perflab")) / "results.sqlite"
+    return default_path()
 
 
 def fingerprint_hash(fp: Fingerprint) -> str:
