@@ -10,6 +10,7 @@ import pytest
 
 from cli_helpers import run_cli
 from perflab import quickread
+from perflab.errors import PerflabError
 from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
@@ -67,7 +68,10 @@ def test_what_it_leaves_to_the_store(store: Path, tmp_path: Path) -> None:
     assert quickread.list_results(f"sqlite:///{store}", 30) is None
     assert quickread.list_results("postgresql://u@localhost/db", 30) is None
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
-    assert quickread.list_results(tmp_path / "junk.sqlite", 30) is None
+    names = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(PerflabError, match="corrupt"):  # the store's own line, nothing written
+        quickread.list_results(tmp_path / "junk.sqlite", 30)
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
     for version in (quickread.SCHEMA_VERSION - 1, quickread.SCHEMA_VERSION + 1):
         _set_version(store, version)
         assert quickread.list_results(store, 30) is None
