@@ -27,11 +27,13 @@ from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
 from perflab.metrics import BUILTIN_METRICS
-from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
+# perflab.model at run time only where a verb needs it: `results list` loads no model (with
+# its judging, 15-17 ms of CPU)
 if TYPE_CHECKING:
+    from perflab.model import ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.stats import Comparison
     from perflab.storage import Store
@@ -176,6 +178,8 @@ def stat(
         command, note = forgiving_argv(list(command), shell=shell)
         if note:
             err.print(note, highlight=False, soft_wrap=True, markup=False)
+        from perflab.model import Configuration
+
         cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
                             benchmark=" ".join(command))
     if name is not None:
