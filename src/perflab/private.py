@@ -13,9 +13,12 @@ import errno
 import os
 import stat
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perflab.errors import PerflabError
+
+if TYPE_CHECKING:  # annotations only: perflab.cli.helpcache reads here without pathlib
+    from pathlib import Path
 
 
 def why_unsafe(st: os.stat_result, path: Path | str, what: str) -> str:

@@ -46,6 +46,8 @@ from perflab.model import (
     Run,
     Settings,
 )
+from perflab.quickread import check_sqlite_integrity as _check_sqlite_integrity
+from perflab.quickread import default_path
 from perflab.schema import (
     SCHEMA_VERSION,
     chunks,
@@ -60,10 +62,7 @@ from perflab.schema import (
 
 
 def default_db_path() -> Path:
-    env = os.environ.get("PERFLAB_DB")
-    if env:
-        return Path(env)
-    return Path(platformdirs.user_data_dir("perflab")) / "results.sqlite"
+    return default_path()
 
 
 def fingerprint_hash(fp: Fingerprint) -> str:
@@ -957,9 +956,6 @@ def _stamp_owner(rs: ResultSet) -> None:
         rs.settings.owner = current_owner()
 
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
 def _older_writable_sqlite(path: Path) -> bool:
     """``path`` is a SQLite file of an older perflab schema that this user may write: opened
     for writing even by a verb that only reads, and brought up to date once (perflab.migrations),
@@ -1031,71 +1027,6 @@ def _diagnose_sqlite_path(path: Path) -> str:
         return (f"its directory {d} is not writable (SQLite needs to create {path.name}-wal "
                 "and -shm there)")
     return ""
-
-
-def _check_sqlite_integrity(path: Path) -> None:
-    """PRAGMA quick_check through a read-only connection: O(pages) but no index cross-check,
-    so it stays cheap (docs/reliability.md has its cost), and a damaged file is never written."""
-    import sqlite3
-
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return  # new database: nothing to check
-    if size == 0:
-        return
-    fix = ("move it aside (mv it to a .bak file) and run again, or pass --db with another file; "
-           "'sqlite3 FILE .recover' may rescue its rows")
-    try:
-        with path.open("rb") as f:
-            head = f.read(100)
-    except OSError as e:
-        raise PerflabError(f"cannot read the result database {path} ({e.strerror})",
-                           "check its permissions, or pass --db") from None
-    if not head.startswith(SQLITE_MAGIC):
-        raise PerflabError(f"the result database {path} is corrupt (not a SQLite file)", fix)
-    page = int.from_bytes(head[16:18], "big") if len(head) == 100 else 0
-    page = 65536 if page == 1 else page
-    # The header's page count is valid when its change counter matches (sqlite.org/fileformat).
-    pages = int.from_bytes(head[28:32], "big") if head[24:28] == head[92:96] else 0
-    # A checkpoint cut short (a full disk) leaves the main file shorter than its header says
-    # while the -wal file still holds those pages: SQLite reads them from there, so the file is
-    # only judged short when there is no WAL to read; quick_check below decides otherwise.
-    try:
-        wal_frames = Path(f"{path}-wal").stat().st_size > 32  # more than the WAL header
-    except OSError:
-        wal_frames = False
-    short = size < pages * page and not wal_frames
-    if len(head) < 100 or page < 512 or size % page or short:
-        raise PerflabError(f"the result database {path} is corrupt (truncated: {size} bytes"
-                           + (f" of {pages * page}" if pages * page > size else "") + ")", fix)
-    # A WAL database opened even read-only gets -wal and -shm files; if we refuse it, remove
-    # the ones we made, so a refused database is left exactly as it was found.
-    made = [p for p in (Path(f"{path}-wal"), Path(f"{path}-shm")) if not p.exists()]
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
-    except sqlite3.Error:
-        return  # not openable read-only (permissions): the engine says why, below
-    problem = ""
-    try:
-        rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)").fetchall()]
-        if rows != ["ok"]:
-            first = rows[0].replace("*** in database main ***", "").strip().splitlines()[0]
-            problem = f"damaged pages: {first}"
-    except sqlite3.DatabaseError as e:
-        text = str(e)
-        # Only damage counts here; a lock, a full disk or a read-only place is the engine's to
-        # name below, with its own fix.
-        if "malformed" in text or "not a database" in text or "corrupt" in text:
-            problem = text
-    finally:
-        conn.close()
-    if problem:
-        for p in made:
-            with contextlib.suppress(OSError):
-                if p.name.endswith("-shm") or p.stat().st_size == 0:
-                    p.unlink()  # an index we made, or a log with nothing in it
-        raise PerflabError(f"the result database {path} is corrupt ({problem})", fix)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

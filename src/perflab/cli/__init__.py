@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"perflab {__version__}")
         return
+    from perflab.cli import helpcache
+
+    keep_as = helpcache.print_kept(args) if helpcache.cacheable(args) else None
     from perflab import jobcontext
 
     job = None
@@ -58,7 +61,10 @@ def main(argv: list[str] | None = None) -> None:
     from perflab.cli.root import run
 
     with jobcontext.running(job):
-        run(args)
+        if keep_as:  # a help typer prints now, kept for the next time (perflab.cli.helpcache)
+            helpcache.run_and_keep(args, keep_as, run)
+        else:
+            run(args)
 
 
 def __getattr__(name: str) -> Any:

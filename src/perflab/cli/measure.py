@@ -26,11 +26,13 @@ from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
 from perflab.metrics import BUILTIN_METRICS
-from perflab.model import Configuration, ResultSet
 from perflab.reports.export import STDOUT
 from perflab.validate import thresholds
 
+# perflab.model at run time only where a verb needs it: `results list` loads no model (with
+# its judging, 15-17 ms of CPU)
 if TYPE_CHECKING:
+    from perflab.model import ResultSet
     from perflab.reports.analysis import Analysis
     from perflab.stats import Comparison
     from perflab.storage import Store
@@ -178,6 +180,8 @@ def stat(
         command, note = forgiving_argv(list(command), shell=shell)
         if note:
             err.print(note, highlight=False, soft_wrap=True, markup=False)
+        from perflab.model import Configuration
+
         cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
                             benchmark=" ".join(command))
     if name is not None:
@@ -459,19 +463,22 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 @results_app.command("list")
 def results_list(db: o.Db = None, limit: o.Limit = 30, all_: o.ListAll = False) -> None:
     """List stored results, newest first (the newest 30 unless --limit or --all)."""
+    from perflab import quickread
     from perflab.table import Column, Table
 
-    store = session.open_store(db, read_only=True)
     t = Table.of("", [Column(h, "left") for h in (
         "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
-    listed = store.list_results(None if all_ else limit)
+    quick = quickread.list_results(db, None if all_ else limit)  # a SQLite file: no SQLAlchemy
+    if quick is None:
+        store = session.open_store(db, read_only=True)
+        quick = store.list_results(None if all_ else limit), store.count_results()
+    listed, stored = quick
     for r in listed:
         t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
                                                          time.localtime(r["created_at"])),
                   r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
                   (r["commit"] or "")[:10], r["label"] or "")
     t.print(console)
-    stored = store.count_results()
     if len(listed) < stored:
         aside.print(f"[dim]showing {len(listed)} of {stored} (use --limit N or --all)[/]",
                     highlight=False)
