@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-# The version of the schema this perflab writes.  1: the tables before versioning (a database
-# without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
+from perflab.quickread import SCHEMA_VERSION as SCHEMA_VERSION
+
+# SCHEMA_VERSION, the version of the schema this perflab writes, is kept in perflab.quickread,
+# which reads a SQLite listing without SQLAlchemy's import.  1: the tables before versioning (a
+# database without perflab_meta but with results is taken as 1); 2: perflab_meta and fleet_workers;
 # 3: fleet_jobs, results.fleet_job and results.fleet_submission; 4: the ids of the tables that
 # grow with every measurement (results, configurations, runs, profiles) 64-bit on PostgreSQL;
 # 5: task_clock in seconds like every other time (it was ms); 6: the task_clock samples an
 # earlier step 5 left in ms (results whose header did not name the unit) in seconds too.
-# Raise it (in perflab.quickread, which reads a SQLite listing without SQLAlchemy) with every
-# change to a table or to what a stored value means; older databases are brought up to date by
-# perflab.migrations, one step per version.
+# Raise it with every change to a table or to what a stored value means; older databases are
+# brought up to date by perflab.migrations, one step per version.
 
 metadata = sa.MetaData()
 

@@ -91,7 +91,7 @@ def test_an_edit_of_perflab_makes_typer_draw_it_again(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     before = _perflab(["--help"], cache, pythonpath=src)
     assert _perflab(["--help"], cache, pythonpath=src) == (0, False, before[2])
-    verbs = src / "perflab" / "cli" / "__init__.py"
+    verbs = src / "perflab" / "cli" / "verbs.py"
     text = verbs.read_text()
     assert "Stored results: list and show." in text
     verbs.write_text(text.replace("Stored results: list and show.", "Stored results: EDITED."))
