@@ -15,7 +15,7 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_change_pct, fmt_plain, fmt_sig, fmt_signed, fmt_value
+from perflab.format import fmt_change_pct, fmt_sig, fmt_signed, fmt_value
 from perflab.history import git
 from perflab.history.git import git_state, short
 from perflab.table import Cell, Column, Table
@@ -421,37 +421,26 @@ def prune_cmd(
     """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
     import time
 
-    from perflab.history.detect import Thresholds
+    from perflab.history.prune import Retention, plan_prune, prune
 
-    if not older_than > 0:
-        raise PerflabError(f"--older-than {fmt_plain(older_than)} is not a positive number of days",
-                           "give a positive number of days, e.g. --older-than 90")
-    need = Thresholds().min_points
-    if keep < need:
-        raise PerflabError(f"--keep {keep} would remove a series' only baseline: detect needs "
-                           f"{need} points of a series to judge its next result",
-                           f"keep at least {need} (the default keeps 50)")
-    from perflab.fleet import store as fleet_store
-
+    rule = Retention(older_than, keep)  # checked before the store is opened
     store = session.open_store(db)
-    before = time.time() - older_than * 86400
-    ids, n_runs, kept = store.prune_plan(before, keep)
-    jobs = fleet_store.finished_jobs_before(store, before)  # queued and running ones stay
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(before))
-    what = (f"{len(ids)} result set(s) ({n_runs} measured runs) created before {when}"
-            + (f" and {len(jobs)} fleet job(s) finished before then" if jobs else "")
-            + (f"; {kept} older one(s) kept as the newest {keep} points of their series"
-               if kept else ""))
-    if not ids and not jobs:
+    plan = plan_prune(store, rule)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(plan.before))
+    if plan.empty:
         console.print(f"nothing to remove: no result set created before {when} is outside the "
                       f"newest {keep} points of its series", highlight=False, soft_wrap=True)
         return
+    what = (f"{len(plan.result_ids)} result set(s) ({plan.runs} measured runs) created before "
+            f"{when}"
+            + (f" and {len(plan.jobs)} fleet job(s) finished before then" if plan.jobs else "")
+            + (f"; {plan.kept} older one(s) kept as the newest {keep} points of their series"
+               if plan.kept else ""))
     if not yes:
         console.print(f"would remove {what}; run again with --yes to remove them",
                       highlight=False, soft_wrap=True)
         return
-    store.delete_results(ids)
-    fleet_store.delete_jobs(store, jobs)
+    prune(store, plan)
     console.print(f"removed {what}", highlight=False, soft_wrap=True)
 
 
