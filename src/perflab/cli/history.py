@@ -15,10 +15,9 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_change_pct, fmt_sig, fmt_signed, fmt_value
+from perflab.format import fmt_change_pct, fmt_signed, fmt_value
 from perflab.history import git
-from perflab.history.git import git_state, short
-from perflab.table import Cell, Column, Table
+from perflab.history.git import git_state
 
 if TYPE_CHECKING:  # SQLAlchemy, numpy: loaded by the verbs that need them (not by --help)
     from perflab.history.bisect import BisectOutcome
@@ -59,6 +58,7 @@ def history_cmd(
         parse_params,
         parse_since,
     )
+    from perflab.reports.history import series_table
 
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
@@ -86,20 +86,7 @@ def history_cmd(
     sets = load_settings(settings)
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
-        t = Table.of(s.key.label(), ["commit", "result", Column("kind", "left"), "runs",
-                                     "median", "95% CI", "change"])
-        at = {cp.index: cp for cp in cps}
-        for i, p in enumerate(s.points):
-            cp = at.get(i)
-            mark = Cell("")
-            if cp is not None:
-                style = "dim" if cp.ignored else ("red" if cp.regression else "green")
-                mark = Cell(f"{fmt_change_pct(cp.change_pct, 1)} p={fmt_sig(cp.p_value, 2)}",
-                            style)
-            t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.label,
-                      str(p.n), fmt_value(p.median, s.unit),
-                      f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]", mark)
-        t.print(console)
+        series_table(s, cps).print(console)
         for n in s.notes:
             console.print(f"[dim]{n}[/]")
     if plot is not None:
@@ -130,6 +117,7 @@ def detect_cmd(
     from perflab.history.detect import find_changes, load_settings
     from perflab.history.filing import check_webhook
     from perflab.history.series import SeriesFilter, parse_since
+    from perflab.reports.history import change_points_table
     from perflab.validate import output_dir
 
     after = parse_since(since)
@@ -151,7 +139,7 @@ def detect_cmd(
         doc = {"series": len(series), "change_points": [c.to_dict() for c in shown]}
         typer.echo(json.dumps(doc, indent=2))
     else:
-        _print_change_points(store, series, shown)
+        change_points_table(series, shown, store.machine_names()).print(console)
         ignored = sum(1 for c in cps if c.ignored)
         better = sum(1 for c in cps if not c.regression and not c.ignored
                      and c.direction != "none")
@@ -162,35 +150,6 @@ def detect_cmd(
         _file_regressions(store, findings.found + findings.unchanged, report, webhook, repo)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
-
-
-def _print_change_points(store: Store, series: list[Series], shown: list[ChangePoint]
-                         ) -> None:
-    """The change points shown, as one table."""
-    unit = {s.key: s.unit for s in series}
-    names = store.machine_names()
-    t = Table.of(f"change points in {len(series)} series", [Column(h, "left") for h in (
-        "benchmark", "params", "config", "machine", "metric", "commits", "change",
-        "before (mean ± sd)", "after (mean ± sd)", "p", "")])
-    for cp in shown:
-        u = unit.get(cp.key, "")
-        what = (Cell(f"ignored: {cp.ignored}", "dim") if cp.ignored
-                else Cell("regression", "red") if cp.regression
-                else Cell("changed (no direction)", "magenta") if cp.direction == "none"
-                else Cell("improvement", "green"))
-        if cp.kind == "drift" or cp.found_by == "range":
-            why = [w for w, on in (("drift", cp.kind == "drift"),
-                                   ("at a range found on another machine",
-                                    cp.found_by == "range")) if on]
-            what = Cell(f"{what.text} ({', '.join(why)})", what.style)
-        t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
-                  names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
-                  f"{short(cp.commit_before)}..{short(cp.commit_after)}",
-                  fmt_change_pct(cp.change_pct),
-                  f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
-                  f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
-                  fmt_sig(cp.p_value, 2), what)
-    t.print(console)
 
 
 def _file_regressions(store: Store, found: list[tuple[Series, ChangePoint]], report: Path | None,
