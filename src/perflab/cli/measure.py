@@ -421,18 +421,11 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 @results_app.command("list")
 def results_list(db: o.Db = None, limit: o.Limit = 30, all_: o.ListAll = False) -> None:
     """List stored results, newest first (the newest 30 unless --limit or --all)."""
-    from perflab.table import Column, Table
+    from perflab.reports.results import results_table
 
     store = session.open_store(db, read_only=True)
-    t = Table.of("", [Column(h, "left") for h in (
-        "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
     listed = store.list_results(None if all_ else limit)
-    for r in listed:
-        t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
-                                                         time.localtime(r["created_at"])),
-                  r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
-                  (r["commit"] or "")[:10], r["label"] or "")
-    t.print(console)
+    results_table(listed).print(console)
     stored = store.count_results()
     if len(listed) < stored:
         aside.print(f"[dim]showing {len(listed)} of {stored} (use --limit N or --all)[/]",
