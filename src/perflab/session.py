@@ -1,9 +1,10 @@
 """The use cases the verbs share, below the command line and above the stages.
 
-A verb (perflab.cli.*) parses its options and prints; what two verbs both need lives here once:
-opening the store, turning workload specs and commands into configurations, checking and
-building the measurement options, creating a result set, merging stored results (``compare
---from-db``), refusing a configuration with no successful run, and writing exports.  Nothing
+A verb (perflab.cli.*) parses its options, calls a use case and prints; the use cases live
+here: opening the store, turning workload specs and commands into configurations, checking and
+building the measurement options, measuring a stat or a compare (measure_stat,
+measure_compare), creating a result set, merging stored results (``compare --from-db``),
+refusing a configuration with no successful run, and writing exports.  Nothing
 here imports typer, so the same calls serve a script or a test without a command line.
 
 Warnings that do not stop anything go to ``warn`` (stderr by default), as one line each.
@@ -21,7 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from perflab import notes as said
 from perflab.errors import PerflabError
-from perflab.validate import fraction, parse_cpus, positive, split_command, writable_file
+from perflab.validate import (
+    fraction,
+    parse_cpus,
+    positive,
+    split_command,
+    thresholds,
+    writable_file,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -349,6 +357,116 @@ def new_result(kind: str, *, repo: Path | None, commit: str | None,
     # (Settings.comparison), by the runner.
     return ResultSet(kind=kind, fingerprint=machine_fingerprint(), commit=c, dirty=dirty,
                      repo=r, label=label, created_at=time.time())
+
+
+@dataclass(frozen=True)
+class MeasureRequest:
+    """How stat and compare measure, as their shared options give it: the schedule, how each
+    run is made, --metric, --estimator, and what the result is recorded against (--repo,
+    --commit, --label)."""
+
+    schedule: Schedule
+    setup: RunSetup
+    metric: str | None = None
+    estimator: str | None = None
+    repo: Path | None = None
+    commit: str | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class CompareTargets:
+    """What compare measures: its commands (each one string; with ``harness``, the builds and
+    then the harness arguments), their -n names, the -W workloads with the -p parameters they
+    share, and whether the commands run through the shell."""
+
+    commands: list[str]
+    names: list[str] | None = None
+    workloads: list[str] | None = None
+    params: list[str] | None = None
+    shell: bool = False
+    harness: str | None = None
+
+
+def stat_config(command: list[str] | None, workload: list[str] | None,
+                params: list[str] | None, metric: str | None, shell: bool = False,
+                name: str | None = None, note: Warn = _stderr
+                ) -> tuple[Configuration, str, str | None]:
+    """The one configuration ``stat`` measures (a command's argv or the one workload, as the
+    verb checked; named ``name`` when given), the default primary metric and the region
+    symbol the workload declares; ``note`` says how a command was read when it differs from
+    how it was typed."""
+    from perflab.cmdline import forgiving_argv
+    from perflab.model import Configuration
+    from perflab.workloads import parse_assignments
+
+    default_primary, rsym = "wall_time", None
+    if workload:
+        cfg, r = workload_config(workload[0], parse_assignments(params), None,
+                                 counts_with_valgrind(metric))
+        default_primary, rsym = r.primary or "wall_time", r.region_symbol
+    else:
+        assert command is not None
+        argv, said_how = forgiving_argv(list(command), shell=shell)
+        if said_how:
+            note(said_how)
+        cfg = Configuration(name=" ".join(argv), command=list(argv), shell=shell,
+                            benchmark=" ".join(argv))
+    if name is not None:
+        if not name.strip() or not name.isprintable():
+            raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
+        cfg.name = cfg.benchmark = name.strip()
+    check_metric_name(metric, [cfg.benchmark_key])
+    cfg.is_baseline = True
+    return cfg, default_primary, rsym
+
+
+def measure_stat(cfg: Configuration, default_primary: str, region_symbol: str | None,
+                 how: MeasureRequest, db: str | Path | None,
+                 console: Any = None) -> tuple[ResultSet, Store]:
+    """``stat``: ``cfg`` measured into a new result of kind stat, stored as it goes in the
+    store at ``db`` (opened once the options are checked), and that store; ``region_symbol``
+    is the workload's, used when --region-symbol is not given."""
+    from dataclasses import replace
+
+    from perflab.runner import Watchers, measure
+
+    setup = replace(how.setup, region_symbol=how.setup.region_symbol or region_symbol)
+    opts = build_options(how.schedule, setup, judging_plan(how.estimator), how.metric,
+                         default_primary)
+    store = open_store(db)
+    rs = new_result("stat", repo=how.repo, commit=how.commit, label=how.label)
+    measure(rs, [cfg], opts, store=store, watchers=Watchers(console=console))
+    return rs, store
+
+
+def measure_compare(what: CompareTargets, how: MeasureRequest, threshold: list[str] | None,
+                    correction: str | None, store: Store, *, note: Warn = _stderr,
+                    console: Any = None) -> ResultSet:
+    """``compare``: the commands or workloads measured interleaved into a new result of kind
+    compare, judged by --threshold (METRIC=BAND too) and --correction; ``note`` says what
+    was read differently from how it was typed, ``console`` shows the progress."""
+    from dataclasses import replace
+
+    from perflab.runner import Watchers, known_metrics, measure
+
+    if what.harness is not None:
+        configs, default_primary, rsym = harness_configs(
+            what.harness, what.commands, what.names, what.workloads, what.shell, note=note)
+    else:
+        configs, default_primary, rsym = compare_configs(
+            what.commands, what.names, what.workloads, what.params, what.shell, how.metric,
+            note=note)
+        check_metric_name(how.metric, [c.benchmark_key for c in configs])
+    thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
+    plan = judging_plan(how.estimator, thr, correction, bands)
+    setup = replace(how.setup, region_symbol=how.setup.region_symbol or rsym)
+    opts = build_options(how.schedule, setup, plan, how.metric, default_primary)
+    if what.harness is not None:
+        opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
+    rs = new_result("compare", repo=how.repo, commit=how.commit, label=how.label)
+    measure(rs, configs, opts, store=store, watchers=Watchers(console=console))
+    return rs
 
 
 def require_successful_runs(rs: ResultSet, store: Store | None) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import shlex
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -12,11 +11,6 @@ from rich.markup import escape
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_fixed
-from perflab.table import Column, Table
-
-if TYPE_CHECKING:
-    from perflab.fleet.queue import JobRow
 
 fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
                         "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
@@ -100,33 +94,6 @@ def _unparsed(ctx: Any) -> list[str]:
     return [*getattr(ctx, "_protected_args", getattr(ctx, "protected_args", [])), *ctx.args]
 
 
-def _age(t: float | None, now: float) -> str:
-    if t is None:
-        return "never"
-    d = max(0.0, now - t)
-    if d < 120:
-        return f"{fmt_fixed(d)} s ago"
-    if d < 7200:
-        return f"{fmt_fixed(d / 60)} min ago"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
-
-
-def _states(counts: dict[str, int]) -> str:
-    order = ("failed", "running", "queued", "done", "cancelled")
-    keys = [k for k in order if counts.get(k)] + sorted(set(counts) - set(order))
-    return ", ".join(f"{counts[k]} {k}" for k in keys)
-
-
-def _job_table(title: str, rows: list[JobRow]) -> Table:
-    jt = Table.of(title, [Column(h, "left", fold=True) for h in (
-        "job", "submission", "machine", "state", "tries", "command", "results / error")])
-    for j in rows:
-        detail = (", ".join(map(str, j.result_ids)) if j.state == "done" else (j.error or ""))
-        jt.add_row(str(j.job_id), j.submission, j.machine, j.state, str(j.attempts),
-                   shlex.join(j.argv), detail)
-    return jt
-
-
 @fleet_app.command("status")
 def status_cmd(
     db: Db = None,
@@ -149,41 +116,27 @@ def status_cmd(
         machines,
         submissions,
     )
+    from perflab.reports.fleet import job_table, machines_table, submissions_table
 
     store = fleet_store(db)
     check_queue_schema(store)
     out = stdout_console()
     now = time.time()
-    mt = Table.of("machines", [Column(h, "left") for h in (
-        "machine", "state", "last heartbeat", "tags", "host", "cpu", "kernel")])
-    for m in machines(store):
-        fp = m.fingerprint
-        cpu = f"{fp.cpu_model or '?'} x{fp.cpu_count or '?'}"
-        state = m.liveness(now, heartbeat)
-        if state == "busy" and m.current_job:
-            state = f"busy (job {m.current_job})"
-        mt.add_row(m.name, state, _age(m.last_heartbeat, now), ", ".join(m.tags),
-                   m.hostname or "?", cpu, str(fp.kernel or "?"))
-    mt.print(out)
+    machines_table(machines(store), now, heartbeat).print(out)
     if submission is not None:
         rows = jobs(store, submission, None)
         if not rows:
             raise PerflabError(f"no submission {submission} in {store.location}",
                                "see 'perflab fleet status' for the latest submissions")
-        _job_table(f"jobs of submission {submission}", rows).print(out)
+        job_table(f"jobs of submission {submission}", rows).print(out)
         return
     subs, more = submissions(store, limit)
-    st = Table.of("submissions", [Column(h, "left", fold=True) for h in (
-        "submission", "submitted", "command", "jobs", "states")])
-    for s in subs:
-        st.add_row(s.submission, _age(s.submitted_at, now), shlex.join(s.argv), str(s.jobs),
-                   _states(s.states))
-    st.print(out)
+    submissions_table(subs, now).print(out)
     if more:
         out.print(f"older submissions not shown: --limit {2 * limit} shows more", highlight=False)
     failed = failed_jobs(store, [s.submission for s in subs], limit)
     if failed:
-        _job_table("failed jobs", failed).print(out)
+        job_table("failed jobs", failed).print(out)
     if subs:
         out.print(f"a submission's jobs: perflab fleet status --submission {subs[0].submission}",
                   highlight=False, soft_wrap=True)

@@ -15,10 +15,9 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
-from perflab.format import fmt_change_pct, fmt_plain, fmt_sig, fmt_signed, fmt_value
+from perflab.format import fmt_change_pct, fmt_signed, fmt_value
 from perflab.history import git
-from perflab.history.git import git_state, short
-from perflab.table import Cell, Column, Table
+from perflab.history.git import git_state
 
 if TYPE_CHECKING:  # SQLAlchemy, numpy: loaded by the verbs that need them (not by --help)
     from perflab.history.bisect import BisectOutcome
@@ -59,6 +58,7 @@ def history_cmd(
         parse_params,
         parse_since,
     )
+    from perflab.reports.history import series_table
 
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
@@ -86,20 +86,7 @@ def history_cmd(
     sets = load_settings(settings)
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
-        t = Table.of(s.key.label(), ["commit", "result", Column("kind", "left"), "runs",
-                                     "median", "95% CI", "change"])
-        at = {cp.index: cp for cp in cps}
-        for i, p in enumerate(s.points):
-            cp = at.get(i)
-            mark = Cell("")
-            if cp is not None:
-                style = "dim" if cp.ignored else ("red" if cp.regression else "green")
-                mark = Cell(f"{fmt_change_pct(cp.change_pct, 1)} p={fmt_sig(cp.p_value, 2)}",
-                            style)
-            t.add_row(short(p.commit) + ("*" if p.dirty else ""), str(p.result_id), p.label,
-                      str(p.n), fmt_value(p.median, s.unit),
-                      f"[{fmt_value(p.ci_low, s.unit)}, {fmt_value(p.ci_high, s.unit)}]", mark)
-        t.print(console)
+        series_table(s, cps).print(console)
         for n in s.notes:
             console.print(f"[dim]{n}[/]")
     if plot is not None:
@@ -130,6 +117,7 @@ def detect_cmd(
     from perflab.history.detect import find_changes, load_settings
     from perflab.history.filing import check_webhook
     from perflab.history.series import SeriesFilter, parse_since
+    from perflab.reports.history import change_points_table
     from perflab.validate import output_dir
 
     after = parse_since(since)
@@ -151,7 +139,7 @@ def detect_cmd(
         doc = {"series": len(series), "change_points": [c.to_dict() for c in shown]}
         typer.echo(json.dumps(doc, indent=2))
     else:
-        _print_change_points(store, series, shown)
+        change_points_table(series, shown, store.machine_names()).print(console)
         ignored = sum(1 for c in cps if c.ignored)
         better = sum(1 for c in cps if not c.regression and not c.ignored
                      and c.direction != "none")
@@ -162,35 +150,6 @@ def detect_cmd(
         _file_regressions(store, findings.found + findings.unchanged, report, webhook, repo)
     if fail_on_regression and regressions:
         raise typer.Exit(1)
-
-
-def _print_change_points(store: Store, series: list[Series], shown: list[ChangePoint]
-                         ) -> None:
-    """The change points shown, as one table."""
-    unit = {s.key: s.unit for s in series}
-    names = store.machine_names()
-    t = Table.of(f"change points in {len(series)} series", [Column(h, "left") for h in (
-        "benchmark", "params", "config", "machine", "metric", "commits", "change",
-        "before (mean ± sd)", "after (mean ± sd)", "p", "")])
-    for cp in shown:
-        u = unit.get(cp.key, "")
-        what = (Cell(f"ignored: {cp.ignored}", "dim") if cp.ignored
-                else Cell("regression", "red") if cp.regression
-                else Cell("changed (no direction)", "magenta") if cp.direction == "none"
-                else Cell("improvement", "green"))
-        if cp.kind == "drift" or cp.found_by == "range":
-            why = [w for w, on in (("drift", cp.kind == "drift"),
-                                   ("at a range found on another machine",
-                                    cp.found_by == "range")) if on]
-            what = Cell(f"{what.text} ({', '.join(why)})", what.style)
-        t.add_row(cp.key.benchmark, cp.key.params_text(), cp.key.config,
-                  names.get(cp.key.machine_id or -1, str(cp.key.machine_id)), cp.key.metric,
-                  f"{short(cp.commit_before)}..{short(cp.commit_after)}",
-                  fmt_change_pct(cp.change_pct),
-                  f"{fmt_value(cp.mean_before, u)} ± {fmt_value(cp.std_before, u)}",
-                  f"{fmt_value(cp.mean_after, u)} ± {fmt_value(cp.std_after, u)}",
-                  fmt_sig(cp.p_value, 2), what)
-    t.print(console)
 
 
 def _file_regressions(store: Store, found: list[tuple[Series, ChangePoint]], report: Path | None,
@@ -421,37 +380,26 @@ def prune_cmd(
     """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
     import time
 
-    from perflab.history.detect import Thresholds
+    from perflab.history.prune import Retention, plan_prune, prune
 
-    if not older_than > 0:
-        raise PerflabError(f"--older-than {fmt_plain(older_than)} is not a positive number of days",
-                           "give a positive number of days, e.g. --older-than 90")
-    need = Thresholds().min_points
-    if keep < need:
-        raise PerflabError(f"--keep {keep} would remove a series' only baseline: detect needs "
-                           f"{need} points of a series to judge its next result",
-                           f"keep at least {need} (the default keeps 50)")
-    from perflab.fleet import store as fleet_store
-
+    rule = Retention(older_than, keep)  # checked before the store is opened
     store = session.open_store(db)
-    before = time.time() - older_than * 86400
-    ids, n_runs, kept = store.prune_plan(before, keep)
-    jobs = fleet_store.finished_jobs_before(store, before)  # queued and running ones stay
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(before))
-    what = (f"{len(ids)} result set(s) ({n_runs} measured runs) created before {when}"
-            + (f" and {len(jobs)} fleet job(s) finished before then" if jobs else "")
-            + (f"; {kept} older one(s) kept as the newest {keep} points of their series"
-               if kept else ""))
-    if not ids and not jobs:
+    plan = plan_prune(store, rule)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(plan.before))
+    if plan.empty:
         console.print(f"nothing to remove: no result set created before {when} is outside the "
                       f"newest {keep} points of its series", highlight=False, soft_wrap=True)
         return
+    what = (f"{len(plan.result_ids)} result set(s) ({plan.runs} measured runs) created before "
+            f"{when}"
+            + (f" and {len(plan.jobs)} fleet job(s) finished before then" if plan.jobs else "")
+            + (f"; {plan.kept} older one(s) kept as the newest {keep} points of their series"
+               if plan.kept else ""))
     if not yes:
         console.print(f"would remove {what}; run again with --yes to remove them",
                       highlight=False, soft_wrap=True)
         return
-    store.delete_results(ids)
-    fleet_store.delete_jobs(store, jobs)
+    prune(store, plan)
     console.print(f"removed {what}", highlight=False, soft_wrap=True)
 
 

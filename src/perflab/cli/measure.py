@@ -21,7 +21,6 @@ import typer
 
 from perflab import session
 from perflab.cli import options as o
-from perflab.cmdline import forgiving_argv
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
 from perflab.format import fmt_seconds, status_phrase
@@ -100,6 +99,16 @@ def _warn(line: str) -> None:
     err.print(line, highlight=False)
 
 
+def _note(line: str) -> None:
+    """How a command was read, when not as typed (stderr, as it is: no markup)."""
+    err.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def _quiet_note(line: str) -> None:
+    """A note of the measurement (a repeated command named by position): --quiet silences it."""
+    err_quiet.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
 def _print_notes(a: Analysis) -> None:
     from perflab.reports.warnings import result_warnings
 
@@ -123,16 +132,16 @@ def _header(rs: ResultSet, store: Store) -> None:
         aside.print(f"[dim]runtime: {text}[/]", highlight=False, markup=True)
 
 
-def _options(kw: dict[str, Any], default_primary: str, region_symbol: str | None,
-             plan: Any) -> Any:
-    """MeasureOptions from the MEASURE values in ``kw`` (what the verb has not taken out) and
-    the plan the verdicts are judged by (session.judging_plan)."""
+def _request(kw: dict[str, Any]) -> session.MeasureRequest:
+    """How to measure, from the MEASURE values in ``kw`` (what the verb has not taken out)."""
     schedule = session.Schedule(**{n: kw[n] for n in (
         "warmup", "runs", "min_runs", "max_runs", "budget", "precision", "seed")})
     setup = session.RunSetup(pin=kw["pin"], timeout=kw["timeout"], env=kw["env"],
                              ignore_failure=kw["ignore_failure"],
-                             no_counters=kw["no_counters"], region_symbol=region_symbol)
-    return session.build_options(schedule, setup, plan, kw["metric"], default_primary)
+                             no_counters=kw["no_counters"], region_symbol=kw["region_symbol"])
+    return session.MeasureRequest(schedule, setup, metric=kw["metric"],
+                                  estimator=kw["estimator"], repo=kw["repo"],
+                                  commit=kw["commit"], label=kw["label"])
 
 
 @_with(MEASURE, EXPORT)
@@ -155,47 +164,21 @@ def stat(
     """
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import metrics_to_show, stat_table
-    from perflab.runner import Watchers, measure
-
-    workload, shell, metric = kw["workload"], kw["shell"], kw["metric"]
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
                              warn=_warn) if kw["estimator"] else None
-    if bool(command) == bool(workload):
+    if bool(command) == bool(kw["workload"]):
         raise PerflabError("give either a COMMAND or --workload NAME",
                            "e.g. perflab stat -- ./prog arg, or perflab stat -W eh/cpp")
-    if workload and len(workload) > 1:
+    if kw["workload"] and len(kw["workload"]) > 1:
         raise PerflabError("stat measures one workload", "use `perflab compare` for several")
     if command and not command[0].strip():
         raise PerflabError("an empty command was given", "give the program to run after --")
     exports = _outputs(kw)
-    default_primary, rsym = "wall_time", kw["region_symbol"]
-    if workload:
-        from perflab.workloads import parse_assignments
-
-        cfg, r = session.workload_config(workload[0], parse_assignments(kw["param"]), None,
-                                         session.counts_with_valgrind(metric))
-        default_primary, rsym = r.primary or "wall_time", rsym or r.region_symbol
-    else:
-        assert command is not None
-        command, note = forgiving_argv(list(command), shell=shell)
-        if note:
-            err.print(note, highlight=False, soft_wrap=True, markup=False)
-        from perflab.model import Configuration
-
-        cfg = Configuration(name=" ".join(command), command=list(command), shell=shell,
-                            benchmark=" ".join(command))
-    if name is not None:
-        if not name.strip() or not name.isprintable():
-            raise PerflabError(f"--name {name!r} is not a name", "e.g. --name spin-1ms")
-        cfg.name = cfg.benchmark = name.strip()
-    session.check_metric_name(metric, [cfg.benchmark_key])
-    opts = _options(kw, default_primary, rsym, session.judging_plan(kw["estimator"]))
-    cfg.is_baseline = True
-    store = session.open_store(kw["db"])
-    rs = session.new_result("stat", repo=kw["repo"], commit=kw["commit"],
-                            label=kw["label"])
-    t0 = time.monotonic()
-    measure(rs, [cfg], opts, store=store, watchers=Watchers(console=err_quiet))
+    how = _request(kw)
+    cfg, default_primary, rsym = session.stat_config(
+        command, kw["workload"], kw["param"], how.metric, kw["shell"], name, note=_note)
+    rs, store = session.measure_stat(cfg, default_primary, rsym, how, kw["db"],
+                                     console=err_quiet)
     _header(rs, store)
     a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
     stat_table(a, cfg, metrics_to_show(rs), est).print(console)
@@ -206,7 +189,7 @@ def stat(
     failed = len(cfg.runs) - measured - warm
     extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
     aside.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
-                + f" in {fmt_seconds(time.monotonic() - t0)}[/]")
+                + f" in {fmt_seconds(time.time() - rs.created_at)}[/]")
     _print_notes(a)
     _export(a, exports)
     if rs.status == "interrupted":
@@ -292,7 +275,10 @@ def compare(
             # as simulated in docs/imports.md; Holm's power falls as benchmarks grow.
             rs.settings.comparison.correction = "bh"
     else:
-        rs = _measure_compare(commands or [], name, threshold, correction, kw, store, harness)
+        what = session.CompareTargets(commands or [], name, kw["workload"], kw["param"],
+                                      kw["shell"], harness)
+        rs = session.measure_compare(what, _request(kw), threshold, correction, store,
+                                     note=_quiet_note, console=err_quiet)
     session.set_baseline(rs, baseline)
     if not apart:
         _header(rs, store)
@@ -354,32 +340,6 @@ def _plan(rs: ResultSet, **override: Any) -> Any:
     from perflab.judging import Plan
 
     return Plan.of(rs, **override)
-
-
-def _measure_compare(commands: list[str], name: list[str] | None, threshold: list[str] | None,
-                     correction: str | None, kw: dict[str, Any], store: Store,
-                     harness: str | None = None) -> ResultSet:
-    """Measure the commands or workloads interleaved: a new result of kind compare."""
-    from perflab.runner import Watchers, known_metrics, measure
-
-    note = lambda line: err_quiet.print(  # noqa: E731
-        line, highlight=False, soft_wrap=True, markup=False)
-    if harness is not None:
-        configs, default_primary, rsym = session.harness_configs(
-            harness, commands, name, kw["workload"], kw["shell"], note=note)
-    else:
-        configs, default_primary, rsym = session.compare_configs(
-            commands, name, kw["workload"], kw["param"], kw["shell"], kw["metric"], note=note)
-        session.check_metric_name(kw["metric"], [c.benchmark_key for c in configs])
-    thr, bands = thresholds(threshold, known_metrics([c.benchmark_key for c in configs]))
-    plan = session.judging_plan(kw["estimator"], thr, correction, bands)
-    opts = _options(kw, default_primary, kw["region_symbol"] or rsym, plan)
-    if harness is not None:
-        opts.auto_primary = False  # the harness's own figures decide (collectors/harness.py)
-    rs = session.new_result("compare", repo=kw["repo"], commit=kw["commit"],
-                            label=kw["label"])
-    measure(rs, configs, opts, store=store, watchers=Watchers(console=err_quiet))
-    return rs
 
 
 def _show_comparisons(rs: ResultSet, metric: str | None, measured: bool,
@@ -464,21 +424,14 @@ results_app = typer.Typer(help="Stored results: list and show.", no_args_is_help
 def results_list(db: o.Db = None, limit: o.Limit = 30, all_: o.ListAll = False) -> None:
     """List stored results, newest first (the newest 30 unless --limit or --all)."""
     from perflab import quickread
-    from perflab.table import Column, Table
+    from perflab.reports.results import results_table
 
-    t = Table.of("", [Column(h, "left") for h in (
-        "id", "kind", "when", "status", "configurations", "runs", "commit", "label")])
     quick = quickread.list_results(db, None if all_ else limit)  # a SQLite file: no SQLAlchemy
     if quick is None:
         store = session.open_store(db, read_only=True)
         quick = store.list_results(None if all_ else limit), store.count_results()
     listed, stored = quick
-    for r in listed:
-        t.add_row(str(r["id"]), r["kind"], time.strftime("%Y-%m-%d %H:%M",
-                                                         time.localtime(r["created_at"])),
-                  r["status"], ", ".join(r["names"])[:60], str(r["runs"]),
-                  (r["commit"] or "")[:10], r["label"] or "")
-    t.print(console)
+    results_table(listed).print(console)
     if len(listed) < stored:
         aside.print(f"[dim]showing {len(listed)} of {stored} (use --limit N or --all)[/]",
                     highlight=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,8 +13,7 @@ from perflab import session
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console, warning
 from perflab.errors import PerflabError
-from perflab.reports.profiles import symbols_table
-from perflab.table import Column, Table
+from perflab.reports.profiles import profiles_table, symbols_table
 
 if TYPE_CHECKING:  # SQLAlchemy, loaded by the verbs that open a store (not by --help)
     from perflab.storage import Store
@@ -69,16 +67,7 @@ def list_cmd(store: Store, limit: int) -> None:
     if not rows:
         console.print(f"no profiles in {store.location} -- record one: perflab profile COMMAND")
         return
-    t = Table.of(f"profiles in {store.location}", [
-        Column("id", wrap=False), Column("when", "left", wrap=False),
-        Column("name", "left", fold=True), Column("event", "left", wrap=False),
-        Column("graph", "left", wrap=False), Column("samples", wrap=False),
-        Column("top symbol", "left", fold=True)])
-    for r in rows:
-        t.add_row(str(r["id"]), time.strftime("%m-%d %H:%M", time.localtime(r["created_at"])),
-                  r["name"] or "", r["sampler"] or "", r["call_graph"] or "",
-                  str(r["samples"]), r["top"])
-    t.print(console)
+    profiles_table(store.location, rows).print(console)
 
 
 def diff_cmd(a: int, b: int, store: Store, top: int, svg: Path | None) -> None:

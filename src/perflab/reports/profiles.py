@@ -5,7 +5,7 @@ operations)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perflab.format import fmt_count, fmt_per_op, fmt_points, fmt_share
 from perflab.table import Cell, Column, Table
@@ -75,3 +75,20 @@ def diff_note(d: ProfileDiff) -> str:
             "samples per 1,000 operations: share x samples / ops x 1000")
     return (f"{_unit(d)}: self {what} (A {fmt_count(d.a_ops)} ops, B {fmt_count(d.b_ops)} "
             "ops); the absolute change, where shares alone hide what stayed put")
+
+
+def profiles_table(location: str, rows: list[dict[str, Any]]) -> Table:
+    """The stored profiles (profiles.store.list_profiles), one row each: when, name, how it
+    was sampled, its samples and its top symbol."""
+    import time
+
+    t = Table.of(f"profiles in {location}", [
+        Column("id", wrap=False), Column("when", "left", wrap=False),
+        Column("name", "left", fold=True), Column("event", "left", wrap=False),
+        Column("graph", "left", wrap=False), Column("samples", wrap=False),
+        Column("top symbol", "left", fold=True)])
+    for r in rows:
+        t.add_row(str(r["id"]), time.strftime("%m-%d %H:%M", time.localtime(r["created_at"])),
+                  r["name"] or "", r["sampler"] or "", r["call_graph"] or "",
+                  str(r["samples"]), r["top"])
+    return t
