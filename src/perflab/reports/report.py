@@ -151,7 +151,7 @@ def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_]
     """The study's answer in one screen: the decided metric's ratio matrix, the study's axes
     in words, the warnings one line per kind; every table of every metric is in
     ``tables_md`` and ``html``, and the last lines say so."""
-    t = ratio_matrix(a, shown)
+    t = ratio_matrix(a, shown, console.width)
     if t is not None:
         console.print(t.to_rich(console))
         console.print(LEGEND, highlight=False, soft_wrap=False)
