@@ -160,8 +160,8 @@ def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_]
     for line in warning_lines(a, shown, warns, f"{html.name}#warnings"):
         console.print(f"[yellow]{escape(line.split(':', 1)[0])}[/]:"
                       f"{escape(line.split(':', 1)[1])}", highlight=False)
-    console.print(f"tables: {tables_md} (medians, comparisons and axes of every metric, and "
-                  "every metric per cell)", highlight=False)
+    console.print(f"tables: {tables_md} (every metric's medians, comparisons, axes and cells)",
+                  highlight=False)
 
 
 def _write_files(rep: Report, tables: Tables) -> None:
