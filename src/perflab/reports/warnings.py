@@ -109,10 +109,13 @@ def _too_few_runs(rs: ResultSet) -> str | None:
             f"{MIN_RUNS} per configuration, so those comparisons are inconclusive (too few runs)")
 
 
-def _some(items: list[str], at_most: int = 6) -> str:
-    """The first few of a list, and how many more."""
-    return ", ".join(items[:at_most]) + (
-        f" and {len(items) - at_most} more" if len(items) > at_most else "")
+def _some(items: list[str], at_most: int = 6, width: int | None = None) -> str:
+    """The first few of a list (at most ``at_most``, and within ``width`` characters: a
+    command's text can be a line long), and how many more."""
+    n = min(at_most, len(items))
+    while width is not None and n > 1 and len(", ".join(items[:n])) > width:
+        n -= 1
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 def result_warning_lines(a: Analysis, warns: list[Warning_]) -> list[str]:
@@ -145,7 +148,7 @@ def _counted(a: Analysis, kind: WarningKind, ws: list[Warning_], primary: str) -
     """One line for several warnings of one kind: its count, whom it names, what to do."""
     W = WarningKind
     total = len(a.rs.configurations)
-    named = _some([f"{w.subject} {w.detail}".strip() for w in ws])
+    named = _some([f"{w.subject} {w.detail}".strip() for w in ws], width=100)
     of = f"{len(ws)} of {total} configurations"
     if kind is W.FAILED:
         return (f"failed: {of} had runs that failed and were left out ({named}; first: "
