@@ -63,6 +63,9 @@ class Table:
     rows: list[list[Cell]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     show_lines: bool = False
+    # a matrix of short figures drawn narrow: no outer edge, no cell padding, a space between
+    # columns and a rule under the header (a dozen configurations across 120 columns)
+    compact: bool = False
 
     def add_row(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
@@ -99,7 +102,7 @@ class Table:
         widths = [max((cell_len(line) for text in (col.header, *(r[i].text for r in self.rows))
                        for line in text.splitlines() or [""]), default=0)
                   for i, col in enumerate(self.columns)]
-        return sum(widths) + 3 * len(widths) + 1
+        return sum(widths) + _frame(len(widths), self.compact)
 
     def rich_table(self) -> RichTable:
         """The table as rich draws it (rich imported here only: the CLI's start-up budget)."""
@@ -111,8 +114,12 @@ class Table:
             # cannot clear or retitle the terminal (what console.SafeConsole does for str)
             return Text(printable(s, lines=True), style=style)
 
+        from rich import box
+
         t = RichTable(title=text(self.title, "table.title") if self.title else None,
-                      title_justify="left", header_style="bold", show_lines=self.show_lines)
+                      title_justify="left", header_style="bold", show_lines=self.show_lines,
+                      **({"box": box.SIMPLE_HEAD, "padding": 0, "show_edge": False,
+                          "pad_edge": False} if self.compact else {}))
         for c in self.columns:
             t.add_column(text(c.header), justify=c.align, no_wrap=not c.wrap,
                          overflow="fold" if c.fold else "ellipsis")
@@ -229,7 +236,13 @@ def _unbroken_width(table: RichTable) -> int:
                    for w in (c.plain if isinstance(c, Text) else
                              Text.from_markup(str(c)).plain).split()), default=1)
               for col in table.columns]
-    return sum(widths) + 3 * len(widths) + 1
+    return sum(widths) + _frame(len(widths), not table.show_edge)
+
+
+def _frame(columns: int, compact: bool) -> int:
+    """The width of a table's borders and padding: a bordered table's column has a space each
+    side and a line between; a compact one's only a space between (Table.compact)."""
+    return columns - 1 if compact else 3 * columns + 1
 
 
 def _markup(cell: object) -> Any:

@@ -76,3 +76,27 @@ def test_a_stored_study_answers_its_axes_in_one_screen(tmp_path: Path) -> None:
     (noisy,) = [w for w in warns if w.startswith("noisy:")]
     assert noisy.startswith("noisy: 12 of 48 series"), noisy
     assert (out / "tables.md").exists()
+
+
+def test_a_study_of_many_configurations_still_reads_in_one_screen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a dozen runtimes, as `make demo` measures: bordered, the matrix would be 150 columns
+    import test_reports_matrix
+
+    names = ["cpp-async", "c", "rust", "go", "java", "java-async", "node", "python", "csharp",
+             "csharp-async", "coreclr", "coreclr-async"]
+    monkeypatch.setattr(test_reports_matrix, "FACTORS",
+                        {"base": 1.0, **{n: 1.0 + k / 10 for k, n in enumerate(names)}})
+    store = Store(tmp_path / "study.sqlite")
+    rs = store.load(store.save(make_result(n=20)))
+    out = tmp_path / "r"
+    lines = _screen(rs, out)
+    _check(lines, out)
+    text = "\n".join(lines)
+    # every configuration across (its name broken after the '-'), every cell down
+    assert re.search(r"^depth +threads +kind +async +c +rust +go +java +async ", text, re.M)
+    assert re.search(r"^100 +2 +hardware( +[\d.]+[▲▼=?]){12}$", text, re.M), text
+    assert "kind=hardware / kind=software: base" in text
+    # the cost of one more frame per runtime, in the unit once after its interval
+    assert re.search(r"ns_per_op per extra depth .*: base [\d.]+ \[[\d.]+, [\d.]+\] ns, "
+                     r"cpp-async [\d.]+ \[", " ".join(ln.strip() for ln in lines))

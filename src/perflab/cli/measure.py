@@ -110,11 +110,11 @@ def _quiet_note(line: str) -> None:
 
 
 def _print_notes(a: Analysis) -> None:
-    from perflab.reports.warnings import result_warnings
+    from perflab.reports.warnings import result_warning_lines, result_warning_list
 
     for n in a.rs.notes:
         aside.print(f"[dim]note:[/] {n}", highlight=False)
-    for w in result_warnings(a):
+    for w in result_warning_lines(a, result_warning_list(a)):
         aside.print(warning(w), highlight=False)
 
 

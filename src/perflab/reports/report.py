@@ -149,7 +149,7 @@ def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_]
     """The study's answer in one screen: the decided metric's ratio matrix, the study's axes
     in words, the warnings one line per kind; every table of every metric is in
     ``tables_md`` and ``html``, and the last lines say so."""
-    t = ratio_matrix(a, shown)
+    t = ratio_matrix(a, shown, console.width)
     if t is not None:
         console.print(t.to_rich(console))
         console.print(LEGEND, highlight=False, soft_wrap=False)
@@ -158,8 +158,8 @@ def print_study(console: Console, a: Analysis, shown: str, warns: list[Warning_]
     for line in warning_lines(a, shown, warns, f"{html.name}#warnings"):
         console.print(f"[yellow]{escape(line.split(':', 1)[0])}[/]:"
                       f"{escape(line.split(':', 1)[1])}", highlight=False)
-    console.print(f"tables: {tables_md} (medians, comparisons and axes of every metric, and "
-                  "every metric per cell)", highlight=False)
+    console.print(f"tables: {tables_md} (every metric's medians, comparisons, axes and cells)",
+                  highlight=False)
 
 
 def _write_files(rep: Report, tables: Tables) -> None:

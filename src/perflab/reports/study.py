@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perflab.format import fmt_params, fmt_sig, fmt_value
+from perflab.format import fmt_interval, fmt_params, fmt_sig
 from perflab.model import Configuration, ResultSet
 from perflab.reports.matrix import cell_params, config_names, interval_words, unit_of
 from perflab.reports.plots import choose_x, study_axes
@@ -30,8 +30,8 @@ from perflab.table import Cell, Column, Table
 if TYPE_CHECKING:
     from perflab.reports.analysis import Analysis
 
-LEGEND = ("ratio to the baseline: ▲ slower or larger, ▼ faster or smaller, = equivalent within "
-          "the band, ? inconclusive, ~ different, - not measured")
+LEGEND = ("▲ slower or larger, ▼ faster or smaller, = equivalent within the band, ? inconclusive, "
+          "~ different, - not measured")
 MARKS = {"slower": "▲", "larger": "▲", "faster": "▼", "smaller": "▼", "equivalent": "=",
          "inconclusive": "?"}
 
@@ -54,9 +54,11 @@ def varying_params(rs: ResultSet) -> list[str]:
     return [k for k, vs in seen.items() if len(vs) > 1]
 
 
-def ratio_matrix(a: Analysis, metric: str) -> Table | None:
+def ratio_matrix(a: Analysis, metric: str, width: int | None = None) -> Table | None:
     """Cells down (one column per varying parameter), configurations across, each the ratio
-    of the candidate to the cell's baseline with its verdict mark."""
+    of the candidate to the cell's baseline with its verdict mark.  Wider than ``width`` with
+    its borders, it is drawn compact (Table.compact) with each name broken after its '-'
+    (cpp-async over two lines)."""
     rs = a.rs
     comps = [c for c in a.comparisons if c.metric == metric]
     if not comps:
@@ -75,6 +77,9 @@ def ratio_matrix(a: Analysis, metric: str) -> Table | None:
             c = by.get((cell, n))
             row.append(Cell(_ratio_text(c), verdict_style(c)) if c else "-")
         t.add_row(*row)
+    if width is not None and t.natural_width() > width:
+        t.compact = True
+        t.columns = [Column(c.header.replace("-", "-\n"), c.align) for c in t.columns]
     return t
 
 
@@ -185,8 +190,8 @@ def per_step(a: Analysis, metric: str) -> str | None:
 
         fit = sps.linregress(xs, np.array([p[1] for p in pts]))
         half = float(sps.t.ppf(0.975, len(pts) - 2)) * float(fit.stderr)
-        parts.append(f"{name} {fmt_value(fit.slope, unit)} [{fmt_value(fit.slope - half, unit)},"
-                     f" {fmt_value(fit.slope + half, unit)}]")
+        ci = fmt_interval(fit.slope, fit.slope - half, fit.slope + half, unit)
+        parts.append(f"{name} {ci}")
     if not parts:
         return None
     at = f" at {fmt_params(first)}" if first else ""

@@ -27,6 +27,8 @@ NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagg
 # data).  A workload whose every series varies by 10% is what this workload does on this
 # machine (said once, as the run's typical CV); the series that stands out is what to look at.
 UNUSUAL_MADS = 3.0
+# Below PEERS series a median and MAD say little about what is typical: the limit is NOISY_CV.
+PEERS = 8
 
 
 def is_noisy(s: Summary) -> bool:
@@ -36,58 +38,149 @@ def is_noisy(s: Summary) -> bool:
 
 def result_warnings(a: Analysis) -> list[str]:
     """What makes these numbers less trustworthy (hyperfine-style warnings, and more), the
-    busy-machine warning included."""
+    busy-machine warning included: each one (the JSON and Markdown exports list them all)."""
+    return [w.text for w in result_warning_list(a)]
+
+
+def result_warning_list(a: Analysis) -> list[Warning_]:
+    """result_warnings typed: each with its kind, the configuration it is about and its
+    figure, so result_warning_lines can count them by kind."""
     rs = a.rs
-    out: list[str] = []
+    W = WarningKind
+    out: list[Warning_] = []
     primary = rs.settings.primary_metric or "wall_time"
+    info = rs.metrics.get(primary)
+    several = len(rs.cells()) > 1
+    limit = noise_limit([s.cv for s in a.summaries(primary).values() if s.n > 1])
     for cfg in rs.configurations:
+        who = f"{cfg.name} [{cell_label(cfg.cell, rs)}]" if several else cfg.name
         failed = [r for r in cfg.runs if r.status != "ok"]
         if failed:
-            out.append(f"{cfg.name}: {len(failed)} run(s) failed and were left out "
-                       f"({failed[0].error})")
+            out.append(Warning_(W.FAILED, f"{cfg.name}: {len(failed)} run(s) failed and were "
+                                f"left out ({failed[0].error})", subject=who,
+                                detail=str(len(failed))))
         xs = cfg.samples(primary)
-        info = rs.metrics.get(primary)
         if len(xs) >= 4 and info and not info.deterministic:
             s = a.summary(cfg, primary)
             if s.outliers:
-                out.append(f"{cfg.name}: {s.outliers} statistical outlier(s) in {primary} "
-                           f"(outside 1.5 IQR); {_robust(a)}, but a quiet machine is better")
-            if is_noisy(s):
-                out.append(f"{cfg.name}: {primary} varies a lot (CV {fmt_share(s.cv)}); consider "
-                           "--pin, more runs, or a quieter machine")
+                out.append(Warning_(W.OUTLIERS, f"{cfg.name}: {s.outliers} statistical "
+                                    f"outlier(s) in {primary} (outside 1.5 IQR); {_robust(a)}, "
+                                    "but a quiet machine is better", subject=who,
+                                    detail=str(s.outliers)))
+            if is_noisy(s) and s.cv > limit:
+                out.append(Warning_(W.NOISY, f"{cfg.name}: {primary} varies a lot (CV "
+                                    f"{fmt_share(s.cv)}); consider --pin, more runs, or a "
+                                    "quieter machine", subject=who, detail=fmt_share(s.cv)))
         warm = [r for r in cfg.runs if r.warmup and primary in r.values]
         if warm and len(xs) >= 3 and warm[0].values[primary] > 1.5 * float(np.median(xs)):
-            out.append(f"{cfg.name}: the warm-up run was much slower than the rest (caches, "
-                       "JIT): warm-up matters here")
+            out.append(Warning_(W.WARMUP, f"{cfg.name}: the warm-up run was much slower than "
+                                "the rest (caches, JIT): warm-up matters here", subject=who))
         invol = cfg.samples("involuntary_switches")
         if invol and float(np.median(invol)) > 50:
-            out.append(f"{cfg.name}: {fmt_fixed(np.median(invol))} involuntary context switches "
-                       "per run (median): other work competed for the CPU")
-    out += differing_results(rs)
-    if len(rs.configurations) > len(rs.cells()):  # something is compared
-        # Each short configuration by name with its own count: "0 run(s) per configuration"
-        # read as if the baseline's 4 runs were lost too.
-        few = [(c.name, len(c.measured_runs())) for c in rs.configurations
-               if len(c.measured_runs()) < MIN_RUNS]
-        if few:
-            shown = ", ".join(f"{name} {n}" for name, n in few[:6]) + (
-                f" and {len(few) - 6} more" if len(few) > 6 else "")
-            primary = rs.metrics.get(rs.settings.primary_metric or "")
-            if primary is not None and primary.deterministic:
-                # An exact count decides; only the timed metrics beside it lack runs.
-                out.append(f"too few timed runs for a statistical verdict on the metrics "
-                           f"beside {primary.name} ({shown}): they need at least {MIN_RUNS} "
-                           f"per configuration and read inconclusive (too few runs); "
-                           f"{primary.name} is compared exactly")
-            else:
-                out.append(f"too few runs for a verdict ({shown}): a statistical verdict needs "
-                           f"at least {MIN_RUNS} per configuration, so those comparisons are "
-                           "inconclusive (too few runs)")
-    out += busy_machine(a.rs) + threads_over_cpus(a.rs) + kernel_heavy(a.rs)
+            med = fmt_fixed(np.median(invol))
+            out.append(Warning_(W.SWITCHES, f"{cfg.name}: {med} involuntary context switches "
+                                "per run (median): other work competed for the CPU",
+                                subject=who, detail=med))
+    out += [Warning_(W.DIFFERENT, w) for w in differing_results(rs)]
+    few = _too_few_runs(rs)
+    out += [Warning_(W.FEW_RUNS, few)] if few else []
+    out += [Warning_(W.MACHINE, w) for w in busy_machine(a.rs)]
+    out += [Warning_(W.CPUS, w) for w in threads_over_cpus(a.rs)]
+    out += [Warning_(W.KERNEL, w) for w in kernel_heavy(a.rs)]
     modal = modal_warnings(a, [m for m in rs.metrics if in_family(m, primary)])
     if modal:
-        out.append(bimodal_line(a, modal))
+        out.append(Warning_(W.BIMODAL, bimodal_line(a, modal)))
     return out
+
+
+def _too_few_runs(rs: ResultSet) -> str | None:
+    """Where something is compared: the configurations with fewer runs than a verdict needs."""
+    if len(rs.configurations) <= len(rs.cells()):
+        return None
+    # Each short configuration by name with its own count: "0 run(s) per configuration"
+    # read as if the baseline's 4 runs were lost too.
+    few = [(c.name, len(c.measured_runs())) for c in rs.configurations
+           if len(c.measured_runs()) < MIN_RUNS]
+    if not few:
+        return None
+    shown = _some([f"{name} {n}" for name, n in few])
+    primary = rs.metrics.get(rs.settings.primary_metric or "")
+    if primary is not None and primary.deterministic:
+        # An exact count decides; only the timed metrics beside it lack runs.
+        return (f"too few timed runs for a statistical verdict on the metrics beside "
+                f"{primary.name} ({shown}): they need at least {MIN_RUNS} per configuration "
+                f"and read inconclusive (too few runs); {primary.name} is compared exactly")
+    return (f"too few runs for a verdict ({shown}): a statistical verdict needs at least "
+            f"{MIN_RUNS} per configuration, so those comparisons are inconclusive (too few runs)")
+
+
+def _some(items: list[str], at_most: int = 6, width: int | None = None) -> str:
+    """The first few of a list (at most ``at_most``, and within ``width`` characters: a
+    command's text can be a line long), and how many more."""
+    n = min(at_most, len(items))
+    while width is not None and n > 1 and len(", ".join(items[:n])) > width:
+        n -= 1
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def result_warning_lines(a: Analysis, warns: list[Warning_]) -> list[str]:
+    """The terminal's warnings of a result (stat, compare, results show): one line per kind,
+    in the order each kind first occurs.  A kind that fired once reads as itself; one that
+    fired for several configurations is counted (of how many), its configurations named with
+    their figures, and said with what to do."""
+    rs = a.rs
+    primary = rs.settings.primary_metric or "wall_time"
+    by: dict[WarningKind, list[Warning_]] = {}
+    for w in warns:
+        by.setdefault(w.kind, []).append(w)
+    out = [ws[0].text if len(ws) == 1 else _counted(a, kind, ws, primary)
+           for kind, ws in by.items()]
+    noisy = by.get(WarningKind.NOISY, [])
+    med, series, runs = typical_cv(a, primary)
+    if not noisy and len(rs.configurations) >= PEERS and med > NOISY_CV:
+        # every configuration varies alike: what the workload does here, said once
+        out.append(f"noisy: 0 of {series} configurations of {primary} vary more than this "
+                   f"run's limit (CV > {fmt_share(_limit(a, primary))}; the median CV is "
+                   f"{fmt_share(med)} with {runs} runs); more runs narrow the CIs")
+    return out
+
+
+def _limit(a: Analysis, metric: str) -> float:
+    return noise_limit([s.cv for s in a.summaries(metric).values() if s.n > 1])
+
+
+def _counted(a: Analysis, kind: WarningKind, ws: list[Warning_], primary: str) -> str:
+    """One line for several warnings of one kind: its count, whom it names, what to do."""
+    W = WarningKind
+    total = len(a.rs.configurations)
+    named = _some([f"{w.subject} {w.detail}".strip() for w in ws], width=100)
+    of = f"{len(ws)} of {total} configurations"
+    if kind is W.FAILED:
+        return (f"failed: {of} had runs that failed and were left out ({named}; first: "
+                f"{ws[0].text}); fix the workload and measure again")
+    if kind is W.OUTLIERS:
+        return (f"outliers: {of} have statistical outliers in {primary} (outside 1.5 IQR: "
+                f"{named}); {_robust(a)}, but a quiet machine is better")
+    if kind is W.NOISY:
+        med, _, runs = typical_cv(a, primary)
+        limit = _limit(a, primary)
+        above = (f"more than this run's limit (CV of {primary} > {fmt_share(limit)}"
+                 if limit > NOISY_CV else f"by more than {fmt_share(limit)} (CV of {primary}")
+        return (f"noisy: {of} vary {above}: {named}; the median CV is {fmt_share(med)} with "
+                f"{runs} runs); consider --pin, more runs, or a quieter machine")
+    if kind is W.WARMUP:
+        return (f"warm-up: {of} ran their warm-up much slower than the rest ({named}: caches, "
+                "JIT); keep at least one warm-up run (--warmup)")
+    if kind is W.SWITCHES:
+        return (f"switches: {of} had over 50 involuntary context switches per run (median: "
+                f"{named}): other work competed for the CPU; use --pin or a quieter machine")
+    if kind is W.DIFFERENT:
+        return (f"different results: {len(ws)} pairs of configurations computed different "
+                f"results (first: {ws[0].text}); check the workloads agree")
+    if kind is W.KERNEL:
+        return (f"kernel: {len(ws)} configurations whose valgrind counts miss most of their "
+                f"CPU time (first: {ws[0].text}); judge them on task_clock or cpu_time")
+    return f"{kind.value}: {len(ws)} warnings (first: {ws[0].text}); each in the JSON export"
 
 
 def kernel_heavy(rs: ResultSet) -> list[str]:
@@ -141,6 +234,10 @@ class WarningKind(StrEnum):
     SKIPPED = "skipped"
     NOTE = "note"
     NOISY = "noisy"
+    OUTLIERS = "outliers"
+    WARMUP = "warm-up"
+    SWITCHES = "switches"
+    FEW_RUNS = "too few runs"
     INCONCLUSIVE = "inconclusive"
     DIFFERENT = "different results"
     FAILED = "failed"
@@ -152,6 +249,8 @@ class Warning_:
     kind: WarningKind
     text: str
     runs_needed: int | None = None  # inconclusive: runs per configuration that would decide
+    subject: str = ""  # a result's warning: the configuration it is about
+    detail: str = ""  # and its figure ("2" outliers, "CV 6.9%"), for the line that counts them
 
 
 def modal_warnings(a: Analysis, metrics: list[str]) -> list[Warning_]:
@@ -174,7 +273,7 @@ def bimodal_line(a: Analysis, ws: list[Warning_]) -> str:
 def noise_limit(cvs: list[float]) -> float:
     """The CV above which a series is unusually noisy for this run (UNUSUAL_MADS)."""
     xs = np.array([c for c in cvs if not math.isnan(c)])
-    if not len(xs):
+    if len(xs) < PEERS:
         return NOISY_CV
     med = float(np.median(xs))
     mad = float(np.median(np.abs(xs - med))) * 1.4826
