@@ -57,7 +57,7 @@ def run_cmd(
         path = db or default_db_path()
         exists = "://" in str(path) or Path(path).exists()
         per_run = history_per_run(session.open_store(path), plan) if exists else {}
-        speed = measure_speed(plan)
+        speed = measure_speed(plan, runs=True)
         for line in describe_plan(plan, per_run, speed, report=not no_report):
             console.print(line, highlight=False, soft_wrap=True)
         return
