@@ -27,7 +27,8 @@ def run_cmd(
                                       help="Continue an interrupted run; finished cells are "
                                       "not measured again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated "
-                                 "time; measure nothing."),
+                                 "time; store nothing (the estimate launches each workload "
+                                 "once, never a plain command)."),
     out: Path | None = typer.Option(None, "--out", help="Report directory (default: run-<id> "
                                     "in <data dir>/reports for the default database, in "
                                     "<stem>-reports beside another SQLite file)."),
