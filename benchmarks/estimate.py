@@ -16,7 +16,7 @@ minute quiet); --demo takes suites/eh-study.toml itself, what `make demo` runs (
 --suites memory,memory-csharp,memory-coreclr,timers-csharp).
 
 Usage: python benchmarks/estimate.py [--demo | --suites A,B] [--conditions quiet,load] [--out FILE]
-Figures are written to benchmarks/estimate-<date>.json (or --out).
+Figures are written to benchmarks/estimate[-demo|-suites]-<date>.json (or --out).
 """
 
 from __future__ import annotations
