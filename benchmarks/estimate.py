@@ -1,20 +1,22 @@
 """How right is a suite's dry-run estimate?  Estimate vs actual, quiet and beside two busy loops.
 
-For each condition, with a fresh database (no earlier runs: the estimate comes from the machine
-as it is now, suites/estimate.py), this prints the dry run's estimate of the measuring and of
-the report, then times `perflab run SUITE --no-report` and `perflab report ID`, and the ratio
-actual / estimate of each part and of the whole (issue 25's goal: the whole within ±30%, i.e.
-a ratio of 0.77-1.30, quiet and at load 4).
+For each suite and condition, with a fresh database (no earlier runs: the estimate comes from
+the machine as it is now, suites/estimate.py), this prints the dry run's estimate of the
+measuring and of the report, then times `perflab run SUITE --no-report` and `perflab report
+ID`, and the ratio actual / estimate of each part and of the whole, and whether the goal is met
+(the whole within ±30%, i.e. a ratio of 0.77-1.30, as the machine is and at load 4).
 
   quiet  nothing started by the benchmark (the load average is recorded before and after)
   load   two CPU-bound neighbours (benchmarks/neighbours.py) that the benchmark starts and stops
 
 The default suite is a reduced exception study (suites/eh-study.toml with cpp, c, java, node
 and python at depth 0 and 10, one thread, both kinds: 20 configuration series, about half a
-minute quiet); --demo takes suites/eh-study.toml itself, what `make demo` runs (minutes).
+minute quiet); --demo takes suites/eh-study.toml itself, what `make demo` runs (minutes);
+--suites takes suite files by name or path instead (e.g. the runtimes' memory suites:
+--suites memory,memory-csharp,memory-coreclr,timers-csharp).
 
-Usage: python benchmarks/estimate.py [--demo] [--conditions quiet,load] [--out FILE]
-Figures are written to benchmarks/estimate-<date>.json (or --out).
+Usage: python benchmarks/estimate.py [--demo | --suites A,B] [--conditions quiet,load] [--out FILE]
+Figures are written to benchmarks/estimate[-demo|-suites]-<date>.json (or --out).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from neighbours import Neighbours, load  # noqa: E402 (benchmarks/neighbours.py)
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "suites" / "eh-study.toml"
 MINI_CONFIGS = ("cpp", "c", "java", "node", "python")
+GOAL = 1.3  # actual / estimate within [1 / GOAL, GOAL]
 
 
 def mini_suite(dest: Path) -> Path:
@@ -94,40 +97,63 @@ def one_condition(suite: Path, tmp: Path, cond: str) -> dict[str, Any]:
         ratio={"measure": round(measure_s / est_measure, 2),
                "report": round(report_s / est_report, 2) if est_report else None,
                "total": round(actual / est_total, 2)})
-    out["within_30pct"] = 1 / 1.3 <= actual / est_total <= 1.3
+    out["within_30pct"] = 1 / GOAL <= actual / est_total <= GOAL
     return out
+
+
+def suite_path(name: str) -> Path:
+    """A suite named as in suites/ (memory-coreclr) or by its path."""
+    p = Path(name)
+    if p.suffix == ".toml":
+        return p.resolve()
+    return ROOT / "suites" / f"{name}.toml"
+
+
+def print_row(suite: str, cond: str, r: dict[str, Any]) -> None:
+    e, a, q = r["estimate_s"], r["actual_s"], r["ratio"]
+    print(f"{suite:16} {cond:5} load {r['load_before'][0]:.1f}->{r['load_after'][0]:.1f}: "
+          f"estimate {e['total']:.0f} s ({e['measure']:.0f} + {e['report']:.0f} report), "
+          f"actual {a['total']:.0f} s ({a['measure']:.0f} + {a['report']:.0f}); "
+          f"actual/estimate {q['total']:.2f} (measure {q['measure']:.2f}, report {q['report']}); "
+          f"goal ±{GOAL - 1:.0%}: {'met' if r['within_30pct'] else 'NOT MET'}", flush=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--demo", action="store_true", help="the whole study, as `make demo`")
+    ap.add_argument("--suites", default="", help="comma-separated suite names or files")
     ap.add_argument("--conditions", default="quiet,load")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     date = time.strftime("%Y-%m-%d", time.gmtime())
     report: dict[str, Any] = {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    tag = "-demo" if args.demo else ""
+    tag = "-demo" if args.demo else "-suites" if args.suites else ""
     out = args.out or Path(__file__).parent / f"estimate{tag}-{date}.json"
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
-        suite = STUDY if args.demo else mini_suite(tmp / "eh-mini.toml")
-        report["suite"] = "eh-study (make demo)" if args.demo else \
-            f"eh-mini: eh-study with {', '.join(MINI_CONFIGS)}, depth 0 and 10, 1 thread"
-        for cond in args.conditions.split(","):
-            if cond == "load":
-                with Neighbours(2):
-                    r = one_condition(suite, tmp, cond)
-            else:
-                r = one_condition(suite, tmp, cond)
-            report[cond] = r
-            e, a, q = r["estimate_s"], r["actual_s"], r["ratio"]
-            print(f"{cond:5} load {r['load_before'][0]:.1f}->{r['load_after'][0]:.1f}: "
-                  f"estimate {e['total']:.0f} s ({e['measure']:.0f} + {e['report']:.0f} report), "
-                  f"actual {a['total']:.0f} s ({a['measure']:.0f} + {a['report']:.0f}); "
-                  f"actual/estimate {q['total']:.2f} (measure {q['measure']:.2f}, report "
-                  f"{q['report']}){'' if r['within_30pct'] else '  OUTSIDE ±30%'}", flush=True)
-            out.write_text(json.dumps(report, indent=2) + "\n")  # kept if a later one is cut
+        if args.suites:
+            suites = {n: suite_path(n) for n in args.suites.split(",")}
+        elif args.demo:
+            suites = {"eh-study (make demo)": STUDY}
+        else:
+            suites = {f"eh-mini: eh-study with {', '.join(MINI_CONFIGS)}, depth 0 and 10, "
+                      "1 thread": mini_suite(tmp / "eh-mini.toml")}
+        report["suites"] = {}
+        for name, suite in suites.items():
+            got: dict[str, Any] = {}
+            report["suites"][name] = got
+            for cond in args.conditions.split(","):
+                work = tmp / f"{suite.stem}-{cond}"
+                work.mkdir()
+                if cond == "load":
+                    with Neighbours(2):
+                        r = one_condition(suite, work, cond)
+                else:
+                    r = one_condition(suite, work, cond)
+                got[cond] = r
+                print_row(suite.stem, cond, r)
+                out.write_text(json.dumps(report, indent=2) + "\n")  # kept if a later one is cut
     print(f"written to {out}")
     return 0
 

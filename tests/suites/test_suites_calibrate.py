@@ -226,3 +226,29 @@ def test_the_estimate_measures_each_calibrated_start_up_now(tmp_path: Path) -> N
     text = "\n".join(describe_plan(plan, {}, speed))
     assert "start-up measured now for 1 configuration;" in text
     assert "report (2 plots)" in text  # depth is the x axis: values and ratios, one metric
+
+
+@pytest.mark.system
+def test_a_dry_runs_estimate_runs_an_uncalibrated_workload_once_whole(tmp_path: Path) -> None:
+    from perflab.suites.estimate import measure_speed
+
+    built_workload("eh/c")
+    p = tmp_path / "est.toml"
+    p.write_text(EST_SUITE.replace("calibrate = 0.1", "expected_run_s = 500")
+                 .replace('[configurations.java]\nworkload = "eh/java"\n', "")
+                 .replace('[configurations.c]\nworkload = "eh/c"\n',
+                          '[configurations.c]\nworkload = "eh/c"\nparams = { iterations = 10 }\n'))
+    plan = make_plan(load_suite(p))
+    # A real run's estimate launches nothing whole: c takes expected_run_s at the slowdown.
+    assert measure_speed(plan).run_s == {}
+    speed = measure_speed(plan, runs=True)
+    # The dry run's: c run as planned, once in each of its two cells; never the command; no
+    # start-up probe (nothing is calibrated), so nothing that a run would repeat.
+    assert set(speed.run_s) == {"c"} and 0 < speed.run_s["c"] < 500
+    assert speed.start_s == {} and speed.probe_s == 0.0
+    cell = plan.cells[0]
+    by = {c.name: c for c in cell.configs}
+    assert plan.run_seconds(cell, by["c"], speed=speed) == speed.run_s["c"]
+    assert plan.run_seconds(cell, by["cmd"], speed=speed) == pytest.approx(500 * speed.slowdown)
+    assert "a whole run measured now for 1 configuration;" in "\n".join(
+        describe_plan(plan, {}, speed))

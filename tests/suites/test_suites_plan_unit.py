@@ -128,3 +128,39 @@ def test_start_ups_are_sampled_across_the_plan_reproducibly() -> None:
     # One in each quarter of the plan, so the start-up's mean covers the whole matrix.
     assert [x // 4 for x in got] == [0, 1, 2, 3]  # type: ignore[operator]
     assert sample_cells(items[:3], "seed", k=4) == [0, 1, 2]  # type: ignore[arg-type]
+
+
+def test_a_whole_run_measured_now_wins_and_expected_run_s_follows_the_slowdown() -> None:
+    plan = _plan(SUITE.replace('command = "echo {n}"', 'workload = "eh/java"').replace(
+        "n = [1, 2, 3]", "depth = [0, 10]").replace("{n}", "{depth}"))
+    cell = plan.cells[0]
+    a, b = cell.configs  # a: a workload, not calibrated; b: a command
+    # Nothing measured: the suite's expected_run_s, stretched by the machine's slowdown now.
+    assert plan.run_seconds(cell, a) == plan.run_seconds(cell, b) == 0.5
+    assert plan.run_seconds(cell, b, speed=Speed(slowdown=3.0)) == pytest.approx(1.5)
+    # A whole run of a measured now (start-up, JIT and work at this load) is a's figure as is.
+    now = Speed(slowdown=3.0, run_s={"a": 2.2})
+    assert plan.run_seconds(cell, a, speed=now) == 2.2
+    assert plan.run_seconds(cell, b, speed=now) == pytest.approx(1.5)
+    # The estimate is composed of them: no calibration probes, no start-up probes to repeat.
+    runs = 4 + 1
+    per_cell = (3.0 * PERFLAB_PER_CELL_S + runs * (2.2 + 3.0 * PERFLAB_PER_RUN_S)
+                + runs * (1.5 + 3.0 * PERFLAB_PER_RUN_S))
+    assert plan.estimate_seconds(speed=now) == pytest.approx(
+        3.0 * PERFLAB_START_S + 2 * per_cell)
+    # An earlier run in the store still wins over what was measured now.
+    hist = {history_key("a", cell.key): 0.9}
+    assert plan.run_seconds(cell, a, hist, now) == 0.9
+
+
+def test_what_the_estimate_launches_calibrated_start_ups_and_whole_workload_runs() -> None:
+    from perflab.suites.estimate import configs_to_launch
+
+    text = SUITE.replace('command = "echo {n}"', 'workload = "eh/java"').replace(
+        "n = [1, 2, 3]", "depth = [0, 10]").replace("{n}", "{depth}")
+    starts, wholes = configs_to_launch(_plan(text))
+    # Not calibrated: the workload is run whole (in each of its cells); a command never.
+    assert starts == {} and list(wholes) == ["a"] and len(wholes["a"]) == 2
+    starts, wholes = configs_to_launch(_plan(text.replace("expected_run_s = 0.5\n",
+                                                          "calibrate = 0.1\n")))
+    assert list(starts) == ["a"] and wholes == {}

@@ -29,7 +29,8 @@ def run_cmd(
                                       help="Continue an interrupted run; finished cells are "
                                       "not measured again."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its estimated "
-                                 "time; measure nothing."),
+                                 "time; store nothing (the estimate launches each workload "
+                                 "once, never a plain command)."),
     out: Path | None = typer.Option(None, "--out", help="Report directory (default: run-<id> "
                                     "in <data dir>/reports for the default database, in "
                                     "<stem>-reports beside another SQLite file)."),
@@ -59,7 +60,7 @@ def run_cmd(
         path = db or default_db_path()
         exists = "://" in str(path) or Path(path).exists()
         per_run = history_per_run(session.open_store(path), plan) if exists else {}
-        speed = measure_speed(plan)
+        speed = measure_speed(plan, runs=True)
         for line in describe_plan(plan, per_run, speed, report=not no_report):
             console.print(line, highlight=False, soft_wrap=True)
         return

@@ -466,6 +466,9 @@ def describe_plan(plan: SuitePlan, per_run: dict[str, float] | None = None,
         if speed.start_s:
             n = len(speed.start_s)
             basis.append(f"start-up measured now for {n} configuration{'s' * (n != 1)}")
+        if speed.run_s:
+            n = len(speed.run_s)
+            basis.append(f"a whole run measured now for {n} configuration{'s' * (n != 1)}")
         basis.append(f"this machine now runs a thread at {fmt_share(1 / speed.slowdown, 0)} of "
                      "a CPU")
     what = (f"{fmt_duration(est)} measuring + {fmt_duration(rep)} report ({plan.report_plots()} "

@@ -122,14 +122,22 @@ class SuitePlan:
         Earlier runs of the same configuration and cell (or the same command) in the store
         win.  Otherwise: with calibration, the target region plus the runtime's start-up
         (measured now when ``speed`` has it, else RUNTIME_START_S at the current slowdown);
-        without, expected_run_s."""
+        without, one whole run measured now when ``speed`` has it, else expected_run_s at the
+        current slowdown."""
         hist = per_run or {}
         for key in (history_key(p.name, cell.key), shlex.join(p.argv)):
             if key in hist:
                 return hist[key]
-        if self.calibrate and p.calibratable():
+        if self.calibrated(p):
             return self.calibrate + self.start_seconds(p, speed)
-        return float(self.suite.measure.get("expected_run_s", 1.0))
+        speed = speed or Speed()
+        if p.name in speed.run_s:
+            return speed.run_s[p.name]
+        return float(self.suite.measure.get("expected_run_s", 1.0)) * speed.slowdown
+
+    def calibrated(self, p: PlannedConfig) -> bool:
+        """Whether ``p``'s iteration count is calibrated per cell (suites/calibrate.py)."""
+        return bool(self.calibrate) and p.calibratable()
 
     @staticmethod
     def start_seconds(p: PlannedConfig, speed: Speed | None = None) -> float:
@@ -152,7 +160,7 @@ class SuitePlan:
         for p in cell.configs:
             t += n * (self.run_seconds(cell, p, per_run, speed)
                       + PERFLAB_PER_RUN_S * speed.slowdown)
-            if self.calibrate and p.calibratable() and (
+            if self.calibrated(p) and (
                     p.is_baseline or m.get("calibrate_on") != "baseline"):
                 # The probes took this long last time; else one probe at the suite's count
                 # and one near the target.
@@ -201,11 +209,15 @@ class Speed:
 
     ``slowdown`` is wall seconds per CPU second a single thread gets now: 1 on a quiet machine,
     about 1.5 beside two busy neighbours on 2 CPUs; perflab's own costs and the start-ups not
-    measured are scaled by it.  ``start_s``: per configuration name, the seconds one launch
-    spent outside the timed region, measured now."""
+    measured are scaled by it, and so is a suite's expected_run_s.  ``start_s``: per
+    configuration name, the seconds one launch spent outside the timed region, measured now.
+    ``run_s``: per configuration name, the seconds one whole run took, measured now (a dry
+    run's estimate of a workload that is not calibrated: its start-up, JIT and measured work
+    at this load)."""
 
     slowdown: float = 1.0
     start_s: dict[str, float] = field(default_factory=dict)
+    run_s: dict[str, float] = field(default_factory=dict)
     probe_s: float = 0.0  # what measuring start_s took (a run measures them too)
 
 
