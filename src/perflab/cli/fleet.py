@@ -116,7 +116,7 @@ def status_cmd(
         machines,
         submissions,
     )
-    from perflab.reports.fleet import job_table, machines_table, submissions_table
+    from perflab.fleet.tables import job_table, machines_table, submissions_table
 
     store = fleet_store(db)
     check_queue_schema(store)

@@ -58,7 +58,7 @@ def history_cmd(
         parse_params,
         parse_since,
     )
-    from perflab.reports.history import series_table
+    from perflab.history.tables import series_table
 
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
@@ -117,7 +117,7 @@ def detect_cmd(
     from perflab.history.detect import find_changes, load_settings
     from perflab.history.filing import check_webhook
     from perflab.history.series import SeriesFilter, parse_since
-    from perflab.reports.history import change_points_table
+    from perflab.history.tables import change_points_table
     from perflab.validate import output_dir
 
     after = parse_since(since)
@@ -380,7 +380,7 @@ def prune_cmd(
     """Remove old result sets, keeping each series' newest points: a dry run unless --yes."""
     import time
 
-    from perflab.history.prune import Retention, plan_prune, prune
+    from perflab.prune import Retention, plan_prune, prune
 
     rule = Retention(older_than, keep)  # checked before the store is opened
     store = session.open_store(db)
