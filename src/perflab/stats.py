@@ -1345,8 +1345,12 @@ class StopLook:
             return ""
         if not self.futile:
             return "every primary comparison was decided"
-        return (f"{self.decided} decided, {self.futile} cannot be decided within the budget "
-                "at this noise")
+        why = "within the budget at this noise"
+        if self.decided:
+            return f"{self.decided} decided, {self.futile} cannot be decided {why}"
+        if self.futile == 1:
+            return f"the primary comparison cannot be decided {why}"
+        return f"none of the {self.futile} primary comparisons can be decided {why}"
 
 
 def decidable(loc: Location, n: int, runs: int, band: tuple[float, float],

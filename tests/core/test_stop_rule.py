@@ -76,7 +76,11 @@ def test_a_pair_that_could_still_be_decided_keeps_measuring() -> None:
                       final_level=look_level(6, 200, 200, final=True))
     assert look.open >= 1 and not look.stop
     # At the budget's end nothing more can be decided.
-    assert stop_check(pairs, paired=True, plan=plan, budget_runs=9).stop
+    end = stop_check(pairs, paired=True, plan=plan, budget_runs=9)
+    assert end.stop and end.futile >= 1
+    alone = stop_check(pairs[1:], paired=True, plan=plan, budget_runs=9)
+    assert alone.reason == ("the primary comparison cannot be decided within the budget at "
+                            "this noise")
 
 
 def test_decidable_reads_the_budget() -> None:
