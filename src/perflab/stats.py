@@ -55,6 +55,10 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   whatever the correlation between looks).  The result is judged at the level of the look it
   stopped at (Plan.level) ever after; a suite's cells split alpha evenly over the looks.
   bisect's rounds spend by the same function.
+- **The stop rule** (stop_check) judges the primary family as compare_result will (the pooled
+  lag-1 widening, the plan's correction, the look's level) and stops when every comparison
+  is decided or the undecided ones cannot be decided within the budget (decidable: a
+  conditional-power futility bound); futility leaves those inconclusive and claims nothing.
 """
 
 from __future__ import annotations
