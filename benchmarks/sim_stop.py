@@ -69,7 +69,7 @@ def final_table(pairs: list[tuple[np.ndarray, np.ndarray]], level: float) -> lis
 def measure(rng: np.random.Generator, ratios: list[float], cv: float, rho: float,
             max_runs: int, rule: str) -> tuple[int, list[str], str]:
     """One adaptive measurement of the family: (runs per configuration, final verdicts, why
-    it stopped)."""
+    it stopped: decided, futile or max)."""
     full = [simulate.rounds(rng, max_runs, cv, rho, ratio=r) for r in ratios]
     for n in look_schedule(6, max_runs)[:-1]:
         plan = Plan(level=look_level(6, max_runs, n, final=False))
@@ -82,25 +82,28 @@ def measure(rng: np.random.Generator, ratios: list[float], cv: float, rho: float
                           budget_runs=max_runs,
                           final_level=look_level(6, max_runs, max_runs, final=True))
         if look.stop:
-            return n, final_table(pairs, plan.alpha_look), look.reason
+            return n, final_table(pairs, plan.alpha_look), "futile" if look.futile else "decided"
     return max_runs, final_table(full, look_level(6, max_runs, max_runs, final=True)), "max"
 
 
 def scenario(name: str, ratios: list[float], cv: float, rho: float, max_runs: int,
              trials: int, seed: int) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    changed = [r != 1.0 for r in ratios]
+    # On the band's edge (every ratio 1.01) any claim is false: slower, faster or equivalent.
+    edge = all(r == 1.01 for r in ratios)
+    changed = [r != 1.0 and not edge for r in ratios]
+    wrong = (*MOVED, "equivalent") if edge else MOVED
     for rule in ("before", "after"):
         rng = np.random.default_rng(seed)
         runs, found, equiv, false_fam, futile_stops = [], [], [], 0, 0
         for _ in range(trials):
             n, verdicts, why = measure(rng, ratios, cv, rho, max_runs, rule)
             runs.append(n)
-            false_fam += any(v in MOVED for v, ch in zip(verdicts, changed, strict=True)
-                             if not ch)
+            false_fam += any(v in wrong for v, ch in zip(verdicts, changed, strict=True)
+                             if edge or not ch)
             found.append(sum(v in MOVED for v, ch in zip(verdicts, changed, strict=True) if ch))
             equiv.append(sum(v == "equivalent" for v in verdicts))
-            futile_stops += "cannot be decided" in why
+            futile_stops += why == "futile"
         rows.append({"scenario": name, "rule": rule, "trials": trials,
                      "mean_runs": float(np.mean(runs)), "median_runs": float(np.median(runs)),
                      "stopped_before_max": float(np.mean(np.asarray(runs) < max_runs)),
@@ -124,6 +127,8 @@ def main() -> int:
     rows += scenario("30 A/A, CV 5%, --max-runs 100", [1.0] * 30, 0.05, 0.0, 100, trials, 2)
     rows += scenario("30 A/A, CV 5%, AR(1) 0.5, --max-runs 100", [1.0] * 30, 0.05, 0.5, 100,
                      trials, 3)
+    rows += scenario("30 on the band's edge (x1.01), CV 1%, --max-runs 100", [1.01] * 30,
+                     0.01, 0.0, 100, trials, 6)
     rows += scenario("30: 3 x1.03, 27 unchanged, CV 5%, --max-runs 100",
                      [1.03] * 3 + [1.0] * 27, 0.05, 0.0, 100, trials, 4)
     rows += scenario("30: 3 x1.10, 27 unchanged, CV 0.5%, --max-runs 100",
