@@ -72,6 +72,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/sim_verdicts.py
 	$(BIN)/python benchmarks/sim_pooled.py
+	$(BIN)/python benchmarks/sim_stop.py
 	$(BIN)/python benchmarks/import_memory.py
 
 clean:
