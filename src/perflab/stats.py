@@ -1442,6 +1442,8 @@ def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float], MetricI
             continue
         if c.coarse:  # runs below the metric's resolution are never judged
             futile += 1
+        elif budget_runs is not None and not min(c.n_baseline, c.n_candidate):
+            futile += 1  # a side without the metric (a benchmark one build lacks)
         elif budget_runs is not None and c.loc is not None and not decidable(
                 c.loc, min(c.n_baseline, c.n_candidate), budget_runs,
                 _band(c.scale, c.threshold, c.base_center, c.abs_band), level):

@@ -120,3 +120,11 @@ def test_pooled_widening_lets_a_short_family_stop() -> None:
     assert any(c.verdict == "inconclusive" for c in alone)
     assert stop_check(pairs, paired=True, plan=plan).stop
     assert all(v in MOVED for v in final_table(pairs, plan))
+
+
+def test_a_benchmark_one_build_lacks_does_not_hold_measuring_up() -> None:
+    pairs = family(np.random.default_rng(8), [1.10, 1.10], 30, 0.01)
+    lacking = [*pairs, (pairs[0][0], np.asarray([]), TIME)]
+    assert not stop_check(lacking, paired=True, plan=Plan(level=0.01)).stop
+    look = stop_check(lacking, paired=True, plan=Plan(level=0.01), budget_runs=100)
+    assert (look.decided, look.futile, look.open) == (2, 1, 0)

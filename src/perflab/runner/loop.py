@@ -416,7 +416,8 @@ class Measurement:
         plan = self.look_plan(rounds, final=False)
         end = self.budget_runs(rounds)
         return stop_check([(*(round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))),
-                            self.rs.metrics.get(m)) for m in members for b, c in self.pairs],
+                            self.rs.metrics.get(m) or MetricInfo(m, "", ""))
+                           for m in members for b, c in self.pairs],
                           paired=paired, plan=plan,
                           family_size=self.family * max(1, len(members)), budget_runs=end,
                           final_level=self.look_plan(end, final=True).level)
