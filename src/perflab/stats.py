@@ -55,6 +55,10 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   whatever the correlation between looks).  The result is judged at the level of the look it
   stopped at (Plan.level) ever after; a suite's cells split alpha evenly over the looks.
   bisect's rounds spend by the same function.
+- **The stop rule** (stop_check) judges the primary family as compare_result will (the pooled
+  lag-1 widening, the plan's correction, the look's level) and stops when every comparison
+  is decided or the undecided ones cannot be decided within the budget (decidable: a
+  conditional-power futility bound); futility leaves those inconclusive and claims nothing.
 """
 
 from __future__ import annotations
@@ -280,7 +284,11 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
         series.setdefault((fam, paired), []).extend(
             serial_series(np.asarray(a, dtype=float), np.asarray(b, dtype=float), paired))
     # One comparison is no family (its two unpaired samples included): the single-series rule.
-    pools = {key: pool_serial(xs, est) for key, xs in series.items() if count[key] > 1}
+    # A family whose series all hold SERIAL_MIN_RUNS runs or more needs no pool (each is
+    # widened for its own estimate), nor the calibration at their length (75 x 3,000 series
+    # of n runs: 180 MB at 100 runs), which the stop rule would pay at every look.
+    pools = {key: pool_serial(xs, est) for key, xs in series.items()
+             if count[key] > 1 and any(len(x) < SERIAL_MIN_RUNS for x in xs)}
     return {key: p for key, p in pools.items() if p is not None}
 
 
@@ -1316,20 +1324,131 @@ def planned_looks(min_runs: int, max_runs: int) -> int:
     return len(look_schedule(min_runs, max_runs)) + 1
 
 
-def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float]]], *, paired: bool,
-               plan: Plan, family_size: int, info: MetricInfo | None = None) -> bool:
-    """True when every (base, cand) pair of the primary metric is decided at the level the final
-    verdict will use at worst: alpha / looks / family_size (Bonferroni over the family, which
-    Holm and BH never undercut)."""
+# The futility bound of the stop rule: an undecided comparison "cannot be decided within the
+# budget" when even the location most favourable to a decision within its 95% interval would
+# decide it at the budget's end with less than FUTILITY_POWER (conditional power).
+FUTILITY_POWER = 0.1
+FUTILITY_Z = 1.96
+
+
+@dataclass(frozen=True)
+class StopLook:
+    """What a look of adaptive measuring found in the primary family: comparisons decided
+    (as the final table will judge them), undecided ones that cannot be decided within the
+    budget at their noise (futile: stats.decidable), and undecided ones that still can
+    (``open``).  Measuring stops when none is open and at least one was judged."""
+
+    decided: int
+    futile: int
+    open: int
+
+    @property
+    def stop(self) -> bool:
+        return self.open == 0 and self.decided + self.futile > 0
+
+    @property
+    def reason(self) -> str:
+        """Why measuring stops ("" when it goes on)."""
+        if not self.stop:
+            return ""
+        if not self.futile:
+            return "every primary comparison was decided"
+        why = "within the budget at this noise"
+        if self.decided:
+            return f"{self.decided} decided, {self.futile} cannot be decided {why}"
+        if self.futile == 1:
+            return f"the primary comparison cannot be decided {why}"
+        return f"none of the {self.futile} primary comparisons can be decided {why}"
+
+
+def decidable(loc: Location, n: int, runs: int, band: tuple[float, float],
+              alpha: float) -> bool:
+    """Whether ``runs`` runs per configuration (the budget) could still decide a comparison
+    that ``n`` runs left undecided, at level ``alpha`` (the most generous its verdict could
+    get there): the probability that the interval at ``runs`` lies beyond a band edge or
+    inside the band, given the estimate so far and a true location theta, at the current
+    per-run spread (conditional power: the estimate at ``runs`` is normal about
+    (n est + (runs - n) theta) / runs with sd s sqrt(runs - n) / runs), is at least
+    FUTILITY_POWER for some theta within the current 95% interval.  Unknown spread: True."""
+    if runs <= n:
+        return False
+    se = loc.se
+    if loc.method in ("sign", "bootstrap"):
+        lo95, hi95 = loc.interval(ALPHA)
+        se = (hi95 - lo95) / (2 * 1.96) if math.isfinite(hi95 - lo95) else math.nan
+    if not math.isfinite(se) or se <= 0:
+        return True
+    s = se * math.sqrt(n)
+    df = loc.df * runs / n if math.isfinite(loc.df) else math.inf
+    h = _t_isf(alpha / 2, df) * s / math.sqrt(runs)  # the interval's half-width at ``runs``
+    lo, hi = loc.est - FUTILITY_Z * se, loc.est + FUTILITY_Z * se
+    b_lo, b_hi = band
+    theta = np.append(np.linspace(lo, hi, 65), min(hi, max(lo, (b_lo + b_hi) / 2)))
+    mu = (n * loc.est + (runs - n) * theta) / runs
+    tau = s * math.sqrt(runs - n) / runs
+    cdf = _special().ndtr
+    p = cdf((mu - b_hi - h) / tau) + cdf((b_lo - h - mu) / tau)
+    if b_hi - h > b_lo + h:
+        p = p + cdf((b_hi - h - mu) / tau) - cdf((b_lo + h - mu) / tau)
+    return bool(np.max(p) >= FUTILITY_POWER)
+
+
+def _generous_level(correction: str, alpha: float, m: int, decided: int) -> float:
+    """The most generous level the family's correction could judge an undecided comparison at,
+    ``decided`` of its ``m`` being decided: the next step of Holm, of Benjamini-Hochberg, or
+    alpha itself without a correction."""
+    if correction == "holm":
+        return alpha / max(1, m - decided)
+    if correction == "bh":
+        return alpha * (decided + 1) / max(1, m)
+    return alpha
+
+
+def stop_check(samples: Sequence[tuple[Sequence[float], Sequence[float], MetricInfo | None]], *,
+               paired: bool, plan: Plan, family_size: int | None = None,
+               budget_runs: int | None = None, final_level: float | None = None) -> StopLook:
+    """The stop rule at one look: the primary family's (base, cand, metric) samples judged as
+    the final table will judge them at this look's level (plan.alpha_look): widened for the
+    lag-1 correlation pooled over the family (family_pools, as compare_result does), adjusted
+    by the plan's correction over the family; comparisons of the family not among ``samples``
+    (``family_size`` more than them: a suite's other cells) count as p = 1, which Holm and BH
+    never undercut.  An undecided comparison is futile when ``budget_runs`` runs per
+    configuration could not decide it (decidable) at ``final_level`` (the level measuring would
+    end at; default the plan's): futility only ever leaves a comparison inconclusive, the
+    claims made are those of the look's level, so the looks' levels still bound the error.
+    Without ``budget_runs`` nothing is futile: every comparison must be decided."""
     est = parse_estimator(plan.estimator)
-    alpha = plan.alpha_look / max(1, family_size)
-    band = plan.band_for(info.name if info is not None else "", info)
-    for a, b in samples:
-        c = compare_samples(a, b, threshold=band.rel, abs_band=band.absolute, paired=paired,
-                            estimator=est, alpha=alpha, info=info)
-        if c.verdict == "inconclusive":
-            return False
-    return True
+    fams = [(metric_family(info.name) if info is not None else "", a, b, paired)
+            for a, b, info in samples]
+    pools = family_pools(fams, est)
+    alpha = plan.alpha_look
+    comps: list[Comparison] = []
+    for (fam, a, b, _), (_, _, info) in zip(fams, samples, strict=True):
+        band = plan.band_for(info.name if info is not None else "", info)
+        comps.append(compare_samples(a, b, threshold=band.rel, abs_band=band.absolute,
+                                     paired=paired, estimator=est, alpha=alpha, info=info,
+                                     pool=pools.get((fam, paired))))
+    tested = [c for c in comps if c.raw_p_value is not None]
+    m = max(family_size or 0, len(tested))
+    adj = adjust([c.raw_p_value or 1.0 for c in tested] + [1.0] * (m - len(tested)),
+                 plan.correction)
+    claims = {id(c) for c, q in zip(tested, adj, strict=False) if q < alpha}
+    decided = {id(c) for c in comps if id(c) in claims
+               or (c.deterministic and c.verdict != "inconclusive")}
+    level = _generous_level(plan.correction, final_level or alpha, m, len(decided))
+    futile = 0
+    for c in comps:
+        if id(c) in decided:
+            continue
+        if c.coarse:  # runs below the metric's resolution are never judged
+            futile += 1
+        elif budget_runs is not None and not min(c.n_baseline, c.n_candidate):
+            futile += 1  # a side without the metric (a benchmark one build lacks)
+        elif budget_runs is not None and c.loc is not None and not decidable(
+                c.loc, min(c.n_baseline, c.n_candidate), budget_runs,
+                _band(c.scale, c.threshold, c.base_center, c.abs_band), level):
+            futile += 1
+    return StopLook(len(decided), futile, len(comps) - len(decided) - futile)
 
 
 def bisect_band(step_ratio: float) -> float:

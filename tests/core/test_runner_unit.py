@@ -189,6 +189,20 @@ def test_max_runs_stop() -> None:
 
 
 @pytest.mark.measure
+def test_futile_comparisons_stop_before_max_runs() -> None:
+    # Two `true`s: 9 runs cannot fit their ratio in the +-1% band at a run's noise (nor leave
+    # it), so the look at 6 runs stops for futility (or, on a machine quiet enough to decide
+    # at 6, for the decision), never at --max-runs.
+    opts = MeasureOptions(max_runs=9, warmup=0, counters="none", budget=600,
+                          primary_metric="wall_time")
+    rs = _measure([_true("a", baseline=True), _true("b")], opts)
+    assert rs.settings.stop.rounds == 6
+    assert rs.settings.stop.reason in (
+        "the primary comparison cannot be decided within the budget at this noise",
+        "every primary comparison was decided")
+
+
+@pytest.mark.measure
 def test_unknown_primary_metric_fails_the_result() -> None:
     from perflab.errors import PerflabError
 

@@ -504,8 +504,8 @@ def test_stop_check_uses_the_final_level() -> None:
     big = a * 1.10 * rng.lognormal(0, 0.01, 30)
     small = a * 1.012 * rng.lognormal(0, 0.01, 30)
     plan = Plan(looks=planned_looks(6, 1000))
-    assert stop_check([(a, big)], paired=True, plan=plan, family_size=1, info=TIME)
-    assert not stop_check([(a, small)], paired=True, plan=plan, family_size=1, info=TIME)
+    assert stop_check([(a, big, TIME)], paired=True, plan=plan, family_size=1).stop
+    assert not stop_check([(a, small, TIME)], paired=True, plan=plan, family_size=1).stop
     assert look_schedule(6, 100)[:6] == [6, 9, 14, 21, 32, 48] and look_schedule(6, 100)[-1] == 100
     assert MIN_RUNS == 6
 

@@ -65,6 +65,7 @@ from perflab.runner.options import (
 from perflab.runner.policy import PRIMARY_MIN_RUNS, settle_primary
 from perflab.runner.watchers import Watchers
 from perflab.stats import (
+    StopLook,
     look_level,
     look_schedule,
     round_pairs,
@@ -377,8 +378,9 @@ class Measurement:
                 return f"the {fmt_plain(budget)} s budget was spent"
         if rounds in self.looks_at:
             self.at_look = True
-            if self.verdicts_decided(rounds):
-                return "every primary comparison was decided"
+            look = self.stop_look(rounds)
+            if look.stop:
+                return look.reason
             if self.precise_enough():
                 return f"every CI was within ±{fmt_share(self.precision)}"
             self.at_look = False
@@ -391,21 +393,32 @@ class Measurement:
         return replace(self.plan, level=look_level(self.min_runs, self.max_runs, rounds, final,
                                                    self.plan.alpha))
 
-    def verdicts_decided(self, rounds: int) -> bool:
-        """The stop rule: every primary comparison decided at the level its verdict will use."""
+    def budget_runs(self, rounds: int) -> int:
+        """Runs per configuration measuring can reach: --max-runs, or fewer where the time
+        budget ends first at the rounds' median time so far."""
+        if self.budget is None or not self.per_round:
+            return self.max_runs
+        room = self.budget - (time.monotonic() - self.started)
+        return max(rounds, min(self.max_runs, rounds + int(room / self.per_round)))
+
+    def stop_look(self, rounds: int) -> StopLook:
+        """The stop rule (stats.stop_check): every primary comparison decided at the level its
+        verdict will use, or the undecided ones futile within the budget."""
         if not self.pairs:
-            return False
+            return StopLook(0, 0, 1)
         # The pairs the final verdict will judge (stats.compare_result): by round.  A harness
         # run's primary family holds every benchmark's metric of it (Sum-8 ns_per_op, ...):
-        # each is decided at the level of the whole family.
+        # one family, widened for the lag-1 correlation pooled over it and adjusted over it.
         paired = bool(self.rs.settings.interleaved)
         members = family_members(self.rs, self.opts.primary_metric)
         plan = self.look_plan(rounds, final=False)
-        return all(stop_check([round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))
-                               for b, c in self.pairs], paired=paired, plan=plan,
-                              family_size=self.family * max(1, len(members)),
-                              info=self.rs.metrics.get(m))
-                   for m in members)
+        end = self.budget_runs(rounds)
+        return stop_check([(*(round_pairs(b, c, m) if paired else (b.samples(m), c.samples(m))),
+                            self.rs.metrics.get(m) or MetricInfo(m, "", ""))
+                           for m in members for b, c in self.pairs],
+                          paired=paired, plan=plan,
+                          family_size=self.family * max(1, len(members)), budget_runs=end,
+                          final_level=self.look_plan(end, final=True).level)
 
     def precise_enough(self) -> bool:
         if self.precision is None:
