@@ -284,11 +284,11 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
         series.setdefault((fam, paired), []).extend(
             serial_series(np.asarray(a, dtype=float), np.asarray(b, dtype=float), paired))
     # One comparison is no family (its two unpaired samples included): the single-series rule.
-    # A family whose series all hold SERIAL_MIN_RUNS runs or more needs no pool (each is
-    # widened for its own estimate), nor the calibration at their length (75 x 3,000 series
-    # of n runs: 180 MB at 100 runs), which the stop rule would pay at every look.
-    pools = {key: pool_serial(xs, est) for key, xs in series.items()
-             if count[key] > 1 and any(len(x) < SERIAL_MIN_RUNS for x in xs)}
+    # Only the series below SERIAL_MIN_RUNS runs are pooled: a longer one is widened for its
+    # own estimate, and its length's calibration (75 x 3,000 series of n runs: 180 MB at 100
+    # runs, gigabytes at 1,000) would be paid at every look of the stop rule.
+    short = {key: [x for x in xs if len(x) < SERIAL_MIN_RUNS] for key, xs in series.items()}
+    pools = {key: pool_serial(xs, est) for key, xs in short.items() if count[key] > 1 and xs}
     return {key: p for key, p in pools.items() if p is not None}
 
 
