@@ -118,6 +118,12 @@ EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
 
 
+def runs_text(n: int) -> str:
+    """Runs that would decide (runs_needed): "at least 148 runs"; its cap is no run count,
+    "more than 100,000 runs"."""
+    return f"at least {n} runs" if n < RUNS_CAP else f"more than {fmt_count(RUNS_CAP)} runs"
+
+
 def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:
     """Trimmed mean, its standard error (winsorised variance) and df along the last axis.
 
@@ -759,8 +765,7 @@ class Comparison:
         if self.note:
             extra.append(self.note)
         if v == "inconclusive" and self.runs_needed and not self.note:
-            extra.append(f"at least {self.runs_needed} runs" if self.runs_needed < RUNS_CAP
-                         else f"more than {fmt_count(RUNS_CAP)} runs")
+            extra.append(runs_text(self.runs_needed))
         if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
         if self.exploratory and v != "inconclusive":
