@@ -122,6 +122,12 @@ EXPLORATORY = "exploratory"
 RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
 
 
+def runs_text(n: int) -> str:
+    """Runs that would decide (runs_needed): "at least 148 runs"; its cap is no run count,
+    "more than 100,000 runs"."""
+    return f"at least {n} runs" if n < RUNS_CAP else f"more than {fmt_count(RUNS_CAP)} runs"
+
+
 def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:
     """Trimmed mean, its standard error (winsorised variance) and df along the last axis.
 
@@ -767,8 +773,7 @@ class Comparison:
         if self.note:
             extra.append(self.note)
         if v == "inconclusive" and self.runs_needed and not self.note:
-            extra.append(f"at least {self.runs_needed} runs" if self.runs_needed < RUNS_CAP
-                         else f"more than {fmt_count(RUNS_CAP)} runs")
+            extra.append(runs_text(self.runs_needed))
         if self.moved and self.direction != "none" and self.same_program:
             extra.append("regression" if self.regression else "improvement")
         if self.exploratory and v != "inconclusive":
@@ -1142,6 +1147,125 @@ def _kernel_blind(rs: ResultSet, comps: list[Comparison]) -> None:
             c.note = note
 
 
+# A pair a study compares beyond the result's own comparisons: its cell (or the other
+# parameters), the baseline's label, the candidate's name, their runs, and whether paired.
+Pair = tuple[str, str, str, list[float], list[float], bool]
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A least-squares slope and its interval, widened for the runs' lag-1 correlation
+    (``serial``; ``pooled``: the series it was pooled over, 0 for each series' own)."""
+
+    est: float
+    low: float
+    high: float
+    serial: float
+    pooled: int
+
+
+def slope_pool(groups: Sequence[Sequence[tuple[float, Sequence[float]]]],
+               est: Estimator) -> SerialPool | None:
+    """The lag-1 correlation pooled over every series of a family of fits (pool_serial): each
+    group one configuration's cells as (x, runs in run order)."""
+    return pool_serial([np.asarray(y, dtype=float) for g in groups for _, y in g], est)
+
+
+def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
+              pool: SerialPool | None = None, confidence: float = CONFIDENCE) -> Slope | None:
+    """The least-squares slope of the runs over x (each cell one x, its runs in run order) with
+    its t interval, widened as a comparison's is: the slope is a sum of the cells' means, each
+    mean's variance (the residual variance over its runs) times _inflation for its lag-1
+    correlation (``pool`` below SERIAL_MIN_RUNS runs, else its own; SERIAL_RHO_MAX where
+    neither is known), the residual df reduced by _serial_df.  Drift between cells measured in
+    different rounds is in the interval only as far as it scatters the cells about the line.
+    None below 2 values of x or 4 runs."""
+    data = [(float(x), np.asarray(y, dtype=float)) for x, y in cells if len(y)]
+    n = sum(len(y) for _, y in data)
+    if len({x for x, _ in data}) < 2 or n < 4:
+        return None
+    xs = np.concatenate([np.full(len(y), x) for x, y in data])
+    ys = np.concatenate([y for _, y in data])
+    xbar, sxx = float(xs.mean()), float(np.sum((xs - xs.mean()) ** 2))
+    b = float(np.dot(xs - xbar, ys - ys.mean())) / sxx
+    resid = ys - (ys.mean() + b * (xs - xbar))
+    s2 = float(np.dot(resid, resid)) / (n - 2)
+    var, df, top, pooled = 0.0, float(n - 2), 0.0, 0
+    for x, y in data:
+        rho, pooled_c = _rho_for(y, est, pool)
+        assumed = len(y) < SERIAL_MIN_RUNS and not pooled_c
+        # Var(n_c (x_c - xbar) mean_c) = n_c (x_c - xbar)^2 s2 f_c
+        var += len(y) * (x - xbar) ** 2 * s2 * _inflation(rho, len(y))
+        df = min(df, _serial_df(n - 2, rho, len(y), assumed))
+        top, pooled = max(top, rho), max(pooled, pooled_c)
+    half = _t_isf((1 - confidence) / 2, df) * math.sqrt(var) / sxx
+    return Slope(b, b - half, b + half, top, pooled)
+
+
+def judge_pairs(rs: ResultSet, metric: str, pairs: Sequence[Pair], plan: Plan) -> list[Comparison]:
+    """One family of a study's comparisons of ``metric`` (an axis, a variant against its
+    sibling), judged as the result's own are: each widened for the lag-1 correlation pooled
+    over the family's series (family_pools, below SERIAL_MIN_RUNS runs), the family adjusted
+    by the plan's correction (adjust_family), at the plan's alpha (the stop rule did not look
+    at these)."""
+    est = parse_estimator(plan.estimator)
+    info = rs.metrics.get(metric)
+    band = plan.band_for(metric, info)
+    pools = family_pools([(metric, xs, ys, p) for *_, xs, ys, p in pairs], est)
+    out: list[Comparison] = []
+    for cell, base, name, xs, ys, paired in pairs:
+        c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
+                            paired=paired, metric=metric, baseline=base, candidate=name,
+                            estimator=est, alpha=plan.alpha,
+                            info=info or MetricInfo(metric, "", ""),
+                            pool=pools.get((metric, paired)))
+        c.cell = cell
+        out.append(c)
+    adjust_family(out, plan.correction, plan.alpha, info)
+    for c in out:
+        c.correction = plan.correction
+    return out
+
+
+def sibling_comparisons(rs: ResultSet, metric: str, *, plan: Plan | None = None,
+                        judged: Sequence[Comparison] = ()) -> dict[str, list[Comparison]]:
+    """Configurations named NAME-SUFFIX beside a configuration NAME (cpp-async and cpp): the
+    variant against its sibling in each cell, paired by round where the cell was interleaved;
+    one family per suffix, judged by judge_pairs.  A pair the result judged already (``judged``:
+    its comparisons against the cell's baseline, where the sibling is the baseline) is that
+    comparison, judged once: the answer and the result's table say the same of it."""
+    plan = plan or Plan.of(rs)
+    names = list(dict.fromkeys(c.name for c in rs.configurations))
+    done = {(c.cell, c.baseline, c.candidate): c for c in judged if c.metric == metric}
+    by_key = {(c.cell, c.name): c for c in rs.configurations}
+    found: dict[str, list[Comparison]] = {}
+    pairs: dict[str, list[Pair]] = {}
+    for name in names:
+        base_name, _, suffix = name.rpartition("-")
+        if not base_name or base_name not in names:
+            continue
+        for (cell, n), cand in by_key.items():
+            base = by_key.get((cell, base_name))
+            if n != name or base is None:
+                continue
+            if (cell, base_name, name) in done:
+                found.setdefault(suffix, []).append(done[(cell, base_name, name)])
+                continue
+            paired = is_paired(rs, cell)
+            xs, ys = (round_pairs(base, cand, metric) if paired
+                      else (base.samples(metric), cand.samples(metric)))
+            if xs and ys:
+                pairs.setdefault(suffix, []).append((cell, base_name, name, xs, ys, paired))
+    for suffix, ps in pairs.items():
+        for c in judge_pairs(rs, metric, ps, plan):
+            c.same_program = not _two_workloads(by_key[(c.cell, c.baseline)],
+                                                by_key[(c.cell, c.candidate)])
+            found.setdefault(suffix, []).append(c)
+    order = {cell: i for i, cell in enumerate(rs.cells())}
+    return {suffix: sorted(cs, key=lambda c: (names.index(c.candidate), order.get(c.cell, 0)))
+            for suffix, cs in found.items()}
+
+
 def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
                      plan: Plan | None = None) -> list[Comparison]:
     """What a study's plots divide: each configuration at ``param`` = a against itself at
@@ -1153,8 +1277,6 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
     configuration's name and ``baseline`` "NAME at PARAM=b".  One family per call: the plan's
     correction (Holm), at the plan's alpha (these are not what the stop rule looked at)."""
     plan = plan or Plan.of(rs)
-    est = parse_estimator(plan.estimator)
-    info = rs.metrics.get(metric)
     together = [set(g) for g in (rs.settings.suite.groups or [])]
     by_key = {(c.cell, c.name): c for c in rs.configurations}
     params = {c.cell: c.params for c in rs.configurations}
@@ -1162,7 +1284,6 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
     def rest(p: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in p.items() if k != param}
 
-    out: list[Comparison] = []
     jobs: list[tuple[str, str, list[float], list[float], bool]] = []
     for cell_a, pa in params.items():
         if str(pa.get(param)) != str(a):
@@ -1181,21 +1302,10 @@ def axis_comparisons(rs: ResultSet, metric: str, param: str, a: Any, b: Any, *,
                       else (base.samples(metric), cand.samples(metric)))
             if xs and ys:
                 jobs.append((canonical_params(rest(pa)), name, xs, ys, paired))
-    pools = family_pools([(metric, xs, ys, p) for _, _, xs, ys, p in jobs], est)
-    band = plan.band_for(metric, info)
-    for cell, name, xs, ys, paired in jobs:
-        c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
-                            paired=paired, metric=metric, baseline=f"{name} at {param}={b}",
-                            candidate=name, estimator=est, alpha=plan.alpha,
-                            info=info or MetricInfo(metric, "", ""),
-                            pool=pools.get((metric, paired)))
-        c.cell = cell
-        c.same_program = True
-        out.append(c)
-    adjust_family(out, plan.correction, plan.alpha, info)
+    out = judge_pairs(rs, metric, [(cell, f"{name} at {param}={b}", name, xs, ys, paired)
+                                   for cell, name, xs, ys, paired in jobs], plan)
     share = cpu_share_caveat(rs, metric, param, a, b)
     for c in out:
-        c.correction = plan.correction
         if share is not None and c.verdict != "inconclusive":
             # Wall time over threads that cannot each have a CPU: up or down is the CPU share
             # the threads got, never a regression or an improvement of the code.

@@ -14,7 +14,7 @@ from test_reports_matrix import make_result
 
 from perflab.model import ResultSet
 from perflab.reports.report import build_report
-from perflab.reports.warnings import WarningKind
+from perflab.reports.warnings import WarningKind, runs_to_decide
 from perflab.storage import Store
 
 pytestmark = pytest.mark.unit
@@ -100,3 +100,64 @@ def test_a_study_of_many_configurations_still_reads_in_one_screen(
     # the cost of one more frame per runtime, in the unit once after its interval
     assert re.search(r"ns_per_op per extra depth .*: base [\d.]+ \[[\d.]+, [\d.]+\] ns, "
                      r"cpp-async [\d.]+ \[", " ".join(ln.strip() for ln in lines))
+
+
+def _verdict_counts(words: str) -> dict[str, int]:
+    return {v: int(n) for n, v in re.findall(r"(\d+) (slower|faster|equivalent|inconclusive)",
+                                             words)}
+
+
+def _table_verdicts(md: str, title: str, name: str) -> dict[str, int]:
+    # the rows of the tables.md table whose title starts with ``title``, for ``name``
+    section = md.split(f"### {title}", 1)[1].split("\n### ", 1)[0]
+    counts: dict[str, int] = {}
+    for row in section.splitlines():
+        cols = [c.strip() for c in row.strip("|").split("|")]
+        if len(cols) > 2 and cols[1] == name:
+            v = cols[-1].split(" ")[0]
+            counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def test_the_answers_say_what_the_tables_say_of_the_same_pair(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # base-async is a variant of the baseline: its sibling answer and the comparison table
+    # judge one pair; 8 runs, near the band's edge (+5%), where two judgings would differ
+    import test_reports_matrix
+
+    monkeypatch.setattr(test_reports_matrix, "FACTORS",
+                        {"base": 1.0, "base-async": 1.052, "slow": 2.0, "noisy": 1.03})
+    store = Store(tmp_path / "study.sqlite")
+    rs = store.load(store.save(make_result(n=8)))
+    out = tmp_path / "r"
+    lines = _screen(rs, out)
+    _check(lines, out)
+    text = " ".join(ln.strip() for ln in lines)
+    md = (out / "tables.md").read_text()
+    sibling = re.search(r"async / its sibling: .*? \((\d+) comparisons: ([^;]*);", text)
+    assert sibling, text
+    table = _table_verdicts(md, "ns_per_op: each configuration (diff) against", "base-async")
+    assert _verdict_counts(sibling.group(2)) == table, (sibling.group(0), table)
+    assert int(sibling.group(1)) == sum(table.values()) == 12
+    # each axis answer counts what its table in tables.md says, configuration by configuration
+    axis = re.search(r"kind=hardware / kind=software: .*? \((\d+) comparisons: ([^;]*);", text)
+    assert axis, text
+    rows = [_table_verdicts(md, "ns_per_op: kind=hardware over kind=software", n)
+            for n in ("base", "base-async", "slow", "noisy")]
+    total = {v: sum(r.get(v, 0) for r in rows) for r in rows for v in r}
+    assert _verdict_counts(axis.group(2)) == total
+    # the slope's interval says how it was widened
+    assert re.search(r"per extra depth .*95% CI widened for lag-1 [\d.]+( pooled over \d+ "
+                     r"series)?\): base ", text)
+
+
+@pytest.mark.parametrize(("needed", "words"), [
+    ([16, 20, 21390], "about 20 runs per configuration would decide half of them and 21390 "
+                      "all of them"),
+    ([16, 3111], "about 3111 runs per configuration would decide all of them"),
+    ([16, 40, 100_000], "about 40 runs per configuration would decide half of them, 1 not "
+                        "within 100,000"),
+    ([16, 100_000, 100_000], "2 of them would need more than 100,000 runs per configuration"),
+])
+def test_the_runs_cap_is_never_read_as_a_run_count(needed: list[int], words: str) -> None:
+    assert runs_to_decide(needed) == words

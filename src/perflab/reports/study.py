@@ -9,22 +9,20 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from perflab.format import fmt_interval, fmt_params, fmt_sig
+from perflab.format import fmt_fixed, fmt_interval, fmt_params, fmt_sig
 from perflab.model import Configuration, ResultSet
 from perflab.reports.matrix import cell_params, config_names, interval_words, unit_of
 from perflab.reports.plots import choose_x, study_axes
 from perflab.reports.terminal import verdict_style
 from perflab.stats import (
     Comparison,
-    adjust_family,
     axis_comparisons,
-    compare_samples,
     cpu_share_caveat,
+    fit_slope,
     parse_estimator,
-    round_pairs,
+    slope_pool,
 )
+from perflab.stats import sibling_comparisons as stats_siblings
 from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:
@@ -132,45 +130,16 @@ def axis_answers(a: Analysis, metric: str) -> list[str]:
 
 
 def sibling_comparisons(a: Analysis, metric: str) -> dict[str, list[Comparison]]:
-    """Configurations named NAME-SUFFIX beside a configuration NAME (cpp-async and cpp): the
-    variant against its sibling in each cell, paired by round (they ran in the same rounds),
-    one family per suffix."""
-    rs, plan = a.rs, a.plan
-    names = config_names(rs)
-    info = rs.metrics.get(metric)
-    band = plan.band_for(metric, info)
-    by_key = {(c.cell, c.name): c for c in rs.configurations}
-    out: dict[str, list[Comparison]] = {}
-    for name in names:
-        base_name, _, suffix = name.rpartition("-")
-        if not base_name or base_name not in names:
-            continue
-        for (cell, n), cand in by_key.items():
-            base = by_key.get((cell, base_name))
-            if n != name or base is None:
-                continue
-            paired = bool(rs.settings.interleaved)
-            xs, ys = (round_pairs(base, cand, metric) if paired
-                      else (base.samples(metric), cand.samples(metric)))
-            if not xs or not ys:
-                continue
-            c = compare_samples(xs, ys, threshold=band.rel, abs_band=band.absolute,
-                                paired=paired, metric=metric, baseline=base_name,
-                                candidate=name, estimator=parse_estimator(plan.estimator),
-                                alpha=plan.alpha, info=info)
-            c.cell = cell
-            out.setdefault(suffix, []).append(c)
-    for comps in out.values():
-        adjust_family(comps, plan.correction, plan.alpha, info)
-        for c in comps:
-            c.correction = plan.correction
-    return out
+    """Each variant against its sibling (cpp-async and cpp), judged as the result's own
+    comparisons are (stats.sibling_comparisons: the pairs it judged already are its own)."""
+    return stats_siblings(a.rs, metric, plan=a.plan, judged=a.comparisons)
 
 
 def per_step(a: Analysis, metric: str) -> str | None:
     """What one more step of the x axis (depth: one more frame) costs per configuration: the
-    least-squares slope of the metric over the runs, with its 95% t-interval, at the first
-    value of every other parameter."""
+    least-squares slope of the metric over the runs with its 95% interval, widened for the lag-1
+    correlation as the verdicts are (stats.fit_slope, the correlation pooled over every
+    configuration's series), at the first value of every other parameter."""
     rs = a.rs
     x = choose_x(rs, (rs.settings.suite.report or {}).get("x"))
     cells = rs.cells()
@@ -178,25 +147,24 @@ def per_step(a: Analysis, metric: str) -> str | None:
         return None
     first = {k: v for k, v in cell_params(rs, cells[0]).items() if k != x}
     unit = unit_of(rs, metric)
-    parts = []
-    for name in config_names(rs):
-        cfgs = [c for c in rs.configurations if c.name == name and _at(c, first, x)]
-        pts = [(float(c.params[x]), v) for c in cfgs for v in c.samples(metric)]
-        xs = np.array([p[0] for p in pts])
-        if len(set(xs.tolist())) < 2 or len(pts) < 4:
-            continue
-        # scipy.stats costs 0.35 s to import: only a study with a depth-like axis pays it.
-        from scipy import stats as sps
-
-        fit = sps.linregress(xs, np.array([p[1] for p in pts]))
-        half = float(sps.t.ppf(0.975, len(pts) - 2)) * float(fit.stderr)
-        ci = fmt_interval(fit.slope, fit.slope - half, fit.slope + half, unit)
-        parts.append(f"{name} {ci}")
+    groups = {name: [(float(c.params[x]), c.samples(metric)) for c in rs.configurations
+                     if c.name == name and _at(c, first, x)]
+              for name in config_names(rs)}
+    est = parse_estimator(a.plan.estimator)
+    pool = slope_pool(list(groups.values()), est)
+    parts, rho = [], 0.0
+    for name, group in groups.items():
+        fit = fit_slope(group, est, pool)
+        if fit is not None:
+            parts.append(f"{name} {fmt_interval(fit.est, fit.low, fit.high, unit)}")
+            rho = max(rho, fit.serial)
     if not parts:
         return None
     at = f" at {fmt_params(first)}" if first else ""
-    return (f"{metric} per extra {x}{at} (least-squares slope over the runs, 95% CI): "
-            + ", ".join(parts))
+    how = (f"lag-1 {fmt_fixed(rho, 2)} pooled over {pool.series} series" if pool is not None
+           else f"lag-1 {fmt_fixed(rho, 2)}")
+    return (f"{metric} per extra {x}{at} (least-squares slope over the runs, 95% CI widened "
+            f"for {how}): " + ", ".join(parts))
 
 
 def _at(c: Configuration, fixed: dict[str, Any], x: str) -> bool:

@@ -5,20 +5,28 @@ in the HTML page)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
 
 from perflab import notes as said
-from perflab.format import fmt_fixed, fmt_ratio, fmt_share
+from perflab.format import fmt_count, fmt_fixed, fmt_ratio, fmt_share
 from perflab.judging import MIN_RUNS, parse_estimator
 from perflab.metrics import in_family
 from perflab.model import ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import cell_label
 from perflab.reports.modes import modal_samples
-from perflab.stats import Summary, busy_load, differing_results, kernel_blind_note
+from perflab.stats import (
+    RUNS_CAP,
+    Summary,
+    busy_load,
+    differing_results,
+    kernel_blind_note,
+    runs_text,
+)
 
 NOISY_CV = 0.05  # a configuration whose runs vary by more than 5% (CV) is flagged as noisy
 # Across a suite's series, noise is judged against the run's own: a series is unusually noisy
@@ -308,7 +316,7 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
                                 f"outliers; this run's limit {fmt_share(limit)})"))
     for c in a.comparisons:
         if c.metric == metric and c.verdict == "inconclusive":
-            need = (f"; at least {c.runs_needed} runs per configuration would decide it (80%)"
+            need = (f"; {runs_text(c.runs_needed)} per configuration would decide it (80%)"
                     if c.runs_needed else f" ({c.note})" if c.note else "")
             out.append(Warning_(W.INCONCLUSIVE, f"{cell_label(c.cell, rs)} / {c.candidate} vs "
                                 f"{c.baseline}: ratio {fmt_ratio(c)}{need}", c.runs_needed))
@@ -321,6 +329,22 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
             out.append(Warning_(W.FAILED, f"{cell_label(cfg.cell, rs)} / {cfg.name}: {len(bad)} "
                                 f"run(s) {bad[0].status}: {bad[0].error[:120]}"))
     return out + modal_warnings(a, [metric])
+
+
+def runs_to_decide(needed: Sequence[int]) -> str:
+    """What the inconclusive comparisons need (stats.runs_needed, sorted): "about 16 runs per
+    configuration would decide half of them and 21390 all of them"; those at the estimate's
+    cap are counted, never read as a run count ("half of them, 3 not within 100,000")."""
+    half, last = needed[len(needed) // 2], needed[-1]
+    beyond = sum(n >= RUNS_CAP for n in needed)
+    if half >= RUNS_CAP:
+        return f"{beyond} of them would need {runs_text(half)} per configuration"
+    head = f"about {half} runs per configuration would decide "
+    if beyond:
+        return head + f"half of them, {beyond} not within {fmt_count(RUNS_CAP)}"
+    if half == last:
+        return head + "all of them"
+    return head + f"half of them and {last} all of them"
 
 
 def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -> list[str]:
@@ -365,8 +389,7 @@ def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -
     if inc:
         total = sum(c.metric == metric for c in a.comparisons)
         needed = sorted(w.runs_needed for w in inc if w.runs_needed)
-        decide = (f"about {needed[len(needed) // 2]} runs per configuration would decide half "
-                  f"of them (up to {needed[-1]}): raise runs in [measure]" if needed else
+        decide = (f"{runs_to_decide(needed)}: raise runs in [measure]" if needed else
                   f"see why in {where}")
         out.append(f"inconclusive: {len(inc)} of {total} comparisons of {metric} stayed "
                    f"inconclusive; {decide}")
