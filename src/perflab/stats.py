@@ -1167,8 +1167,10 @@ class Slope:
 def slope_pool(groups: Sequence[Sequence[tuple[float, Sequence[float]]]],
                est: Estimator) -> SerialPool | None:
     """The lag-1 correlation pooled over every series of a family of fits (pool_serial): each
-    group one configuration's cells as (x, runs in run order)."""
-    return pool_serial([np.asarray(y, dtype=float) for g in groups for _, y in g], est)
+    group one configuration's cells as (x, runs in run order).  As in family_pools, only the
+    series below SERIAL_MIN_RUNS runs are pooled: a longer one has its own estimate."""
+    return pool_serial([np.asarray(y, dtype=float) for g in groups for _, y in g
+                        if len(y) < SERIAL_MIN_RUNS], est)
 
 
 def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
