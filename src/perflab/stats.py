@@ -125,7 +125,8 @@ RUNS_CAP = 100_000  # runs_needed's ceiling: "more than 100,000 runs"
 def runs_text(n: int) -> str:
     """Runs that would decide (runs_needed): "at least 148 runs"; its cap is no run count,
     "more than 100,000 runs"."""
-    return f"at least {n} runs" if n < RUNS_CAP else f"more than {fmt_count(RUNS_CAP)} runs"
+    return (f"at least {fmt_count(n)} runs" if n < RUNS_CAP
+            else f"more than {fmt_count(RUNS_CAP)} runs")
 
 
 def trimmed_t(x: np.ndarray, est: Estimator) -> tuple[np.ndarray, np.ndarray, int]:

@@ -56,7 +56,7 @@ def test_a_stored_suite_of_the_earlier_schema_reads_in_one_screen(tmp_path: Path
     lines = _screen(rs, tmp_path / "r")
     warns = _check(lines, tmp_path / "r")
     # 6 runs a configuration: too few to rule out drift, neither comparison is decided
-    assert any(w.startswith("inconclusive: 2 of 2 comparisons") and "3111 runs" in w
+    assert any(w.startswith("inconclusive: 2 of 2 comparisons") and "3,111 runs" in w
                for w in warns)
     assert "to a per cell" in "\n".join(lines[:3])  # the matrix of task_clock, the primary
 
@@ -152,9 +152,9 @@ def test_the_answers_say_what_the_tables_say_of_the_same_pair(
 
 
 @pytest.mark.parametrize(("needed", "words"), [
-    ([16, 20, 21390], "about 20 runs per configuration would decide half of them and 21390 "
+    ([16, 20, 21390], "about 20 runs per configuration would decide half of them and 21,390 "
                       "all of them"),
-    ([16, 3111], "about 3111 runs per configuration would decide all of them"),
+    ([16, 3111], "about 3,111 runs per configuration would decide all of them"),
     ([16, 40, 100_000], "about 40 runs per configuration would decide half of them, 1 not "
                         "within 100,000"),
     ([16, 100_000, 100_000], "2 of them would need more than 100,000 runs per configuration"),

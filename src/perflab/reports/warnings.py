@@ -333,18 +333,18 @@ def suite_warnings(a: Analysis, metric: str) -> list[Warning_]:
 
 def runs_to_decide(needed: Sequence[int]) -> str:
     """What the inconclusive comparisons need (stats.runs_needed, sorted): "about 16 runs per
-    configuration would decide half of them and 21390 all of them"; those at the estimate's
+    configuration would decide half of them and 21,390 all of them"; those at the estimate's
     cap are counted, never read as a run count ("half of them, 3 not within 100,000")."""
     half, last = needed[len(needed) // 2], needed[-1]
     beyond = sum(n >= RUNS_CAP for n in needed)
     if half >= RUNS_CAP:
         return f"{beyond} of them would need {runs_text(half)} per configuration"
-    head = f"about {half} runs per configuration would decide "
+    head = f"about {fmt_count(half)} runs per configuration would decide "
     if beyond:
         return head + f"half of them, {beyond} not within {fmt_count(RUNS_CAP)}"
     if half == last:
         return head + "all of them"
-    return head + f"half of them and {last} all of them"
+    return head + f"half of them and {fmt_count(last)} all of them"
 
 
 def warning_lines(a: Analysis, metric: str, warns: list[Warning_], where: str) -> list[str]:
