@@ -50,43 +50,16 @@ def history_cmd(
     db: o.Db = None,
 ) -> None:
     """The series of BENCHMARK in commit order: a table and a plot with change points."""
-    from dataclasses import replace
-
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.plot import plot_series
-    from perflab.history.series import (
-        SeriesFilter,
-        default_metric,
-        known_benchmarks,
-        load_series,
-        parse_params,
-        parse_since,
-    )
+    from perflab.history.series import SeriesFilter, history_series, parse_params, parse_since
     from perflab.history.tables import series_table
 
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
-    wanted = parse_params(param)
-    which = SeriesFilter(benchmark, wanted, config=config, machine=machine)
-    found = load_series(store, replace(which, since=after), repo)
-    if not found:
-        # Only the error path reads the window's outside, to say which filter emptied it.
-        if after is not None and load_series(store, which):
-            raise PerflabError(f"no results for benchmark '{benchmark}' since {since}",
-                               "give an earlier --since, or leave it out for the whole history")
-        names = known_benchmarks(store)
-        hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
-        raise PerflabError(f"no stored results for benchmark '{benchmark}'"
-                           + (f" with {param}" if param else ""),
-                           f"stored benchmarks: {hint}")
-    if metric:
-        series = [s for s in found if s.key.metric == metric]
-        if not series:
-            have = sorted({s.key.metric for s in found})
-            raise PerflabError(f"benchmark '{benchmark}' has no metric '{metric}'",
-                               f"choose one of {', '.join(have)}")
-    else:
-        series = [s for s in found if s.key.metric == default_metric(store, found)]
+    which = SeriesFilter(benchmark, parse_params(param), metric=metric, config=config,
+                         machine=machine, since=after)
+    series = history_series(store, which, repo, since_text=since, param_text=param)
     sets = load_settings(settings)
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
