@@ -547,6 +547,85 @@ def import_files(paths: list[Path], fmt: str | None) -> list[ResultSet]:
     return out
 
 
+@dataclass(frozen=True)
+class ImportRequest:
+    """``perflab import``: the files other tools wrote, how to read them (``fmt``, None: told
+    from each file's content; ``benchmark``, None: the tool's own name), the commit they
+    measured (``commit`` or the HEAD of ``repo``), and ``here``: the files were measured on
+    this machine, so its fingerprint is recorded with them."""
+
+    files: list[Path]
+    fmt: str | None = None
+    benchmark: str | None = None
+    commit: str | None = None
+    repo: Path | None = None
+    here: bool = False
+
+
+@dataclass(frozen=True)
+class ImportWatch:
+    """What hears of an import as it stores: ``storing(path, runs)`` before a file is stored
+    (it returns the callback told of each batch of runs stored), ``stored(path, rs)`` once
+    its transaction is committed (``rs.id`` set)."""
+
+    storing: Callable[[Path, int], Callable[[int], None] | None] | None = None
+    stored: Callable[[Path, ResultSet], None] | None = None
+
+
+def store_imports(req: ImportRequest, db: str | Path | None,
+                  watch: ImportWatch | None = None) -> list[ResultSet]:
+    """Read every file (one bad file stores nothing), then store each in its own transaction
+    (all of it or none of it) with the commit and fingerprint stamped.  Ctrl-C raises one
+    PerflabError (exit 130) naming the file not stored and those stored before it."""
+    from perflab.imports import import_file
+
+    w = watch or ImportWatch()
+    stored: list[str] = []
+    current = ""
+    try:
+        parsed = []
+        for f in req.files:
+            current = str(f)
+            parsed.append(import_file(Path(f), req.fmt, req.benchmark))
+        stamp = _import_stamp(req)
+        store = open_store(db)
+        for f, rs in zip(req.files, parsed, strict=True):
+            current = str(f)
+            stamp(rs)
+            total = sum(len(cfg.runs) for cfg in rs.configurations)
+            rid = store.save(rs, progress=w.storing(Path(f), total) if w.storing else None)
+            stored.append(f"{f} (result {rid})")
+            if w.stored:
+                w.stored(Path(f), rs)
+    except KeyboardInterrupt:
+        kept = f"; stored before it: {', '.join(stored)}" if stored else ""
+        raise PerflabError(f"import interrupted: nothing of {current} was stored (each file is "
+                           f"stored whole or not at all){kept}",
+                           "run the import again for the files not stored",
+                           exit_code=130) from None
+    return parsed
+
+
+def _import_stamp(req: ImportRequest) -> Callable[[ResultSet], None]:
+    """What an imported result set is stored with: the commit, this machine's fingerprint
+    over the file's own (``here``), status complete."""
+    from perflab.history.git import git_state
+    from perflab.model import Fingerprint
+
+    c, dirty, r = git_state(req.repo, req.commit)
+    here_fp: dict[str, Any] = {}
+    if req.here:
+        from perflab.fingerprint import machine_fingerprint
+
+        here_fp = machine_fingerprint().to_json()
+
+    def stamp(rs: ResultSet) -> None:
+        rs.commit, rs.dirty, rs.repo = c, dirty, r
+        rs.fingerprint = Fingerprint.from_json({**rs.fingerprint.to_json(), **here_fp})
+        rs.status = "complete"
+    return stamp
+
+
 def merge_results(loaded: list[ResultSet], names: list[str] | None, force: bool,
                   warn: Warn = _stderr, origin: str = "") -> ResultSet:
     """A new in-memory comparison of the configurations of ``loaded`` (stored results, or

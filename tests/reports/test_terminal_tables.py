@@ -19,6 +19,8 @@ from perflab.reports.terminal import (
     compare_tables,
     correction_line,
     metrics_to_show,
+    origin_line,
+    runs_line,
     stat_table,
 )
 from perflab.reports.warnings import result_warnings
@@ -182,3 +184,24 @@ def test_too_few_runs_names_each_configuration_with_its_count() -> None:
     (w,) = [w for w in result_warnings(Analysis.of(rs)) if "too few runs" in w]
     assert w.startswith("too few runs for a verdict (base 4, cand 0)"), w
     assert "0 run(s) per configuration" not in w
+
+
+def test_the_runs_line_counts_warm_up_and_failed_runs_apart_from_the_measured() -> None:
+    runs = ([Run(0, {"wall_time": 1.0}, warmup=True)]
+            + [Run(i, {"wall_time": 1.0}) for i in range(1, 5)]
+            + [Run(5, {}, status="failed", exit_code=1), Run(6, {}, status="timeout")])
+    cfg = Configuration("a", ["a"], runs=runs)
+    assert runs_line(cfg, 2.5).startswith("4 runs (and 1 warm-up, 2 failed) in ")
+    assert runs_line(Configuration("b", ["b"], runs=runs[1:5]), 1.0).startswith("4 runs in ")
+
+
+def test_the_origin_line_names_the_import_or_the_machine() -> None:
+    imported = ResultSet(kind="import", commit="abc123")
+    imported.settings.import_format = "pyperf"
+    imported.settings.file = "bench.json"
+    assert origin_line(imported) == "imported from pyperf (bench.json), commit abc123"
+    measured = ResultSet(kind="stat")
+    measured.fingerprint.cpu_model, measured.fingerprint.cpu_count = "Some CPU", 4
+    line = origin_line(measured)
+    assert line.startswith("Some CPU x4, kernel ") and line.endswith(", commit -")
+    assert "None" not in line

@@ -17,12 +17,16 @@ from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.format import fmt_change_pct, fmt_signed, fmt_value
 from perflab.history import git
-from perflab.history.git import git_state
 
 if TYPE_CHECKING:  # SQLAlchemy, numpy: loaded by the verbs that need them (not by --help)
+    from collections.abc import Callable
+
+    from rich.progress import TaskID
+
     from perflab.history.bisect import BisectOutcome
     from perflab.history.detect import ChangePoint
     from perflab.history.series import Series
+    from perflab.model import ResultSet
     from perflab.storage import Store
 
 console = stdout_console()
@@ -46,43 +50,16 @@ def history_cmd(
     db: o.Db = None,
 ) -> None:
     """The series of BENCHMARK in commit order: a table and a plot with change points."""
-    from dataclasses import replace
-
     from perflab.history.detect import detect_series, load_settings
     from perflab.history.plot import plot_series
-    from perflab.history.series import (
-        SeriesFilter,
-        default_metric,
-        known_benchmarks,
-        load_series,
-        parse_params,
-        parse_since,
-    )
+    from perflab.history.series import SeriesFilter, history_series, parse_params, parse_since
     from perflab.history.tables import series_table
 
     after = parse_since(since)
     store = session.open_store(db, read_only=True)
-    wanted = parse_params(param)
-    which = SeriesFilter(benchmark, wanted, config=config, machine=machine)
-    found = load_series(store, replace(which, since=after), repo)
-    if not found:
-        # Only the error path reads the window's outside, to say which filter emptied it.
-        if after is not None and load_series(store, which):
-            raise PerflabError(f"no results for benchmark '{benchmark}' since {since}",
-                               "give an earlier --since, or leave it out for the whole history")
-        names = known_benchmarks(store)
-        hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
-        raise PerflabError(f"no stored results for benchmark '{benchmark}'"
-                           + (f" with {param}" if param else ""),
-                           f"stored benchmarks: {hint}")
-    if metric:
-        series = [s for s in found if s.key.metric == metric]
-        if not series:
-            have = sorted({s.key.metric for s in found})
-            raise PerflabError(f"benchmark '{benchmark}' has no metric '{metric}'",
-                               f"choose one of {', '.join(have)}")
-    else:
-        series = [s for s in found if s.key.metric == default_metric(store, found)]
+    which = SeriesFilter(benchmark, parse_params(param), metric=metric, config=config,
+                         machine=machine, since=after)
+    series = history_series(store, which, repo, since_text=since, param_text=param)
     sets = load_settings(settings)
     items = [(s, detect_series(s, sets)) for s in series]
     for s, cps in items:
@@ -220,52 +197,30 @@ def import_cmd(
     """Store the results other tools wrote (kind "import"): docs/imports.md lists them."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from perflab.imports import import_file
-    from perflab.model import Fingerprint
+    # The bar shows once the files are read, one task per file while it is stored.
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=stderr_console(), transient=True)
+    tasks: dict[Path, TaskID] = {}
 
-    err_console = stderr_console()
+    def storing(f: Path, total: int) -> Callable[[int], None]:
+        bar.start()
+        task = tasks[f] = bar.add_task(f"storing {f.name}", total=total)
+        return lambda n: bar.advance(task, n)
 
-    stored: list[str] = []
-    current = ""
+    def stored(f: Path, rs: ResultSet) -> None:
+        bar.remove_task(tasks.pop(f))
+        n = sum(cfg.measured_count() for cfg in rs.configurations)
+        console.print(f"{f}: result {rs.id}, {len(rs.configurations)} configuration(s), "
+                      f"{n} runs, metrics {', '.join(sorted(rs.metrics))}",
+                      highlight=False, soft_wrap=True)
+        for note in rs.notes:
+            console.print(f"  [dim]{escape(note)}[/]", highlight=False)
+
+    req = session.ImportRequest(files, fmt, benchmark, commit=commit, repo=repo, here=here)
     try:
-        # Parse everything before storing anything: one bad file stores nothing.
-        parsed = []
-        for f in files:
-            current = str(f)
-            parsed.append(import_file(Path(f), fmt, benchmark))
-        c, dirty, r = git_state(repo, commit)
-        here_fp: dict = {}
-        if here:
-            from perflab.fingerprint import machine_fingerprint
-
-            here_fp = machine_fingerprint().to_json()
-        store = session.open_store(db)
-        # One transaction per file (all of it or none of it), runs inserted in batches.
-        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), console=err_console, transient=True)
-        with bar:
-            for f, rs in zip(files, parsed, strict=True):
-                current = str(f)
-                rs.commit, rs.dirty, rs.repo = c, dirty, r
-                rs.fingerprint = Fingerprint.from_json({**rs.fingerprint.to_json(), **here_fp})
-                rs.status = "complete"
-                total = sum(len(cfg.runs) for cfg in rs.configurations)
-                task = bar.add_task(f"storing {Path(f).name}", total=total)
-                rid = store.save(rs, progress=lambda n, t=task: bar.advance(t, n))
-                bar.remove_task(task)
-                stored.append(f"{f} (result {rid})")
-                n = sum(cfg.measured_count() for cfg in rs.configurations)
-                console.print(f"{f}: result {rid}, {len(rs.configurations)} configuration(s), "
-                              f"{n} runs, metrics {', '.join(sorted(rs.metrics))}",
-                              highlight=False, soft_wrap=True)
-                for note in rs.notes:
-                    console.print(f"  [dim]{escape(note)}[/]", highlight=False)
-    except KeyboardInterrupt:
-        kept = f"; stored before it: {', '.join(stored)}" if stored else ""
-        raise PerflabError(f"import interrupted: nothing of {current} was stored (each file is "
-                           f"stored whole or not at all){kept}",
-                           "run the import again for the files not stored",
-                           exit_code=130) from None
+        session.store_imports(req, db, session.ImportWatch(storing, stored))
+    finally:
+        bar.stop()
 
 
 # bisect's own options (only bisect takes them: they stay with the verb, cli/options.py).

@@ -163,7 +163,7 @@ def stat(
       perflab stat -W eh/cpp -p depth=10  a workload
     """
     from perflab.reports.analysis import Analysis
-    from perflab.reports.terminal import metrics_to_show, stat_table
+    from perflab.reports.terminal import metrics_to_show, runs_line, stat_table
     est = session.check_plan(kw["estimator"], None, kw["runs"], verdict=False,
                              warn=_warn) if kw["estimator"] else None
     if bool(command) == bool(kw["workload"]):
@@ -182,14 +182,7 @@ def stat(
     _header(rs, store)
     a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
     stat_table(a, cfg, metrics_to_show(rs), est).print(console)
-    # The count above the table is the measured runs; say what else took the time, so the
-    # two lines agree ("384 runs" above read "385 runs" here: the warm-up was counted).
-    measured = len(cfg.measured_runs())
-    warm = sum(1 for r in cfg.runs if r.warmup)
-    failed = len(cfg.runs) - measured - warm
-    extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
-    aside.print(f"[dim]{measured} runs" + (f" (and {extra})" if extra else "")
-                + f" in {fmt_seconds(time.time() - rs.created_at)}[/]")
+    aside.print(f"[dim]{runs_line(cfg, time.time() - rs.created_at)}[/]")
     _print_notes(a)
     _export(a, exports)
     if rs.status == "interrupted":
@@ -446,12 +439,15 @@ def results_show(
 ) -> None:
     """Show a stored result: its tables, environment and notes (verdicts with the threshold,
     correction and estimator stored with it, unless overridden)."""
+    from rich.markup import escape
+
     from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
         compare_tables,
         correction_line,
         metrics_to_show,
+        origin_line,
         stat_table,
     )
 
@@ -464,17 +460,7 @@ def results_show(
         fewest = min((len(c.measured_runs()) for c in rs.configurations), default=0)
         session.check_plan(estimator, correction, fewest, verdict=False, warn=_warn)
     _header(rs, store)
-    fp = rs.fingerprint
-    if rs.source != "perflab":  # an import: no machine of perflab's own (it read "None xNone")
-        from rich.markup import escape
-
-        where = rs.settings.file
-        aside.print(f"[dim]imported from {rs.source}{f' ({escape(where)})' if where else ''}, "
-                    f"commit {rs.commit or '-'}[/]", highlight=False)
-    else:
-        aside.print(f"[dim]{fp.cpu_model or '-'} x{fp.cpu_count or '-'}, "
-                    f"kernel {fp.kernel or '-'}, PMU: {'yes' if fp.pmu else 'no'}"
-                    f", commit {rs.commit or '-'}[/]", highlight=False)
+    aside.print(f"[dim]{escape(origin_line(rs))}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
     a = Analysis.judge(rs, shown, plan)

@@ -154,13 +154,10 @@ def _report_machines(ids: list[int], submission: str | None, db: str | None,
     """The per-machine table of several results (or a submission's): terminal tables, or
     GitHub Markdown on stdout with --markdown; the HTML page either way.  It has no plots, so
     --no-plots changes nothing, and its page is already one self-contained file."""
-    from perflab.fleet.permachine import build, print_terminal, render_html, render_markdown
-    from perflab.fleet.queue import submission_results
+    from perflab.fleet.permachine import of_stored, print_terminal, render_html, render_markdown
+
     store = session.open_store(db)
-    if submission:
-        ids = ids + [i for i in submission_results(store, submission) if i not in ids]
-    pm = build([store.load(i) for i in ids], metrics=metrics or None)
-    pm.name_store(store)
+    pm = of_stored(store, ids, submission, metrics or None)
     # Named by the submission (one id per machine made a name too long for the file system
     # at 50 machines: "File name too long").
     name = (f"submission-{submission}" if submission

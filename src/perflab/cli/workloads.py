@@ -12,9 +12,8 @@ from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
 from perflab.format import fmt_fixed
-from perflab.table import Cell, Column, Table
-from perflab.workloads.manifest import format_value
-from perflab.workloads.registry import Workload, discover, get, parse_assignments
+from perflab.workloads.registry import discover, get, parse_assignments
+from perflab.workloads.tables import listing, listing_json, listing_table, params_table
 
 group = typer.Typer(help="List, build and inspect the benchmark workloads.",
                     no_args_is_help=True)
@@ -22,45 +21,15 @@ console = stdout_console()
 err = stderr_console()
 
 
-def _params_text(wl: Workload) -> str:
-    parts = []
-    for p in wl.params.values():
-        extra = (" [" + "|".join(format_value(c) for c in p.choices) + "]"
-                 if p.choices is not None else "")
-        parts.append(f"{p.name}={format_value(p.default)}{extra}")
-    return "\n".join(parts)
-
-
 @group.command("list")
 def list_cmd(as_json: o.AsJson = False) -> None:
     """Every workload: runtime, parameters (defaults), built or not and why not."""
     d = discover()
-    rows = []
-    for wl in sorted(d.workloads.values(), key=lambda w: w.name):
-        ok, why = wl.available()
-        rows.append((wl, ok, why, wl.is_built()))
+    listed = listing(d)
     if as_json:
-        out = [{"name": wl.name, "runtime": wl.runtime, "family": wl.family,
-                "description": wl.description, "dir": str(wl.dir), "primary": wl.primary,
-                "region_symbol": wl.region_symbol, "available": ok, "why_not": why,
-                "built": built,
-                "params": {p.name: {"type": p.type, "default": p.default, "values": list(p.values),
-                                    "choices": None if p.choices is None else list(p.choices),
-                                    "min": p.min, "max": p.max, "help": p.help}
-                           for p in wl.params.values()}}
-               for wl, ok, why, built in rows]
-        typer.echo(json.dumps({"root": str(d.root), "workloads": out,
-                               "errors": [e.line() for e in d.errors]}, indent=2))
+        typer.echo(json.dumps(listing_json(d, listed), indent=2))
     elif d.root.is_dir():  # no directory: the error below says where workloads come from
-        table = Table.of(f"workloads in {d.root}", [Column(h, "left", fold=True) for h in (
-            "name", "runtime", "description", "parameters (defaults)", "built", "why not")],
-            show_lines=True)
-        for wl, ok, why, built in rows:
-            why_not = why if not ok else ("" if built else f"run `perflab workloads build "
-                                                          f"{wl.name}`")
-            table.add_row(wl.name, wl.runtime, wl.description, _params_text(wl),
-                          Cell("yes", "green") if built and ok else Cell("no", "red"), why_not)
-        table.print(console)
+        listing_table(d, listed).print(console)
     _exit_on_errors(d.errors)
 
 
@@ -155,12 +124,7 @@ def show_cmd(
                   f"requires: {', '.join(wl.requires) or '-'} "
                   f"({'available' if ok else why})\nbuilt: {'yes' if wl.is_built() else 'no'}"),
                   highlight=False)
-    table = Table.of("", [Column(h, "left") for h in (
-        "parameter", "type", "default", "allowed", "sweep values", "help")])
-    for p in wl.params.values():
-        table.add_row(p.name, p.type, format_value(p.default), p.allowed(),
-                      ", ".join(format_value(v) for v in p.values), p.help)
-    table.print(console)
+    params_table(wl).print(console)
     if argv is not None:
         console.print("command: " + " ".join(argv), highlight=False, soft_wrap=True,
                       markup=False)

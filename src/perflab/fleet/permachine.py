@@ -27,6 +27,7 @@ import math
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -42,6 +43,9 @@ from perflab.reports.terminal import bands_text, metrics_to_show, verdict_style
 from perflab.stats import Comparison, modality
 from perflab.table import Column, Table
 from perflab.validate import output_dir
+
+if TYPE_CHECKING:
+    from perflab.storage import Store
 
 
 @dataclass
@@ -282,6 +286,20 @@ def _machine_key(rs: ResultSet) -> tuple[str, object]:
         return fp.label(fp.machine_id), fp.machine_id
     ident = tuple(str(getattr(fp, k)) for k in MACHINE_IDENTITY_KEYS)
     return str(fp.machine_name or fp.hostname or fp.cpu_model or "?"), ident
+
+
+def of_stored(store: Store, ids: list[int], submission: str | None = None,
+              metrics: list[str] | None = None) -> PerMachine:
+    """The per-machine comparison of the stored results ``ids`` and of those ``submission``
+    produced (each once, in that order), named by the store they were read from (its
+    reproduce lines' --db)."""
+    from perflab.fleet.queue import submission_results
+
+    if submission:
+        ids = ids + [i for i in submission_results(store, submission) if i not in ids]
+    pm = build([store.load(i) for i in ids], metrics=metrics)
+    pm.name_store(store)
+    return pm
 
 
 def build(results: list[ResultSet], *, metric: str | None = None,

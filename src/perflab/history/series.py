@@ -317,6 +317,38 @@ def default_metric(store: Any, found: list[Series]) -> str:
     return sorted(metrics)[0]
 
 
+def history_series(store: Store, which: SeriesFilter, repo: Path | None = None, *,
+                   since_text: str | None = None,
+                   param_text: list[str] | None = None) -> list[Series]:
+    """The series ``perflab history`` shows: those ``which`` selects, of its metric (None: the
+    default_metric).  None found raises one PerflabError saying which filter emptied it (the
+    --since window, as ``since_text`` reads, or the benchmark with ``param_text``), and
+    listing the stored benchmarks; a metric none has raises one listing theirs."""
+    from dataclasses import replace
+
+    found = load_series(store, replace(which, metric=None), repo)
+    if not found:
+        # Only the error path reads the window's outside, to say which filter emptied it.
+        if which.since is not None and load_series(store, replace(which, metric=None,
+                                                                  since=None)):
+            raise PerflabError(f"no results for benchmark '{which.benchmark}' since "
+                               f"{since_text}",
+                               "give an earlier --since, or leave it out for the whole history")
+        names = known_benchmarks(store)
+        hint = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "none yet"
+        raise PerflabError(f"no stored results for benchmark '{which.benchmark}'"
+                           + (f" with {param_text}" if param_text else ""),
+                           f"stored benchmarks: {hint}")
+    if which.metric:
+        series = [s for s in found if s.key.metric == which.metric]
+        if not series:
+            have = sorted({s.key.metric for s in found})
+            raise PerflabError(f"benchmark '{which.benchmark}' has no metric '{which.metric}'",
+                               f"choose one of {', '.join(have)}")
+        return series
+    return [s for s in found if s.key.metric == default_metric(store, found)]
+
+
 def deciding_series(store: Any, series: list[Series]) -> list[Series]:
     """The series detect looks at by default: the metric that decided each result when it was
     measured (runner.choose_primary: CPU time for CPU-bound work) and the wall-clock metric

@@ -6,7 +6,16 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from perflab.format import fmt_band, fmt_change, fmt_cv, fmt_fixed, fmt_share, fmt_sig, fmt_value
+from perflab.format import (
+    fmt_band,
+    fmt_change,
+    fmt_cv,
+    fmt_fixed,
+    fmt_seconds,
+    fmt_share,
+    fmt_sig,
+    fmt_value,
+)
 from perflab.judging import Estimator, parse_estimator
 from perflab.metrics import BUILTIN_METRICS, MetricInfo, in_family
 from perflab.model import Configuration, ResultSet
@@ -95,6 +104,29 @@ def stat_table(a: Analysis, cfg: Configuration, metrics: Sequence[str],
                   fmt_value(s.max, info.unit), info.source)
     t.notes += notes(modal_samples(a, [cfg], [m for m in metrics if cfg.samples(m)]))
     return t
+
+
+def runs_line(cfg: Configuration, seconds: float) -> str:
+    """Under stat's table: the measured runs (the count its title gives) and what else took
+    the time, warm-up and failed runs, so the two counts agree; then the time it took."""
+    measured = len(cfg.measured_runs())
+    warm = sum(1 for r in cfg.runs if r.warmup)
+    failed = len(cfg.runs) - measured - warm
+    extra = ", ".join(f"{n} {what}" for n, what in ((warm, "warm-up"), (failed, "failed")) if n)
+    return (f"{measured} runs" + (f" (and {extra})" if extra else "")
+            + f" in {fmt_seconds(seconds)}")
+
+
+def origin_line(rs: ResultSet) -> str:
+    """Where a stored result comes from (results show): the tool and file an import was read
+    from, or the machine perflab measured on (CPU, count, kernel, PMU); and the commit."""
+    if rs.source != "perflab":  # an import: no machine of perflab's own (not "None xNone")
+        where = rs.settings.file
+        return (f"imported from {rs.source}{f' ({where})' if where else ''}, "
+                f"commit {rs.commit or '-'}")
+    fp = rs.fingerprint
+    return (f"{fp.cpu_model or '-'} x{fp.cpu_count or '-'}, kernel {fp.kernel or '-'}, "
+            f"PMU: {'yes' if fp.pmu else 'no'}, commit {rs.commit or '-'}")
 
 
 def compare_tables(a: Analysis, metrics: Sequence[str], cell: str, width: int) -> list[Table]:
