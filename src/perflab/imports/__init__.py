@@ -13,8 +13,8 @@ One module per format, each with the same interface:
   the directory.
 
 ``READERS`` is the registry: detection asks each module's ``sniff`` in this order, so a
-module whose files another's sniff would also take comes first.  docs/imports.md describes
-each format.
+module whose files another's sniff would also take comes first.  docs/imports/ has a page
+per format (docs/imports.md is their index).
 """
 
 from __future__ import annotations
