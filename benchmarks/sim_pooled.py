@@ -27,11 +27,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from neighbours import load, save_figures  # noqa: E402 (benchmarks/neighbours.py)
-from sim_verdicts import Row  # noqa: E402
+from neighbours import load  # noqa: E402 (benchmarks/neighbours.py)
+from sim_verdicts import Row, report  # noqa: E402
 
 from perflab import simulate  # noqa: E402
-from perflab.console import stdout_console  # noqa: E402
 from perflab.judging import ALPHA, DEFAULT_ESTIMATOR, Plan  # noqa: E402
 from perflab.metrics import MetricInfo  # noqa: E402
 from perflab.model import Configuration, ResultSet, Run  # noqa: E402
@@ -42,7 +41,6 @@ from perflab.stats import (  # noqa: E402
     holm,
     locate,
 )
-from perflab.table import Column, Table  # noqa: E402
 
 CV = 0.02
 BAND = (float(np.log1p(-0.01)), float(np.log1p(0.01)))
@@ -154,25 +152,9 @@ def main() -> int:
     for rho in (0.0, 0.3, None):
         for ratio in (1.10, 1.05):
             power(rows, max(4, 200 // q), 30, 10, rho, ratio)
-    t = Table.of("simulated guarantees: the pooled lag-1 correlation", [
-        Column("model", "left"), "n", "rate", "95% CI (Wilson)", "goal", "met?",
-        Column("note", "left")])
-    for r in rows:
-        lo, hi = r.ci
-        goal = r.goal.replace(">=", "≥").replace("<=", "≤") or "-"
-        t.add_row(r.model, str(r.n), f"{r.rate:.1%}", f"[{lo:.1%}, {hi:.1%}]", goal,
-                  r.met, r.note)
-    t.print(stdout_console())
-    took = time.time() - started
     command = "python benchmarks/sim_pooled.py" + (" --quick" if args.quick else "")
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {load_before} -> "
-          f"{load()}, {took:.0f} s: {command}")
-    save_figures({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "command": command, "load_before": load_before, "load_after": load(),
-                  "seconds": round(took, 1),
-                  "rows": [{**{k: v for k, v in vars(r).items()}, "rate": r.rate,
-                            "ci95": list(r.ci), "met": r.met} for r in rows],
-                  "markdown": t.to_markdown()}, "sim-pooled", args.out)
+    report("simulated guarantees: the pooled lag-1 correlation", rows, command, started,
+           load_before, "sim-pooled", args.out)
     return 0 if all(r.met != "NO" for r in rows) else 1
 
 

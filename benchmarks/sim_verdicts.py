@@ -232,6 +232,29 @@ def history_rows(rows: list[Row], k: int) -> None:
           [1.0] * 25 + [1.05] * 25, 0.02, "step", "", lambda i: abs(i - 25) <= 1)
 
 
+def report(title: str, rows: list[Row], command: str, started: float, load_before: list[float],
+           name: str, out: Path | None) -> None:
+    """The rows as a table on stdout, the time and load it took, and the figures saved as
+    benchmarks/NAME-DATE.json (the simulations' one way to report)."""
+    t = Table.of(title, [Column("model", "left"), "n", "rate", "95% CI (Wilson)", "goal",
+                         "met?", Column("note", "left")])
+    for r in rows:
+        lo, hi = r.ci
+        goal = r.goal.replace(">=", "≥").replace("<=", "≤") or "-"
+        t.add_row(r.model, str(r.n), f"{r.rate:.1%}", f"[{lo:.1%}, {hi:.1%}]", goal,
+                  r.met, r.note)
+    t.print(stdout_console())
+    took = time.time() - started
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {load_before} -> "
+          f"{load()}, {took:.0f} s: {command}")
+    save_figures({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "command": command, "load_before": load_before, "load_after": load(),
+                  "seconds": round(took, 1),
+                  "rows": [{**asdict(r), "rate": r.rate, "ci95": list(r.ci), "met": r.met}
+                           for r in rows],
+                  "markdown": t.to_markdown()}, name, out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a fifth of the trials")
@@ -246,26 +269,10 @@ def main() -> int:
         compare_rows(rows, k)
     if args.only != "compare":
         history_rows(rows, k)
-    t = Table.of("simulated guarantees: compare, bisect and detect", [
-        Column("model", "left"), "n", "rate", "95% CI (Wilson)", "goal", "met?",
-        Column("note", "left")])
-    for r in rows:
-        lo, hi = r.ci
-        goal = r.goal.replace(">=", "≥").replace("<=", "≤") or "-"
-        t.add_row(r.model, str(r.n), f"{r.rate:.1%}", f"[{lo:.1%}, {hi:.1%}]", goal,
-                  r.met, r.note)
-    t.print(stdout_console())
-    took = time.time() - started
     command = ("python benchmarks/sim_verdicts.py" + (" --quick" if args.quick else "")
                + (f" --only {args.only}" if args.only else ""))
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {load_before} -> "
-          f"{load()}, {took:.0f} s: {command}")
-    save_figures({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "command": command, "load_before": load_before, "load_after": load(),
-                  "seconds": round(took, 1),
-                  "rows": [{**asdict(r), "rate": r.rate, "ci95": list(r.ci), "met": r.met}
-                           for r in rows],
-                  "markdown": t.to_markdown()}, "sim-verdicts", args.out)
+    report("simulated guarantees: compare, bisect and detect", rows, command, started,
+           load_before, "sim-verdicts", args.out)
     return 0 if all(r.met != "NO" for r in rows) else 1
 
 
