@@ -500,7 +500,7 @@ static int sweep(pid_t group_leader, struct buf *desc) {
     pid_t own_sid = getsid(0), kids[1024], seen[SWEEP_SEEN];
     int nseen = 0, killed = 0;
     for (int round = 0; round < SWEEP_ROUNDS; round++) {
-        int n = children(kids, 1024), live = 0;
+        int n = children(kids, 1024);
         if (n == 0) break;
         for (int i = 0; i < n; i++) {
             pid_t ppid, pgrp, sid;
@@ -508,7 +508,6 @@ static int sweep(pid_t group_leader, struct buf *desc) {
             if (proc_stat(kids[i], &state, &ppid, &pgrp, &sid, comm) != 0) continue;
             if (state != 'Z') {
                 kill(kids[i], SIGKILL);
-                live++;
                 int known = 0;
                 for (int j = 0; j < nseen && !known; j++) known = seen[j] == kids[i];
                 if (!known) {
@@ -539,7 +538,9 @@ static int sweep(pid_t group_leader, struct buf *desc) {
             struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
         }
-        if (!live) break; /* only zombies were left: all reaped */
+        /* Only zombies this round is no end: a child read as running when the children were
+         * listed may have died since, and its own children are ours now (the next round lists
+         * them, or none). */
     }
     return killed;
 }
