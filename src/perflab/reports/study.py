@@ -20,9 +20,9 @@ from perflab.stats import (
     cpu_share_caveat,
     fit_slope,
     parse_estimator,
+    sibling_comparisons,
     slope_pool,
 )
-from perflab.stats import sibling_comparisons as stats_siblings
 from perflab.table import Cell, Column, Table
 
 if TYPE_CHECKING:
@@ -34,13 +34,13 @@ MARKS = {"slower": "▲", "larger": "▲", "faster": "▼", "smaller": "▼", "e
          "inconclusive": "?"}
 
 
-def mark(c: Comparison) -> str:
+def verdict_mark(c: Comparison) -> str:
     """The verdict as one character (LEGEND)."""
     return MARKS.get(c.verdict, "~")
 
 
 def _ratio_text(c: Comparison) -> str:
-    return "-" if math.isnan(c.ratio) else f"{fmt_sig(c.ratio, 3)}{mark(c)}"
+    return "-" if math.isnan(c.ratio) else f"{fmt_sig(c.ratio, 3)}{verdict_mark(c)}"
 
 
 def varying_params(rs: ResultSet) -> list[str]:
@@ -119,7 +119,9 @@ def axis_answers(a: Analysis, metric: str) -> list[str]:
             out.append(f"{param}={hi} / {param}={lo}: {_by_name(ac)} ({len(ac)} comparisons: "
                        f"{_verdict_counts(ac)}; {interval_words(ac)})"
                        + (f"; {share}" if share else ""))
-    pairs = sibling_comparisons(a, metric)
+    # each variant against its sibling, judged as the result's own comparisons are (the pairs
+    # it judged already are its own)
+    pairs = sibling_comparisons(a.rs, metric, plan=a.plan, judged=a.comparisons)
     for suffix, comps in pairs.items():
         out.append(f"{suffix} / its sibling: {_by_name(comps)} ({len(comps)} comparisons: "
                    f"{_verdict_counts(comps)}; {interval_words(comps)})")
@@ -127,12 +129,6 @@ def axis_answers(a: Analysis, metric: str) -> list[str]:
     if step:
         out.append(step)
     return out
-
-
-def sibling_comparisons(a: Analysis, metric: str) -> dict[str, list[Comparison]]:
-    """Each variant against its sibling (cpp-async and cpp), judged as the result's own
-    comparisons are (stats.sibling_comparisons: the pairs it judged already are its own)."""
-    return stats_siblings(a.rs, metric, plan=a.plan, judged=a.comparisons)
 
 
 def per_step(a: Analysis, metric: str) -> str | None:
