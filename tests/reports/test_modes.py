@@ -133,18 +133,19 @@ def test_no_warning_when_every_sample_has_one_mode() -> None:
 @pytest.mark.measure  # a real command's CPU time: one at a time (tests/tiers.py)
 def test_a_command_with_two_durations_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """A shell loop that runs 20,000 or 60,000 iterations, alternately: its task_clock has two
-    modes three times apart, which a busy machine does not blur (CPU time)."""
+    """A command that sleeps 20 ms or 80 ms, alternately: its wall time has two modes four
+    times apart and narrow (a sleep's length does not vary with the CPU's speed, as a loop's CPU
+    time does: a loop of 20,000 or 60,000 shell iterations gave an upper mode spread over
+    60-105 ms, which the mvalue rule read as one mode in about one run of two)."""
     script = tmp_path / "two.sh"
     script.write_text(f"f={tmp_path}/count; n=$(cat $f 2>/dev/null || echo 0); "
                       "echo $((n+1)) > $f\n"
-                      "k=$(( n % 2 ? 60000 : 20000 )); i=0\n"
-                      "while [ $i -lt $k ]; do i=$((i+1)); done\n")
+                      "if [ $((n % 2)) -eq 1 ]; then sleep 0.08; else sleep 0.02; fi\n")
     monkeypatch.setenv("COLUMNS", "160")  # the table on one line a row
     code, out, err = run_cli(["stat", "--db", str(tmp_path / "r.db"), "-r", "20",
-                              "--metric", "task_clock", "--", "sh", str(script)], capsys)
+                              "--metric", "wall_time", "--", "sh", str(script)], capsys)
     assert code == 0, err
     text = out + err
-    median = next(line for line in text.splitlines() if line.startswith("│ task_clock"))
+    median = next(line for line in text.splitlines() if line.startswith("│ wall_time"))
     assert MARK in median
     assert len(re.findall(r"warning: bimodal: 1 sample has two or more modes", text)) == 1
