@@ -36,7 +36,6 @@ from perflab import jobcontext
 from perflab import notes as said
 from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
-from perflab.metrics import MetricInfo
 from perflab.model import (
     Configuration,
     Fingerprint,
@@ -47,7 +46,7 @@ from perflab.model import (
     Settings,
 )
 from perflab.quickread import check_sqlite_integrity as _check_sqlite_integrity
-from perflab.quickread import default_path
+from perflab.quickread import default_path, result_from_rows
 from perflab.schema import (
     SCHEMA_VERSION,
     chunks,
@@ -576,40 +575,16 @@ class Store:
             if row is None:
                 raise PerflabError(f"no result with id {result_id} in {self.location}",
                                    "list the stored results with 'perflab results list'")
-            rs = ResultSet(
-                kind=row["kind"], label=row["label"] or "", created_at=row["created_at"],
-                status=row["status"], fingerprint=Fingerprint.from_json(row["fingerprint"]),
-                commit=row["commit"],
-                dirty=row["dirty"], repo=row["repo"], settings=Settings.from_dict(row["settings"]),
-                metrics={k: MetricInfo.from_dict(k, v) for k, v in (row["metrics"] or {}).items()},
-                notes=list(row["notes"] or []), id=row["id"])
-            if "machine_id" not in rs.fingerprint.stored_keys:
-                rs.fingerprint.machine_id = row["machine_id"]
+            cfg_rows = list(conn.execute(sa.select(configurations).where(
+                configurations.c.result_id == result_id).order_by(configurations.c.id))
+                .mappings())
+            run_rows = conn.execute(sa.select(runs).where(runs.c.configuration_id.in_(
+                [c["id"] for c in cfg_rows])).order_by(runs.c.seq, runs.c.id)).mappings()
+            rs = result_from_rows(row, cfg_rows, run_rows)
             rs.status = effective_status(rs.status, rs.settings.owner)
             if rs.status != row["status"]:
                 pid = rs.settings.owner.pid if rs.settings.owner else None
                 rs.notes.add(said.ended_unfinished(pid))
-            cfg_rows = conn.execute(sa.select(configurations).where(
-                configurations.c.result_id == result_id).order_by(configurations.c.id)).mappings()
-            by_id: dict[int, Configuration] = {}
-            for c in cfg_rows:
-                cfg = Configuration(
-                    name=c["name"], command=list(c["command"]), benchmark=c["benchmark"],
-                    params=c["params"] or {}, is_baseline=bool(c["is_baseline"]),
-                    commit=c["commit"], shell=bool(c["shell"]), env=c["env"] or {}, id=c["id"],
-                    cell=c["cell"])
-                by_id[c["id"]] = cfg
-                rs.configurations.append(cfg)
-            if by_id:
-                run_rows = conn.execute(sa.select(runs).where(
-                    runs.c.configuration_id.in_(list(by_id))).order_by(runs.c.seq)).mappings()
-                for r in run_rows:
-                    by_id[r["configuration_id"]].runs.append(Run(
-                        seq=r["seq"], values=dict(r["values"]), status=r["status"],
-                        exit_code=r["exit_code"], warmup=bool(r["warmup"]),
-                        started_at=r["started_at"] or 0.0, load1=r["load1"],
-                        error=r["error"] or "", id=r["id"]))
-            rs.name_metrics_of_runs()
             return rs
 
         return self.read(go)

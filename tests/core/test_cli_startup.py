@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli import VERBS, stage_group
+from perflab.model import Configuration, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.system
@@ -112,6 +113,21 @@ def test_the_listing_of_a_sqlite_store_loads_no_sqlalchemy(tmp_path: Path) -> No
     probe = ("from perflab.cli import main\ntry:\n    main(['results', 'list', '--db', "
              f"{str(db)!r}])\nexcept SystemExit:\n    pass")
     assert not _modules_after(probe) & {"sqlalchemy", "numpy", "perflab.model"}
+
+
+def test_a_stored_result_of_a_sqlite_store_shows_without_sqlalchemy(tmp_path: Path) -> None:
+    """`results show` of a current SQLite store reads it with sqlite3 too (perflab.quickread);
+    it does load the statistics it judges with."""
+    db = tmp_path / "r.sqlite"
+    rs = ResultSet(kind="stat", status="complete", fingerprint={"hostname": "h"})
+    cfg = Configuration(name="a", command=["a"], benchmark="a")
+    cfg.runs = [Run(seq=i, values={"wall_time": 1.0 + i / 100}) for i in range(8)]
+    rs.configurations.append(cfg)
+    rid = Store(db).save(rs)
+    probe = ("from perflab.cli import main\ntry:\n    main(['results', 'show', "
+             f"'{rid}', '--db', {str(db)!r}])\nexcept SystemExit:\n    pass")
+    loaded = _modules_after(probe)
+    assert "sqlalchemy" not in loaded and {"numpy", "perflab.stats"} <= loaded
 
 
 @pytest.mark.unit

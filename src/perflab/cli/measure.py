@@ -118,11 +118,11 @@ def _print_notes(a: Analysis) -> None:
         aside.print(warning(w), highlight=False)
 
 
-def _header(rs: ResultSet, store: Store) -> None:
+def _header(rs: ResultSet, location: str) -> None:
     phrase = status_phrase(rs.status)
     colour = {"interrupted": "yellow", "failed": "red"}.get(rs.status)
     state = "" if not phrase else (f" [{colour}]({phrase})[/]" if colour else f" ({phrase})")
-    aside.print(f"[dim]result {rs.id} in {store.location}{state}[/]", highlight=False)
+    aside.print(f"[dim]result {rs.id} in {location}{state}[/]", highlight=False)
     runtimes = rs.fingerprint.runtimes or {}
     if runtimes:  # what the workloads said they ran on (e.g. Mono or CoreCLR and its version)
         seen = set(runtimes.values())
@@ -179,7 +179,7 @@ def stat(
         command, kw["workload"], kw["param"], how.metric, kw["shell"], name, note=_note)
     rs, store = session.measure_stat(cfg, default_primary, rsym, how, kw["db"],
                                      console=err_quiet)
-    _header(rs, store)
+    _header(rs, store.location)
     a = Analysis.of(rs)  # nothing compared: the summaries and warnings every view shows
     stat_table(a, cfg, metrics_to_show(rs), est).print(console)
     aside.print(f"[dim]{runs_line(cfg, time.time() - rs.created_at)}[/]")
@@ -274,7 +274,7 @@ def compare(
                                      note=_quiet_note, console=err_quiet)
     session.set_baseline(rs, baseline)
     if not apart:
-        _header(rs, store)
+        _header(rs, store.location)
     a = _show_comparisons(rs, metric, measured=not apart, top=top)
     if rs.id is not None and not apart:
         store.update_result(rs)
@@ -441,6 +441,7 @@ def results_show(
     correction and estimator stored with it, unless overridden)."""
     from rich.markup import escape
 
+    from perflab import quickread
     from perflab.judging import Plan
     from perflab.reports.analysis import Analysis
     from perflab.reports.terminal import (
@@ -453,13 +454,16 @@ def results_show(
 
     session.check_plan(estimator, correction, None, verdict=False, warn=_warn)
     exports = _outputs(kw)
-    store = session.open_store(db, read_only=True)
-    rs = store.load(result_id)
+    quick = quickread.load_result(db, result_id)  # a SQLite file: no SQLAlchemy
+    if quick is None:
+        store = session.open_store(db, read_only=True)
+        quick = store.load(result_id), store.location
+    rs, location = quick
     thr, bands = thresholds(threshold, rs.metrics)
     if estimator:  # a trim the stored runs cannot carry: one line, as on compare and stat
         fewest = min((len(c.measured_runs()) for c in rs.configurations), default=0)
         session.check_plan(estimator, correction, fewest, verdict=False, warn=_warn)
-    _header(rs, store)
+    _header(rs, location)
     aside.print(f"[dim]{escape(origin_line(rs))}[/]", highlight=False)
     shown = metrics_to_show(rs)
     plan = Plan.of(rs, threshold=thr, bands=bands, correction=correction, estimator=estimator)
