@@ -110,7 +110,8 @@ def kinds(tmp_path: Path) -> Path:
     """A store at this schema of every kind of result: schema4/results.db's stat, compare,
     hyperfine import and suite matrix (real runs with counters, fingerprints and notes),
     upgraded, and harness imports (BenchmarkDotNet with its memory figures, Google
-    Benchmark's repetitions, pyperf's warm-up runs) stored beside them."""
+    Benchmark's repetitions, pyperf's warm-up runs) and a result with no configurations
+    stored beside them."""
     path = tmp_path / "kinds.sqlite"
     shutil.copy(FIXTURES / "core" / "schema4" / "results.db", path)
     s = Store(path)  # upgraded to SCHEMA_VERSION
@@ -119,6 +120,7 @@ def kinds(tmp_path: Path) -> Path:
         rs = import_file(FIXTURES / f, None)
         rs.status, rs.commit, rs.dirty = "complete", "ab" * 20, True  # as `perflab import` does
         s.save(rs)
+    s.save(_result(3, [], label="nothing measured"))  # no configurations, no runs
     s.engine.dispose()
     return path
 
