@@ -32,6 +32,7 @@ from perflab.validate import thresholds
 # its judging, 15-17 ms of CPU)
 if TYPE_CHECKING:
     from perflab.model import ResultSet
+    from perflab.quickwrite import ResultWriter
     from perflab.reports.analysis import Analysis
     from perflab.stats import Comparison
     from perflab.storage import Store
@@ -118,7 +119,7 @@ def _print_notes(a: Analysis) -> None:
         aside.print(warning(w), highlight=False)
 
 
-def _header(rs: ResultSet, store: Store) -> None:
+def _header(rs: ResultSet, store: ResultWriter) -> None:
     phrase = status_phrase(rs.status)
     colour = {"interrupted": "yellow", "failed": "red"}.get(rs.status)
     state = "" if not phrase else (f" [{colour}]({phrase})[/]" if colour else f" ({phrase})")
@@ -248,7 +249,10 @@ def compare(
     exports = _outputs(kw)
     if fail_on_regression:
         session.check_can_regress(metric)
-    store = session.open_store(kw["db"])
+    # A measurement is written through sqlite3 where it can be (session.open_writer); stored
+    # results and profiles are read and recorded through the whole store.
+    store = (session.open_store(kw["db"]) if apart or profile
+             else session.open_writer(kw["db"]))
     if apart:
         loaded = (session.import_files([Path(c) for c in commands or []], import_format)
                   if import_ else [store.load(i) for i in from_db or []])
