@@ -407,10 +407,11 @@ def stat_config(command: list[str] | None, workload: list[str] | None,
     how it was typed."""
     from perflab.cmdline import forgiving_argv
     from perflab.model import Configuration
-    from perflab.workloads import parse_assignments
 
     default_primary, rsym = "wall_time", None
     if workload:
+        from perflab.workloads import parse_assignments  # a command reads no manifest
+
         cfg, r = workload_config(workload[0], parse_assignments(params), None,
                                  counts_with_valgrind(metric))
         default_primary, rsym = r.primary or "wall_time", r.region_symbol
