@@ -1,13 +1,14 @@
 """What a measurement stores (the result, its configurations and runs) written to a SQLite
 store with the standard library's sqlite3, for ``perflab stat`` and ``perflab compare``.
 
-perflab.storage writes every store through SQLAlchemy, whose import alone (engine, SQL
-compiler, schema) cost about 120 ms of CPU of the 580-720 ms of `perflab stat -r 1 -w 0 --
-true` (``python -X importtime``; `python -c "import numpy"` 130-140 ms, so SQLAlchemy is
-about numpy's whole import again); the goal of 2.5 times numpy's CPU for that call cannot be
-met through it.  A measurement writes a few rows, so they are written here with sqlite3 (5 ms
-to import) when the store is a SQLite file that exists, is writable, sound, in WAL mode and of
-this perflab's schema (perflab.quickread.SCHEMA_VERSION) with exactly the columns below.
+perflab.storage writes every store through SQLAlchemy, whose import (engine, SQL compiler,
+schema) the stat verb cannot afford: importing it beside typer, rich and numpy cost 190-240 ms
+of CPU (1.5-1.8 times `python -c "import numpy"`, 133 ms), and `perflab stat -r 1 -w 0 --
+true` through it cost 619 ms, 4.6 times numpy, against a goal of 2.5 (benchmarks/startup.py,
+task-clock, 2 vCPUs at load 3).  A measurement writes a few rows, so they are written here
+with sqlite3 (5 ms to import; the same call then cost 306 ms, 2.3 times numpy) when the store
+is a SQLite file that exists, is writable, sound, in WAL mode and of this perflab's schema
+(perflab.quickread.SCHEMA_VERSION) with exactly the columns below.
 Anything else (a new file, an older or newer schema, a server URL, a file in a read-only
 place, a table altered by hand) is left to perflab.storage, which creates, upgrades, checks
 and explains as always.
@@ -192,7 +193,6 @@ class QuickStore:
         self.conn = conn
         self.location = location
         self.outage = Outage()  # a file is never lost as a server is; kept for the runner
-        self.is_sqlite = True
 
     @contextmanager
     def _faults(self) -> Iterator[None]:
