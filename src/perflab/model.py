@@ -223,7 +223,7 @@ class StoredRecord:
         return _write_stored(self, lambda v: v, extra_first=False)
 
 
-# What identifies a machine: one machine gets one row in the store (storage.fingerprint_hash) and
+# What identifies a machine: one machine gets one row in the store (Fingerprint.identity_hash) and
 # results whose machines differ in one of these are compared only with --force.  The rest of a
 # fingerprint (load, versions) belongs to a result set.
 MACHINE_IDENTITY_KEYS = (
@@ -275,6 +275,14 @@ class Fingerprint(StoredRecord):
         if stable.get("machine_name") is None:
             stable.pop("machine_name", None)
         return stable
+
+    def identity_hash(self) -> str:
+        """The key of the machine's row in the store: a hash of the stable identity (not load
+        or time), so one machine gets one row."""
+        import hashlib
+
+        stable = json.dumps(self.identity(), sort_keys=True).encode()
+        return hashlib.sha256(stable).hexdigest()[:16]
 
     def label(self, machine_id: object = None) -> str:
         """The machine's name for people: its fleet name (a worker's --name), else its host

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from perflab.fleet.permachine import PerMachine
     from perflab.judging import Estimator, Plan
     from perflab.model import Configuration, ResultSet
+    from perflab.quickwrite import ResultWriter
     from perflab.reports.analysis import Analysis
     from perflab.runner import MeasureOptions
     from perflab.stats import Comparison
@@ -59,6 +60,14 @@ def open_store(db: str | Path | None, *, read_only: bool = False) -> Store:
     from perflab.storage import Store
 
     return Store(db, read_only=read_only)
+
+
+def open_writer(db: str | Path | None) -> ResultWriter:
+    """The store at ``db`` for a measurement to write: a current SQLite file through sqlite3
+    alone (perflab.quickwrite: no SQLAlchemy to import), any other through open_store."""
+    from perflab.quickwrite import open_quick
+
+    return open_quick(db) or open_store(db)
 
 
 # -- what to run ----------------------------------------------------------------------------------
@@ -398,10 +407,11 @@ def stat_config(command: list[str] | None, workload: list[str] | None,
     how it was typed."""
     from perflab.cmdline import forgiving_argv
     from perflab.model import Configuration
-    from perflab.workloads import parse_assignments
 
     default_primary, rsym = "wall_time", None
     if workload:
+        from perflab.workloads import parse_assignments  # a command reads no manifest
+
         cfg, r = workload_config(workload[0], parse_assignments(params), None,
                                  counts_with_valgrind(metric))
         default_primary, rsym = r.primary or "wall_time", r.region_symbol
@@ -423,7 +433,7 @@ def stat_config(command: list[str] | None, workload: list[str] | None,
 
 def measure_stat(cfg: Configuration, default_primary: str, region_symbol: str | None,
                  how: MeasureRequest, db: str | Path | None,
-                 console: Any = None) -> tuple[ResultSet, Store]:
+                 console: Any = None) -> tuple[ResultSet, ResultWriter]:
     """``stat``: ``cfg`` measured into a new result of kind stat, stored as it goes in the
     store at ``db`` (opened once the options are checked), and that store; ``region_symbol``
     is the workload's, used when --region-symbol is not given."""
@@ -434,14 +444,14 @@ def measure_stat(cfg: Configuration, default_primary: str, region_symbol: str | 
     setup = replace(how.setup, region_symbol=how.setup.region_symbol or region_symbol)
     opts = build_options(how.schedule, setup, judging_plan(how.estimator), how.metric,
                          default_primary)
-    store = open_store(db)
+    store = open_writer(db)
     rs = new_result("stat", repo=how.repo, commit=how.commit, label=how.label)
     measure(rs, [cfg], opts, store=store, watchers=Watchers(console=console))
     return rs, store
 
 
 def measure_compare(what: CompareTargets, how: MeasureRequest, threshold: list[str] | None,
-                    correction: str | None, store: Store, *, note: Warn = _stderr,
+                    correction: str | None, store: ResultWriter, *, note: Warn = _stderr,
                     console: Any = None) -> ResultSet:
     """``compare``: the commands or workloads measured interleaved into a new result of kind
     compare, judged by --threshold (METRIC=BAND too) and --correction; ``note`` says what
@@ -469,7 +479,7 @@ def measure_compare(what: CompareTargets, how: MeasureRequest, threshold: list[s
     return rs
 
 
-def require_successful_runs(rs: ResultSet, store: Store | None) -> None:
+def require_successful_runs(rs: ResultSet, store: ResultWriter | None) -> None:
     """A configuration without one successful measured run has no figures and no verdict: the
     command fails (exit 1), so a CI gate never passes on a candidate that only crashed."""
     empty = [c.name for c in rs.configurations if not c.measured_runs()]

@@ -18,13 +18,11 @@ SQLite file is created on first use; a server database is created only by ``perf
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +32,8 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 
 from perflab import jobcontext
 from perflab import notes as said
-from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
-from perflab.format import fmt_fixed, fmt_plain, redact_url
+from perflab.errors import PerflabError
+from perflab.format import redact_url
 from perflab.model import (
     Configuration,
     Fingerprint,
@@ -45,8 +43,10 @@ from perflab.model import (
     Run,
     Settings,
 )
+from perflab.owner import effective_status, stamp_owner
 from perflab.quickread import check_sqlite_integrity as _check_sqlite_integrity
 from perflab.quickread import default_path, result_from_rows
+from perflab.quickwrite import config_row, result_row, result_update, run_row
 from perflab.schema import (
     SCHEMA_VERSION,
     chunks,
@@ -58,16 +58,17 @@ from perflab.schema import (
     results,
     runs,
 )
+from perflab.storefaults import (
+    Outage,
+    StoreUnreachable,
+    connection_lost,
+    ride_out,
+    sqlite_fault,
+)
 
 
 def default_db_path() -> Path:
     return default_path()
-
-
-def fingerprint_hash(fp: Fingerprint) -> str:
-    """Hash of the stable machine identity (not load or time), so one machine gets one row."""
-    stable = fp.identity()
-    return hashlib.sha256(json.dumps(stable, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _server_url(url: str) -> str:
@@ -307,36 +308,7 @@ class Store:
         first = text.splitlines()[0] if text else type(e).__name__
         if not self.is_sqlite:
             return _server_error(self.location, text, first)
-        if "locked" in text:
-            return PerflabError(
-                f"the result database {self.location} is locked by another process",
-                "wait for the other perflab to finish, or pass --db with another file",
-            )
-        if "not a database" in text or "malformed" in text or "corrupt" in text:
-            return PerflabError(
-                f"the result database {self.location} is corrupt ({text})",
-                "move it aside (mv it to a .bak file) and run again, or pass --db with another "
-                "file",
-            )
-        if "no column named" in text or "no such column" in text:
-            return PerflabError(
-                f"the result database {self.location} lacks a column this perflab needs "
-                f"({text}): written by another perflab version, or altered",
-                "move it aside (mv it to a .bak file) and run again, or pass --db with another "
-                "file")
-        if "full" in text or ("disk I/O error" in text and _low_space(Path(self.location))):
-            return PerflabError(
-                f"the disk holding the result database {self.location} is full ({text}); "
-                "the runs stored before this point are kept",
-                "free some space, or pass --db with a file on another disk")
-        if self.engine.dialect.name == "sqlite":
-            why = _diagnose_sqlite_path(Path(self.location))
-            if why:
-                return PerflabError(f"cannot write the result database {self.location}: {why}",
-                                    "pass --db with a file in a writable directory, or fix the "
-                                    "permissions")
-        return PerflabError(f"the result database {self.location} failed: {text}",
-                            "check the path and its permissions, or pass --db")
+        return sqlite_fault(self.location, text)
 
     def write(self, fn: Any, wait: bool = True) -> Any:
         """Run ``fn(conn)`` in one transaction; database faults become one PerflabError line.
@@ -368,7 +340,7 @@ class Store:
     def machine_id(self, conn: sa.Connection, fp: Fingerprint) -> int:
         """The machine's row id, made on first sight.  Insert-if-absent then select, so two
         processes meeting a new machine at once get one row, not a duplicate-key error."""
-        h = fingerprint_hash(fp)
+        h = fp.identity_hash()
         q = sa.select(machines.c.id).where(machines.c.fingerprint_hash == h)
         row = conn.execute(q).first()
         if row:
@@ -385,23 +357,12 @@ class Store:
         return {int(mid): Fingerprint.from_json(fp).label(mid) for mid, fp in rows}
 
     def _insert_result(self, conn: sa.Connection, rs: ResultSet) -> int:
-        from perflab import __version__
-
-        mid = self.machine_id(conn, rs.fingerprint)
-        res = conn.execute(results.insert().values(
-            kind=rs.kind, label=rs.label, created_at=rs.created_at or time.time(),
-            status=rs.status, machine_id=mid, fingerprint=rs.fingerprint.to_json(),
-            commit=rs.commit,
-            dirty=rs.dirty, repo=rs.repo, perflab_version=__version__,
-            settings=rs.settings.to_dict(),
-            metrics={k: v.to_dict() for k, v in rs.metrics.items()}, notes=rs.notes,
-            fleet_job=rs.fingerprint.fleet_job,
-            fleet_submission=rs.fingerprint.fleet_submission))
-        return int(res.inserted_primary_key[0])
+        row = result_row(rs, self.machine_id(conn, rs.fingerprint))
+        return int(conn.execute(results.insert().values(row)).inserted_primary_key[0])
 
     def begin_result(self, rs: ResultSet) -> int:
         """Insert the result set header (status 'running'); sets and returns ``rs.id``."""
-        _stamp_owner(rs)
+        stamp_owner(rs)
         rs.id = self.write(lambda conn: self._insert_result(conn, rs))
         return rs.id
 
@@ -477,13 +438,10 @@ class Store:
         or on Ctrl-C; the runs add the runtimes they ran on to the environment).
         ``wait=False``: a lost server is not waited for (the user is leaving)."""
         assert rs.id is not None
-        _stamp_owner(rs)
+        stamp_owner(rs)
 
         def go(conn: sa.Connection) -> None:
-            conn.execute(results.update().where(results.c.id == rs.id).values(
-                status=rs.status, metrics={k: v.to_dict() for k, v in rs.metrics.items()},
-                notes=rs.notes, settings=rs.settings.to_dict(), label=rs.label,
-                fingerprint=rs.fingerprint.to_json()))
+            conn.execute(results.update().where(results.c.id == rs.id).values(result_update(rs)))
 
         self.write(go, wait=wait)
 
@@ -494,7 +452,7 @@ class Store:
         Runs go in batches, each one executemany of the driver's own (``_insert_runs``);
         ``progress(n)`` is told after each.  A SQLite store's log is emptied after (an import
         of millions of runs wrote as much to it)."""
-        _stamp_owner(rs)
+        stamp_owner(rs)
 
         def go(conn: sa.Connection) -> int:
             rid = self._insert_result(conn, rs)
@@ -657,7 +615,7 @@ class Store:
         results still running (``before``: the result being measured)."""
         def go(conn: sa.Connection) -> dict[tuple[str, str], PrimaryChoice]:
             mid = conn.execute(sa.select(machines.c.id).where(
-                machines.c.fingerprint_hash == fingerprint_hash(fp))).scalar()
+                machines.c.fingerprint_hash == fp.identity_hash())).scalar()
             if mid is None:
                 return {}
             out: dict[tuple[str, str], PrimaryChoice] = {}
@@ -684,13 +642,6 @@ class Store:
 _SCHEMA_LOCK_KEY = 0x7065_7266_6C61_62  # "perflab": the advisory lock schema creation takes
 
 
-def run_row(configuration_id: int, run: Run) -> dict[str, Any]:
-    """THE row of the runs table for one run (add_run, add_rounds and save all store this)."""
-    return {"configuration_id": configuration_id, "seq": run.seq, "warmup": run.warmup,
-            "status": run.status, "exit_code": run.exit_code, "started_at": run.started_at,
-            "load1": run.load1, "error": run.error, "values": run.values}
-
-
 def _insert_runs(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
     """Insert run rows (run_row's) with the driver's executemany on the dialect's compiled
     INSERT, the JSON of ``values`` encoded here: SQLAlchemy's per-row parameter and type
@@ -705,14 +656,6 @@ def _insert_runs(conn: sa.Connection, rows: list[dict[str, Any]]) -> None:
     else:
         params = [{**r, "values": enc(r["values"])} for r in rows]
     conn.exec_driver_sql(str(compiled), params)
-
-
-def config_row(result_id: int, cfg: Configuration) -> dict[str, Any]:
-    """THE row of the configurations table for one configuration (add_configuration, save)."""
-    return {"result_id": result_id, "name": cfg.name, "command": cfg.command,
-            "shell": cfg.shell, "env": cfg.env, "benchmark": cfg.benchmark_key,
-            "params": cfg.params, "cell": cfg.cell, "is_baseline": cfg.is_baseline,
-            "commit": cfg.commit}
 
 
 def _stored_runs(conn: sa.Connection, items: list[tuple[int, Run]]) -> dict[tuple[int, int], int]:
@@ -740,120 +683,6 @@ def _is_create_race(e: BaseException | None) -> bool:
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
 
 
-class StoreUnreachable(PerflabError):
-    """The database server cannot be reached or dropped the connection (down, restarting,
-    unreachable): a transient fault that a writer may ride out (``ride_out``).  A verb it ends
-    exits with errors.EXIT_STORE_UNREACHABLE (a fleet job is retried on it)."""
-
-    def __init__(self, problem: str, fix: str = "",
-                 exit_code: int = EXIT_STORE_UNREACHABLE) -> None:
-        super().__init__(problem, fix, exit_code)
-
-
-# What libpq and the server say when the connection is lost or cannot be made: the server down
-# or restarting (57P01 "terminating connection due to administrator command", 57P03 "the
-# database system is starting up / shutting down"), a refused or timed-out connect, a socket
-# closed under a query.  Credentials, a missing database and permissions are not in this list:
-# waiting does not fix them.
-_LOST_WORDS = ("connection refused", "could not connect", "could not translate",
-               "timeout expired", "name or service not known", "no route", "connection failed",
-               "server closed the connection", "terminating connection due to administrator",
-               "the database system is starting up", "the database system is shutting down",
-               "the database system is in recovery mode", "consuming input failed",
-               "the connection is lost", "the connection is closed", "connection is bad",
-               "couldn't get a connection",
-               # every connection slot taken (53300): connections come and go (a fleet's jobs
-               # hold theirs only while they write), so a slot is waited for like a restart
-               "too many clients already", "remaining connection slots are reserved")
-
-
-def connection_lost(text: str) -> bool:
-    """Does this driver message say the server is unreachable or the connection was lost?"""
-    low = text.lower()
-    return any(w in low for w in _LOST_WORDS)
-
-
-class Outage:
-    """One line when the store's server is lost and one when it answers again, however many
-    operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
-
-    def __init__(self, say: Callable[[str], None] | None = None) -> None:
-        import threading
-
-        self.say = say or (lambda _line: None)
-        self.voiced = say is not None
-        self.since: float | None = None
-        self._lock = threading.Lock()
-
-    def speak(self, say: Callable[[str], None]) -> None:
-        """Give a silent outage a voice (the first caller that has a console)."""
-        if not self.voiced:
-            self.say, self.voiced = say, True
-
-    def lost(self, why: str) -> None:
-        with self._lock:
-            if self.since is not None:
-                return
-            self.since = time.monotonic()
-        self.say(f"database lost ({why}); waiting for it to come back")
-
-    def back(self) -> None:
-        with self._lock:
-            if self.since is None:
-                return
-            took, self.since = time.monotonic() - self.since, None
-        self.say(f"database back after {fmt_fixed(took)} s")
-
-
-def outage_limit() -> float:
-    """How long perflab waits for a lost database server before it gives up (seconds):
-    PERFLAB_DB_WAIT, default 300."""
-    try:
-        return max(0.0, float(os.environ.get("PERFLAB_DB_WAIT", "300")))
-    except ValueError:
-        return 300.0
-
-
-def backoff() -> Iterator[float]:
-    """The waits between tries while the database is away: 0.2 s, doubling to 5 s (ride_out,
-    and the fleet worker's async twins of it)."""
-    delay = 0.2
-    while True:
-        yield delay
-        delay = min(delay * 2, 5.0)
-
-
-def ride_out(op: Callable[[], Any], outage: Outage | None = None,
-             limit: float | None = None) -> Any:
-    """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
-    for up to ``limit`` seconds (default ``outage_limit()``; ``math.inf``: for good).  Past
-    the limit: one StoreUnreachable line saying how long it waited.  ``op`` must be safe to
-    run again after a failure (a transaction that did not commit, or an idempotent write).
-
-    Written here because neither layer retries for us: SQLAlchemy's pool_pre_ping replaces a
-    dead connection at checkout but does not retry a statement, and psycopg's pool only
-    reconnects in the background."""
-    outage = outage or Outage()
-    limit = outage_limit() if limit is None else limit
-    start = time.monotonic()
-    delays = backoff()
-    while True:
-        try:
-            result = op()
-        except StoreUnreachable as e:
-            outage.lost(e.problem)
-            waited, delay = time.monotonic() - start, next(delays)
-            if waited + delay > limit:
-                raise StoreUnreachable(
-                    f"{e.problem}; still unreachable after {fmt_fixed(waited)} s of retrying",
-                    "start the database server (or raise PERFLAB_DB_WAIT, now "
-                    f"{fmt_plain(limit)} s), then run again") from e
-            time.sleep(delay)
-            continue
-        outage.back()
-        return result
-
-
 def _server_error(location: str, text: str, first: str) -> PerflabError:
     """A database server's fault as one line with the fix."""
     low = text.lower()
@@ -873,62 +702,6 @@ def _server_error(location: str, text: str, first: str) -> PerflabError:
                             "grant the user rights on perflab's tables, or use the owner's URL")
     return PerflabError(f"the result database {location} failed: {first}",
                         "check the URL and the server's log, or pass another --db")
-
-
-# -- the owner of a running result ----------------------------------------------------------------
-# A result is 'running' while its perflab lives.  A perflab killed with SIGKILL (or a machine
-# that lost power) cannot record its end, so each running result carries its owner: pid, the
-# process's start time (pids are reused) and the boot id (pids restart at boot).  Readers show a
-# running result whose owner is gone as 'interrupted'; --resume makes it running again.
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _start_ticks(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
-def current_owner() -> Owner:
-    import socket
-
-    pid = os.getpid()
-    return Owner(pid=pid, host=socket.gethostname(), boot_id=_boot_id(),
-                 start=_start_ticks(pid))
-
-
-def owner_alive(owner: Owner | None) -> bool | None:
-    """True/False when this machine can tell; None for another host or an unknown owner."""
-    import socket
-
-    if owner is None or owner.host != socket.gethostname():
-        return None
-    if owner.boot_id and owner.boot_id != _boot_id():
-        return False  # the machine restarted since
-    pid = owner.pid
-    if not isinstance(pid, int):
-        return None
-    start = _start_ticks(pid)
-    return start is not None and (owner.start is None or start == owner.start)
-
-
-def effective_status(status: str, owner: Owner | None) -> str:
-    if status == "running" and owner_alive(owner) is False:
-        return "interrupted"
-    return status
-
-
-def _stamp_owner(rs: ResultSet) -> None:
-    if rs.status == "running":
-        rs.settings.owner = current_owner()
 
 
 def _older_writable_sqlite(path: Path) -> bool:
@@ -984,24 +757,6 @@ def _prepare_sqlite_path(path: Path) -> None:
         raise PerflabError(
             f"cannot create the directory {path.parent} for the result database ({why})",
             "create it yourself, or pass --db with a file in a writable directory") from None
-
-
-def _low_space(path: Path) -> bool:
-    try:
-        return shutil.disk_usage(path.parent if str(path.parent) else ".").free < 1 << 20
-    except OSError:
-        return False
-
-
-def _diagnose_sqlite_path(path: Path) -> str:
-    """Why SQLite could not open or write ``path``, in words ('' when nothing obvious)."""
-    d = path.parent if str(path.parent) else Path(".")
-    if path.exists() and not os.access(path, os.W_OK):
-        return "the file is not writable (read-only file or file system)"
-    if not os.access(d, os.W_OK):
-        return (f"its directory {d} is not writable (SQLite needs to create {path.name}-wal "
-                "and -shm there)")
-    return ""
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -261,12 +261,15 @@ def fit(table: RichTable | Table, console: Console) -> RenderableType:
 
     if isinstance(table, Table):
         table = table.rich_table()
-    cells = "".join(_markup(c).plain for col in table.columns for c in (col.header, *col.cells))
-    rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
-                       for seg in line)
-    cut = "\u2026" in rendered and "\u2026" not in cells  # a cell cut to "…"
-    if not cut and console.width >= _unbroken_width(table):
-        return table
+    if console.width >= _unbroken_width(table):
+        # wide enough for every word: drawn as it is unless rich cut a cell to "…" (drawing
+        # it to see costs as much as printing it, so only where it can fit)
+        cells = "".join(_markup(c).plain for col in table.columns
+                        for c in (col.header, *col.cells))
+        rendered = "".join(seg.text for line in console.render_lines(table, pad=False)
+                           for seg in line)
+        if "\u2026" not in rendered or "\u2026" in cells:
+            return table
     headers = [" ".join(_markup(c.header).plain.split()) for c in table.columns]
     columns = [list(c.cells) for c in table.columns]
     out = Text()

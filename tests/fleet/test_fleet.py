@@ -290,7 +290,7 @@ def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_ur
 
     from perflab.fleet import worker as wmod
     from perflab.fleet.queue import make_app
-    from perflab.storage import Outage
+    from perflab.storefaults import Outage
 
     store = Store(fleet_url)
     lock = wmod.NameLock(store, "hb")

@@ -168,7 +168,7 @@ def worker_cmd(
     # psycopg sets its own logger to WARNING when imported, above the root's level: its pool's
     # "error connecting" lines (two each, every few tenths of a second while the database is
     # away) would flood the log.  The worker says one line when the database is lost and one
-    # when it is back (storage.Outage).
+    # when it is back (storefaults.Outage).
     logging.getLogger("psycopg").setLevel(logging.CRITICAL)
 
     def say(line: str) -> None:

@@ -248,7 +248,10 @@ def compare(
     exports = _outputs(kw)
     if fail_on_regression:
         session.check_can_regress(metric)
-    store = session.open_store(kw["db"])
+    # A measurement is written through sqlite3 where it can be (session.open_writer); stored
+    # results and profiles are read and recorded through the whole store.
+    store = (session.open_store(kw["db"]) if apart or profile
+             else session.open_writer(kw["db"]))
     if apart:
         loaded = (session.import_files([Path(c) for c in commands or []], import_format)
                   if import_ else [store.load(i) for i in from_db or []])

@@ -26,11 +26,11 @@
   forget a job: the worker waits for the server and serves again (procrastinate's own advice
   for a worker that loses its database is a loop around it: procrastinate/procrastinate#1108
   and procrastinate/procrastinate#1116); the job's writes wait for the server (the store
-  rides out a lost server: storage.ride_out) instead of failing, and the measuring child
+  rides out a lost server: storefaults.ride_out) instead of failing, and the measuring child
   does the same with its runs.
   The worker row's state is written by every heartbeat from what the worker is doing, so a
   write lost in an outage is put right by the next beat.  One line when the database is
-  lost, one when it is back (storage.Outage).
+  lost, one when it is back (storefaults.Outage).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ from perflab.jobcontext import OPTION as JOB_OPTION
 from perflab.jobcontext import JobContext
 from perflab.model import Fingerprint
 from perflab.private import append_private, open_private_dir
-from perflab.storage import Outage, Store, StoreUnreachable, backoff, outage_limit
+from perflab.storage import Store
+from perflab.storefaults import Outage, StoreUnreachable, backoff, outage_limit
 
 _PR_SET_PDEATHSIG = 1
 
@@ -207,8 +208,8 @@ async def ride_out_async(op: Callable[[], Awaitable[Any]], limit: float | None =
                          first: Callable[[BaseException], None] | None = None) -> Any:
     """``await op()``, again with backoff (0.2 s doubling to 5 s) while it fails for want of the
     database (a connection not had in time from the one-connection pool: PoolTimeout; the
-    server away), for up to ``limit`` seconds (default storage.outage_limit()); then its error.
-    ``first`` hears of the first such failure.  storage.ride_out's twin for the event loop
+    server away), for up to ``limit`` seconds (default storefaults.outage_limit()); then its error.
+    ``first`` hears of the first such failure.  storefaults.ride_out's twin for the event loop
     (that one sleeps in the thread it blocks)."""
     deadline = time.monotonic() + (outage_limit() if limit is None else limit)
     delays = backoff()

@@ -10,8 +10,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model import Owner, Settings
+from perflab.owner import effective_status
 from perflab.schema import configurations, results, runs
-from perflab.storage import Store, effective_status
+from perflab.storage import Store
 
 EXCLUDED_KINDS = ("bisect",)
 

@@ -4,6 +4,7 @@ workload declares in its manifest ([metrics.NAME])."""
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from perflab.errors import PerflabError
 from perflab.metrics import (
@@ -16,8 +17,9 @@ from perflab.metrics import (
     perflab_defines,
 )
 from perflab.model import ResultSet
-from perflab.workloads import registry as workload_registry
-from perflab.workloads.manifest import MetricDecl
+
+if TYPE_CHECKING:
+    from perflab.workloads.manifest import MetricDecl
 
 
 def metric_info(name: str, benchmark: str, region_used: bool) -> MetricInfo:
@@ -35,25 +37,34 @@ def known_metrics(benchmarks: list[str]) -> dict[str, MetricInfo]:
     runs: the collectors', the derived ones and what each workload declares."""
     out = dict(BUILTIN_METRICS)
     for b in dict.fromkeys(benchmarks):
-        for name in (*DERIVED_METRICS, *_declared_metrics(b, str(
-                workload_registry.workloads_root()))):
+        for name in (*DERIVED_METRICS, *_declared(b)):
             out.setdefault(name, metric_info(name, b, False))
     return out
 
 
-@functools.lru_cache(maxsize=64)
-def _declared_metrics(benchmark: str, root: str) -> dict[str, MetricDecl]:
-    """The [metrics.*] of the workload named `benchmark` ({} for a command or a broken one)."""
+def _declared(benchmark: str) -> dict[str, MetricDecl]:
+    """The [metrics.*] of the workload named `benchmark` ({} for a command or a broken one);
+    a command's name reads no manifest (nor imports the workload registry)."""
     if "/" not in benchmark or " " in benchmark:
         return {}
+    from perflab.workloads import registry
+
+    return _declared_metrics(benchmark, str(registry.workloads_root()))
+
+
+@functools.lru_cache(maxsize=64)
+def _declared_metrics(benchmark: str, root: str) -> dict[str, MetricDecl]:
+    """_declared's, kept per workload and workloads root."""
+    from perflab.workloads import registry
+
     try:
-        return dict(workload_registry.get(benchmark).metrics)
+        return dict(registry.get(benchmark).metrics)
     except PerflabError:
         return {}
 
 
 def _declared_metric(benchmark: str, name: str) -> MetricDecl | None:
-    return _declared_metrics(benchmark, str(workload_registry.workloads_root())).get(name)
+    return _declared(benchmark).get(name)
 
 
 

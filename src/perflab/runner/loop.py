@@ -12,6 +12,7 @@ import os
 import random
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -72,7 +73,10 @@ from perflab.stats import (
     stop_check,
     summarize,
 )
-from perflab.storage import Outage, Store, StoreUnreachable, ride_out
+from perflab.storefaults import Outage, StoreUnreachable, ride_out
+
+if TYPE_CHECKING:
+    from perflab.quickwrite import ResultWriter
 
 # The fork server hands a batch's runs over in chunks of about this many seconds, each stored
 # while it makes the next (without a budget a batch runs up to the stop rule's next look):
@@ -114,7 +118,7 @@ def _make_progress(console: Console) -> Progress:
 
 
 def measure(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-            store: Store | None = None, watchers: Watchers | None = None, *,
+            store: ResultWriter | None = None, watchers: Watchers | None = None, *,
             executor: Executor | None = None) -> ResultSet:
     """Measure ``configs`` into ``rs`` (see docs/core-api.md).  Ctrl-C returns an interrupted rs.
 
@@ -154,7 +158,7 @@ class Measurement:
     task: TaskID
 
     def __init__(self, rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-                 store: Store | None, watchers: Watchers,
+                 store: ResultWriter | None, watchers: Watchers,
                  executor: Executor | None = None) -> None:
         self.rs, self.configs, self.opts, self.store = rs, configs, opts, store
         self.watchers = watchers
@@ -606,7 +610,7 @@ class Measurement:
         rounds of one chunk of a launcher batch (about BATCH_SECONDS of runs), acknowledged
         (on_stored) together once it is committed.  A commit per round was 60% of perflab's
         Python time per run of `true` (78 of 128 us, 300 runs).
-        A lost database server is waited for (storage.ride_out; ``wait=False``: one try): the
+        A lost database server is waited for (storefaults.ride_out; ``wait=False``: one try): the
         rounds stay in memory, measured, until they are stored, so a server restart costs no
         run.  They leave ``ended`` once their transaction is committed.  ``whole_rounds``:
         a part-recorded round waits for the rest of its runs."""

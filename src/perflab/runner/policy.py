@@ -4,6 +4,7 @@ first runs and kept with the benchmark (with hysteresis) so a series keeps one m
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,7 +12,9 @@ from perflab import notes as said
 from perflab.format import fmt_fixed, fmt_seconds
 from perflab.model import Configuration, PrimaryChoice, ResultSet, Run
 from perflab.runner.options import MeasureOptions
-from perflab.storage import Store
+
+if TYPE_CHECKING:
+    from perflab.quickwrite import ResultWriter
 
 # -- which metric decides -------------------------------------------------------------------
 # A wall-clock metric and the CPU-time metric that measures the same code's cost.  CPU time
@@ -181,7 +184,7 @@ def _beside(other: str) -> str:
 
 
 def settle_primary(rs: ResultSet, configs: list[Configuration], opts: MeasureOptions,
-                    store: Store | None) -> None:
+                    store: ResultWriter | None) -> None:
     """Choose the primary metric once per result set from the runs so far (or keep the
     benchmark's stored choice), store it with the result and say why (a note, printed once)."""
     runs = [r for c in configs for r in c.runs]
