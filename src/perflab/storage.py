@@ -34,7 +34,13 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 
 from perflab import jobcontext
 from perflab import notes as said
-from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
+from perflab.dbserver import (
+    StoreUnreachable,
+    host_port_problem,
+    schema_problem,
+    server_error,
+)
+from perflab.errors import PerflabError
 from perflab.format import fmt_fixed, fmt_plain, redact_url
 from perflab.metrics import MetricInfo
 from perflab.model import (
@@ -94,13 +100,7 @@ def _check_host_port(url: str, shown: str) -> None:
     except ValueError as e:
         if isinstance(e, sa.exc.ArgumentError):
             return  # not a URL at all: said where the engine is made
-        authority = re.sub(r"^[^:]*://", "", url).split("/")[0].split("?")[0].rpartition("@")[2]
-        host, _, port = authority.rpartition(":")
-        part = (f"the port {port!r} is not a number" if host and port and "]" not in port
-                and not port.isdigit() else f"the host and port {authority!r} cannot be read")
-        raise PerflabError(f"{shown}: {part}",
-                           "write the URL as postgresql://USER@HOST:PORT/DB, PORT a number "
-                           "(5432 if left out); an IPv6 host goes in brackets, [::1]") from None
+        raise host_port_problem(url, shown) from None
 
 
 class Store:
@@ -218,22 +218,11 @@ class Store:
         """Check (and with ``create``, make or upgrade) the schema.  Idempotent; safe when several
         processes do it at once."""
         version = self.schema_version()
-        if version is not None and version > SCHEMA_VERSION:
-            raise PerflabError(
-                f"the result database {self.location} was written by a newer perflab "
-                f"(schema {version} > {SCHEMA_VERSION})",
-                "upgrade perflab or use another --db")
         if version == SCHEMA_VERSION:
             return
-        if not create:
-            if version is None:
-                raise PerflabError(
-                    f"the database {self.location} has no perflab schema",
-                    f"run 'perflab fleet init --db {self.pasteable}' once to create it")
-            raise PerflabError(
-                f"the database {self.location} has perflab schema {version}, this perflab "
-                f"needs {SCHEMA_VERSION}",
-                f"run 'perflab fleet init --db {self.pasteable}' once to upgrade it")
+        problem = schema_problem(self.location, self.pasteable, version, create)
+        if problem is not None:
+            raise problem
         for attempt in range(20):
             try:
                 self.write(self._create_schema)
@@ -307,7 +296,7 @@ class Store:
         text = str(getattr(e, "orig", e)).strip()
         first = text.splitlines()[0] if text else type(e).__name__
         if not self.is_sqlite:
-            return _server_error(self.location, text, first)
+            return server_error(self.location, text, first)
         if "locked" in text:
             return PerflabError(
                 f"the result database {self.location} is locked by another process",
@@ -765,39 +754,6 @@ def _is_create_race(e: BaseException | None) -> bool:
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
 
 
-class StoreUnreachable(PerflabError):
-    """The database server cannot be reached or dropped the connection (down, restarting,
-    unreachable): a transient fault that a writer may ride out (``ride_out``).  A verb it ends
-    exits with errors.EXIT_STORE_UNREACHABLE (a fleet job is retried on it)."""
-
-    def __init__(self, problem: str, fix: str = "",
-                 exit_code: int = EXIT_STORE_UNREACHABLE) -> None:
-        super().__init__(problem, fix, exit_code)
-
-
-# What libpq and the server say when the connection is lost or cannot be made: the server down
-# or restarting (57P01 "terminating connection due to administrator command", 57P03 "the
-# database system is starting up / shutting down"), a refused or timed-out connect, a socket
-# closed under a query.  Credentials, a missing database and permissions are not in this list:
-# waiting does not fix them.
-_LOST_WORDS = ("connection refused", "could not connect", "could not translate",
-               "timeout expired", "name or service not known", "no route", "connection failed",
-               "server closed the connection", "terminating connection due to administrator",
-               "the database system is starting up", "the database system is shutting down",
-               "the database system is in recovery mode", "consuming input failed",
-               "the connection is lost", "the connection is closed", "connection is bad",
-               "couldn't get a connection",
-               # every connection slot taken (53300): connections come and go (a fleet's jobs
-               # hold theirs only while they write), so a slot is waited for like a restart
-               "too many clients already", "remaining connection slots are reserved")
-
-
-def connection_lost(text: str) -> bool:
-    """Does this driver message say the server is unreachable or the connection was lost?"""
-    low = text.lower()
-    return any(w in low for w in _LOST_WORDS)
-
-
 class Outage:
     """One line when the store's server is lost and one when it answers again, however many
     operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
@@ -877,27 +833,6 @@ def ride_out(op: Callable[[], Any], outage: Outage | None = None,
             continue
         outage.back()
         return result
-
-
-def _server_error(location: str, text: str, first: str) -> PerflabError:
-    """A database server's fault as one line with the fix."""
-    low = text.lower()
-    if "password authentication failed" in low or "no password supplied" in low or (
-            "authentication" in low and "failed" in low):
-        return PerflabError(f"the database server refused the credentials for {location} "
-                            f"({first})", "check the user and password in the URL (or ~/.pgpass)")
-    if "does not exist" in low and "database" in low:
-        return PerflabError(f"the database in {location} does not exist ({first})",
-                            "create it (createdb NAME) and run 'perflab fleet init --db URL'")
-    if connection_lost(text):
-        return StoreUnreachable(f"cannot reach the database server of {location} ({first})",
-                                "check the host and port in the URL and that PostgreSQL is "
-                                "running and accepts connections from here")
-    if "permission denied" in low:
-        return PerflabError(f"the database user may not do this in {location} ({first})",
-                            "grant the user rights on perflab's tables, or use the owner's URL")
-    return PerflabError(f"the result database {location} failed: {first}",
-                        "check the URL and the server's log, or pass another --db")
 
 
 # -- the owner of a running result ----------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from perflab.dbserver import connection_lost, server_error
 from perflab.errors import PerflabError
 from perflab.format import redact_url
 from perflab.metrics import BUILTIN_METRICS
@@ -20,9 +21,7 @@ from perflab.storage import (
     Outage,
     Store,
     StoreUnreachable,
-    _server_error,
     configurations,
-    connection_lost,
     machines,
     meta,
     runs,
@@ -306,7 +305,7 @@ def test_unreachable_server_is_one_line() -> None:
 ])
 def test_a_lost_connection_is_told_from_a_refusal(text: str, lost: bool) -> None:
     assert connection_lost(text) is lost
-    err = _server_error("postgresql://h/db", text, text)
+    err = server_error("postgresql://h/db", text, text)
     assert isinstance(err, StoreUnreachable) is lost
 
 
