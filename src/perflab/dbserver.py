@@ -1,13 +1,18 @@
 """A database server's faults as one line each, whichever library met them: SQLAlchemy in
 perflab.storage, psycopg in perflab.fleet.conn (which loads no SQLAlchemy).  A server that
-cannot be reached is StoreUnreachable, a transient fault a writer may ride out
-(perflab.storage.ride_out); credentials, a missing database or schema are problems to fix."""
+cannot be reached is StoreUnreachable, a transient fault that ``ride_out`` waits for (said
+once through an Outage); credentials, a missing database or schema are problems to fix."""
 
 from __future__ import annotations
 
+import os
 import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
+from perflab.format import fmt_fixed, fmt_plain
 from perflab.quickread import SCHEMA_VERSION
 
 
@@ -42,6 +47,87 @@ def connection_lost(text: str) -> bool:
     """Does this driver message say the server is unreachable or the connection was lost?"""
     low = text.lower()
     return any(w in low for w in _LOST_WORDS)
+
+
+class Outage:
+    """One line when the store's server is lost and one when it answers again, however many
+    operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        import threading
+
+        self.say = say or (lambda _line: None)
+        self.voiced = say is not None
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    def speak(self, say: Callable[[str], None]) -> None:
+        """Give a silent outage a voice (the first caller that has a console)."""
+        if not self.voiced:
+            self.say, self.voiced = say, True
+
+    def lost(self, why: str) -> None:
+        with self._lock:
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        self.say(f"database lost ({why}); waiting for it to come back")
+
+    def back(self) -> None:
+        with self._lock:
+            if self.since is None:
+                return
+            took, self.since = time.monotonic() - self.since, None
+        self.say(f"database back after {fmt_fixed(took)} s")
+
+
+def outage_limit() -> float:
+    """How long perflab waits for a lost database server before it gives up (seconds):
+    PERFLAB_DB_WAIT, default 300."""
+    try:
+        return max(0.0, float(os.environ.get("PERFLAB_DB_WAIT", "300")))
+    except ValueError:
+        return 300.0
+
+
+def backoff() -> Iterator[float]:
+    """The waits between tries while the database is away: 0.2 s, doubling to 5 s (ride_out,
+    and the fleet worker's async twins of it)."""
+    delay = 0.2
+    while True:
+        yield delay
+        delay = min(delay * 2, 5.0)
+
+
+def ride_out(op: Callable[[], Any], outage: Outage | None = None,
+             limit: float | None = None) -> Any:
+    """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
+    for up to ``limit`` seconds (default ``outage_limit()``; ``math.inf``: for good).  Past
+    the limit: one StoreUnreachable line saying how long it waited.  ``op`` must be safe to
+    run again after a failure (a transaction that did not commit, or an idempotent write).
+
+    Written here because neither layer retries for us: SQLAlchemy's pool_pre_ping replaces a
+    dead connection at checkout but does not retry a statement, and psycopg's pool only
+    reconnects in the background."""
+    outage = outage or Outage()
+    limit = outage_limit() if limit is None else limit
+    start = time.monotonic()
+    delays = backoff()
+    while True:
+        try:
+            result = op()
+        except StoreUnreachable as e:
+            outage.lost(e.problem)
+            waited, delay = time.monotonic() - start, next(delays)
+            if waited + delay > limit:
+                raise StoreUnreachable(
+                    f"{e.problem}; still unreachable after {fmt_fixed(waited)} s of retrying",
+                    "start the database server (or raise PERFLAB_DB_WAIT, now "
+                    f"{fmt_plain(limit)} s), then run again") from e
+            time.sleep(delay)
+            continue
+        outage.back()
+        return result
 
 
 def server_error(location: str, text: str, first: str) -> PerflabError:

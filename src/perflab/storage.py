@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +35,15 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, Prog
 from perflab import jobcontext
 from perflab import notes as said
 from perflab.dbserver import (
-    StoreUnreachable,
+    Outage,
     host_port_problem,
+    ride_out,
     schema_problem,
     server_error,
 )
+from perflab.dbserver import StoreUnreachable as StoreUnreachable  # the store's callers catch it
 from perflab.errors import PerflabError
-from perflab.format import fmt_fixed, fmt_plain, redact_url
+from perflab.format import redact_url
 from perflab.metrics import MetricInfo
 from perflab.model import (
     Configuration,
@@ -752,87 +754,6 @@ def _is_create_race(e: BaseException | None) -> bool:
     text = str(getattr(e, "orig", e) or "")
     return isinstance(e, OperationalError | IntegrityError | ProgrammingError) and (
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
-
-
-class Outage:
-    """One line when the store's server is lost and one when it answers again, however many
-    operations notice it, from any thread (the worker's heartbeat, its job, its queue loop)."""
-
-    def __init__(self, say: Callable[[str], None] | None = None) -> None:
-        import threading
-
-        self.say = say or (lambda _line: None)
-        self.voiced = say is not None
-        self.since: float | None = None
-        self._lock = threading.Lock()
-
-    def speak(self, say: Callable[[str], None]) -> None:
-        """Give a silent outage a voice (the first caller that has a console)."""
-        if not self.voiced:
-            self.say, self.voiced = say, True
-
-    def lost(self, why: str) -> None:
-        with self._lock:
-            if self.since is not None:
-                return
-            self.since = time.monotonic()
-        self.say(f"database lost ({why}); waiting for it to come back")
-
-    def back(self) -> None:
-        with self._lock:
-            if self.since is None:
-                return
-            took, self.since = time.monotonic() - self.since, None
-        self.say(f"database back after {fmt_fixed(took)} s")
-
-
-def outage_limit() -> float:
-    """How long perflab waits for a lost database server before it gives up (seconds):
-    PERFLAB_DB_WAIT, default 300."""
-    try:
-        return max(0.0, float(os.environ.get("PERFLAB_DB_WAIT", "300")))
-    except ValueError:
-        return 300.0
-
-
-def backoff() -> Iterator[float]:
-    """The waits between tries while the database is away: 0.2 s, doubling to 5 s (ride_out,
-    and the fleet worker's async twins of it)."""
-    delay = 0.2
-    while True:
-        yield delay
-        delay = min(delay * 2, 5.0)
-
-
-def ride_out(op: Callable[[], Any], outage: Outage | None = None,
-             limit: float | None = None) -> Any:
-    """``op()``, retried with backoff (0.2 s doubling to 5 s) while the server is unreachable,
-    for up to ``limit`` seconds (default ``outage_limit()``; ``math.inf``: for good).  Past
-    the limit: one StoreUnreachable line saying how long it waited.  ``op`` must be safe to
-    run again after a failure (a transaction that did not commit, or an idempotent write).
-
-    Written here because neither layer retries for us: SQLAlchemy's pool_pre_ping replaces a
-    dead connection at checkout but does not retry a statement, and psycopg's pool only
-    reconnects in the background."""
-    outage = outage or Outage()
-    limit = outage_limit() if limit is None else limit
-    start = time.monotonic()
-    delays = backoff()
-    while True:
-        try:
-            result = op()
-        except StoreUnreachable as e:
-            outage.lost(e.problem)
-            waited, delay = time.monotonic() - start, next(delays)
-            if waited + delay > limit:
-                raise StoreUnreachable(
-                    f"{e.problem}; still unreachable after {fmt_fixed(waited)} s of retrying",
-                    "start the database server (or raise PERFLAB_DB_WAIT, now "
-                    f"{fmt_plain(limit)} s), then run again") from e
-            time.sleep(delay)
-            continue
-        outage.back()
-        return result
 
 
 # -- the owner of a running result ----------------------------------------------------------------

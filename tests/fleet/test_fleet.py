@@ -685,6 +685,30 @@ def test_database_without_schema_hints_fleet_init(pg_url: str) -> None:
         assert "has no perflab schema" in line and "perflab fleet init --db" in line
 
 
+def test_database_without_the_queue_hints_fleet_init(pg_url: str) -> None:
+    """perflab's tables but not procrastinate's: status and submit (fleet.conn) say so."""
+    Store(pg_url, create=True)
+    for argv in (("fleet", "status", "--db", pg_url),
+                 ("fleet", "submit", "--all", "--db", pg_url, "--", "stat", "true")):
+        line = one_line_error(cli(*argv))
+        assert "has no job queue yet" in line and "perflab fleet init --db" in line, line
+
+
+def test_the_status_connection_lost_is_ridden_out(fleet_url: str) -> None:
+    """FleetConn's connection ended by the server (pg_terminate_backend, as a restart ends it):
+    the next statement waits for the server, connects again and answers."""
+    import psycopg
+
+    announce(fleet_url, "kept")
+    conn = FleetConn(fleet_url)
+    pid = conn.rows("SELECT pg_backend_pid() AS pid")[0]["pid"]
+    with psycopg.connect(fleet_url, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert [r["name"] for r in conn.worker_rows()] == ["kept"]
+    assert conn.rows("SELECT pg_backend_pid() AS pid")[0]["pid"] != pid
+    conn.close()
+
+
 def test_wrong_credentials_are_one_line(pg_server, fleet_url: str) -> None:
     pg_server.add_password_user("fleet_pw", "s3cret")
     url = fleet_url.replace("postgres@", "fleet_pw:nope@")

@@ -21,7 +21,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from perflab.dbserver import host_port_problem, schema_problem, server_error
+from perflab.dbserver import Outage, host_port_problem, ride_out, schema_problem, server_error
 from perflab.errors import PerflabError
 from perflab.format import redact_url
 
@@ -93,15 +93,23 @@ class FleetConn:
         except ValueError:
             raise host_port_problem(self.conninfo, self.location) from None
         import psycopg
+
+        self._psycopg = psycopg
+        self._timeout = connect_timeout
+        self.outage = Outage()
+        # A server never reached is one line at once; once reached, a lost one is waited for
+        # by every statement (ride_out), as the Store does.
+        self._conn = self._connect()
+        self._check_schema()
+
+    def _connect(self) -> Any:
         from psycopg.rows import dict_row
 
-        self._error = psycopg.Error
         try:
-            self._conn = psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row,
-                                         connect_timeout=connect_timeout)
-        except psycopg.Error as e:
+            return self._psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row,
+                                         connect_timeout=self._timeout)
+        except self._psycopg.Error as e:
             raise self._fault(e) from e
-        self._check_schema()
 
     def _fault(self, e: Exception) -> PerflabError:
         text = str(e).strip()
@@ -109,11 +117,19 @@ class FleetConn:
                             else type(e).__name__)
 
     def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The rows of one statement, as dicts by column name."""
+        """The rows of one statement (autocommit), as dicts by column name.  A server lost is
+        waited for and the statement run again on a new connection: every statement here is
+        a read or an idempotent write."""
+        out: list[dict[str, Any]] = ride_out(lambda: self._once(sql, params), self.outage)
+        return out
+
+    def _once(self, sql: str, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+        if self._conn.closed or self._conn.broken:
+            self._conn = self._connect()
         try:
             cur = self._conn.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
-        except self._error as e:
+        except self._psycopg.Error as e:
             raise self._fault(e) from e
 
     def _check_schema(self) -> None:

@@ -53,13 +53,14 @@ from typing import Any, BinaryIO
 
 import platformdirs
 
+from perflab.dbserver import backoff, outage_limit
 from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.fleet import store as fstore
 from perflab.jobcontext import OPTION as JOB_OPTION
 from perflab.jobcontext import JobContext
 from perflab.model import Fingerprint
 from perflab.private import append_private, open_private_dir
-from perflab.storage import Outage, Store, StoreUnreachable, backoff, outage_limit
+from perflab.storage import Outage, Store, StoreUnreachable
 
 _PR_SET_PDEATHSIG = 1
 
