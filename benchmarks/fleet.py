@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # -- queue ----------------------------------------------------------------------------------------
 def bench_queue(url: str, jobs: int) -> dict[str, Any]:
+    from perflab.fleet.conn import FleetConn
     from perflab.fleet.queue import init, submit
 
     store = init(url)
@@ -57,7 +58,8 @@ def bench_queue(url: str, jobs: int) -> dict[str, Any]:
         picked, first_run = [], []
         for _ in range(jobs):
             t0 = time.time()
-            _, queued = submit(store, ["stat", "-r", "6", "--", "true"], ["bench"], [], False)
+            with FleetConn(url) as conn:
+                _, queued = submit(conn, ["stat", "-r", "6", "--", "true"], ["bench"], [], False)
             job = queued[0][1]
             give_up = time.monotonic() + 300
             while True:

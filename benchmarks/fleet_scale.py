@@ -37,6 +37,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from perflab.fleet.conn import FleetConn
 from perflab.fleet.localpg import LocalPostgres
 from perflab.fleet.queue import client_name, init, submit
 
@@ -165,7 +166,7 @@ def wait_until(what: str, check: Any, timeout: float, engine: sa.Engine,
 
 def run_fleet(url: str, engine: sa.Engine, n_workers: int, n_jobs: int,
               log_dir: Path) -> dict[str, Any]:
-    store = init(url)
+    init(url)
     names = [f"w{i:02d}" for i in range(n_workers)]
     procs = {}
     t0 = time.perf_counter()
@@ -193,7 +194,8 @@ def run_fleet(url: str, engine: sa.Engine, n_workers: int, n_jobs: int,
         t1 = time.perf_counter()
         subs = []
         for _ in range(max(1, n_jobs // n_workers)):
-            sub, _jobs = submit(store, list(JOB), [], [], True)
+            with FleetConn(url) as conn:
+                sub, _jobs = submit(conn, list(JOB), [], [], True)
             subs.append(sub)
         total = len(subs) * n_workers
 

@@ -15,7 +15,9 @@
                                                 calls, quiet and busy measured in turn)
 
 Beside them, against stat's goal: the floors of stat's libraries (`import typer.main,
-rich.progress, numpy` with and without sqlalchemy), what no cut in perflab can go below.
+rich.progress, numpy` with and without sqlalchemy), what no cut in perflab can go below; and
+against the fleet's goals, the floors of fleet status (typer, rich and psycopg reading one
+row) and of fleet submit (typer, rich and procrastinate, which loads psycopg).
 
 Figures (2026-11-28 06:55-07:04 UTC, 2 CPUs at load 7-17, PYTHONDONTWRITEBYTECODE=1, perflab's
 bytecode compiled, --runs 3 --rounds 3; docs/benchmarks.md has the table and where the rest
@@ -74,6 +76,8 @@ GOALS: dict[str, tuple[str, float]] = {
     "report 1 --no-plots (1,000 results)": ("report 1 --no-plots (100 results)", 2.0),
     "floor: stat's libraries": (NUMPY, 2.5),
     "floor: stat's libraries but SQLAlchemy": (NUMPY, 2.5),
+    "floor: fleet status's libraries": (NUMPY, 1.5),
+    "floor: fleet submit's libraries": (NUMPY, 3.0),
 }
 
 
@@ -152,6 +156,13 @@ def cases(exe: str, tmp: Path, pg_url: str | None) -> dict[str, list[str]]:
         # figures are of the calls after, as a user's second --help
         subprocess.run(argv, check=True, capture_output=True)
     if pg_url:
+        # the libraries' floors of the fleet's verbs, no perflab code: the command line's
+        # (typer, rich) with psycopg reading one row (status) or procrastinate (submit)
+        out["floor: fleet status's libraries"] = [
+            py, "-c", f"import typer.main, rich.table, psycopg; psycopg.connect({pg_url!r})"
+            ".execute('select 1')"]
+        out["floor: fleet submit's libraries"] = [py, "-c", "import typer.main, rich.table, "
+                                                  "procrastinate"]
         out["fleet status"] = [exe, "fleet", "status", "--db", pg_url]
         out["fleet submit (one job)"] = [exe, "fleet", "submit", "-M", "startup", "--db",
                                          pg_url, "--", "stat", "-r", "5", "--", "/bin/true"]

@@ -60,11 +60,13 @@ from perflab.schema import (
 )
 from perflab.storefaults import (
     Outage,
-    StoreUnreachable,
-    connection_lost,
+    host_port_problem,
     ride_out,
+    schema_problem,
+    server_error,
     sqlite_fault,
 )
+from perflab.storefaults import StoreUnreachable as StoreUnreachable  # the store's callers catch it
 
 
 def default_db_path() -> Path:
@@ -94,13 +96,7 @@ def _check_host_port(url: str, shown: str) -> None:
     except ValueError as e:
         if isinstance(e, sa.exc.ArgumentError):
             return  # not a URL at all: said where the engine is made
-        authority = re.sub(r"^[^:]*://", "", url).split("/")[0].split("?")[0].rpartition("@")[2]
-        host, _, port = authority.rpartition(":")
-        part = (f"the port {port!r} is not a number" if host and port and "]" not in port
-                and not port.isdigit() else f"the host and port {authority!r} cannot be read")
-        raise PerflabError(f"{shown}: {part}",
-                           "write the URL as postgresql://USER@HOST:PORT/DB, PORT a number "
-                           "(5432 if left out); an IPv6 host goes in brackets, [::1]") from None
+        raise host_port_problem(url, shown) from None
 
 
 class Store:
@@ -218,22 +214,11 @@ class Store:
         """Check (and with ``create``, make or upgrade) the schema.  Idempotent; safe when several
         processes do it at once."""
         version = self.schema_version()
-        if version is not None and version > SCHEMA_VERSION:
-            raise PerflabError(
-                f"the result database {self.location} was written by a newer perflab "
-                f"(schema {version} > {SCHEMA_VERSION})",
-                "upgrade perflab or use another --db")
         if version == SCHEMA_VERSION:
             return
-        if not create:
-            if version is None:
-                raise PerflabError(
-                    f"the database {self.location} has no perflab schema",
-                    f"run 'perflab fleet init --db {self.pasteable}' once to create it")
-            raise PerflabError(
-                f"the database {self.location} has perflab schema {version}, this perflab "
-                f"needs {SCHEMA_VERSION}",
-                f"run 'perflab fleet init --db {self.pasteable}' once to upgrade it")
+        problem = schema_problem(self.location, self.pasteable, version, create)
+        if problem is not None:
+            raise problem
         for attempt in range(20):
             try:
                 self.write(self._create_schema)
@@ -307,7 +292,7 @@ class Store:
         text = str(getattr(e, "orig", e)).strip()
         first = text.splitlines()[0] if text else type(e).__name__
         if not self.is_sqlite:
-            return _server_error(self.location, text, first)
+            return server_error(self.location, text, first)
         return sqlite_fault(self.location, text)
 
     def write(self, fn: Any, wait: bool = True) -> Any:
@@ -683,25 +668,6 @@ def _is_create_race(e: BaseException | None) -> bool:
         "already exists" in text or "duplicate key" in text or "UNIQUE constraint" in text)
 
 
-def _server_error(location: str, text: str, first: str) -> PerflabError:
-    """A database server's fault as one line with the fix."""
-    low = text.lower()
-    if "password authentication failed" in low or "no password supplied" in low or (
-            "authentication" in low and "failed" in low):
-        return PerflabError(f"the database server refused the credentials for {location} "
-                            f"({first})", "check the user and password in the URL (or ~/.pgpass)")
-    if "does not exist" in low and "database" in low:
-        return PerflabError(f"the database in {location} does not exist ({first})",
-                            "create it (createdb NAME) and run 'perflab fleet init --db URL'")
-    if connection_lost(text):
-        return StoreUnreachable(f"cannot reach the database server of {location} ({first})",
-                                "check the host and port in the URL and that PostgreSQL is "
-                                "running and accepts connections from here")
-    if "permission denied" in low:
-        return PerflabError(f"the database user may not do this in {location} ({first})",
-                            "grant the user rights on perflab's tables, or use the owner's URL")
-    return PerflabError(f"the result database {location} failed: {first}",
-                        "check the URL and the server's log, or pass another --db")
 
 
 def _older_writable_sqlite(path: Path) -> bool:

@@ -1,13 +1,16 @@
 """A result store's faults in words, without a database library: a lost server ridden out
-(StoreUnreachable, Outage, ride_out) and a SQLite file's fault as one line (sqlite_fault).
+(StoreUnreachable, Outage, ride_out), a database server's error, schema or address as one
+line (server_error, schema_problem, host_port_problem), and a SQLite file's fault as one line
+(sqlite_fault).
 
-perflab.storage (SQLAlchemy) and perflab.quickwrite (sqlite3) both use them, and the runner
-rides out a lost server through them without loading either store.
+perflab.storage (SQLAlchemy), perflab.quickwrite (sqlite3) and perflab.fleet.conn (psycopg)
+all use them, and the runner rides out a lost server through them without loading a store.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +19,7 @@ from typing import Any
 
 from perflab.errors import EXIT_STORE_UNREACHABLE, PerflabError
 from perflab.format import fmt_fixed, fmt_plain
+from perflab.quickread import SCHEMA_VERSION
 
 
 class StoreUnreachable(PerflabError):
@@ -130,6 +134,60 @@ def ride_out(op: Callable[[], Any], outage: Outage | None = None,
             continue
         outage.back()
         return result
+
+
+def server_error(location: str, text: str, first: str) -> PerflabError:
+    """A database server's fault as one line with the fix."""
+    low = text.lower()
+    if "password authentication failed" in low or "no password supplied" in low or (
+            "authentication" in low and "failed" in low):
+        return PerflabError(f"the database server refused the credentials for {location} "
+                            f"({first})", "check the user and password in the URL (or ~/.pgpass)")
+    if "does not exist" in low and "database" in low:
+        return PerflabError(f"the database in {location} does not exist ({first})",
+                            "create it (createdb NAME) and run 'perflab fleet init --db URL'")
+    if connection_lost(text):
+        return StoreUnreachable(f"cannot reach the database server of {location} ({first})",
+                                "check the host and port in the URL and that PostgreSQL is "
+                                "running and accepts connections from here")
+    if "permission denied" in low:
+        return PerflabError(f"the database user may not do this in {location} ({first})",
+                            "grant the user rights on perflab's tables, or use the owner's URL")
+    return PerflabError(f"the result database {location} failed: {first}",
+                        "check the URL and the server's log, or pass another --db")
+
+
+def schema_problem(location: str, pasteable: str, version: int | None,
+                   may_create: bool) -> PerflabError | None:
+    """What is wrong with a database whose perflab schema is ``version`` (None: it has none),
+    or None when this perflab may use it (current) or make it current (``may_create``, for an
+    older or missing one).  ``pasteable``: the store as a fix line's --db names it."""
+    if version is not None and version > SCHEMA_VERSION:
+        return PerflabError(
+            f"the result database {location} was written by a newer perflab "
+            f"(schema {version} > {SCHEMA_VERSION})",
+            "upgrade perflab or use another --db")
+    if version == SCHEMA_VERSION or may_create:
+        return None
+    if version is None:
+        return PerflabError(f"the database {location} has no perflab schema",
+                            f"run 'perflab fleet init --db {pasteable}' once to create it")
+    return PerflabError(
+        f"the database {location} has perflab schema {version}, this perflab "
+        f"needs {SCHEMA_VERSION}",
+        f"run 'perflab fleet init --db {pasteable}' once to upgrade it")
+
+
+def host_port_problem(url: str, shown: str) -> PerflabError:
+    """A server URL whose HOST[:PORT] part does not parse, as one line naming that part and
+    the fix (``shown``: the URL as printed)."""
+    authority = re.sub(r"^[^:]*://", "", url).split("/")[0].split("?")[0].rpartition("@")[2]
+    host, _, port = authority.rpartition(":")
+    part = (f"the port {port!r} is not a number" if host and port and "]" not in port
+            and not port.isdigit() else f"the host and port {authority!r} cannot be read")
+    return PerflabError(f"{shown}: {part}",
+                        "write the URL as postgresql://USER@HOST:PORT/DB, PORT a number "
+                        "(5432 if left out); an IPv6 host goes in brackets, [::1]")
 
 
 def sqlite_fault(location: str, text: str) -> PerflabError:

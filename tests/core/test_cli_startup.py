@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perflab.cli import VERBS, stage_group
-from perflab.model import Configuration, ResultSet, Run
+from perflab.model import Configuration, Fingerprint, ResultSet, Run
 from perflab.storage import Store
 
 pytestmark = pytest.mark.system
@@ -208,16 +208,24 @@ def test_a_stat_with_its_median_ci_loads_no_scipy(tmp_path: Path) -> None:
     assert not loaded & {"scipy", "matplotlib"}, sorted(loaded & {"scipy", "matplotlib"})
 
 
-def test_fleet_status_loads_no_numerics(pg_url: str) -> None:
-    """`fleet status` took 8.7-20.5 s at load 20, mostly import (issue 25): it reads the queue
-    (SQLAlchemy, psycopg) and computes nothing."""
-    from perflab.fleet.queue import init
+def test_fleet_status_and_submit_load_no_numerics_nor_sqlalchemy(pg_url: str) -> None:
+    """`fleet status` and `fleet submit` read the queue through psycopg alone (fleet.conn) and
+    compute nothing: no numpy, scipy or matplotlib, and no SQLAlchemy (whose import costs more
+    CPU than numpy's); submit loads procrastinate, whose queue it writes to."""
+    from perflab.fleet.queue import fleet_store, init
+    from perflab.fleet.worker import announce
 
     init(pg_url)
+    announce(fleet_store(pg_url), "m", [], Fingerprint(hostname="h", cpu_model="c"))
+    heavy = {"numpy", "scipy", "matplotlib", "sqlalchemy"}
     loaded = _modules_after(VERB_RUN.format(db=pg_url, argvs=[["fleet", "status"]]))
-    assert "sqlalchemy" in loaded  # it did read the queue
-    assert not loaded & {"numpy", "scipy", "matplotlib"}, sorted(
-        loaded & {"numpy", "scipy", "matplotlib"})
+    assert "psycopg" in loaded  # it did read the queue, procrastinate's table too
+    assert not loaded & (heavy | {"procrastinate"}), sorted(loaded & (heavy | {"procrastinate"}))
+    loaded = _modules_after(VERB_RUN.format(db=pg_url, argvs=[
+        ["fleet", "submit", "-M", "m", "--", "stat", "-r", "2", "--", "/bin/true"],
+        ["fleet", "status"]]))
+    assert "procrastinate" in loaded  # it did queue the job
+    assert not loaded & heavy, sorted(loaded & heavy)
 
 
 def test_results_and_report_no_plots_load_no_matplotlib_nor_scipy_stats(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """SQL lives only in the store modules.  schema.py (the tables), storage.py (results and runs),
 migrations.py (the schema's steps from one version to the next), quickread.py (a SQLite
 store's listing through sqlite3 alone, without SQLAlchemy's import), quickwrite.py (what a
-measurement stores, through sqlite3 alone) and one ``store.py`` per
+measurement stores, through sqlite3 alone), fleet/conn.py (what ``fleet status`` and ``fleet
+submit`` read and write through psycopg alone, for the same reason) and one ``store.py`` per
 stage (fleet/, history/, profiles/) hold every query; the rest of
 perflab calls their functions.  A module elsewhere that imports SQLAlchemy or psycopg, or
 holds SQL text, fails here."""
@@ -29,7 +30,8 @@ SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FR
 
 
 def _is_store(rel: str) -> bool:
-    return (rel in ("storage.py", "schema.py", "migrations.py", "quickread.py", "quickwrite.py")
+    return (rel in ("storage.py", "schema.py", "migrations.py", "quickread.py", "quickwrite.py",
+                    "fleet/conn.py")
             or rel.endswith("/store.py"))
 
 

@@ -20,13 +20,12 @@ from perflab.storage import (
     Outage,
     Store,
     StoreUnreachable,
-    _server_error,
     configurations,
-    connection_lost,
     machines,
     meta,
     runs,
 )
+from perflab.storefaults import connection_lost, server_error
 
 pytestmark = pytest.mark.system
 
@@ -306,7 +305,7 @@ def test_unreachable_server_is_one_line() -> None:
 ])
 def test_a_lost_connection_is_told_from_a_refusal(text: str, lost: bool) -> None:
     assert connection_lost(text) is lost
-    err = _server_error("postgresql://h/db", text, text)
+    err = server_error("postgresql://h/db", text, text)
     assert isinstance(err, StoreUnreachable) is lost
 
 

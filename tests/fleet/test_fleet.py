@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from cli_helpers import two_config_suite
 from perflab.errors import EXIT_STORE_UNREACHABLE
+from perflab.fleet.conn import FleetConn
 from perflab.model import Fingerprint
 from perflab.schema import configurations, fleet_jobs, results, runs, workers
 from perflab.storage import Store
@@ -289,12 +290,12 @@ def test_the_heartbeat_ends_though_its_cancel_is_lost_in_the_pools_wait(fleet_ur
     import asyncio
 
     from perflab.fleet import worker as wmod
-    from perflab.fleet.queue import make_app
+    from perflab.fleet.queue import conninfo, make_app
     from perflab.storefaults import Outage
 
     store = Store(fleet_url)
     lock = wmod.NameLock(store, "hb")
-    app = make_app(store, worker="hb", configure=lock.take)
+    app = make_app(conninfo(store), worker="hb", configure=lock.take)
     settings = wmod.WorkerSettings(store=store, name="hb", tags=(), url=fleet_url,
                                    log_dir=Path("/nonexistent"), say=print)
 
@@ -573,12 +574,13 @@ def test_prune_removes_finished_jobs_and_keeps_queued_and_running_ones(fleet_url
 
     store = Store(fleet_url)
     announce(fleet_url, "pruned")
-    _, [(_m, ran)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [], False)
-    _, [(_m, orphan)] = submit(store, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [],
+    conn = FleetConn(fleet_url)
+    _, [(_m, ran)] = submit(conn, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [], False)
+    _, [(_m, orphan)] = submit(conn, ["stat", "-r", "2", "--", "/bin/true"], ["pruned"], [],
                                False)
     w = start_worker(fleet_url, "pruned", "--exit-when-idle")
     assert worker_exit(w) and w.returncode == 0
-    _, [(_m, todo)] = submit(store, ["stat", "--", "/bin/true"], ["pruned"], [], False)
+    _, [(_m, todo)] = submit(conn, ["stat", "--", "/bin/true"], ["pruned"], [], False)
     old, new = time.time() - 10 * 86400, time.time()
     fstore.update_job(store, ran, finished_at=old)
     store.write(lambda c: c.execute(sa.text(
@@ -681,6 +683,30 @@ def test_database_without_schema_hints_fleet_init(pg_url: str) -> None:
                  ("fleet", "submit", "--all", "--db", pg_url, "--", "stat", "true")):
         line = one_line_error(cli(*argv))
         assert "has no perflab schema" in line and "perflab fleet init --db" in line
+
+
+def test_database_without_the_queue_hints_fleet_init(pg_url: str) -> None:
+    """perflab's tables but not procrastinate's: status and submit (fleet.conn) say so."""
+    Store(pg_url, create=True)
+    for argv in (("fleet", "status", "--db", pg_url),
+                 ("fleet", "submit", "--all", "--db", pg_url, "--", "stat", "true")):
+        line = one_line_error(cli(*argv))
+        assert "has no job queue yet" in line and "perflab fleet init --db" in line, line
+
+
+def test_the_status_connection_lost_is_ridden_out(fleet_url: str) -> None:
+    """FleetConn's connection ended by the server (pg_terminate_backend, as a restart ends it):
+    the next statement waits for the server, connects again and answers."""
+    import psycopg
+
+    announce(fleet_url, "kept")
+    conn = FleetConn(fleet_url)
+    pid = conn.rows("SELECT pg_backend_pid() AS pid")[0]["pid"]
+    with psycopg.connect(fleet_url, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert [r["name"] for r in conn.worker_rows()] == ["kept"]
+    assert conn.rows("SELECT pg_backend_pid() AS pid")[0]["pid"] != pid
+    conn.close()
 
 
 def test_wrong_credentials_are_one_line(pg_server, fleet_url: str) -> None:
@@ -843,7 +869,7 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
         sub = cli("fleet", "submit", "--machine", "idle", "--db", url, "--", "stat", "-r", "6",
                   "-w", "0", "--no-counters", "--", "/bin/true")
         assert sub.returncode == 0, sub.stderr
-        wait_for("both jobs done", lambda: [j.state for j in queue_jobs(store)]
+        wait_for("both jobs done", lambda: [j.state for j in queue_jobs(FleetConn(url))]
                  == ["done", "done"])
         # the heartbeat writes what the worker does: both read idle, none busy
         wait_for("both machines idle", lambda: all(
@@ -865,7 +891,7 @@ def test_a_server_restart_loses_no_job_and_no_worker(own_pg: LocalPostgres) -> N
     assert all(w.returncode == 0 for w in procs.values()), errs
     own = {r[0]: (r[1], r[2]) for r in store.read(lambda c: c.execute(
         sa.select(fleet_jobs.c.job_id, fleet_jobs.c.state, fleet_jobs.c.attempts)).all())}
-    queue = {j.job_id: (j.state, j.attempts) for j in queue_jobs(store)}
+    queue = {j.job_id: (j.state, j.attempts) for j in queue_jobs(FleetConn(url))}
     assert own == queue == {job: ("done", 1), job + 1: ("done", 1)}  # the tables agree
     # The job completed once, in its first attempt: its measuring process waited for the
     # database with its runs in memory; one result, every run stored exactly once.
@@ -891,7 +917,7 @@ def queue_one(url: str, machine: str) -> int:
 
     store = Store(url)
     announce(store, machine, [], Fingerprint(hostname="h", cpu_model="c"))
-    _, [(_m, job)] = submit(store, ["stat", "-r", "2", "--", "/bin/echo", "measured"],
+    _, [(_m, job)] = submit(FleetConn(url), ["stat", "-r", "2", "--", "/bin/echo", "measured"],
                             [machine], [], False)
     return job
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,9 @@ from rich.markup import escape
 from perflab.cli import options as o
 from perflab.console import stderr_console, stdout_console
 from perflab.errors import PerflabError
+
+if TYPE_CHECKING:
+    from perflab.fleet.conn import FleetConn
 
 fleet_app = typer.Typer(help="A benchmark fleet: one PostgreSQL store and job queue, many "
                         "benchmark hosts (see docs/fleet.md).", no_args_is_help=True)
@@ -46,11 +49,12 @@ def submit_cmd(
     """Queue a measuring verb for a set of machines: one job per machine, each run there alone.
     Example: perflab fleet submit --all -- compare -n A -n B /opt/a/bench /opt/b/bench
     (absolute paths: each worker runs a job in a fresh directory)."""
-    from perflab.fleet.queue import fleet_store, submit
+    from perflab.fleet.conn import FleetConn
+    from perflab.fleet.queue import submit
 
-    store = fleet_store(db)
-    submission, jobs = submit(store, list(argv or []), list(machine or []), list(tag or []),
-                              all_, priority, check_args=check_args)
+    with FleetConn(db) as conn:
+        submission, jobs = submit(conn, list(argv or []), list(machine or []), list(tag or []),
+                                  all_, priority, check_args=check_args)
     out = stdout_console()
     out.print(f"submission {submission}: {len(jobs)} job(s): "
               + ", ".join(f"{m} (job {j})" for m, j in jobs), highlight=False, soft_wrap=True)
@@ -108,33 +112,32 @@ def status_cmd(
     """Machines (last heartbeat, fingerprint, busy or idle), then the latest submissions (one
     row each: its command and its jobs counted by state) with their failed jobs; --submission
     lists one submission's jobs (queued, running, done, failed with the error)."""
-    from perflab.fleet.queue import (
-        check_queue_schema,
-        failed_jobs,
-        fleet_store,
-        jobs,
-        machines,
-        submissions,
-    )
+    from perflab.fleet.conn import FleetConn
+
+    with FleetConn(db) as conn:
+        _status(conn, submission, limit, heartbeat)
+
+
+def _status(conn: FleetConn, submission: str | None, limit: int, heartbeat: float) -> None:
+    """fleet status's tables, read through ``conn``."""
+    from perflab.fleet.queue import failed_jobs, jobs, machines, submissions
     from perflab.fleet.tables import job_table, machines_table, submissions_table
 
-    store = fleet_store(db)
-    check_queue_schema(store)
     out = stdout_console()
     now = time.time()
-    machines_table(machines(store), now, heartbeat).print(out)
+    machines_table(machines(conn), now, heartbeat).print(out)
     if submission is not None:
-        rows = jobs(store, submission, None)
+        rows = jobs(conn, submission, None)
         if not rows:
-            raise PerflabError(f"no submission {submission} in {store.location}",
+            raise PerflabError(f"no submission {submission} in {conn.location}",
                                "see 'perflab fleet status' for the latest submissions")
         job_table(f"jobs of submission {submission}", rows).print(out)
         return
-    subs, more = submissions(store, limit)
+    subs, more = submissions(conn, limit)
     submissions_table(subs, now).print(out)
     if more:
         out.print(f"older submissions not shown: --limit {2 * limit} shows more", highlight=False)
-    failed = failed_jobs(store, [s.submission for s in subs], limit)
+    failed = failed_jobs(conn, [s.submission for s in subs], limit)
     if failed:
         job_table("failed jobs", failed).print(out)
     if subs:

@@ -7,6 +7,9 @@ suite file named in them travels in the job (the benchmark host need not have it
 
 Tables of our own (storage.py) sit beside procrastinate's: ``fleet_workers`` (who announced
 itself, heartbeat, busy/idle) and ``fleet_jobs`` (what was asked, the error, the result ids).
+Submitting and the status read them through fleet.conn's psycopg connection (FleetConn); the
+worker and ``init`` through perflab.storage's Store (SQLAlchemy), which this module loads only
+when they ask.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.errors import PerflabError
-from perflab.fleet import store as fstore
+from perflab.fleet.conn import FleetConn, fleet_url, libpq_url, no_queue
 from perflab.model import Fingerprint
-from perflab.storage import Store
+
+if TYPE_CHECKING:
+    from perflab.storage import Store
 
 TASK_NAME = "perflab.fleet.measure"
 QUEUE_PREFIX = "perflab/"
@@ -50,15 +55,9 @@ def check_machine_name(name: str) -> str:
 def fleet_store(db: str | Path | None, create: bool = False, client: str | None = None) -> Store:
     """The shared store, which must be PostgreSQL (the queue lives there too).  ``client``: a
     worker's application_name (see Store)."""
-    if db is None:
-        raise PerflabError("the fleet needs its PostgreSQL database",
-                           "pass --db postgresql://USER@HOST/DB (or set PERFLAB_DB)")
-    text = str(db)
-    if "://" not in text.replace(":/", "://", 1) or text.startswith("sqlite:"):
-        raise PerflabError(
-            f"the fleet needs a PostgreSQL store, not the SQLite file {text}",
-            "pass --db postgresql://USER@HOST/DB (see docs/fleet.md to set one up)")
-    return Store(db, create=create, client=client)
+    from perflab.storage import Store
+
+    return Store(fleet_url(None if db is None else str(db)), create=create, client=client)
 
 
 def client_name(machine: str) -> str:
@@ -68,7 +67,7 @@ def client_name(machine: str) -> str:
 
 def conninfo(store: Store) -> str:
     """The libpq URL procrastinate's psycopg connector takes (no SQLAlchemy driver suffix)."""
-    return store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    return libpq_url(store.url)
 
 
 # How long a worker's query waits for a connection from its pool (psycopg_pool's default is
@@ -82,11 +81,12 @@ POOL_TIMEOUT = 5.0
 NEVER = 10 * 365 * 86400.0
 
 
-def make_app(store: Store, worker: str | None = None,
+def make_app(url: str, worker: str | None = None,
              configure: Callable[[Any], Awaitable[None]] | None = None,
              task: Callable[..., Any] | None = None) -> Any:
-    """A procrastinate App on the store's database; ``task``: perflab's one task (TASK_NAME),
-    registered by a worker, which runs it (a submitter defers it by name).
+    """A procrastinate App on the database of ``url`` (a libpq URL: ``conninfo``); ``task``:
+    perflab's one task (TASK_NAME), registered by a worker, which runs it (a submitter defers
+    it by name).
 
     ``worker`` (the machine's name): the pool of a worker, ONE connection (min_size = max_size
     = 1, never recycled by age) shared by procrastinate's queue (fetch, its heartbeat, abort
@@ -106,8 +106,7 @@ def make_app(store: Store, worker: str | None = None,
                 "kwargs": {"application_name": client_name(worker)}}
         if configure is not None:
             pool["configure"] = configure
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(store),
-                                                                      **pool))
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url, **pool))
     if task is not None:
         app.task(name=TASK_NAME, pass_context=True)(task)
     return app
@@ -117,15 +116,18 @@ def make_app(store: Store, worker: str | None = None,
 def init(store_url: str) -> Store:
     """Create perflab's tables and procrastinate's schema.  Idempotent; concurrent calls wait
     for each other on an advisory lock."""
+    from perflab.fleet import store as fstore
+
     store = fleet_store(store_url, create=True)
-    fstore.create_queue_schema(store, make_app(store).schema_manager.get_schema())
+    fstore.create_queue_schema(store, make_app(conninfo(store)).schema_manager.get_schema())
     return store
 
 
 def check_queue_schema(store: Store) -> None:
+    from perflab.fleet import store as fstore
+
     if not fstore.has_queue_schema(store):
-        raise PerflabError(f"the database {store.location} has no job queue yet",
-                           f"run 'perflab fleet init --db {store.location}' once")
+        raise no_queue(store.location)
 
 
 # -- machines -------------------------------------------------------------------------------------
@@ -149,8 +151,8 @@ class Machine:
         return self.state
 
 
-def machines(store: Store) -> list[Machine]:
-    rows = fstore.worker_rows(store)
+def machines(conn: FleetConn) -> list[Machine]:
+    rows = conn.worker_rows()
     return [Machine(name=r["name"], tags=list(r["tags"] or []), hostname=r["hostname"],
                     fingerprint=Fingerprint.from_json(r["fingerprint"]),
                     last_heartbeat=r["last_heartbeat"],
@@ -158,8 +160,9 @@ def machines(store: Store) -> list[Machine]:
             for r in rows]
 
 
-def select_machines(store: Store, names: list[str], tags: list[str], all_: bool) -> list[str]:
-    known = machines(store)
+def select_machines(conn: FleetConn, names: list[str], tags: list[str],
+                    all_: bool) -> list[str]:
+    known = machines(conn)
     if sum(bool(x) for x in (names, tags, all_)) != 1:
         raise PerflabError("say where to run: --machine NAME (repeatable), --tag TAG or --all",
                            "e.g. perflab fleet submit --all -- compare 'a' 'b'")
@@ -271,16 +274,16 @@ def _refuse_relative_programs(argv: list[str]) -> None:
                                    "this directory, but each worker runs in a fresh one", fix)
 
 
-def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all_: bool,
+def submit(conn: FleetConn, argv: list[str], names: list[str], tags: list[str], all_: bool,
            priority: int = 0, check_args: Callable[[list[str]], dict[str, Any]] | None = None,
            ) -> tuple[str, list[tuple[str, int]]]:
-    """Queue ``argv`` once per chosen machine.  Returns the submission id and (machine, job id).
-    ``check_args``: see validate_verb."""
-    check_queue_schema(store)
+    """Queue ``argv`` once per chosen machine (the queue's schema was checked when ``conn``
+    opened).  Returns the submission id and (machine, job id).  ``check_args``: see
+    validate_verb."""
     files = validate_verb(argv, check_args)
-    chosen = select_machines(store, names, tags, all_)
+    chosen = select_machines(conn, names, tags, all_)
     submission = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-    app = make_app(store)
+    app = make_app(conn.conninfo)
     out: list[tuple[str, int]] = []
     now = time.time()
     with app.open():
@@ -291,7 +294,7 @@ def submit(store: Store, argv: list[str], names: list[str], tags: list[str], all
                 submitted_at=now)
             out.append((m, int(job_id)))
             # A worker may already have taken the job: whoever comes first makes the row.
-            fstore.ensure_job_row(store, int(job_id), submission, m, list(argv), now)
+            conn.ensure_job_row(int(job_id), submission, m, list(argv), now)
     return submission, out
 
 
@@ -323,11 +326,11 @@ def _job_row(r: Any) -> JobRow:
                   result_ids=list(r["result_ids"] or []))
 
 
-def jobs(store: Store, submission: str | None = None, limit: int | None = 50) -> list[JobRow]:
+def jobs(conn: FleetConn, submission: str | None = None,
+         limit: int | None = 50) -> list[JobRow]:
     """Our job rows with the queue's state (procrastinate_jobs is the truth for the state):
     the newest ``limit`` of them (None: all), or those of one ``submission`` in machine order."""
-    check_queue_schema(store)
-    return [_job_row(r) for r in fstore.job_rows(store, submission, limit)]
+    return [_job_row(r) for r in conn.job_rows(submission, limit)]
 
 
 @dataclass
@@ -341,31 +344,32 @@ class SubmissionRow:
     states: dict[str, int]  # queued | running | done | failed | cancelled -> jobs
 
 
-def submissions(store: Store, limit: int = 20) -> tuple[list[SubmissionRow], bool]:
-    """The newest ``limit`` submissions and whether older ones exist (fleet.store's
+def submissions(conn: FleetConn, limit: int = 20) -> tuple[list[SubmissionRow], bool]:
+    """The newest ``limit`` submissions and whether older ones exist (FleetConn's
     submission_rows: the cost does not grow with the jobs stored)."""
-    check_queue_schema(store)
-    firsts, counts, more = fstore.submission_rows(store, limit)
+    firsts, counts, more = conn.submission_rows(limit)
     out = []
     for f in firsts:
         states: dict[str, int] = {}
-        for r in counts[f.submission]:
-            st = _STATES.get(r.st or "", r.st or "?")
-            states[st] = states.get(st, 0) + int(r.n)
-        out.append(SubmissionRow(f.submission, f.submitted_at, list(f.argv),
+        for r in counts[f["submission"]]:
+            st = _STATES.get(r["st"] or "", r["st"] or "?")
+            states[st] = states.get(st, 0) + int(r["n"])
+        out.append(SubmissionRow(f["submission"], f["submitted_at"], list(f["argv"]),
                                  sum(states.values()), states))
     return out, more
 
 
-def failed_jobs(store: Store, among: list[str], limit: int) -> list[JobRow]:
+def failed_jobs(conn: FleetConn, among: list[str], limit: int) -> list[JobRow]:
     """The failed jobs of these submissions, newest first, at most ``limit``."""
     if not among:
         return []
-    return [_job_row(r) for r in fstore.failed_job_rows(store, among, limit)]
+    return [_job_row(r) for r in conn.failed_job_rows(among, limit)]
 
 
 def submission_results(store: Store, submission: str) -> list[int]:
     """The complete result sets a submission produced, one per machine (in job order)."""
+    from perflab.fleet import store as fstore
+
     ids = fstore.complete_result_ids(store, submission)
     if not ids:
         raise PerflabError(f"submission {submission} has no complete result in {store.location}",

@@ -1,6 +1,8 @@
-"""The fleet's queries: every SQL statement of the queue (queue.py), the worker (worker.py) and
-the fleet's verbs, on perflab's fleet tables (schema.workers, schema.fleet_jobs) and
-procrastinate's.  The others call these functions and hold no SQL of their own."""
+"""The fleet's queries through perflab.storage's Store (SQLAlchemy): every SQL statement of the
+queue (queue.py), the worker (worker.py) and retention (prune), on perflab's fleet tables
+(schema.workers, schema.fleet_jobs) and procrastinate's.  What ``fleet status`` and ``fleet
+submit`` read and write is fleet.conn's (psycopg alone, no SQLAlchemy to load).  The others
+call these functions and hold no SQL of their own."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from perflab.fleet.conn import JOB_ROW, job_row_params
 from perflab.model import Fingerprint
 from perflab.schema import fleet_jobs, results, workers
 from perflab.storage import Store, upsert_stmt
@@ -115,11 +118,6 @@ async def beat(app: Any, machine: str, state: str, job: int | None) -> None:
         now=time.time(), state=state, job=job, name=machine)
 
 
-def worker_rows(store: Store) -> list[Any]:
-    return list(store.read(lambda c: c.execute(sa.select(workers).order_by(workers.c.name))
-                           .mappings().all()))
-
-
 def jobs_done(store: Store, machine: str, wait: bool = True) -> int:
     return int(store.read(lambda c: c.execute(
         sa.select(sa.func.count()).select_from(fleet_jobs)
@@ -130,11 +128,10 @@ def jobs_done(store: Store, machine: str, wait: bool = True) -> int:
 # -- jobs -----------------------------------------------------------------------------------------
 def ensure_job_row(store: Store, job_id: int, submission: str, machine: str, argv: list[str],
                    submitted_at: float | None) -> None:
-    """The fleet_jobs row of a queued job, made once by the submitter or the worker."""
-    store.write(lambda c: c.execute(upsert_stmt(c, fleet_jobs).values(
-        job_id=job_id, submission=submission, machine=machine, argv=argv,
-        submitted_at=submitted_at or time.time(), attempts=0, state="queued", result_ids=[])
-        .on_conflict_do_nothing(index_elements=["job_id"])))
+    """The fleet_jobs row of a queued job, made once by the submitter or the worker (the
+    statement is fleet.conn's, which the submitter runs through psycopg)."""
+    params = job_row_params(job_id, submission, machine, argv, submitted_at or time.time())
+    store.write(lambda c: c.exec_driver_sql(JOB_ROW, params))
 
 
 def job_state(store: Store, job_id: int) -> str | None:
@@ -171,74 +168,6 @@ def complete_result_ids(store: Store, submission: str) -> list[int]:
     return store.read(lambda c: [int(x) for x in c.execute(
         sa.select(results.c.id).where(results.c.fleet_submission == submission)
         .where(results.c.status == "complete").order_by(results.c.id)).scalars()])
-
-
-_JOB_SELECT = (
-    "SELECT f.job_id, f.submission, f.machine, f.argv, f.submitted_at, f.started_at, "
-    "f.finished_at, f.error, f.result_ids, f.state AS own_state, "
-    # Tries: the queue counts the attempts that ended (retried, failed or done); one running
-    # is a try too.  Ours (the attempt the worker last started) when the queue lost the job.
-    "p.status::text AS status, COALESCE(p.attempts + CASE WHEN p.status::text IN "
-    "('doing', 'aborting') THEN 1 ELSE 0 END, f.attempts) AS attempts "
-    "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id ")
-# The queue's state when it still has the job, else ours: a job is failed when either says so.
-_FAILED = ("(p.status::text IN ('failed', 'aborted') "
-           "OR (p.status IS NULL AND f.state = 'failed'))")
-
-
-def _job_rows(conn: sa.Connection, where: str, params: dict[str, Any]) -> list[Any]:
-    q = sa.text(_JOB_SELECT + where)
-    if "ids" in params:
-        q = q.bindparams(sa.bindparam("ids", expanding=True))
-    return list(conn.execute(q, params).mappings().all())
-
-
-def job_rows(store: Store, submission: str | None, limit: int | None) -> list[Any]:
-    """Our job rows with the queue's status and attempts: the newest ``limit`` (None: all), or
-    those of one ``submission`` in machine order."""
-    where = ("WHERE f.submission = :s ORDER BY f.machine, f.job_id " if submission
-             else "ORDER BY f.job_id DESC ")
-    return store.read(lambda c: _job_rows(c, where + ("LIMIT :n" if limit is not None else ""),
-                                          {"s": submission, "n": limit}))
-
-
-def failed_job_rows(store: Store, among: list[str], limit: int) -> list[Any]:
-    """The failed jobs of these submissions, newest first, at most ``limit``."""
-    return store.read(lambda c: _job_rows(c, f"WHERE f.submission IN :ids AND {_FAILED} "
-                                          "ORDER BY f.job_id DESC LIMIT :n",
-                                          {"ids": among, "n": limit}))
-
-
-def submission_rows(store: Store, limit: int) -> tuple[list[Any], dict[str, list[Any]], bool]:
-    """The newest ``limit`` submissions (by id, which begins with its time of submission): the
-    first job row of each (submission, argv, submitted_at), (submission, status, count) rows
-    (status: the queue's, else ours), and whether older ones exist.  The ids come from a walk
-    down the index on fleet_jobs.submission, one probe per submission, so the cost does not
-    grow with the jobs stored; the counts read only the chosen submissions' jobs."""
-    def go(conn: sa.Connection) -> tuple[list[Any], dict[str, list[Any]], bool]:
-        ids = [str(x) for x in conn.execute(sa.text(
-            "WITH RECURSIVE s(sub) AS ("
-            " SELECT MAX(submission) FROM fleet_jobs"
-            " UNION ALL SELECT (SELECT MAX(submission) FROM fleet_jobs WHERE submission < s.sub)"
-            " FROM s WHERE s.sub IS NOT NULL) "
-            "SELECT sub FROM s WHERE sub IS NOT NULL LIMIT :n"), {"n": limit + 1}).scalars()]
-        more, ids = len(ids) > limit, ids[:limit]
-        if not ids:
-            return [], {}, False
-        first = {r.submission: r for r in conn.execute(sa.text(
-            "SELECT f.submission, f.argv, f.submitted_at FROM fleet_jobs f WHERE f.job_id IN "
-            "(SELECT MIN(job_id) FROM fleet_jobs WHERE submission IN :ids GROUP BY submission)"
-        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids})}
-        counts: dict[str, list[Any]] = {i: [] for i in ids}
-        for r in conn.execute(sa.text(
-                "SELECT f.submission, COALESCE(p.status::text, f.state) AS st, COUNT(*) AS n "
-                "FROM fleet_jobs f LEFT JOIN procrastinate_jobs p ON p.id = f.job_id "
-                "WHERE f.submission IN :ids GROUP BY f.submission, st"
-        ).bindparams(sa.bindparam("ids", expanding=True)), {"ids": ids}):
-            counts[r.submission].append(r)
-        return [first[i] for i in ids], counts, more
-
-    return store.read(go)
 
 
 # -- retention ------------------------------------------------------------------------------------

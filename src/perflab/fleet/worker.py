@@ -714,6 +714,7 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
         check_machine_name,
         check_queue_schema,
         client_name,
+        conninfo,
         fleet_store,
         make_app,
     )
@@ -729,7 +730,7 @@ def _setup(db: str, name: str | None, tags: list[str], say: Any,
     os.close(open_private_dir(log_dir, LOG_DIR_WHAT, _log_dir_fix(log_dir)))
     runner = JobRunner(settings, Activity(), MAX_ATTEMPTS)
     lock = NameLock(store, name)
-    app = make_app(store, worker=name, configure=lock.take, task=runner.measure)
+    app = make_app(conninfo(store), worker=name, configure=lock.take, task=runner.measure)
     keep_outcomes(app, say)
     app.tasks[TASK_NAME].retry_strategy = retry_policy(MAX_ATTEMPTS)
     outage = Outage(say)
