@@ -67,7 +67,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -100,6 +100,9 @@ from perflab.metrics import (
     verdict_word,
 )
 from perflab.model import Configuration, ResultSet, canonical_params
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 
 @functools.cache
@@ -198,25 +201,71 @@ def _lag1(x: np.ndarray, kl: int, kh: int) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-# The lag-1 correlations the pooled estimate is calibrated over (stats.pool_serial).
+# The lag-1 correlations the pooled estimate is calibrated over (stats.pool_serial), the
+# simulated series per correlation and the seed of a length's simulation (plus the length).
 _RHO_GRID = np.linspace(-0.5, 0.98, 75)
 _CALIBRATION_SERIES = 3000
+_CALIBRATION_SEED = 20261128
+# The calibration of every (runs, trimmed low, trimmed high) pool_serial can ask for below
+# SERIAL_MIN_RUNS, precomputed by simulate_lag1_calibration (scripts/make_lag1_table.py
+# writes it).  Simulating one took 0.28 s of CPU at 10 runs and 0.41 s at 19, in every process
+# that judged a family of short series (each `results show` of a compared result): more than
+# the rest of the command.  The table makes it a lookup.
+LAG1_TABLE = "data/lag1_calibration.npz"
 
 
-@functools.cache
-def _lag1_calibration(n: int, kl: int, kh: int) -> tuple[np.ndarray, np.ndarray]:
+def simulate_lag1_calibration(n: int, trims: Sequence[tuple[int, int]]
+                              ) -> list[tuple[np.ndarray, np.ndarray]]:
     """The mean and sd of _lag1 over ``n`` runs of Gaussian AR(1) noise, for each lag-1
-    correlation of _RHO_GRID: a seeded simulation (3,000 series each), so the same every time.
+    correlation of _RHO_GRID, winsorised at each (low, high) of ``trims``: a seeded
+    simulation (3,000 series each, the same series for every trim), so the same every time.
     The mean lies well below the correlation at few runs (about -1/n for independent runs)."""
-    rng = np.random.default_rng(20261128 + n)
+    rng = np.random.default_rng(_CALIBRATION_SEED + n)
     e = rng.standard_normal((len(_RHO_GRID), _CALIBRATION_SERIES, n))
     rho = _RHO_GRID[:, None]
     x = np.empty_like(e)
     x[..., 0] = e[..., 0]
     for t in range(1, n):
         x[..., t] = rho * x[..., t - 1] + np.sqrt(1 - rho ** 2) * e[..., t]
-    r = _lag1(x, kl, kh)
-    return np.maximum.accumulate(r.mean(axis=1)), r.std(axis=1)
+    out = []
+    for kl, kh in trims:
+        r = _lag1(x, kl, kh)
+        out.append((np.maximum.accumulate(r.mean(axis=1)), r.std(axis=1)))
+    return out
+
+
+def read_lag1_table(source: Traversable) -> dict[tuple[int, int, int],
+                                                  tuple[np.ndarray, np.ndarray]]:
+    """The calibrations a table file holds by (runs, low, high); empty where the file is
+    missing or unreadable, or was simulated over another grid, series count or seed than
+    simulate_lag1_calibration's."""
+    try:
+        with source.open("rb") as f, np.load(f) as z:
+            same = (np.array_equal(z["rho_grid"], _RHO_GRID)
+                    and int(z["series"]) == _CALIBRATION_SERIES
+                    and int(z["seed"]) == _CALIBRATION_SEED)
+            keys, mean, sd = z["keys"], z["mean"], z["sd"]
+    except (OSError, KeyError, ValueError):
+        return {}
+    if not same:
+        return {}
+    return {(int(n), int(kl), int(kh)): (mean[i], sd[i]) for i, (n, kl, kh) in enumerate(keys)}
+
+
+@functools.cache
+def _lag1_table() -> dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]]:
+    """The package's table (LAG1_TABLE), read once."""
+    from importlib import resources
+
+    return read_lag1_table(resources.files("perflab").joinpath(LAG1_TABLE))
+
+
+@functools.cache
+def _lag1_calibration(n: int, kl: int, kh: int) -> tuple[np.ndarray, np.ndarray]:
+    """simulate_lag1_calibration for ``n`` runs winsorised at ``kl``/``kh``: from the
+    precomputed table (_lag1_table), else simulated."""
+    found = _lag1_table().get((n, kl, kh))
+    return found if found is not None else simulate_lag1_calibration(n, [(kl, kh)])[0]
 
 
 @dataclass(frozen=True)
