@@ -1,9 +1,10 @@
 """Simulated guarantees of the pooled lag-1 correlation (stats.pool_serial): families of series
-measured the same way, each an A/A (or changed) comparison of a few runs, judged through
-perflab's own decision path: stats.family_pools pools the family's series, stats.locate widens
-each interval for the pool's bound, each comparison is judged alone at alpha and in its family
-by Holm or Benjamini-Hochberg (the claim p, the adjusted level, the interval at it: as
-compare_result does; checked against compare_result itself on the first interleaved families).
+measured the same way, each an A/A (or changed) comparison of 6-25 runs (the pool's range,
+judging.SERIAL_POOL_MAX_RUNS), judged through perflab's own decision path:
+stats.family_pools pools the family's series, stats.locate widens each interval for the pool's
+bound, each comparison is judged alone at alpha and in its family by Holm or
+Benjamini-Hochberg (the claim p, the adjusted level, the interval at it: as compare_result
+does; checked against compare_result itself on the first interleaved families).
 
 Noise (perflab.simulate.rounds): every run's log-value CV x N(0, 1), AR(1) in run order with
 lag-1 rho for each configuration on its own, plus drift the two configurations share (AR(1) of
@@ -164,8 +165,9 @@ def power(rows: list[Row], trials: int, k: int, n: int, rho: float | None, ratio
     rows.append(Row(f"+{ratio - 1:.0%} in 3 of {_how(k, n, rho, mode)}: called slower (Holm)",
                     3 * trials, hits["holm"], "",
                     f"BH: {hits['bh'] / (3 * trials):.1%}; all 3 named: Holm "
-                    f"{all3['holm'] / trials:.1%}, BH {all3['bh'] / trials:.1%}; single-series "
-                    f"rule (0.8 below 20 runs, Holm): {hits['single'] / (3 * trials):.1%}; "
+                    f"{all3['holm'] / trials:.1%}, BH {all3['bh'] / trials:.1%}; each series "
+                    f"alone (0.8 below 20 runs, else its own lag-1; Holm): "
+                    f"{hits['single'] / (3 * trials):.1%}; "
                     f"false claims on the other {k - 3} (Holm and BH): {false}"))
 
 
@@ -180,11 +182,12 @@ def main() -> int:
     for mode in MODES:
         grid = ((5, 600), (30, 150), (100, 60))
         for k, trials in grid:
-            for n in (6, 8, 10, 15) if mode == "interleaved" else (6, 10, 15):
+            for n in (6, 8, 10, 15, 20, 25) if mode == "interleaved" else (
+                    6, 10, 15, 20, 25):
                 for rho in (0.0, 0.3, 0.6, 0.8, None):
                     null(rows, max(4, trials // q), k, n, rho, mode, edge=False)
         for k, trials in grid[:2]:
-            for n in (6, 10, 15):
+            for n in (6, 10, 15, 20, 25):
                 for rho in (0.0, 0.8, None):
                     null(rows, max(4, trials // q), k, n, rho, mode, edge=True)
         for rho in (0.0, 0.3, None):

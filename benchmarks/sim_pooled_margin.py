@@ -2,7 +2,8 @@
 family and judge) with one part of the rule changed at a time, on the power of a family of 30
 imported benchmarks (10 runs a side, not interleaved, recorded alternately, 3 of them +10%)
 and on the conditions that bound it (a family on the band's edge where lag-1 varies between
-its series; 5 short series under lag-1 0.8).
+its series; 5 short series under lag-1 0.8); and series of 20 and 25 runs pooled (perflab's
+rule) or each widened for its own estimate.
 
 The variants patch perflab.stats for the length of their rows only (SERIAL_POOL_Z, _serial_df)
 or change the estimator or the band: they are candidates measured, not perflab's rule.
@@ -111,6 +112,45 @@ def rows_for(rows: list[Row], name: str, q: int) -> None:
                         "<= 0.05", f"compared alone, false slower {alone / (t * k):.1%}"))
 
 
+def pool_range_rows(rows: list[Row], q: int) -> None:
+    """Series of 20 and 25 runs widened for the family's pooled bound (perflab's rule, up to
+    SERIAL_POOL_MAX_RUNS) or each for its own estimate (the pool stopping below
+    SERIAL_MIN_RUNS): the power above, and a family of 30 interleaved series on the band's
+    edge whose lag-1 varies 0..0.8."""
+    saved = stats.SERIAL_POOL_MAX_RUNS
+    try:
+        for cap, name in ((saved, f"pooled up to {saved} runs (perflab's rule)"),
+                          (SERIAL_MIN_RUNS - 1, "each series' own lag-1 from 20 runs")):
+            stats.SERIAL_POOL_MAX_RUNS = cap
+            for n in (20, 25):
+                trials = max(4, 200 // q)
+                rng = np.random.default_rng(20261128 + n)
+                hits = all3 = 0
+                for _ in range(trials):
+                    pairs, _ = sim_pooled.family(rng, 30, n, 0.0, dict.fromkeys(range(3), 1.10),
+                                                 "alternate")
+                    _, fam, _ = sim_pooled.judge(pairs, paired=False, correction="bh")
+                    hits += int((fam[:3] > 0).sum())
+                    all3 += int((fam[:3] > 0).all())
+                rows.append(Row(f"{name}: +10% in 3 of 30 imported benchmarks, {n} runs a side, "
+                                "lag-1 0: called slower (BH)", 3 * trials, hits, "",
+                                f"all 3 named in {all3 / trials:.1%} of families"))
+                fams = max(4, 300 // q)
+                rng = np.random.default_rng(40000 + n)
+                bad = alone = 0
+                for _ in range(fams):
+                    pairs, _ = sim_pooled.family(rng, 30, n, None, dict.fromkeys(range(30), 1.01))
+                    one, fam, _ = sim_pooled.judge(pairs)
+                    bad += bool((fam != 0).any())
+                    alone += int((one > 0).sum())
+                rows.append(Row(f"{name}: the band's edge, 30 series of {n} runs, interleaved, "
+                                "lag-1 varying 0..0.8: families (Holm) with a false claim", fams,
+                                bad, "<= 0.05" if cap == saved else "",
+                                f"compared alone, false slower {alone / (30 * fams):.1%}"))
+    finally:
+        stats.SERIAL_POOL_MAX_RUNS = saved
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a fifth of the trials")
@@ -123,6 +163,7 @@ def main() -> int:
     for name, parts in VARIANTS.items():
         with variant(parts):
             rows_for(rows, name, q)
+    pool_range_rows(rows, q)
     command = "python benchmarks/sim_pooled_margin.py" + (" --quick" if args.quick else "")
     report("where the pooled rule's margin goes", rows, command, started, load_before,
            "sim-pooled-margin", args.out)
