@@ -73,6 +73,7 @@ bench: setup workloads
 	$(BIN)/python benchmarks/launch_cost.py --cli --conditions quiet,busy
 	$(BIN)/python benchmarks/sim_verdicts.py
 	$(BIN)/python benchmarks/sim_pooled.py
+	$(BIN)/python benchmarks/sim_pooled_margin.py
 	$(BIN)/python benchmarks/sim_stop.py
 	$(BIN)/python benchmarks/import_memory.py
 

@@ -22,8 +22,8 @@ import sys
 from typing import Any
 
 from perflab.errors import PerflabError
-from perflab.model import ResultSet
 from perflab.format import fmt_number
+from perflab.model import ResultSet
 from perflab.reports.analysis import Analysis
 from perflab.reports.matrix import config_names, suite_view
 from perflab.reports.warnings import NOISY_CV

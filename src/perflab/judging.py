@@ -46,6 +46,14 @@ SERIAL_MIN_RUNS = 20
 # correlation pooled over the family's series (stats.pool_serial) once they hold this many lag
 # pairs in all, instead of for SERIAL_RHO_MAX.
 SERIAL_POOL_PAIRS = 20
+# A family pools the series of up to this many runs, SERIAL_MIN_RUNS and more included: a
+# series' own estimate from 20 runs, with its small-sample margins, widened a family of 30 on
+# the band's edge whose lag-1 varies between its series too little (9% of families with a
+# false claim) and a family whose lag-1 does not vary too much (a 10% change named less often
+# at 20 runs than at 15); the family's bound does neither there.  At 30-40 runs it widens the
+# most correlated series of such a family too little (2.5% false slower a comparison, 5.3% of
+# families at 40): beyond this many runs, each series' own (docs/statistics.md).
+SERIAL_POOL_MAX_RUNS = 25
 # The pooled estimate is raised to this many standard errors above it (an upper confidence
 # bound, the standard error from the spread of the series' own estimates, never below the
 # sampling model's): correlation that differs between series then under-widens few of them

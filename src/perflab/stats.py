@@ -15,11 +15,11 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
 - **Intervals.**  Trimmed mean / mean: Tukey-McLaughlin trimmed t (one sample of log-ratios,
   winsorised variance, df = h - 1) or Yuen-Welch (two samples; the same test as
   ``scipy.stats.ttest_ind(trim=...)``), both widened for runs correlated in time: variance x
-  the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order (serial_correlation),
-  estimated from 20 runs; below, an upper bound of the one pooled over the comparison's
-  family (its metric across the result's cells: pool_serial), or 0.8 without a family ("too
-  few runs to rule out drift"): A/A at most 3% false under AR(1) lag-1 up to 0.8 at 6-40
-  runs, pooled or not.
+  the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order: up to
+  SERIAL_POOL_MAX_RUNS runs an upper bound of the one pooled over the comparison's family
+  (its metric across the result's cells: pool_serial); otherwise its own (serial_correlation)
+  from 20 runs, or 0.8 below them ("too few runs to rule out drift"): A/A at most 3% false
+  under AR(1) lag-1 up to 0.8 at 6-40 runs, pooled or not.
   Asymmetric trimming (``trim:LOW:HIGH``) uses the
   same formulas with LOW and HIGH winsorised proportions.  Median, interleaved: the
   order-statistic interval of the median log-ratio (the sign test inverted: exact,
@@ -80,6 +80,7 @@ from perflab.judging import (
     DEFAULT_THRESHOLD,
     MIN_RUNS,
     SERIAL_MIN_RUNS,
+    SERIAL_POOL_MAX_RUNS,
     SERIAL_POOL_PAIRS,
     SERIAL_POOL_Z,
     SERIAL_RHO_MAX,
@@ -206,9 +207,10 @@ def _lag1(x: np.ndarray, kl: int, kh: int) -> np.ndarray:
 _RHO_GRID = np.linspace(-0.5, 0.98, 75)
 _CALIBRATION_SERIES = 3000
 _CALIBRATION_SEED = 20261128
-# The calibration of every (runs, trimmed low, trimmed high) pool_serial can ask for below
-# SERIAL_MIN_RUNS, precomputed by simulate_lag1_calibration (scripts/make_lag1_table.py
-# writes it).  Simulating one costs 0.10 s of CPU at 10 runs and 0.24 s at 19 (0.27 s and 0.38 s
+# The calibration of every (runs, trimmed low, trimmed high) pool_serial can ask for up to
+# SERIAL_POOL_MAX_RUNS under the named estimators (mean, median, trim), precomputed by
+# simulate_lag1_calibration (scripts/make_lag1_table.py writes it); a trim:LOW:HIGH of the
+# user's own is simulated when first asked for.  Simulating one costs 0.10 s of CPU at 10 runs and 0.24 s at 19 (0.27 s and 0.38 s
 # as a process's first, its memory new), in every process that judges a family of short series
 # (each `results show` of a compared result, each look of the stop rule); reading the table
 # costs 3 ms once and a lookup 7 us.  Measured with perflab compare, 20 interleaved rounds:
@@ -224,17 +226,20 @@ def simulate_lag1_calibration(n: int, trims: Sequence[tuple[int, int]]
     simulation (3,000 series each, the same series for every trim), so the same every time.
     The mean lies well below the correlation at few runs (about -1/n for independent runs)."""
     rng = np.random.default_rng(_CALIBRATION_SEED + n)
-    e = rng.standard_normal((len(_RHO_GRID), _CALIBRATION_SERIES, n))
-    rho = _RHO_GRID[:, None]
-    x = np.empty_like(e)
-    x[..., 0] = e[..., 0]
-    for t in range(1, n):
-        x[..., t] = rho * x[..., t - 1] + np.sqrt(1 - rho ** 2) * e[..., t]
-    out = []
-    for kl, kh in trims:
-        r = _lag1(x, kl, kh)
-        out.append((np.maximum.accumulate(r.mean(axis=1)), r.std(axis=1)))
-    return out
+    means = np.empty((len(trims), len(_RHO_GRID)))
+    sds = np.empty((len(trims), len(_RHO_GRID)))
+    # One lag-1 value at a time (the same draws, in the same order, as all at once): 3,000
+    # series of n runs, 1 MB at SERIAL_POOL_MAX_RUNS.
+    for i, rho in enumerate(_RHO_GRID):
+        e = rng.standard_normal((_CALIBRATION_SERIES, n))
+        x = np.empty_like(e)
+        x[:, 0] = e[:, 0]
+        for t in range(1, n):
+            x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho ** 2) * e[:, t]
+        for j, (kl, kh) in enumerate(trims):
+            r = _lag1(x, kl, kh)
+            means[j, i], sds[j, i] = r.mean(), r.std()
+    return [(np.maximum.accumulate(means[j]), sds[j]) for j in range(len(trims))]
 
 
 def read_lag1_table(source: Traversable) -> dict[tuple[int, int, int],
@@ -343,10 +348,11 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
         series.setdefault((fam, paired), []).extend(
             serial_series(np.asarray(a, dtype=float), np.asarray(b, dtype=float), paired))
     # One comparison is no family (its two unpaired samples included): the single-series rule.
-    # Only the series below SERIAL_MIN_RUNS runs are pooled: a longer one is widened for its
-    # own estimate, and its length's calibration (75 x 3,000 series of n runs: 180 MB at 100
-    # runs, gigabytes at 1,000) would be paid at every look of the stop rule.
-    short = {key: [x for x in xs if len(x) < SERIAL_MIN_RUNS] for key, xs in series.items()}
+    # Only the series of up to SERIAL_POOL_MAX_RUNS runs are pooled: a longer one is widened
+    # for its own estimate, which is good enough there, and its length's calibration (75 x
+    # 3,000 series of n runs) would be paid at every look of the stop rule.
+    short = {key: [x for x in xs if len(x) <= SERIAL_POOL_MAX_RUNS]
+             for key, xs in series.items()}
     pools = {key: pool_serial(xs, est) for key, xs in short.items() if count[key] > 1 and xs}
     return {key: p for key, p in pools.items() if p is not None}
 
@@ -512,9 +518,9 @@ class Location:
 
 def _rho_for(x: np.ndarray, est: Estimator, pool: SerialPool | None) -> tuple[float, int]:
     """The lag-1 correlation a sample's interval is widened for, and the series it was pooled
-    over (0: its own estimate, or SERIAL_RHO_MAX assumed): its own from SERIAL_MIN_RUNS runs,
-    its family's pooled one below them."""
-    if pool is not None and len(x) < SERIAL_MIN_RUNS:
+    over (0: its own estimate, or SERIAL_RHO_MAX assumed): its family's pooled one up to
+    SERIAL_POOL_MAX_RUNS runs, else its own from SERIAL_MIN_RUNS runs."""
+    if pool is not None and len(x) <= SERIAL_POOL_MAX_RUNS:
         return pool.rho, pool.series
     return serial_correlation(x, est), 0
 
@@ -522,7 +528,7 @@ def _rho_for(x: np.ndarray, est: Estimator, pool: SerialPool | None) -> tuple[fl
 def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
            scale: str, pool: SerialPool | None = None) -> Location:
     """The comparison's location (cand vs base) on ``scale`` ('log' or 'diff'); ``pool``: the
-    lag-1 correlation of its family (pool_serial), for fewer than SERIAL_MIN_RUNS runs."""
+    lag-1 correlation of its family (pool_serial), for up to SERIAL_POOL_MAX_RUNS runs."""
     if scale == "log":
         la, lb = np.log(a), np.log(b)
     else:
@@ -949,8 +955,8 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
                     pool: SerialPool | None = None) -> Comparison:
     """One comparison, judged alone at level ``alpha`` (compare_result adjusts families).
     Without ``info`` the samples are read as times (slower/faster).  ``pool``: the lag-1
-    correlation pooled over the comparison's family (pool_serial), which widens it below
-    SERIAL_MIN_RUNS runs instead of SERIAL_RHO_MAX."""
+    correlation pooled over the comparison's family (pool_serial), which widens it up to
+    SERIAL_POOL_MAX_RUNS runs instead of SERIAL_RHO_MAX (or its own estimate)."""
     est = estimator or DEFAULT_ESTIMATOR
     if info is None:
         info = MetricInfo(metric, "s", "", deterministic=deterministic,
@@ -1221,9 +1227,9 @@ def slope_pool(groups: Sequence[Sequence[tuple[float, Sequence[float]]]],
                est: Estimator) -> SerialPool | None:
     """The lag-1 correlation pooled over every series of a family of fits (pool_serial): each
     group one configuration's cells as (x, runs in run order).  As in family_pools, only the
-    series below SERIAL_MIN_RUNS runs are pooled: a longer one has its own estimate."""
+    series of up to SERIAL_POOL_MAX_RUNS runs are pooled: a longer one has its own estimate."""
     return pool_serial([np.asarray(y, dtype=float) for g in groups for _, y in g
-                        if len(y) < SERIAL_MIN_RUNS], est)
+                        if len(y) <= SERIAL_POOL_MAX_RUNS], est)
 
 
 def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
@@ -1231,7 +1237,7 @@ def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
     """The least-squares slope of the runs over x (each cell one x, its runs in run order) with
     its t interval, widened as a comparison's is: the slope is a sum of the cells' means, each
     mean's variance (the residual variance over its runs) times _inflation for its lag-1
-    correlation (``pool`` below SERIAL_MIN_RUNS runs, else its own; SERIAL_RHO_MAX where
+    correlation (``pool`` up to SERIAL_POOL_MAX_RUNS runs, else its own; SERIAL_RHO_MAX where
     neither is known), the residual df reduced by _serial_df.  Drift between cells measured in
     different rounds is in the interval only as far as it scatters the cells about the line.
     None below 2 values of x or 4 runs."""
@@ -1260,7 +1266,7 @@ def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
 def judge_pairs(rs: ResultSet, metric: str, pairs: Sequence[Pair], plan: Plan) -> list[Comparison]:
     """One family of a study's comparisons of ``metric`` (an axis, a variant against its
     sibling), judged as the result's own are: each widened for the lag-1 correlation pooled
-    over the family's series (family_pools, below SERIAL_MIN_RUNS runs), the family adjusted
+    over the family's series (family_pools, up to SERIAL_POOL_MAX_RUNS runs), the family adjusted
     by the plan's correction (adjust_family), at the plan's alpha (the stop rule did not look
     at these)."""
     est = parse_estimator(plan.estimator)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perflab import stats
-from perflab.judging import SERIAL_MIN_RUNS, parse_estimator, trim_counts
+from perflab.judging import SERIAL_POOL_MAX_RUNS, parse_estimator, trim_counts
 from perflab.simulate import ar1
 from perflab.stats import (
     _lag1_calibration,
@@ -34,24 +34,18 @@ def fresh_calibration() -> Iterator[None]:
 
 
 def _asked() -> set[tuple[int, int, int]]:
-    """Every (runs, low, high) pool_serial can ask for: series of 3 to SERIAL_MIN_RUNS - 1 runs
-    (pool_serial pools 3 or more), under mean, median, the default trim, and trim:LOW:HIGH on a
-    grid of proportions fine enough (0.005) to reach every trim count of fewer than 20 runs."""
-    grid = [f"{p:.3f}" for p in np.arange(0, 0.5, 0.005)]
+    """Every (runs, low, high) pool_serial can ask for under the estimators perflab names
+    (mean, median, the default trim): series of 3 to SERIAL_POOL_MAX_RUNS runs (pool_serial
+    pools 3 or more)."""
     ests = [parse_estimator(t) for t in ("mean", "median", "trim")]
-    for lo in grid:
-        for hi in grid:
-            try:
-                ests.append(parse_estimator(f"trim:{lo}:{hi}"))
-            except ValueError:
-                continue
-    return {(n, *trim_counts(n, e)) for n in range(3, SERIAL_MIN_RUNS) for e in ests}
+    return {(n, *trim_counts(n, e)) for n in range(3, SERIAL_POOL_MAX_RUNS + 1) for e in ests}
 
 
-def test_the_table_holds_every_combination_the_code_can_ask_for() -> None:
+def test_the_table_holds_every_combination_the_named_estimators_ask_for() -> None:
     asked = _asked()
-    assert (10, 2, 2) in asked and (19, 9, 5) in asked and (5, 2, 2) not in asked
+    assert (10, 2, 2) in asked and (25, 5, 5) in asked and (10, 0, 0) in asked
     assert asked <= set(_lag1_table())
+    assert not {k for k in _lag1_table() if k[0] > SERIAL_POOL_MAX_RUNS}
 
 
 @pytest.mark.parametrize("n", [3, 6, 10, 19])

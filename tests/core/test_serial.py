@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from perflab.judging import DEFAULT_ESTIMATOR, SERIAL_RHO_MAX
+from perflab.judging import DEFAULT_ESTIMATOR, SERIAL_POOL_MAX_RUNS, SERIAL_RHO_MAX
 from perflab.metrics import MetricInfo
 from perflab.stats import (
     DRIFT_NOTE,
@@ -191,6 +191,26 @@ def test_too_few_lag_pairs_pool_nothing() -> None:
     rng = np.random.default_rng(5)
     assert pool_serial(_family(rng, 3, 7, np.zeros(3)), DEFAULT_ESTIMATOR) is None  # 18 pairs
     assert pool_serial(_family(rng, 3, 8, np.zeros(3)), DEFAULT_ESTIMATOR) is not None
+
+
+@pytest.mark.parametrize("runs", [24, SERIAL_POOL_MAX_RUNS, SERIAL_POOL_MAX_RUNS + 1])
+def test_a_family_pools_up_to_its_longest_series_and_no_further(runs: int) -> None:
+    """Series of SERIAL_MIN_RUNS to SERIAL_POOL_MAX_RUNS runs are widened for the family's
+    pooled bound (a series' own estimate from 20-30 runs widened a family too little where
+    lag-1 varies and too much where it does not); a longer one for its own estimate."""
+    from perflab.stats import family_pools, locate
+
+    rng = np.random.default_rng(runs)
+    pairs = [(np.exp(rng.normal(0, 0.02, runs)), np.exp(rng.normal(0, 0.02, runs)))
+             for _ in range(30)]
+    pools = family_pools([("t", a, b, True) for a, b in pairs], DEFAULT_ESTIMATOR)
+    pool = pools.get(("t", True))
+    loc = locate(*pairs[0], True, DEFAULT_ESTIMATOR, "log", pool)
+    if runs <= SERIAL_POOL_MAX_RUNS:
+        assert pool is not None and pool.series == 30 and loc.pooled == 30
+        assert loc.serial == pool.rho and not loc.assumed_serial
+    else:
+        assert pool is None and loc.pooled == 0 and not loc.assumed_serial
 
 
 def test_a_family_of_short_comparisons_is_widened_for_its_pooled_correlation() -> None:

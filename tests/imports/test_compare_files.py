@@ -38,14 +38,14 @@ def _verdicts(a: Analysis, metric: str) -> dict[str, str]:
 
 
 def test_the_slowed_benchmarks_lead_the_table_and_no_other_moves() -> None:
-    """This recording (load about 9 on 2 CPUs, -count 10) holds too few runs a benchmark to
+    """This recording (load 0.3 on 2 CPUs, -count 10) holds too few runs a benchmark to
     estimate each one's serial correlation; the 30 benchmarks of a metric are one family
     measured the same way, so each interval is widened for the lag-1 correlation pooled over
     the family's 60 series (two files), not for the 0.8 one series would assume.  Slower is
-    said of slowed benchmarks only (of fnv/n=4096 here; sum/n=1024 and dot/n=256 stay
-    undecided at 10 runs a side against BH over 30), none other is called slower or faster
-    (benchstat, uncorrected, calls xor/n=4096 5% faster); the three are the largest
-    increases."""
+    said of slowed benchmarks only (of fnv/n=4096 and sum/n=1024 here; dot/n=256, four of
+    whose old runs in a row were 3-10% slow, stays undecided at 10 runs a side against BH
+    over 30), none other is called slower or faster (benchstat, uncorrected, calls
+    xor/n=16384 and dot/n=16384 changed by 1.3-1.7%); the three are the largest increases."""
     a = _judged()
     cpu = _verdicts(a, "cpu_ns_per_op")
     named = {b for b, v in cpu.items() if v == "slower"}
