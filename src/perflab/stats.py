@@ -210,9 +210,10 @@ _CALIBRATION_SEED = 20261128
 # The calibration of every (runs, trimmed low, trimmed high) pool_serial can ask for up to
 # SERIAL_POOL_MAX_RUNS under the named estimators (mean, median, trim), precomputed by
 # simulate_lag1_calibration (scripts/make_lag1_table.py writes it); a trim:LOW:HIGH of the
-# user's own is simulated when first asked for.  Simulating one costs 0.10 s of CPU at 10 runs and 0.24 s at 19 (0.27 s and 0.38 s
-# as a process's first, its memory new), in every process that judges a family of short series
-# (each `results show` of a compared result, each look of the stop rule); reading the table
+# user's own is simulated when first asked for.  Simulating one costs 0.10 s of CPU at 10
+# runs and 0.24 s at 19 (0.27 s and 0.38 s as a process's first, its memory new), in every
+# process that judges a family of short series (each `results show` of a compared result,
+# each look of the stop rule); reading the table
 # costs 3 ms once and a lookup 7 us.  Measured with perflab compare, 20 interleaved rounds:
 # `results show` of a compare of 4 commands x 10 runs, task_clock 691 -> 602 ms (-13%
 # [-17, -9]), page faults -40%; that `compare -r 10` itself, 772 -> 728 ms (-5.7% [-8.6, -2.8]).

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.system
 
 # A child that makes a session of its own and a grandchild (forked before) that makes a process
 # group of its own, each writing "PID WHERE" to argv[1]; a background child that stays in the
-# command's group; then the command sleeps argv[2] seconds (0: it ends at once).
+# command's group; once all three have become `sleep` (exec'd: the launcher names what it kills
+# by /proc's comm), the command sleeps argv[2] seconds (0: it ends at once).
 ESCAPE = r"""
 import os, sys, time
 pids, linger = sys.argv[1], float(sys.argv[2])
@@ -38,7 +39,15 @@ if os.fork() == 0:
 if os.fork() == 0:
     note("group")
     os.execvp("sleep", ["sleep", "302"])
+def comm(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
 while not os.path.exists(pids) or len(open(pids).read().splitlines()) < 3:
+    time.sleep(0.01)
+noted = [int(line.split()[0]) for line in open(pids).read().splitlines()]
+while any(comm(pid) != "sleep" for pid in noted):
     time.sleep(0.01)
 time.sleep(linger)
 """
