@@ -264,8 +264,11 @@ def test_too_few_runs_warn_and_read_inconclusive(spin: Path,
 
 def test_results_show_uses_the_stored_threshold(spin: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(["compare", "-r", "8", "--threshold", "0.9", "--metric", "task_clock",
-                            f"{spin} 1000000", f"{spin} 1500000"], capsys)
+    # 10 and 15 million iterations (11 and 17 ms): +50% however busy the machine, far inside
+    # the ±90% band and far outside ±1%; at 1 and 1.5 million the start of the process made it
+    # +20%, and beside three CPU-bound neighbours its interval reached [-27%, +114%].
+    code, out, _ = run_cli(["compare", "-r", "20", "--threshold", "0.9", "--metric",
+                            "task_clock", f"{spin} 10000000", f"{spin} 15000000"], capsys)
     assert code == 0 and "band (time ±90%" in out and "equivalent" in out
     rid = Store().result_ids()[-1]
     code, out, _ = run_cli(["results", "show", str(rid)], capsys)
