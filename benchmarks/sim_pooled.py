@@ -20,7 +20,11 @@ slower or faster in at most 5% (2.5% a direction), A/A and at the band's edge (a
 where "slower" is wrong: the least favourable truth); a family judged by Holm holds a false
 claim in at most 5% of A/A families and of families on the band's edge.
 
-Usage: python benchmarks/sim_pooled.py [--quick] [--out FILE]
+--long: only families of 30 series of 30, 40 and 60 runs a side, beyond the pool's range,
+where each series is widened for the larger of its own estimate and the family's bound
+(stats._rho_for); saved as sim-pooled-long-DATE.json.
+
+Usage: python benchmarks/sim_pooled.py [--quick] [--long] [--out FILE]
 """
 
 from __future__ import annotations
