@@ -20,7 +20,11 @@ slower or faster in at most 5% (2.5% a direction), A/A and at the band's edge (a
 where "slower" is wrong: the least favourable truth); a family judged by Holm holds a false
 claim in at most 5% of A/A families and of families on the band's edge.
 
-Usage: python benchmarks/sim_pooled.py [--quick] [--out FILE]
+--long: only families of 30 series of 30, 40 and 60 runs a side, beyond the pool's range,
+where each series is widened for the larger of its own estimate and the family's bound
+(stats._rho_for); saved as sim-pooled-long-DATE.json.
+
+Usage: python benchmarks/sim_pooled.py [--quick] [--long] [--out FILE]
 """
 
 from __future__ import annotations
@@ -41,7 +45,6 @@ from perflab.judging import ALPHA, DEFAULT_ESTIMATOR, Plan  # noqa: E402
 from perflab.metrics import MetricInfo  # noqa: E402
 from perflab.model import Configuration, ResultSet, Run  # noqa: E402
 from perflab.stats import (  # noqa: E402
-    SerialPool,
     adjust,
     compare_result,
     family_pools,
@@ -69,9 +72,10 @@ def family(rng: np.random.Generator, k: int, n: int, rho: float | None,
 
 
 def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paired: bool = True,
-          correction: str = "holm") -> tuple[np.ndarray, np.ndarray, SerialPool | None]:
+          correction: str = "holm") -> tuple[np.ndarray, np.ndarray, float]:
     """Each comparison's verdict sign (+1 up, -1 down, 0 none) alone at ALPHA and by
-    ``correction`` over the family, as compare_result judges them."""
+    ``correction`` over the family, as compare_result judges them, and the lag-1 correlation
+    the intervals were widened for on average."""
     pool = (family_pools([("t", a, b, paired) for a, b in pairs], DEFAULT_ESTIMATOR)
             .get(("t", paired)) if pooled else None)
     locs = [locate(a, b, paired, DEFAULT_ESTIMATOR, "log", pool) for a, b in pairs]
@@ -83,7 +87,7 @@ def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paire
                                             if q[i] > 0 else ALPHA / len(locs))):
             lo, hi = loc.interval(level)
             out[i] = 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
-    return alone, fam, pool
+    return alone, fam, float(np.mean([loc.serial for loc in locs]))
 
 
 def check_against_compare_result(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
@@ -120,14 +124,14 @@ def null(rows: list[Row], trials: int, k: int, n: int, rho: float | None, mode: 
                              mode)
         if t < 2 and paired and not edge:
             check_against_compare_result(pairs)
-        alone, fam, pool = judge(pairs, paired=paired)
+        alone, fam, widened_for = judge(pairs, paired=paired)
         up += float((alone > 0).sum())
         down += float((alone < 0).sum())
         families += bool((fam > 0).any() if edge else (fam != 0).any())
         hi = rhos >= 0.6
         hi_n += float(hi.sum())
         hi_false += float((alone[hi] > 0).sum() if edge else (alone[hi] != 0).sum())
-        pooled_rho += pool.rho if pool is not None else 0.8
+        pooled_rho += widened_for
     total = trials * k
     extra = (f"; series of lag-1 >= 0.6: {hi_false / max(hi_n, 1):.1%}" if rho is None else "")
     widened = f"widened for {pooled_rho / trials:.2f} on average{extra}"
@@ -171,14 +175,41 @@ def power(rows: list[Row], trials: int, k: int, n: int, rho: float | None, ratio
                     f"false claims on the other {k - 3} (Holm and BH): {false}"))
 
 
+# Series longer than the pool's range (judging.SERIAL_POOL_MAX_RUNS): runs a side.
+LONG_RUNS = (30, 40, 60)
+
+
+def long_series(rows: list[Row], q: int) -> None:
+    """Families of 30 series of LONG_RUNS runs a side, every way of measuring: A/A and on the
+    band's edge under lag-1 0, 0.3, 0.6 and varying (400 families a cell), and the power of a
+    10% change in 3 of them (200 families a cell)."""
+    for mode in MODES:
+        for n in LONG_RUNS:
+            for rho in (0.0, 0.3, 0.6, None):
+                for edge in (False, True):
+                    null(rows, max(4, 400 // q), 30, n, rho, mode, edge)
+        for n in LONG_RUNS:
+            for rho in (0.0, None):
+                power(rows, max(4, 200 // q), 30, n, rho, 1.10, mode)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a fifth of the trials")
+    ap.add_argument("--long", action="store_true",
+                    help="only series longer than the pool's range (30, 40, 60 runs a side), "
+                    "saved as sim-pooled-long")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     q = 5 if args.quick else 1
     started, load_before = time.time(), load()
     rows: list[Row] = []
+    if args.long:
+        long_series(rows, q)
+        command = "python benchmarks/sim_pooled.py --long" + (" --quick" if args.quick else "")
+        report("simulated guarantees: series longer than the pooled range", rows, command,
+               started, load_before, "sim-pooled-long", args.out)
+        return 0 if all(r.met != "NO" for r in rows) else 1
     for mode in MODES:
         grid = ((5, 600), (30, 150), (100, 60))
         for k, trials in grid:

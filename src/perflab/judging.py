@@ -50,9 +50,12 @@ SERIAL_POOL_PAIRS = 20
 # series' own estimate from 20 runs, with its small-sample margins, widened a family of 30 on
 # the band's edge whose lag-1 varies between its series too little (9% of families with a
 # false claim) and a family whose lag-1 does not vary too much (a 10% change named less often
-# at 20 runs than at 15); the family's bound does neither there.  At 30-40 runs it widens the
-# most correlated series of such a family too little (2.5% false slower a comparison, 5.3% of
-# families at 40): beyond this many runs, each series' own (docs/statistics.md).
+# at 20 runs than at 15); the family's bound does neither there.  At 30-60 runs it widens the
+# most correlated series of such a family too little (2.8% false slower a comparison, 5.0% of
+# families at 60), and each series' own estimate widened such a family of interleaved series
+# too little as well (8.5% of families under lag-1 0.6 at 30 runs): beyond this many runs, in
+# a family, each series is widened for the larger of its own estimate (not raised) and the
+# bound pooled over all the family's series (stats._rho_for; docs/statistics.md).
 SERIAL_POOL_MAX_RUNS = 25
 # The pooled estimate is raised to this many standard errors above it (an upper confidence
 # bound, the standard error from the spread of the series' own estimates, never below the

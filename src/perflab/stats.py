@@ -17,7 +17,8 @@ Choices (see docs/statistics.md, where the simulations behind them are reported)
   ``scipy.stats.ttest_ind(trim=...)``), both widened for runs correlated in time: variance x
   the finite-n AR(1) factor of r, the lag-1 autocorrelation in run order: up to
   SERIAL_POOL_MAX_RUNS runs an upper bound of the one pooled over the comparison's family
-  (its metric across the result's cells: pool_serial); otherwise its own (serial_correlation)
+  (its metric across the result's cells: pool_serial), beyond them in a family the larger of
+  its own and that bound; otherwise its own (serial_correlation)
   from 20 runs, or 0.8 below them ("too few runs to rule out drift"): A/A at most 3% false
   under AR(1) lag-1 up to 0.8 at 6-40 runs, pooled or not.
   Asymmetric trimming (``trim:LOW:HIGH``) uses the
@@ -66,7 +67,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -165,12 +166,13 @@ def _yuen_parts(x: np.ndarray, est: Estimator) -> tuple[float, float, int]:
 DRIFT_NOTE = "too few runs to rule out drift"
 
 
-def serial_correlation(x: np.ndarray, est: Estimator) -> float:
+def serial_correlation(x: np.ndarray, est: Estimator, margin: bool = True) -> float:
     """The lag-1 autocorrelation of ``x`` in run order, as the interval widens for it: the
     series winsorised as the estimator's variance is (an outlying run does not make a
     correlation), the estimate's small-sample bias added back (E[r] ~ rho - (1 + 4 rho) / n,
     Marriott & Pope 1954), raised by half its standard error (about 1 / sqrt(n): too little
-    widening costs more than too much, most in the tails the strict levels judge at), and kept
+    widening costs more than too much, most in the tails the strict levels judge at; not with
+    ``margin`` False, where a family's pooled bound is the margin: _rho_for), and kept
     within [0, SERIAL_RHO_MAX]: negative correlation never narrows an interval.  Below
     SERIAL_MIN_RUNS it cannot be estimated: SERIAL_RHO_MAX.  Noise correlated in time (a
     neighbour that comes and goes, a warming cache) makes successive runs alike, so n runs hold
@@ -186,7 +188,8 @@ def serial_correlation(x: np.ndarray, est: Estimator) -> float:
     if den <= 0:
         return 0.0
     r = float(np.dot(w[1:], w[:-1])) / den
-    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n + 0.5 / math.sqrt(n))))
+    raised = 0.5 / math.sqrt(n) if margin else 0.0
+    return float(min(SERIAL_RHO_MAX, max(0.0, r + (1 + 4 * r) / n + raised)))
 
 
 def _lag1(x: np.ndarray, kl: int, kh: int) -> np.ndarray:
@@ -280,12 +283,15 @@ def _lag1_calibration(n: int, kl: int, kh: int) -> tuple[np.ndarray, np.ndarray]
 @dataclass(frozen=True)
 class SerialPool:
     """The lag-1 correlation pooled over a family's series: the calibrated estimate, and the
-    upper bound the intervals are widened for (within [0, SERIAL_RHO_MAX])."""
+    upper bound the intervals are widened for (within [0, SERIAL_RHO_MAX]); ``longer``: the
+    pool of all the family's series where some have more than SERIAL_POOL_MAX_RUNS runs, whose
+    bound those are widened for at least (_rho_for)."""
 
     rho: float
     estimate: float
     series: int
     pairs: int
+    longer: SerialPool | None = None
 
 
 def pool_serial(series: Sequence[np.ndarray], est: Estimator) -> SerialPool | None:
@@ -341,7 +347,10 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
     by (family, paired): ``samples`` holds each comparison's family (its metric family), its
     baseline and candidate runs in run order, and whether they are paired by round.  A family
     without a pool (too few lag pairs) is left out: its comparisons keep the single-series
-    rule, and so is a family of one comparison."""
+    rule, and so is a family of one comparison.  Where some series have more than
+    SERIAL_POOL_MAX_RUNS runs, the pool of all the family's series is the pool's ``longer``
+    (the pool itself where no series is shorter, or the shorter ones hold too few lag pairs):
+    those are widened for at least its bound (_rho_for)."""
     series: dict[tuple[str, bool], list[np.ndarray]] = {}
     count: dict[tuple[str, bool], int] = {}
     for fam, a, b, paired in samples:
@@ -349,13 +358,21 @@ def family_pools(samples: Sequence[tuple[str, Sequence[float], Sequence[float], 
         series.setdefault((fam, paired), []).extend(
             serial_series(np.asarray(a, dtype=float), np.asarray(b, dtype=float), paired))
     # One comparison is no family (its two unpaired samples included): the single-series rule.
-    # Only the series of up to SERIAL_POOL_MAX_RUNS runs are pooled: a longer one is widened
-    # for its own estimate, which is good enough there, and its length's calibration (75 x
-    # 3,000 series of n runs) would be paid at every look of the stop rule.
-    short = {key: [x for x in xs if len(x) <= SERIAL_POOL_MAX_RUNS]
-             for key, xs in series.items()}
-    pools = {key: pool_serial(xs, est) for key, xs in short.items() if count[key] > 1 and xs}
-    return {key: p for key, p in pools.items() if p is not None}
+    # The series of up to SERIAL_POOL_MAX_RUNS runs are widened for the bound pooled over
+    # them; a longer one for the larger of its own estimate and the bound pooled over all the
+    # family's series (its length's calibration simulated once a process: 0.2 s at 30 runs,
+    # 0.45 s at 60, 1.4 s at 200).
+    pools: dict[tuple[str, bool], SerialPool] = {}
+    for key, xs in series.items():
+        if count[key] < 2:
+            continue
+        short = [x for x in xs if len(x) <= SERIAL_POOL_MAX_RUNS]
+        pool = pool_serial(short, est) if short else None
+        longer = pool_serial(xs, est) if len(short) < len(xs) else None
+        pool = pool or longer
+        if pool is not None:
+            pools[key] = replace(pool, longer=longer)
+    return pools
 
 
 def pooled_serial_notes(comps: Sequence[Comparison]) -> list[said.Note]:
@@ -519,17 +536,21 @@ class Location:
 
 def _rho_for(x: np.ndarray, est: Estimator, pool: SerialPool | None) -> tuple[float, int]:
     """The lag-1 correlation a sample's interval is widened for, and the series it was pooled
-    over (0: its own estimate, or SERIAL_RHO_MAX assumed): its family's pooled one up to
-    SERIAL_POOL_MAX_RUNS runs, else its own from SERIAL_MIN_RUNS runs."""
+    over (0: its own estimate, or SERIAL_RHO_MAX assumed): its family's pooled bound up to
+    SERIAL_POOL_MAX_RUNS runs; beyond them, in a family, the larger of its own estimate (its
+    bias added back, not raised: the family's bound is the margin) and the bound pooled over
+    all the family's series (pool.longer); else its own from SERIAL_MIN_RUNS runs."""
     if pool is not None and len(x) <= SERIAL_POOL_MAX_RUNS:
         return pool.rho, pool.series
+    if pool is not None and pool.longer is not None:
+        return max(serial_correlation(x, est, margin=False), pool.longer.rho), 0
     return serial_correlation(x, est), 0
 
 
 def locate(a: np.ndarray, b: np.ndarray, paired: bool, est: Estimator,
            scale: str, pool: SerialPool | None = None) -> Location:
     """The comparison's location (cand vs base) on ``scale`` ('log' or 'diff'); ``pool``: the
-    lag-1 correlation of its family (pool_serial), for up to SERIAL_POOL_MAX_RUNS runs."""
+    lag-1 correlation of its family (family_pools), as _rho_for reads it."""
     if scale == "log":
         la, lb = np.log(a), np.log(b)
     else:
@@ -956,8 +977,9 @@ def compare_samples(base: Sequence[float], cand: Sequence[float], *,
                     pool: SerialPool | None = None) -> Comparison:
     """One comparison, judged alone at level ``alpha`` (compare_result adjusts families).
     Without ``info`` the samples are read as times (slower/faster).  ``pool``: the lag-1
-    correlation pooled over the comparison's family (pool_serial), which widens it up to
-    SERIAL_POOL_MAX_RUNS runs instead of SERIAL_RHO_MAX (or its own estimate)."""
+    correlation pooled over the comparison's family (family_pools), which widens it up to
+    SERIAL_POOL_MAX_RUNS runs instead of SERIAL_RHO_MAX (or its own estimate), and at least
+    as much beyond them (_rho_for)."""
     est = estimator or DEFAULT_ESTIMATOR
     if info is None:
         info = MetricInfo(metric, "s", "", deterministic=deterministic,
@@ -1267,7 +1289,7 @@ def fit_slope(cells: Sequence[tuple[float, Sequence[float]]], est: Estimator,
 def judge_pairs(rs: ResultSet, metric: str, pairs: Sequence[Pair], plan: Plan) -> list[Comparison]:
     """One family of a study's comparisons of ``metric`` (an axis, a variant against its
     sibling), judged as the result's own are: each widened for the lag-1 correlation pooled
-    over the family's series (family_pools, up to SERIAL_POOL_MAX_RUNS runs), the family adjusted
+    over the family's series (family_pools, as _rho_for reads it), the family adjusted
     by the plan's correction (adjust_family), at the plan's alpha (the stop rule did not look
     at these)."""
     est = parse_estimator(plan.estimator)
