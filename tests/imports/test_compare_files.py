@@ -37,6 +37,23 @@ def _verdicts(a: Analysis, metric: str) -> dict[str, str]:
     return {benchmark_of(c.cell): c.verdict for c in a.comparisons_of(metric)}
 
 
+def test_twenty_runs_a_side_on_an_idle_machine() -> None:
+    """gobench30-c20: -count 20, idle.  fnv/n=4096 and sum/n=1024 named slower in both
+    metrics, nothing else claimed; dot/n=256, 7 of whose 20 new runs are 7-90% above the
+    rest, stays undecided.  benchstat, on the same files, adds two or three false changes of
+    0.5-2.7% in each metric."""
+    c20 = FIX.parent / "gobench30-c20"
+    a = _judged(c20 / "old.txt", c20 / "new.txt")
+    for metric in ("cpu_ns_per_op", "ns_per_op"):
+        verdicts = _verdicts(a, metric)
+        moved = {b for b, v in verdicts.items() if v in MOVED}
+        assert moved == {"Kernel/fnv/n=4096-2", "Kernel/sum/n=1024-2"}
+        assert all(verdicts[b] == "slower" for b in moved)
+    claimed = [line.split()[0] for line in (c20 / "benchstat.txt").read_text().splitlines()
+               if line.startswith("Kernel/") and "(p=" in line and "~" not in line]
+    assert SLOWED <= set(claimed) and len(set(claimed) - SLOWED) >= 2
+
+
 def test_a_busy_recording_claims_no_change_that_was_not_made() -> None:
     """gobench30-busy: -count 20 recorded beside other work (load 2.5-3.8 on 2 CPUs), its CPU
     time per op up to 60% apart between runs.  perflab names fnv/n=4096 slower in both
