@@ -89,6 +89,26 @@ def config_row(result_id: int, cfg: Configuration) -> dict[str, Any]:
             "commit": cfg.commit}
 
 
+def acknowledge(items: list[tuple[int, Run]], ids: list[int],
+                committed: Callable[[list[Run]], None] | None) -> None:
+    """A stored round's runs get their ids, and ``committed`` hears of them."""
+    for (_, run), rid in zip(items, ids, strict=True):
+        run.id = rid
+    if committed:
+        committed([run for _, run in items])
+
+
+def stored_already(items: list[tuple[int, Run]], found: dict[tuple[int, int], int],
+                   committed: Callable[[list[Run]], None] | None) -> bool:
+    """Whether every run of a round stored again after a fault is ``found`` in the store
+    ((configuration id, seq) -> run id): its commit went through with the acknowledgement
+    lost; then the runs are acknowledged with the ids found."""
+    if len(found) != len(items):
+        return False
+    acknowledge(items, [found[(cid, run.seq)] for cid, run in items], committed)
+    return True
+
+
 def run_row(configuration_id: int, run: Run) -> dict[str, Any]:
     """THE row of the runs table for one run (add_run, add_rounds and save all store this)."""
     return {"configuration_id": configuration_id, "seq": run.seq, "warmup": run.warmup,
@@ -257,22 +277,14 @@ class QuickStore:
                 continue
             if again:
                 again = False
-                found = self._stored_runs(items)
-                if len(found) == len(items):
-                    for cid, run in items:
-                        run.id = found[(cid, run.seq)]
-                    if committed:
-                        committed([run for _, run in items])
+                if stored_already(items, self._stored_runs(items), committed):
                     continue
 
             def go(conn: sqlite3.Connection, items: list[tuple[int, Run]] = items) -> list[int]:
                 return [int(conn.execute(sql, _bind("runs", run_row(cid, run))).lastrowid or 0)
                         for cid, run in items]
 
-            for (_, run), rid in zip(items, self._write(go), strict=True):
-                run.id = rid
-            if committed:
-                committed([run for _, run in items])
+            acknowledge(items, self._write(go), committed)
 
     def _stored_runs(self, items: list[tuple[int, Run]]) -> dict[tuple[int, int], int]:
         """(configuration id, seq) -> run id for those of ``items`` already in the store."""

@@ -46,7 +46,14 @@ from perflab.model import (
 from perflab.owner import effective_status, stamp_owner
 from perflab.quickread import check_sqlite_integrity as _check_sqlite_integrity
 from perflab.quickread import default_path, result_from_rows
-from perflab.quickwrite import config_row, result_row, result_update, run_row
+from perflab.quickwrite import (
+    acknowledge,
+    config_row,
+    result_row,
+    result_update,
+    run_row,
+    stored_already,
+)
 from perflab.schema import (
     SCHEMA_VERSION,
     chunks,
@@ -393,12 +400,7 @@ class Store:
                         continue
                     if again:
                         again = False
-                        found = _stored_runs(conn, items)
-                        if len(found) == len(items):
-                            for cid, run in items:
-                                run.id = found[(cid, run.seq)]
-                            if committed:
-                                committed([run for _, run in items])
+                        if stored_already(items, _stored_runs(conn, items), committed):
                             continue
                     with conn.begin():
                         cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
@@ -411,10 +413,7 @@ class Store:
                                 ids.append(int(cur.fetchone()[0]))
                         finally:
                             cur.close()
-                    for (_, run), rid in zip(items, ids, strict=True):
-                        run.id = rid
-                    if committed:
-                        committed([run for _, run in items])
+                    acknowledge(items, ids, committed)
         except (OperationalError, DatabaseError, driver_error) as e:
             raise self._db_error(e) from e
 
