@@ -35,13 +35,21 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import mannwhitneyu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from neighbours import load  # noqa: E402 (benchmarks/neighbours.py)
 from sim_verdicts import Row, report  # noqa: E402
 
 from perflab import simulate  # noqa: E402
-from perflab.judging import ALPHA, DEFAULT_ESTIMATOR, Plan  # noqa: E402
+from perflab.judging import (  # noqa: E402
+    ALPHA,
+    DEFAULT_ESTIMATOR,
+    Estimator,
+    Plan,
+    check_estimator_runs,
+    parse_estimator,
+)
 from perflab.metrics import MetricInfo  # noqa: E402
 from perflab.model import Configuration, ResultSet, Run  # noqa: E402
 from perflab.stats import (  # noqa: E402
@@ -72,13 +80,15 @@ def family(rng: np.random.Generator, k: int, n: int, rho: float | None,
 
 
 def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paired: bool = True,
-          correction: str = "holm") -> tuple[np.ndarray, np.ndarray, float]:
+          correction: str = "holm", est: Estimator | None = None
+          ) -> tuple[np.ndarray, np.ndarray, float]:
     """Each comparison's verdict sign (+1 up, -1 down, 0 none) alone at ALPHA and by
     ``correction`` over the family, as compare_result judges them, and the lag-1 correlation
-    the intervals were widened for on average."""
-    pool = (family_pools([("t", a, b, paired) for a, b in pairs], DEFAULT_ESTIMATOR)
+    the intervals were widened for on average; ``est``: a candidate estimator for perflab's."""
+    est = est or DEFAULT_ESTIMATOR
+    pool = (family_pools([("t", a, b, paired) for a, b in pairs], est)
             .get(("t", paired)) if pooled else None)
-    locs = [locate(a, b, paired, DEFAULT_ESTIMATOR, "log", pool) for a, b in pairs]
+    locs = [locate(a, b, paired, est, "log", pool) for a, b in pairs]
     p = np.asarray([loc.claim_p(*BAND) for loc in locs])
     q = adjust(p, correction)
     alone, fam = np.zeros(len(locs)), np.zeros(len(locs))
@@ -193,6 +203,143 @@ def long_series(rows: list[Row], q: int) -> None:
                 power(rows, max(4, 200 // q), 30, n, rho, 1.10, mode)
 
 
+# --- heavy tails (--tails) --------------------------------------------------------------------
+# Contamination: a run is slowed by 1 + U(0.5, 1.0) with probability q, each run on its own or
+# in bursts (a two-state Markov chain over the run slots, A and B alternating, of the same
+# stationary q and mean burst length TAIL_BURST); the Gaussian model (q 0) beside them.
+TAIL_CELLS = ((0.0, False), (0.05, False), (0.15, False), (0.30, False), (0.05, True),
+              (0.15, True), (0.30, True))
+TAIL_BURST = 3.0
+TAIL_RUNS = (10, 20)
+TAIL_MODES = ("alternate", "interleaved")
+# Candidates for perflab's estimator (measured, not the rule), and the families a cell each is
+# judged on (the first of the same families: median on two samples bootstraps, and is slow).
+CANDIDATES = {"median": 0.1, "trim:0.3:0.3": 0.3, "trim:0:0.4": 0.3}
+TRUTHS = ("A/A", "edge", "+10% in 3")
+
+
+def slow_runs(rng: np.random.Generator, k: int, slots: int, q: float, burst: bool
+              ) -> np.ndarray:
+    """k x slots: which runs are slowed (see TAIL_CELLS)."""
+    if not burst or q == 0:
+        return rng.random((k, slots)) < q
+    stay = 1 - 1 / TAIL_BURST
+    enter = q * (1 - stay) / (1 - q)
+    out = np.zeros((k, slots), dtype=bool)
+    state = rng.random(k) < q
+    for i in range(slots):
+        out[:, i] = state
+        state = rng.random(k) < np.where(state, stay, enter)
+    return out
+
+
+def tailed_family(rng: np.random.Generator, k: int, n: int, q: float, burst: bool,
+                  ratios: dict[int, float] | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """sim_pooled's family (lag-1 0, drift both share, runs alternating A B A B ...) with
+    contaminated runs."""
+    pairs, _ = family(rng, k, n, 0.0, ratios, "alternate")
+    slow = slow_runs(rng, k, 2 * n, q, burst)
+    factor = np.where(slow, 1 + rng.uniform(0.5, 1.0, (k, 2 * n)), 1.0)
+    return [(a * factor[j, 0::2], b * factor[j, 1::2]) for j, (a, b) in enumerate(pairs)]
+
+
+def benchstat(pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """benchstat's rule: Mann-Whitney U (exact: no ties) per benchmark at 0.05, uncorrected,
+    the direction by the medians; +1 slower, -1 faster, 0 none."""
+    a, b = np.asarray([x for x, _ in pairs]), np.asarray([y for _, y in pairs])
+    p = mannwhitneyu(a, b, axis=1, method="exact").pvalue
+    return np.where(p < 0.05, np.sign(np.median(b, axis=1) - np.median(a, axis=1)), 0)
+
+
+def _tally(t: dict[str, float], alone: np.ndarray, fam: np.ndarray, truth: str) -> None:
+    """Counts of one family's verdicts: false claims (A/A: either way; the edge: slower),
+    or the 3 changed ones named and false claims on the others."""
+    if truth == "+10% in 3":
+        t["named"] += float((fam[:3] > 0).sum())
+        t["all3"] += float((fam[:3] > 0).all())
+        t["false"] += float((fam[3:] != 0).sum())
+        t["false_fams"] += float((fam[3:] != 0).any())
+    else:
+        bad = (lambda v: v > 0) if truth == "edge" else (lambda v: v != 0)
+        t["up"] += float((alone > 0).sum())
+        t["down"] += float((alone < 0).sum())
+        t["false_fams"] += float(bad(fam).any())
+    t["fams"] += 1
+
+
+def _tails_rows(rows: list[Row], how: str, who: str, t: dict[str, float], truth: str,
+                k: int, goals: bool) -> None:
+    fams, total = int(t["fams"]), int(t["fams"]) * k
+    if truth == "+10% in 3":
+        rows.append(Row(f"{how}, +10% in 3 of {k}: {who}: called slower", 3 * fams,
+                        int(t["named"]), "", f"all 3 named in {t['all3'] / fams:.1%}; false "
+                        f"claims on the other {k - 3}: {int(t['false'])} ({t['false_fams']:.0f}"
+                        f" of {fams} families)"))
+        return
+    if truth == "edge":
+        rows.append(Row(f"{how}, the band's edge (+1%): {who}: compared alone, called slower",
+                        total, int(t["up"]), "<= 0.025" if goals else "",
+                        "" if goals else "no band: a true +1% is a change by its rule"))
+        rows.append(Row(f"{how}, the band's edge (+1%): {who}: families with a slower",
+                        fams, int(t["false_fams"]), "<= 0.05" if goals else ""))
+        return
+    up, down = t["up"] / total, t["down"] / total
+    rows.append(Row(f"{how}, A/A: {who}: compared alone, false slower or faster", total,
+                    int(t["up"] + t["down"]), "<= 0.05" if goals else "",
+                    f"slower {up:.1%}, faster {down:.1%}", also=max(up, down) <= 0.025))
+    rows.append(Row(f"{how}, A/A: {who}: families with a false claim", fams,
+                    int(t["false_fams"]), "<= 0.05" if goals else ""))
+
+
+def _tails_judges(n: int) -> list[tuple[str, str, Estimator, float]]:
+    """(label, mode, estimator, share of the families) to judge each family by."""
+    out = [(f"perflab ({MODES[m]}, BH)", m, DEFAULT_ESTIMATOR, 1.0) for m in TAIL_MODES]
+    for text, share in CANDIDATES.items():
+        est = parse_estimator(text)
+        if check_estimator_runs(est, n) is None:
+            out += [(f"candidate --estimator {text} ({MODES[m]}, BH)", m, est, share)
+                    for m in TAIL_MODES]
+    return out
+
+
+def tails_cell(rows: list[Row], trials: int, n: int, q: float, burst: bool, truth: str,
+               k: int = 30) -> None:
+    """One cell: ``trials`` families of k series of n runs a side, judged by perflab's rule
+    both ways of measuring, by the candidates on their share of them, and by benchstat."""
+    rng = np.random.default_rng(61000 + 1000 * TRUTHS.index(truth) + 10 * n
+                                + int(100 * q) + 7 * burst)
+    ratios = ({j: 1.01 for j in range(k)} if truth == "edge" else
+              dict.fromkeys(range(3), 1.10) if truth == "+10% in 3" else None)
+    judges = _tails_judges(n)
+    keys = ("up", "down", "false_fams", "named", "all3", "false", "fams")
+    tally = {name: dict.fromkeys(keys, 0.0) for name, *_ in [*judges, ("benchstat",)]}
+    for f in range(trials):
+        pairs = tailed_family(rng, k, n, q, burst, ratios)
+        if f < 2 and truth == "A/A" and q > 0:
+            check_against_compare_result(pairs)
+        bs = benchstat(pairs)
+        _tally(tally["benchstat"], bs, bs, truth)
+        for name, mode, est, share in judges:
+            if f < max(2, int(share * trials)):
+                alone, fam, _ = judge(pairs, paired=mode == "interleaved", correction="bh",
+                                      est=est)
+                _tally(tally[name], alone, fam, truth)
+    how = (f"{k} series of {n} runs, " + (f"{q:.0%} of runs +50-100%" if q else "no tails")
+           + (f", bursts of {TAIL_BURST:g}" if burst else ""))
+    for name, *_ in judges:
+        _tails_rows(rows, how, name, tally[name], truth, k, goals=True)
+    _tails_rows(rows, how, "benchstat (Mann-Whitney U at 0.05, uncorrected)",
+                tally["benchstat"], truth, k, goals=False)
+
+
+def tails(rows: list[Row], trials: int) -> None:
+    """Every TAIL_CELLS x TAIL_RUNS x TRUTHS cell, ``trials`` families each."""
+    for n in TAIL_RUNS:
+        for tail_q, burst in TAIL_CELLS:
+            for truth in TRUTHS:
+                tails_cell(rows, trials, n, tail_q, burst, truth)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a fifth of the trials")
@@ -200,10 +347,23 @@ def main() -> int:
                     help="only series longer than the pool's range (30, 40, 60 runs a side), "
                     "saved as sim-pooled-long")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--tails", action="store_true",
+                    help="only heavy tails: runs slowed 50-100%% (5, 15, 30%% of them, alone or "
+                    "in bursts), perflab's rule, candidate estimators and benchstat's, saved "
+                    "as sim-pooled-tails")
+    ap.add_argument("--families", type=int, default=None,
+                    help="--tails: families a cell (default 200; --quick 40)")
     args = ap.parse_args()
     q = 5 if args.quick else 1
     started, load_before = time.time(), load()
     rows: list[Row] = []
+    if args.tails:
+        tails(rows, args.families or 200 // q)
+        command = ("python benchmarks/sim_pooled.py --tails" + (" --quick" if args.quick else "")
+                   + (f" --families {args.families}" if args.families else ""))
+        report("simulated guarantees under heavy tails", rows, command, started, load_before,
+               "sim-pooled-tails", args.out)
+        return 0 if all(r.met != "NO" for r in rows if "candidate" not in r.model) else 1
     if args.long:
         long_series(rows, q)
         command = "python benchmarks/sim_pooled.py --long" + (" --quick" if args.quick else "")
