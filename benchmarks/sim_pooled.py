@@ -24,7 +24,16 @@ claim in at most 5% of A/A families and of families on the band's edge.
 where each series is widened for the larger of its own estimate and the family's bound
 (stats._rho_for); saved as sim-pooled-long-DATE.json.
 
-Usage: python benchmarks/sim_pooled.py [--quick] [--long] [--out FILE]
+--tails: only heavy tails, as real `go test -bench` files show them (some runs 50-100%
+slower): families of 30 series of 10 and 20 runs a side (lag-1 0, the drift both share) whose
+runs are each slowed by 1 + U(0.5, 1.0) with probability 5, 15 or 30%, alone or in bursts
+(TAIL_CELLS), A/A, on the band's edge and +10% in 3 of 30; each family judged by perflab's
+rule (Benjamini-Hochberg, compare --import's default) recorded alternately and interleaved, by
+candidate estimators on the first of the same families (measured, not perflab's rule), and
+by benchstat's rule (Mann-Whitney U per benchmark at 0.05, uncorrected); saved as
+sim-pooled-tails-DATE.json.
+
+Usage: python benchmarks/sim_pooled.py [--quick] [--long] [--tails [--families N]] [--out FILE]
 """
 
 from __future__ import annotations
