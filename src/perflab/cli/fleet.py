@@ -115,10 +115,10 @@ def status_cmd(
     from perflab.fleet.conn import FleetConn
 
     with FleetConn(db) as conn:
-        _status(conn, submission, limit, heartbeat)
+        _print_status(conn, submission, limit, heartbeat)
 
 
-def _status(conn: FleetConn, submission: str | None, limit: int, heartbeat: float) -> None:
+def _print_status(conn: FleetConn, submission: str | None, limit: int, heartbeat: float) -> None:
     """fleet status's tables, read through ``conn``."""
     from perflab.fleet.queue import failed_jobs, jobs, machines, submissions
     from perflab.fleet.tables import job_table, machines_table, submissions_table
