@@ -62,6 +62,7 @@ from perflab.judging import (  # noqa: E402
 from perflab.metrics import MetricInfo  # noqa: E402
 from perflab.model import Configuration, ResultSet, Run  # noqa: E402
 from perflab.stats import (  # noqa: E402
+    Location,
     adjust,
     compare_result,
     family_pools,
@@ -88,24 +89,39 @@ def family(rng: np.random.Generator, k: int, n: int, rho: float | None,
                             shared=mode != "apart") for j in range(k)], rhos
 
 
-def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paired: bool = True,
-          correction: str = "holm", est: Estimator | None = None
-          ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Each comparison's verdict sign (+1 up, -1 down, 0 none) alone at ALPHA and by
-    ``correction`` over the family, as compare_result judges them, and the lag-1 correlation
-    the intervals were widened for on average; ``est``: a candidate estimator for perflab's."""
+def judged(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True,
+           paired: bool = True, correction: str = "holm", est: Estimator | None = None
+           ) -> tuple[list[Location], np.ndarray]:
+    """Each comparison's location and the level its interval is judged at in the family by
+    ``correction`` (the claim p, the adjusted level: as compare_result judges them); ``est``: a
+    candidate estimator for perflab's."""
     est = est or DEFAULT_ESTIMATOR
     pool = (family_pools([("t", a, b, paired) for a, b in pairs], est)
             .get(("t", paired)) if pooled else None)
     locs = [locate(a, b, paired, est, "log", pool) for a, b in pairs]
     p = np.asarray([loc.claim_p(*BAND) for loc in locs])
     q = adjust(p, correction)
-    alone, fam = np.zeros(len(locs)), np.zeros(len(locs))
-    for i, loc in enumerate(locs):
-        for out, level in ((alone, ALPHA), (fam, min(ALPHA, ALPHA * p[i] / q[i])
-                                            if q[i] > 0 else ALPHA / len(locs))):
-            lo, hi = loc.interval(level)
-            out[i] = 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
+    levels = np.asarray([min(ALPHA, ALPHA * p[i] / q[i]) if q[i] > 0 else ALPHA / len(locs)
+                         for i in range(len(locs))])
+    return locs, levels
+
+
+def sign(loc: Location, level: float) -> int:
+    """+1 called up (slower), -1 down (faster), 0 neither, at ``level``."""
+    lo, hi = loc.interval(level)
+    return 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
+
+
+def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paired: bool = True,
+          correction: str = "holm", est: Estimator | None = None
+          ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Each comparison's verdict sign (+1 up, -1 down, 0 none) alone at ALPHA and by
+    ``correction`` over the family, as compare_result judges them, and the lag-1 correlation
+    the intervals were widened for on average; ``est``: a candidate estimator for perflab's."""
+    locs, levels = judged(pairs, pooled, paired, correction, est)
+    alone = np.asarray([sign(loc, ALPHA) for loc in locs], dtype=float)
+    fam = np.asarray([sign(loc, level) for loc, level in zip(locs, levels, strict=True)],
+                     dtype=float)
     return alone, fam, float(np.mean([loc.serial for loc in locs]))
 
 
@@ -243,13 +259,24 @@ def slow_runs(rng: np.random.Generator, k: int, slots: int, q: float, burst: boo
 
 
 def tailed_family(rng: np.random.Generator, k: int, n: int, q: float, burst: bool,
-                  ratios: dict[int, float] | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """sim_pooled's family (lag-1 0, drift both share, runs alternating A B A B ...) with
-    contaminated runs."""
-    pairs, _ = family(rng, k, n, 0.0, ratios, "alternate")
+                  ratios: dict[int, float] | None, rho: float | None = 0.0,
+                  q_new: float | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """sim_pooled's family (lag-1 ``rho``: None, each series' own from 0..0.8; the drift both
+    share; runs alternating A B A B ...) with contaminated runs; ``q_new``: the new file's
+    share of slow runs where it differs from the old file's ``q`` (each file's slow runs then
+    its own chain over the same slots, TAIL_CELLS)."""
+    pairs, _ = family(rng, k, n, rho, ratios, "alternate")
     slow = slow_runs(rng, k, 2 * n, q, burst)
+    if q_new is not None and q_new != q:
+        slow[:, 1::2] = slow_runs(rng, k, 2 * n, q_new, burst)[:, 1::2]
     factor = np.where(slow, 1 + rng.uniform(0.5, 1.0, (k, 2 * n)), 1.0)
     return [(a * factor[j, 0::2], b * factor[j, 1::2]) for j, (a, b) in enumerate(pairs)]
+
+
+def truth_ratios(truth: str, k: int) -> dict[int, float] | None:
+    """The true ratio of each changed series of a family of ``k`` (TRUTHS)."""
+    return ({j: 1.01 for j in range(k)} if truth == "edge" else
+            dict.fromkeys(range(3), 1.10) if truth == "+10% in 3" else None)
 
 
 def benchstat(pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -260,7 +287,7 @@ def benchstat(pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     return np.where(p < 0.05, np.sign(np.median(b, axis=1) - np.median(a, axis=1)), 0)
 
 
-def _tally(t: dict[str, float], alone: np.ndarray, fam: np.ndarray, truth: str) -> None:
+def tally(t: dict[str, float], alone: np.ndarray, fam: np.ndarray, truth: str) -> None:
     """Counts of one family's verdicts: false claims (A/A: either way; the edge: slower),
     or the 3 changed ones named and false claims on the others."""
     if truth == "+10% in 3":
@@ -276,8 +303,8 @@ def _tally(t: dict[str, float], alone: np.ndarray, fam: np.ndarray, truth: str) 
     t["fams"] += 1
 
 
-def _tails_rows(rows: list[Row], how: str, who: str, t: dict[str, float], truth: str,
-                k: int, goals: bool) -> None:
+def tails_rows(rows: list[Row], how: str, who: str, t: dict[str, float], truth: str,
+               k: int, goals: bool) -> None:
     fams, total = int(t["fams"]), int(t["fams"]) * k
     if truth == "+10% in 3":
         rows.append(Row(f"{how}, +10% in 3 of {k}: {who}: called slower", 3 * fams,
@@ -317,28 +344,27 @@ def tails_cell(rows: list[Row], trials: int, n: int, q: float, burst: bool, trut
     both ways of measuring, by the candidates on their share of them, and by benchstat."""
     rng = np.random.default_rng(61000 + 1000 * TRUTHS.index(truth) + 10 * n
                                 + int(100 * q) + 7 * burst)
-    ratios = ({j: 1.01 for j in range(k)} if truth == "edge" else
-              dict.fromkeys(range(3), 1.10) if truth == "+10% in 3" else None)
+    ratios = truth_ratios(truth, k)
     judges = _tails_judges(n)
     keys = ("up", "down", "false_fams", "named", "all3", "false", "fams")
-    tally = {name: dict.fromkeys(keys, 0.0) for name, *_ in [*judges, ("benchstat",)]}
+    counts = {name: dict.fromkeys(keys, 0.0) for name, *_ in [*judges, ("benchstat",)]}
     for f in range(trials):
         pairs = tailed_family(rng, k, n, q, burst, ratios)
         if f < 2 and truth == "A/A" and q > 0:
             check_against_compare_result(pairs)
         bs = benchstat(pairs)
-        _tally(tally["benchstat"], bs, bs, truth)
+        tally(counts["benchstat"], bs, bs, truth)
         for name, mode, est, share in judges:
             if f < max(2, int(share * trials)):
                 alone, fam, _ = judge(pairs, paired=mode == "interleaved", correction="bh",
                                       est=est)
-                _tally(tally[name], alone, fam, truth)
+                tally(counts[name], alone, fam, truth)
     how = (f"{k} series of {n} runs, " + (f"{q:.0%} of runs +50-100%" if q else "no tails")
            + (f", bursts of {TAIL_BURST:g}" if burst else ""))
     for name, *_ in judges:
-        _tails_rows(rows, how, name, tally[name], truth, k, goals=True)
-    _tails_rows(rows, how, "benchstat (Mann-Whitney U at 0.05, uncorrected)",
-                tally["benchstat"], truth, k, goals=False)
+        tails_rows(rows, how, name, counts[name], truth, k, goals=True)
+    tails_rows(rows, how, "benchstat (Mann-Whitney U at 0.05, uncorrected)",
+               counts["benchstat"], truth, k, goals=False)
 
 
 def tails(rows: list[Row], trials: int) -> None:
