@@ -1,7 +1,9 @@
 """perflab: measure the hot paths of runtimes, kernels and system libraries."""
 
+# _signal (built into the interpreter, as sys is; os is loaded by Python's start) and not
+# signal, which imports enum: the handler below is in place before perflab loads anything.
+import _signal
 import os as _os
-import signal as _signal
 import sys as _sys
 
 __version__ = "0.1.0"

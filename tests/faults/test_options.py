@@ -4,7 +4,9 @@ stored (the store stays empty), so a typo never becomes a wrong verdict."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -153,11 +155,47 @@ def test_non_utf8_label(perflab: Perflab) -> None:
     assert perflab.counts() == EMPTY
 
 
+def _extension_modules(pid: int) -> set[str]:
+    """The Python extension modules process ``pid`` has mapped (empty once it has ended)."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return {path for path in (ln.split()[-1] for ln in f if "/" in ln)
+                    if re.search(r"\.(cpython-[^/]*|abi3)\.so$", path)}
+    except (FileNotFoundError, ProcessLookupError):
+        return set()
+
+
+def _python_start_modules(perflab: Perflab) -> set[str]:
+    """What the interpreter maps before it runs any of the command's code (site and its .pth
+    files included): the same Python, environment and directory as perflab's runs."""
+    p = subprocess.Popen([sys.executable, "-c", "import sys, time; print(flush=True); "
+                          "time.sleep(60)"], env=perflab.env, cwd=perflab.cwd,
+                         stdout=subprocess.PIPE)
+    try:
+        assert p.stdout is not None and p.stdout.readline() == b"\n"
+        return _extension_modules(p.pid)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def _wait_for_perflab_code(p: subprocess.Popen[bytes], start: set[str]) -> None:
+    """Until the process maps an extension module Python's own start does not: perflab's
+    modules are loading (its package's first lines have run), or the process has ended."""
+    deadline = time.monotonic() + 60
+    while p.poll() is None and time.monotonic() < deadline:
+        if _extension_modules(p.pid) - start:
+            return
+        time.sleep(0.0005)
+
+
 def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
     # SIGINT at several moments of the time perflab takes to load its modules: each time one
     # line or nothing, exit 130 (or 0 if it had already finished), never a traceback.  The
-    # moments are fractions of an uninterrupted run's time, measured first: fixed delays all
-    # fell after the end on a quiet machine (0.13 s) and all inside it at load 20 (several s).
+    # moments start once perflab's own modules load (a SIGINT in Python's start is Python's to
+    # print: no program can take it before its first line) and are fractions of an
+    # uninterrupted run's time, measured first: fixed delays all fell after the end on a quiet
+    # machine (0.13 s) and all inside it at load 20 (several s).
     perflab("results", "list").succeeds()  # the first creates the database: slower
     took = []
     for _ in range(3):
@@ -165,11 +203,13 @@ def test_ctrl_c_during_start_up(perflab: Perflab) -> None:
         perflab("results", "list").succeeds()
         took.append(time.monotonic() - t0)
     whole = sorted(took)[1]
+    start = _python_start_modules(perflab)
     codes = []
-    for fraction in (0.15, 0.25, 0.35, 0.5, 0.65, 0.8):
+    for fraction in (0, 0.1, 0.25, 0.5, 0.65, 0.8):
         if 130 in codes:
             break
         p = perflab.popen("results", "list")
+        _wait_for_perflab_code(p, start)
         time.sleep(fraction * whole)
         p.send_signal(2)
         out, err = p.communicate(timeout=60)
