@@ -97,12 +97,13 @@ def test_coreclr_frames_are_named(tmp_path: object) -> None:
     # COMPlus_PerfMapEnabled=1 names the jitted methods "[module] Class::Method(args)[tier]":
     # the loop that catches, and the throw path's own methods (Fail throws, Chain and OnceSync
     # lead to it).  Most of a throw's time is in libcoreclr's dispatch, whose samples do not
-    # always unwind into managed frames, so Fail's few own instructions can go unsampled in a
-    # short profile (a fresh clone's CI run, 2026-11-26): any of the three shows the names.
+    # always unwind into managed frames, so any one of them can be missing from a short
+    # profile (Fail's, then Loop's, in fresh clones' CI runs): at least two of the four by name.
     named = [s.symbol for s in syms if perf_map_pid(s.module) is not None]
-    throw_path = ("Eh::Fail", "Eh::Chain", "Eh::OnceSync")
-    assert any(m in s for s in named for m in throw_path), [s.symbol for s in syms[:30]]
-    assert any("Eh::Loop" in s for s in named), [s.symbol for s in syms[:30]]
+    own = ("Eh::Loop", "Eh::Fail", "Eh::Chain", "Eh::OnceSync")
+    found = [m for m in own if any(m in s for s in named)]
+    assert len(found) >= 2, (found, [s for s in named if "Eh::" in s],
+                             [s.symbol for s in syms[:30]])
 
 
 @needs_perf
