@@ -98,7 +98,7 @@ def test_coreclr_frames_are_named(tmp_path: object) -> None:
     # the loop that catches, and the throw path's own methods (Fail throws, Chain and OnceSync
     # lead to it).  Most of a throw's time is in libcoreclr's dispatch, whose samples do not
     # always unwind into managed frames, so any one of them can be missing from a short
-    # profile (Fail's, then Loop's, in fresh clones' CI runs): at least two of the four by name.
+    # profile: at least two of the four by name.
     named = [s.symbol for s in syms if perf_map_pid(s.module) is not None]
     own = ("Eh::Loop", "Eh::Fail", "Eh::Chain", "Eh::OnceSync")
     found = [m for m in own if any(m in s for s in named)]
