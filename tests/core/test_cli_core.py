@@ -136,8 +136,10 @@ def test_ignore_failure_keeps_measuring(capsys: pytest.CaptureFixture[str], tmp_
 
 def test_results_list_show_and_compare_from_db(spin: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    run_cli(["stat", "-r", "8", "--metric", "task_clock", "--", str(spin), "1000000"], capsys)
-    run_cli(["stat", "-r", "8", "--metric", "task_clock", "--", str(spin), "3000000"], capsys)
+    # Two stat runs, not interleaved: a block of one side's runs can go at half speed (the other
+    # vCPU busy), so the step is 9x, not the 3x a block of slow runs can hide.
+    run_cli(["stat", "-r", "20", "--metric", "task_clock", "--", str(spin), "1000000"], capsys)
+    run_cli(["stat", "-r", "20", "--metric", "task_clock", "--", str(spin), "9000000"], capsys)
     code, out, _ = run_cli(["results", "list"], capsys)
     assert code == 0 and "stat" in out
     ids = Store().result_ids()
