@@ -68,9 +68,9 @@ def test_pasted_regression_page_reproduces_the_stored_verdict_and_bisects(
 
     repo = new_repo(tmp_path / "repo")
     (repo / ".gitignore").write_text("prog\n")
-    # The stored pair is two stat runs minutes apart, not interleaved: a block of one side's runs
-    # can go at half speed (the other vCPU busy; CI saw 2.1 and 4.0 ms modes, lag-1 0.8, the CI
-    # widened x3.1 to +96% [-9.5, +324] for a 3x step), so the step is 9x, larger than that.
+    # The stored pair is two stat runs apart in time, not interleaved: a block of one side's runs
+    # can go at half speed (the other vCPU busy: two modes, lag-1 near 0.8, the CI widened about
+    # 3x), which can leave a 3x step inconclusive; a 9x step stays clear of it.
     good = commit(repo, "fast", {"prog.c": PROG % 3_000_000})
     quiet = commit(repo, "a comment", {"README": "nothing that runs\n"})
     bad = commit(repo, "9x the loop", {"prog.c": PROG % 27_000_000})
