@@ -106,10 +106,14 @@ def judged(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True,
     return locs, levels
 
 
+def called(lo: float, hi: float) -> int:
+    """+1 an interval (lo, hi) calls up (slower), -1 down (faster), 0 neither."""
+    return 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
+
+
 def sign(loc: Location, level: float) -> int:
     """+1 called up (slower), -1 down (faster), 0 neither, at ``level``."""
-    lo, hi = loc.interval(level)
-    return 1 if lo > BAND[1] else -1 if hi < BAND[0] else 0
+    return called(*loc.interval(level))
 
 
 def judge(pairs: list[tuple[np.ndarray, np.ndarray]], pooled: bool = True, paired: bool = True,

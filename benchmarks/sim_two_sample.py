@@ -39,9 +39,9 @@ from sim_pooled import (  # noqa: E402
     TAIL_BURST,
     TRUTHS,
     benchstat,
+    called,
     judge,
     judged,
-    sign,
     tailed_family,
     tails_rows,
     tally,
@@ -117,7 +117,7 @@ def outcomes(pairs: list[tuple[np.ndarray, np.ndarray]], est: Estimator
     out = np.zeros(len(locs))
     for i, (loc, level) in enumerate(zip(locs, levels, strict=True)):
         lo, hi = loc.interval(level)
-        out[i] = sign(loc, level) or (2 if BAND[0] <= lo and hi <= BAND[1] else 0)
+        out[i] = called(lo, hi) or (2 if BAND[0] <= lo and hi <= BAND[1] else 0)
     return out, np.expm1([loc.est for loc in locs])
 
 
